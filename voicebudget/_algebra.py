@@ -1,0 +1,260 @@
+"""The latency algebra: combinators over stage samples, and critical-path tail attribution.
+
+A pipeline is a tree. Leaves are *stages* (a distribution or a model with ``sample(rng, n)``);
+inner nodes are combinators, each a frozen pydantic model chosen by ``kind``:
+
+================  ==============================================  ===========================
+kind              latency of the node (per turn)                  critical child
+================  ==============================================  ===========================
+``sequence``      sum of its stages                               all of them, each its own part
+``all_of``        max (parallel branches, wait for all)           the slowest
+``k_of_n``        k-th smallest (first ``k`` of ``N`` finish)     the k-th to finish
+``race``          min (first to finish; ``k_of_n`` with k = 1)    the fastest
+``choice``        one branch per turn with probability ``weights``  the branch taken
+================  ==============================================  ===========================
+
+Evaluation is vectorised over turns and keeps every node's ``float64[n]`` samples. Every leaf
+draws from its own random stream, derived from the run's seed and the leaf's name, so two variants
+of a scenario that share a stage draw the same samples for it (common random numbers), and
+``choice`` samples every branch for every turn (then selects), which keeps streams aligned.
+
+Tail attribution follows the critical path: in each turn the total is the sum of the leaf
+contributions along the path that determined it (a ``sequence`` passes through every child; a
+``max``/order statistic/choice passes through the one child that set its value), so the
+contributions add up exactly to the total, turn by turn.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+if TYPE_CHECKING:
+    from voicebudget._stages import StageSpec
+
+__all__ = [
+    "AllOf",
+    "Choice",
+    "Evaluation",
+    "KOfN",
+    "Race",
+    "Sampler",
+    "Sequence",
+    "evaluate",
+    "stage_rng",
+]
+
+FloatArray = NDArray[np.float64]
+
+
+@runtime_checkable
+class Sampler(Protocol):
+    """Anything that draws per-turn latencies: ``sample(rng, n) -> float64[n]`` in ms."""
+
+    def sample(self, rng: np.random.Generator, n: int) -> FloatArray: ...
+
+
+class _Combinator(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    stages: dict[str, StageSpec] = Field(
+        description="Named child stages (distributions, models or combinators); names are unique in a pipeline."
+    )
+
+    @model_validator(mode="after")
+    def _non_empty(self) -> _Combinator:
+        if not self.stages:
+            raise ValueError("needs at least one stage")
+        return self
+
+    def combine(self, children: list[FloatArray], rng: np.random.Generator) -> tuple[FloatArray, NDArray[Any]]:
+        """Combine child samples; returns the node's samples and, per turn, the index of the child
+        on the critical path (``-1`` for ``sequence``, where every child is)."""
+        raise NotImplementedError  # pragma: no cover
+
+
+class Sequence(_Combinator):
+    """Stages one after another: the latency is the sum."""
+
+    kind: Literal["sequence"] = "sequence"
+
+    def combine(self, children: list[FloatArray], rng: np.random.Generator) -> tuple[FloatArray, NDArray[Any]]:
+        total = children[0].copy()
+        for c in children[1:]:
+            total += c
+        return total, np.empty(0, dtype=np.int8)
+
+
+class AllOf(_Combinator):
+    """Parallel branches, wait for all: the latency is the max."""
+
+    kind: Literal["all_of"] = "all_of"
+
+    def combine(self, children: list[FloatArray], rng: np.random.Generator) -> tuple[FloatArray, NDArray[Any]]:
+        stack = np.stack(children)
+        which = np.argmax(stack, axis=0)
+        return np.take_along_axis(stack, which[None, :], axis=0)[0], which
+
+
+class KOfN(_Combinator):
+    """First ``k`` of the ``N`` stages to finish: the latency is the k-th order statistic."""
+
+    kind: Literal["k_of_n"] = "k_of_n"
+    k: int = Field(ge=1, description="How many stages must finish (1 <= k <= number of stages).")
+
+    @model_validator(mode="after")
+    def _k_le_n(self) -> KOfN:
+        if self.k > len(self.stages):
+            raise ValueError(f"k = {self.k} but only {len(self.stages)} stages; allowed 1..{len(self.stages)}")
+        return self
+
+    def combine(self, children: list[FloatArray], rng: np.random.Generator) -> tuple[FloatArray, NDArray[Any]]:
+        stack = np.stack(children)
+        order = np.argpartition(stack, self.k - 1, axis=0)
+        which = order[self.k - 1]
+        return np.take_along_axis(stack, which[None, :], axis=0)[0], which
+
+
+class Race(_Combinator):
+    """First to finish wins: the latency is the min (``k_of_n`` with ``k = 1``)."""
+
+    kind: Literal["race"] = "race"
+
+    def combine(self, children: list[FloatArray], rng: np.random.Generator) -> tuple[FloatArray, NDArray[Any]]:
+        stack = np.stack(children)
+        which = np.argmin(stack, axis=0)
+        return np.take_along_axis(stack, which[None, :], axis=0)[0], which
+
+
+class Choice(_Combinator):
+    """One branch per turn, branch ``i`` with probability ``weights[i]`` (e.g. cache hit vs miss)."""
+
+    kind: Literal["choice"] = "choice"
+    weights: tuple[float, ...] = Field(description="Branch probabilities in stage order; >= 0, sum to 1.")
+
+    @model_validator(mode="after")
+    def _weights(self) -> Choice:
+        if len(self.weights) != len(self.stages):
+            raise ValueError(f"weights has {len(self.weights)} entries but there are {len(self.stages)} stages")
+        if any(w < 0 for w in self.weights) or abs(sum(self.weights) - 1.0) > 1e-6:
+            raise ValueError(f"weights must be >= 0 and sum to 1, got {list(self.weights)}")
+        return self
+
+    def combine(self, children: list[FloatArray], rng: np.random.Generator) -> tuple[FloatArray, NDArray[Any]]:
+        n = children[0].shape[0]
+        which = rng.choice(len(children), size=n, p=np.asarray(self.weights, dtype=np.float64))
+        stack = np.stack(children)
+        return np.take_along_axis(stack, which[None, :], axis=0)[0], which
+
+
+COMBINATORS: tuple[type[_Combinator], ...] = (Sequence, AllOf, KOfN, Race, Choice)
+
+
+def stage_rng(seed: int, name: str) -> np.random.Generator:
+    """The random stream of stage ``name`` in a run seeded with ``seed``.
+
+    Derived with :class:`numpy.random.SeedSequence` from ``(seed, crc32(name))``, so a stage's
+    samples depend only on the seed, its name and its own spec (common random numbers).
+    """
+    key = zlib.crc32(name.encode("utf-8"))
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(key,))))
+
+
+@dataclass
+class _Node:
+    name: str
+    samples: FloatArray
+    children: list[_Node] = field(default_factory=list)
+    which: NDArray[Any] | None = None  # critical child per turn; None for leaves and sequences
+
+    def walk(self) -> Iterator[_Node]:
+        yield self
+        for c in self.children:
+            yield from c.walk()
+
+
+@dataclass
+class Evaluation:
+    """Every node's samples from one evaluation of a pipeline tree.
+
+    :ivar total: ``float64[n_turns]`` latency of the root, ms.
+    :ivar stages: leaf stage name -> ``float64[n_turns]`` ms, in tree order.
+    :ivar groups: combinator name -> ``float64[n_turns]`` ms.
+    """
+
+    total: FloatArray
+    stages: dict[str, FloatArray]
+    groups: dict[str, FloatArray]
+    root: _Node
+
+    def contributions(self, turns: NDArray[np.intp]) -> dict[str, FloatArray]:
+        """Critical-path contribution of every leaf stage in the given turns.
+
+        :param turns: ``intp[m]`` turn indices (e.g. the tail beyond p95).
+        :returns: stage name -> ``float64[m]`` ms; per turn they sum to ``total[turns]``.
+        """
+        out: dict[str, FloatArray] = {name: np.zeros(turns.size) for name in self.stages}
+        _attribute(self.root, turns, np.ones(turns.size, dtype=bool), out)
+        return out
+
+
+def _attribute(node: _Node, turns: NDArray[np.intp], active: NDArray[np.bool_], out: dict[str, FloatArray]) -> None:
+    if not node.children:
+        out[node.name] += np.where(active, node.samples[turns], 0.0)
+        return
+    if node.which is None:
+        for c in node.children:
+            _attribute(c, turns, active, out)
+        return
+    which = node.which[turns]
+    for i, c in enumerate(node.children):
+        _attribute(c, turns, active & (which == i), out)
+
+
+def evaluate(node: Any, n: int, seed: int, name: str = "total") -> Evaluation:
+    """Evaluate a pipeline tree for ``n`` turns.
+
+    :param node: a combinator or a leaf stage (anything with ``sample(rng, n)``).
+    :param n: number of simulated turns.
+    :param seed: the run's seed; each leaf draws from :func:`stage_rng` ``(seed, leaf name)``.
+    :param name: the root's name.
+    :returns: an :class:`Evaluation`.
+    :raises ValueError: two stages in the tree share a name.
+    """
+    stages: dict[str, FloatArray] = {}
+    groups: dict[str, FloatArray] = {}
+    root = _eval(node, name, n, seed, stages, groups)
+    return Evaluation(total=root.samples, stages=stages, groups=groups, root=root)
+
+
+def _eval(
+    node: Any,
+    name: str,
+    n: int,
+    seed: int,
+    stages: dict[str, FloatArray],
+    groups: dict[str, FloatArray],
+) -> _Node:
+    if isinstance(node, _Combinator):
+        kids = [_eval(child, key, n, seed, stages, groups) for key, child in node.stages.items()]
+        samples, which = node.combine([k.samples for k in kids], stage_rng(seed, name + "/choice"))
+        _claim(name, stages, groups)
+        groups[name] = samples
+        return _Node(name, samples, kids, which if which.size else None)
+    _claim(name, stages, groups)
+    samples = np.asarray(node.sample(stage_rng(seed, name), n), dtype=np.float64)
+    if samples.shape != (n,):
+        raise ValueError(f"stage {name!r} returned shape {samples.shape}, expected ({n},)")
+    stages[name] = samples
+    return _Node(name, samples)
+
+
+def _claim(name: str, *seen: Mapping[str, object]) -> None:
+    if any(name in s for s in seen):
+        raise ValueError(f"two stages are named {name!r}; stage names must be unique in a pipeline")

@@ -1,0 +1,56 @@
+"""The latency budget a voice turn is judged against."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = ["Budget"]
+
+DEFAULT_TOTAL_MS = 800.0
+"""Voice-to-voice budget. Human turn gaps cluster around 200 ms (Stivers et al. 2009, PNAS
+106(26) 10587); voice-agent practice treats ~800 ms as the point past which users notice the pause
+and talk over it (shared/DESIGN.md)."""
+
+
+class Budget(BaseModel):
+    """A voice-to-voice latency budget.
+
+    :param total_ms: the budget for voice-to-voice latency, ms (> 0). Default 800.
+    :param percentile: the percentile that must be within budget, in (0, 100]. Default 95 (p95).
+    :param stages: optional per-stage allocations, stage name -> ms at the same percentile.
+    :param stage_shares: optional per-stage allocations as shares of ``total_ms`` (0 < share <= 1).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    total_ms: float = Field(default=DEFAULT_TOTAL_MS, gt=0, description="Voice-to-voice budget in ms.")
+    percentile: float = Field(default=95.0, gt=0, le=100, description="Target percentile, e.g. 95 for p95.")
+    stages: dict[str, float] = Field(default_factory=dict, description="Per-stage allocation in ms.")
+    stage_shares: dict[str, float] = Field(default_factory=dict, description="Per-stage allocation as a share.")
+
+    @field_validator("stages")
+    @classmethod
+    def _non_negative(cls, v: dict[str, float]) -> dict[str, float]:
+        bad = {k: x for k, x in v.items() if x < 0}
+        if bad:
+            raise ValueError(f"allocations must be >= 0 ms, got {bad}")
+        return v
+
+    @field_validator("stage_shares")
+    @classmethod
+    def _shares(cls, v: dict[str, float]) -> dict[str, float]:
+        bad = {k: x for k, x in v.items() if not 0 < x <= 1}
+        if bad:
+            raise ValueError(f"shares must be in (0, 1], got {bad}")
+        return v
+
+    def allocations_ms(self) -> dict[str, float]:
+        """Every per-stage allocation in ms (shares converted with ``total_ms``)."""
+        out = {k: v * self.total_ms for k, v in self.stage_shares.items()}
+        out.update(self.stages)
+        return out
+
+    @property
+    def label(self) -> str:
+        """``p95`` for percentile 95, ``p99.9`` for 99.9."""
+        return f"p{self.percentile:g}"

@@ -1,0 +1,294 @@
+"""Latency distributions: pure data that draws ``float64[n]`` samples in milliseconds.
+
+Each distribution is a frozen pydantic model with a ``kind`` tag (the scenario-file discriminator) and
+``sample(rng, n)``. Nothing here touches disk, clock or global random state, except
+:class:`Empirical` with a ``file``, which reads it once at validation (that is, inside
+:func:`voicebudget.load_scenario`, relative to the scenario file).
+
+The log-normal is parameterised by two quantiles because that is what benchmarks publish:
+``mu = ln(p50)``, ``sigma = ln(p95 / p50) / z_0.95`` with ``z_0.95 = 1.6448536...``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+from typing import Annotated, Literal, Union
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+__all__ = [
+    "Distribution",
+    "Empirical",
+    "Fixed",
+    "LogNormal",
+    "Mixture",
+    "Normal",
+    "Shifted",
+    "Uniform",
+]
+
+Z95 = 1.6448536269514722
+"""Standard normal 95th percentile, ``Phi^-1(0.95)``."""
+
+FloatArray = NDArray[np.float64]
+
+
+class _Dist(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:  # pragma: no cover - abstract
+        """Draw ``n`` samples.
+
+        :param rng: the source of randomness (passed in, never global).
+        :param n: number of samples (turns).
+        :returns: ``float64[n]`` latencies in ms, all ``>= 0``.
+        """
+        raise NotImplementedError
+
+
+class Fixed(_Dist):
+    """A constant latency, e.g. a VAD ``stop_secs`` silence timer (``value_ms``)."""
+
+    kind: Literal["fixed"] = "fixed"
+    value_ms: float = Field(ge=0, description="The constant latency in ms.")
+
+    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
+        return np.full(n, self.value_ms, dtype=np.float64)
+
+
+class Uniform(_Dist):
+    """Uniform on ``[low_ms, high_ms]``."""
+
+    kind: Literal["uniform"] = "uniform"
+    low_ms: float = Field(ge=0)
+    high_ms: float = Field(ge=0)
+
+    @field_validator("high_ms")
+    @classmethod
+    def _high_ge_low(cls, v: float, info: ValidationInfo) -> float:
+        low = info.data.get("low_ms")
+        if low is not None and v < low:
+            raise ValueError(f"must be >= low_ms ({low}), got {v}")
+        return v
+
+    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
+        return rng.uniform(self.low_ms, self.high_ms, n)
+
+
+class Normal(_Dist):
+    """Normal with mean ``mean_ms`` and standard deviation ``std_ms``, clipped below at ``floor_ms``.
+
+    The clip is explicit: samples below ``floor_ms`` (default 0) are set to it, so the mean is
+    slightly above ``mean_ms`` when ``mean_ms`` is within ~3 ``std_ms`` of the floor.
+    """
+
+    kind: Literal["normal"] = "normal"
+    mean_ms: float = Field(ge=0)
+    std_ms: float = Field(ge=0)
+    floor_ms: float = Field(default=0.0, ge=0, description="Samples below this are set to it.")
+
+    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
+        x = rng.normal(self.mean_ms, self.std_ms, n)
+        np.maximum(x, self.floor_ms, out=x)
+        return x
+
+
+class LogNormal(_Dist):
+    """Log-normal fixed by its median and 95th percentile (the figures benchmarks publish).
+
+    ``mu = ln(p50_ms)``, ``sigma = ln(p95_ms / p50_ms) / 1.6449``. ``p95_ms == p50_ms`` degenerates
+    to a constant.
+    """
+
+    kind: Literal["lognormal"] = "lognormal"
+    p50_ms: float = Field(gt=0)
+    p95_ms: float = Field(gt=0)
+
+    @field_validator("p95_ms")
+    @classmethod
+    def _p95_ge_p50(cls, v: float, info: ValidationInfo) -> float:
+        p50 = info.data.get("p50_ms")
+        if p50 is not None and v < p50:
+            raise ValueError(f"must be >= p50_ms ({p50}), got {v}")
+        return v
+
+    @property
+    def mu(self) -> float:
+        """Location of ``ln X``."""
+        return math.log(self.p50_ms)
+
+    @property
+    def sigma(self) -> float:
+        """Scale of ``ln X``."""
+        return math.log(self.p95_ms / self.p50_ms) / Z95
+
+    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
+        z = rng.standard_normal(n)
+        z *= self.sigma
+        z += self.mu
+        return np.exp(z, out=z)
+
+
+class Empirical(_Dist):
+    """Observed latencies resampled with replacement (bootstrap).
+
+    Give ``samples_ms`` inline or a ``file``: CSV (one number per row, or the column named
+    ``column``, header optional) or JSON (a list, or an object with a ``samples_ms`` list). A relative
+    ``file`` is resolved against the scenario file's folder (validation context ``base_dir``).
+
+    :raises pydantic.ValidationError: (turned into :class:`ScenarioError` by ``load_scenario``) when
+        neither or both are given, the file is missing or unreadable, or a value is negative/not finite.
+    """
+
+    kind: Literal["empirical"] = "empirical"
+    samples_ms: tuple[float, ...] | None = None
+    file: str | None = None
+    column: str | None = Field(default=None, description="CSV column to read (default: the first).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_file(cls, data: object, info: ValidationInfo) -> object:
+        if not isinstance(data, dict) or data.get("file") is None:
+            return data
+        if data.get("samples_ms") is not None:
+            raise ValueError("give samples_ms or file, not both")
+        base = Path((info.context or {}).get("base_dir", "."))
+        path = Path(str(data["file"]))
+        path = path if path.is_absolute() else base / path
+        return {**data, "samples_ms": _read_samples(path, data.get("column"))}
+
+    @field_validator("samples_ms")
+    @classmethod
+    def _check_samples(cls, v: tuple[float, ...] | None) -> tuple[float, ...] | None:
+        if v is None:
+            raise ValueError("give samples_ms (a list of ms) or file (a CSV or JSON of ms)")
+        if len(v) == 0:
+            raise ValueError("needs at least one sample")
+        arr = np.asarray(v, dtype=np.float64)
+        if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+            raise ValueError("samples must be finite and >= 0 ms")
+        return v
+
+    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
+        arr = np.asarray(self.samples_ms, dtype=np.float64)
+        return arr[rng.integers(0, arr.size, n)]
+
+
+def _read_samples(path: Path, column: str | None) -> list[float]:
+    if not path.is_file():
+        raise ValueError(f"file not found: {path}")
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() == ".json":
+        data = json.loads(text)
+        if isinstance(data, dict):
+            data = data.get("samples_ms")
+        if not isinstance(data, list):
+            raise ValueError(f"{path}: expected a JSON list of ms or an object with 'samples_ms'")
+        return [float(x) for x in data]
+    rows = [r for r in csv.reader(text.splitlines()) if r and r[0].strip()]
+    if not rows:
+        raise ValueError(f"{path}: no samples")
+    index = 0
+    if column is not None:
+        if column not in rows[0]:
+            raise ValueError(f"{path}: no column {column!r}; columns: {rows[0]}")
+        index = rows[0].index(column)
+        rows = rows[1:]
+    elif not _is_number(rows[0][0]):
+        rows = rows[1:]
+    try:
+        return [float(r[index]) for r in rows]
+    except (ValueError, IndexError) as exc:
+        raise ValueError(f"{path}: not a number in column {index}: {exc}") from None
+
+
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
+class Mixture(_Dist):
+    """A probabilistic mixture: with probability ``weights[i]`` a turn draws from ``components[i]``.
+
+    E.g. a semantic turn detector's bimodal wait: ``min_delay`` when it is confident the user is
+    done, ``max_delay`` when not. ``weights`` must be non-negative and sum to 1 (within 1e-6).
+    """
+
+    kind: Literal["mixture"] = "mixture"
+    weights: tuple[float, ...]
+    components: tuple[Distribution, ...]
+
+    @model_validator(mode="after")
+    def _check_weights(self) -> Mixture:
+        if len(self.weights) != len(self.components):
+            raise ValueError(
+                f"weights has {len(self.weights)} entries but components has {len(self.components)}"
+            )
+        if not self.components:
+            raise ValueError("needs at least one component")
+        if any(w < 0 for w in self.weights) or abs(sum(self.weights) - 1.0) > 1e-6:
+            raise ValueError(f"weights must be >= 0 and sum to 1, got {list(self.weights)}")
+        return self
+
+    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
+        return mix_samples(rng, n, self.weights, [lambda m, c=c: c.sample(rng, m) for c in self.components])
+
+
+class Shifted(_Dist):
+    """``base`` plus a constant ``shift_ms`` (e.g. a fixed network floor under a jittery service)."""
+
+    kind: Literal["shifted"] = "shifted"
+    shift_ms: float = Field(ge=0)
+    base: Distribution
+
+    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
+        x = self.base.sample(rng, n)
+        x += self.shift_ms
+        return x
+
+
+def mix_samples(
+    rng: np.random.Generator,
+    n: int,
+    weights: tuple[float, ...] | list[float],
+    draws: list,  # type: ignore[type-arg]
+) -> FloatArray:
+    """Sample a mixture: pick a branch per turn, then draw each branch only for its own turns.
+
+    :param weights: branch probabilities (sum to 1).
+    :param draws: one callable per branch, ``draw(m) -> float64[m]``.
+    :returns: ``float64[n]``.
+    """
+    branch = rng.choice(len(weights), size=n, p=np.asarray(weights, dtype=np.float64))
+    out = np.empty(n, dtype=np.float64)
+    for i, draw in enumerate(draws):
+        mask = branch == i
+        m = int(mask.sum())
+        if m:
+            out[mask] = draw(m)
+    return out
+
+
+Distribution = Annotated[
+    Union[Fixed, Uniform, Normal, LogNormal, Empirical, Mixture, Shifted],  # noqa: UP007
+    Field(discriminator="kind"),
+]
+"""Any latency distribution, chosen by its ``kind`` field."""
+
+Mixture.model_rebuild()
+Shifted.model_rebuild()

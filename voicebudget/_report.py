@@ -1,0 +1,253 @@
+"""Reports: percentiles, share within budget, slack and tail attribution.
+
+One :class:`Report` type serves simulations, turns measured by the checker and imported traces.
+Percentiles are computed on per-turn samples (never by adding stage percentiles: p95 of a sum is not
+the sum of p95s), with numpy's default linear interpolation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from voicebudget._budget import Budget
+from voicebudget._errors import BudgetExceeded
+
+__all__ = ["LatencyStats", "Report", "StageReport", "build_report"]
+
+FloatArray = NDArray[np.float64]
+_QS = (50.0, 90.0, 95.0, 99.0)
+
+
+@dataclass(frozen=True)
+class LatencyStats:
+    """Summary of ``float64[n_turns]`` latencies, ms."""
+
+    mean_ms: float
+    p50_ms: float
+    p90_ms: float
+    p95_ms: float
+    p99_ms: float
+    at_percentile_ms: float
+    """The value at the budget's target percentile."""
+
+    @classmethod
+    def of(cls, samples_ms: FloatArray, percentile: float) -> LatencyStats:
+        """Summarise samples; NaN-free input expected.
+
+        :param samples_ms: ``float64[n]``, ms, n >= 1.
+        :param percentile: the budget's target percentile (0, 100].
+        """
+        q = np.percentile(samples_ms, [*_QS, percentile])
+        return cls(float(np.mean(samples_ms)), *(float(x) for x in q))
+
+    def to_dict(self) -> dict[str, float]:
+        return {
+            "mean_ms": self.mean_ms,
+            "p50_ms": self.p50_ms,
+            "p90_ms": self.p90_ms,
+            "p95_ms": self.p95_ms,
+            "p99_ms": self.p99_ms,
+        }
+
+
+@dataclass(frozen=True)
+class StageReport:
+    """One stage in a report.
+
+    :ivar stats: the stage's own latency distribution.
+    :ivar tail_ms: mean contribution to the total over the tail turns (total >= target percentile).
+    :ivar tail_share: ``tail_ms`` / mean total over the tail turns; the shares of all stages sum to 1
+        when contributions follow the critical path (simulation).
+    :ivar allocation_ms: this stage's allocation in the budget, if any.
+    """
+
+    name: str
+    stats: LatencyStats
+    tail_ms: float
+    tail_share: float
+    allocation_ms: float | None = None
+
+    @property
+    def over_allocation(self) -> bool:
+        """True when the stage's value at the target percentile exceeds its allocation."""
+        return self.allocation_ms is not None and self.stats.at_percentile_ms > self.allocation_ms
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, **self.stats.to_dict()}
+        d["tail_ms"] = self.tail_ms
+        d["tail_share"] = self.tail_share
+        if self.allocation_ms is not None:
+            d["allocation_ms"] = self.allocation_ms
+        return d
+
+
+@dataclass(frozen=True)
+class Report:
+    """The verdict on one variant (or one set of measured turns) against a budget.
+
+    Data, not an exception: call :meth:`raise_for_budget` to turn a failure into
+    :class:`~voicebudget.BudgetExceeded`.
+
+    :ivar total_samples_ms: ``float64[n_turns]`` voice-to-voice latency per turn, ms.
+    :ivar server_side: the part up to audio leaving the server (what Pipecat/LiveKit report), if known.
+    :ivar source: ``"simulation"``, ``"recorder"`` or ``"trace"``.
+    """
+
+    name: str
+    budget: Budget
+    total: LatencyStats
+    stages: tuple[StageReport, ...]
+    within_budget_share: float
+    n_turns: int
+    seed: int | None = None
+    server_side: LatencyStats | None = None
+    source: str = "simulation"
+    total_samples_ms: FloatArray = field(default_factory=lambda: np.empty(0), repr=False, compare=False)
+
+    @property
+    def slack_ms(self) -> float:
+        """Budget minus the total at the target percentile (negative when over)."""
+        return self.budget.total_ms - self.total.at_percentile_ms
+
+    @property
+    def passed(self) -> bool:
+        """Total at the target percentile within budget, and every allocated stage within its allocation."""
+        return self.slack_ms >= 0 and not any(s.over_allocation for s in self.stages)
+
+    @property
+    def tail_driver(self) -> StageReport | None:
+        """The stage with the largest mean contribution to the tail (what to fix first)."""
+        return max(self.stages, key=lambda s: s.tail_ms, default=None)
+
+    def stage(self, name: str) -> StageReport:
+        """The stage called ``name``.
+
+        :raises KeyError: no such stage (the message lists the known ones).
+        """
+        for s in self.stages:
+            if s.name == name:
+                return s
+        raise KeyError(f"no stage {name!r}; stages: {[s.name for s in self.stages]}")
+
+    def summary(self) -> str:
+        """One line with the numbers, e.g. ``p95 912.4 ms > 800.0 ms; llm stage 610.2 ms of it``."""
+        label = self.budget.label
+        cmp = "<=" if self.slack_ms >= 0 else ">"
+        line = f"{label} {self.total.at_percentile_ms:.1f} ms {cmp} {self.budget.total_ms:.1f} ms"
+        driver = self.tail_driver
+        if driver is not None:
+            line += f"; {driver.name} stage {driver.tail_ms:.1f} ms of it"
+        over = [s for s in self.stages if s.over_allocation]
+        for s in over:
+            line += f"; {s.name} {label} {s.stats.at_percentile_ms:.1f} ms > allocation {s.allocation_ms:.1f} ms"
+        return line
+
+    def raise_for_budget(self) -> Report:
+        """Return ``self`` when within budget.
+
+        :raises BudgetExceeded: the total at the target percentile is over budget, or a stage is over
+            its allocation; the exception carries this report.
+        """
+        if not self.passed:
+            raise BudgetExceeded(f"{self.name}: {self.summary()}", self)
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form of one variant (the ``variants[]`` entry of ``voicebudget run --format json``)."""
+        d: dict[str, Any] = {
+            "name": self.name,
+            "passed": self.passed,
+            "within_budget_share": self.within_budget_share,
+            "slack_ms": self.slack_ms,
+            "total": self.total.to_dict(),
+            "stages": [s.to_dict() for s in self.stages],
+            "tail_driver": self.tail_driver.name if self.tail_driver else None,
+            "n_turns": self.n_turns,
+        }
+        if self.server_side is not None:
+            d["server_side"] = self.server_side.to_dict()
+        return d
+
+    def __repr__(self) -> str:
+        verdict = "passed" if self.passed else "FAILED"
+        return f"<Report {self.name!r} {verdict}: {self.summary()}; {self.within_budget_share:.1%} within budget>"
+
+
+Contributions = Callable[[NDArray[np.intp]], Mapping[str, FloatArray]]
+
+
+def build_report(
+    name: str,
+    budget: Budget,
+    total_ms: FloatArray,
+    stages_ms: Mapping[str, FloatArray],
+    *,
+    contributions: Contributions | None = None,
+    seed: int | None = None,
+    server_side_ms: FloatArray | None = None,
+    source: str = "simulation",
+) -> Report:
+    """Summarise per-turn latencies against a budget.
+
+    :param name: the variant (or test, or trace) name.
+    :param budget: the budget to judge against.
+    :param total_ms: ``float64[n_turns]`` voice-to-voice latency, ms; n_turns >= 1, no NaN.
+    :param stages_ms: stage name -> ``float64[n_turns]`` ms. NaN marks a turn where the stage did
+        not run; its percentiles skip those turns.
+    :param contributions: maps tail turn indices to each stage's contribution to the total in those
+        turns (the simulator passes its critical-path attribution). Without it, stages are credited in
+        proportion to their own durations in the tail turns (right for sequential stages; an
+        approximation when measured stages overlap).
+    :param seed: the seed the samples came from, recorded in the report.
+    :param server_side_ms: ``float64[n_turns]`` server-side latency, ms, if known.
+    :param source: ``"simulation"``, ``"recorder"`` or ``"trace"``.
+    :raises ValueError: no turns, or arrays of different lengths.
+    """
+    total = np.asarray(total_ms, dtype=np.float64)
+    if total.size == 0:
+        raise ValueError("no turns to report on")
+    for key, arr in stages_ms.items():
+        if np.shape(arr) != total.shape:
+            raise ValueError(f"stage {key!r} has {np.shape(arr)} samples, total has {total.shape}")
+    pct = budget.percentile
+    total_stats = LatencyStats.of(total, pct)
+    tail = np.flatnonzero(total >= total_stats.at_percentile_ms)
+    if contributions is not None:
+        contrib = {k: np.asarray(v) for k, v in contributions(tail).items()}
+    else:
+        contrib = _proportional(total[tail], {k: np.asarray(v)[tail] for k, v in stages_ms.items()})
+    tail_total = float(np.mean(total[tail]))
+    allocations = budget.allocations_ms()
+    stage_reports = []
+    for key, arr in stages_ms.items():
+        arr = np.asarray(arr, dtype=np.float64)
+        ran = arr[~np.isnan(arr)]
+        stats = LatencyStats.of(ran, pct) if ran.size else LatencyStats(*(float("nan"),) * 6)
+        tail_ms = float(np.mean(contrib[key])) if key in contrib else 0.0
+        share = tail_ms / tail_total if tail_total > 0 else 0.0
+        stage_reports.append(StageReport(key, stats, tail_ms, share, allocations.get(key)))
+    return Report(
+        name=name,
+        budget=budget,
+        total=total_stats,
+        stages=tuple(stage_reports),
+        within_budget_share=float(np.mean(total <= budget.total_ms)),
+        n_turns=int(total.size),
+        seed=seed,
+        server_side=LatencyStats.of(np.asarray(server_side_ms), pct) if server_side_ms is not None else None,
+        source=source,
+        total_samples_ms=total,
+    )
+
+
+def _proportional(total: FloatArray, stages: Mapping[str, FloatArray]) -> dict[str, FloatArray]:
+    """Credit each stage ``total * d_i / sum(d)`` per turn (NaN durations count as 0)."""
+    durations = {k: np.nan_to_num(v, nan=0.0) for k, v in stages.items()}
+    denom = sum(durations.values(), np.zeros_like(total))
+    scale = np.divide(total, denom, out=np.zeros_like(total), where=denom > 0)
+    return {k: d * scale for k, d in durations.items()}

@@ -1,0 +1,119 @@
+"""Monte Carlo simulation of a scenario: every variant on common random numbers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from voicebudget._algebra import evaluate
+from voicebudget._budget import Budget
+from voicebudget._report import Report, build_report
+from voicebudget._scenario import Scenario
+from voicebudget._voice_turn import VoiceTurn
+
+__all__ = ["RunResult", "resolve_seed", "simulate", "simulate_pipeline"]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """All variants of one scenario run.
+
+    :ivar reports: one :class:`Report` per variant, baseline first.
+    """
+
+    scenario: str
+    seed: int
+    samples: int
+    budget: Budget
+    reports: tuple[Report, ...]
+
+    @property
+    def passed(self) -> bool:
+        """Every variant within budget."""
+        return all(r.passed for r in self.reports)
+
+    def report(self, name: str) -> Report:
+        """The report of variant ``name``.
+
+        :raises KeyError: no such variant (the message lists them).
+        """
+        for r in self.reports:
+            if r.name == name:
+                return r
+        raise KeyError(f"no variant {name!r}; variants: {[r.name for r in self.reports]}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stable JSON document of ``voicebudget run --format json`` (see docs/cli.md)."""
+        return {
+            "scenario": self.scenario,
+            "seed": self.seed,
+            "samples": self.samples,
+            "budget": {"total_ms": self.budget.total_ms, "percentile": self.budget.percentile},
+            "variants": [r.to_dict() for r in self.reports],
+        }
+
+
+def resolve_seed(seed: int | np.random.Generator | None) -> int:
+    """A recordable integer seed: ``seed`` itself, one drawn from a Generator, or fresh OS entropy."""
+    if isinstance(seed, np.random.Generator):
+        return int(seed.integers(0, 2**63 - 1))
+    if seed is None:
+        return int(np.random.SeedSequence().entropy % (2**63 - 1))  # type: ignore[operator]
+    return int(seed)
+
+
+def simulate_pipeline(
+    pipeline: Any,
+    budget: Budget | None = None,
+    *,
+    samples: int = 200_000,
+    seed: int | np.random.Generator | None = None,
+    name: str = "baseline",
+) -> Report:
+    """Simulate one pipeline and judge it.
+
+    :param pipeline: a :class:`VoiceTurn`, a combinator tree or a single stage.
+    :param budget: default ``Budget()`` (800 ms at p95).
+    :param samples: number of simulated turns, >= 1.
+    :param seed: an int, a ``numpy.random.Generator`` (one int is drawn from it) or None (fresh
+        entropy); the int used is recorded in the report.
+    :returns: a :class:`Report` with tail attribution along the critical path.
+    :raises ValueError: ``samples < 1`` or duplicate stage names.
+    """
+    if samples < 1:
+        raise ValueError(f"samples must be >= 1, got {samples}")
+    budget = budget or Budget()
+    seed_int = resolve_seed(seed)
+    tree = pipeline.to_tree() if isinstance(pipeline, VoiceTurn) else pipeline
+    ev = evaluate(tree, samples, seed_int)
+    server = ev.total - ev.stages["transport"] if isinstance(pipeline, VoiceTurn) else None
+    return build_report(
+        name, budget, ev.total, ev.stages, contributions=ev.contributions, seed=seed_int, server_side_ms=server
+    )
+
+
+def simulate(
+    scenario: Scenario,
+    *,
+    samples: int | None = None,
+    seed: int | np.random.Generator | None = None,
+    budget: Budget | None = None,
+) -> RunResult:
+    """Simulate every variant of a scenario on common random numbers.
+
+    Stages that two variants share (same name, same spec) draw identical samples, so differences
+    between variants are the change, not noise.
+
+    :param samples: turns per variant (default: the scenario's ``samples``).
+    :param seed: default: the scenario's ``seed``.
+    :param budget: overrides the scenario's budget.
+    """
+    n = scenario.samples if samples is None else samples
+    seed_int = resolve_seed(scenario.seed if seed is None else seed)
+    budget = budget or scenario.budget
+    reports = tuple(
+        simulate_pipeline(p, budget, samples=n, seed=seed_int, name=name) for name, p in scenario.pipelines().items()
+    )
+    return RunResult(scenario.name, seed_int, n, budget, reports)

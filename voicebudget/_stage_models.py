@@ -1,0 +1,136 @@
+"""Leaf stage models of the voice turn that are more than one distribution: LLM, TTS, network.
+
+Each is a frozen pydantic model with a ``kind`` and ``sample(rng, n) -> float64[n]`` in ms, like a
+distribution, so it can stand wherever a stage can.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from voicebudget._distributions import Distribution
+
+__all__ = ["ColdConnection", "LLMStage", "NetworkStage", "TTSStage", "TokenRange"]
+
+FloatArray = NDArray[np.float64]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TokenRange(_Model):
+    """A token count drawn uniformly from the integers ``low..high`` (inclusive)."""
+
+    low: int = Field(ge=0)
+    high: int = Field(ge=0)
+
+    @field_validator("high")
+    @classmethod
+    def _high_ge_low(cls, v: int, info: ValidationInfo) -> int:
+        low = info.data.get("low")
+        if low is not None and v < low:
+            raise ValueError(f"must be >= low ({low}), got {v}")
+        return v
+
+
+TokenCount = int | TokenRange | tuple[int, ...]
+"""A token count: a fixed ``int``, a :class:`TokenRange`, or observed counts to resample."""
+
+
+def sample_tokens(count: TokenCount, rng: np.random.Generator, n: int) -> FloatArray:
+    """Draw ``float64[n]`` token counts from a :data:`TokenCount`."""
+    if isinstance(count, int):
+        return np.full(n, float(count))
+    if isinstance(count, TokenRange):
+        return rng.integers(count.low, count.high + 1, n).astype(np.float64)
+    arr = np.asarray(count, dtype=np.float64)
+    return arr[rng.integers(0, arr.size, n)]
+
+
+def _check_token_count(v: TokenCount) -> TokenCount:
+    if isinstance(v, int) and v < 0:
+        raise ValueError(f"must be >= 0 tokens, got {v}")
+    if isinstance(v, tuple) and (not v or min(v) < 0):
+        raise ValueError("observed token counts must be a non-empty list of counts >= 0")
+    return v
+
+
+class LLMStage(_Model):
+    """An LLM measured by its streaming figures: time to the first *speakable phrase*.
+
+    Per turn: ``ttft + first_phrase_tokens * tpot``. TTFT (request sent to first token) includes
+    queueing and prefill; TPOT (time per output token, a.k.a. inter-token latency) is drawn once per
+    turn, because decode speed is a property of the request's batch, not of each token. TTS starts on
+    the first complete phrase, so these tokens sit on the critical path (Pipecat reports them as
+    "text aggregation time").
+
+    :param ttft: time to first token, ms.
+    :param tpot: time per output token, ms/token.
+    :param first_phrase_tokens: tokens until the first phrase the TTS can speak (default 10, about
+        one short clause; Pipecat's sample log shows 120-510 ms of aggregation at ~20 ms/token).
+    """
+
+    kind: Literal["llm"] = "llm"
+    ttft: Distribution
+    tpot: Distribution
+    first_phrase_tokens: TokenCount = 10
+
+    _tokens = field_validator("first_phrase_tokens")(_check_token_count)
+
+    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
+        x = self.ttft.sample(rng, n)
+        x += sample_tokens(self.first_phrase_tokens, rng, n) * self.tpot.sample(rng, n)
+        return x
+
+
+class TTSStage(_Model):
+    """Text-to-speech: time to first byte, plus optional leading silence before the first audible
+    sample (Pipecat's TTFA = TTFB + leading silence).
+
+    :param ttfb: first text sent to first audio byte, ms.
+    :param leading_silence: silence at the start of the first audio chunk, ms (default none).
+    """
+
+    kind: Literal["tts"] = "tts"
+    ttfb: Distribution
+    leading_silence: Distribution | None = None
+
+    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
+        x = self.ttfb.sample(rng, n)
+        if self.leading_silence is not None:
+            x += self.leading_silence.sample(rng, n)
+        return x
+
+
+class ColdConnection(_Model):
+    """Extra set-up time (DNS, TCP, TLS round trips, pool warm-up) on turns that open a new connection.
+
+    :param extra: the extra latency when cold, ms.
+    :param probability: the share of turns that are cold; ``1/T`` for the first turn of a
+        ``T``-turn conversation with a pooled connection after that.
+    """
+
+    extra: Distribution
+    probability: float = Field(ge=0, le=1)
+
+
+class NetworkStage(_Model):
+    """Network to the LLM: a base latency plus, on a share of turns, a cold-connection term."""
+
+    kind: Literal["network"] = "network"
+    base: Distribution
+    cold: ColdConnection | None = None
+
+    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
+        x = self.base.sample(rng, n)
+        if self.cold is not None and self.cold.probability > 0:
+            cold = rng.random(n) < self.cold.probability
+            m = int(cold.sum())
+            if m:
+                x[cold] += self.cold.extra.sample(rng, m)
+        return x

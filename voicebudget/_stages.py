@@ -1,0 +1,42 @@
+"""The union of everything that can stand as a stage in a pipeline, chosen by ``kind``.
+
+Adding a stage kind: write its model (a frozen pydantic model with a ``kind`` literal and
+``sample(rng, n) -> float64[n]``) in its own module and add it to :data:`StageSpec` here.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Union
+
+from pydantic import Field
+
+from voicebudget._algebra import AllOf, Choice, KOfN, Race, Sequence
+from voicebudget._distributions import Empirical, Fixed, LogNormal, Mixture, Normal, Shifted, Uniform
+from voicebudget._stage_models import LLMStage, NetworkStage, TTSStage
+
+__all__ = ["StageSpec"]
+
+StageSpec = Annotated[
+    Union[  # noqa: UP007
+        Fixed,
+        Uniform,
+        Normal,
+        LogNormal,
+        Empirical,
+        Mixture,
+        Shifted,
+        LLMStage,
+        TTSStage,
+        NetworkStage,
+        Sequence,
+        AllOf,
+        KOfN,
+        Race,
+        Choice,
+    ],
+    Field(discriminator="kind"),
+]
+"""A stage: a distribution, a stage model or a combinator of stages."""
+
+for _combinator in (Sequence, AllOf, KOfN, Race, Choice):
+    _combinator.model_rebuild(_types_namespace={"StageSpec": StageSpec})
