@@ -117,7 +117,7 @@ class KOfN(_Combinator):
     def combine(self, children: list[FloatArray], rng: np.random.Generator) -> tuple[FloatArray, NDArray[Any]]:
         stack = np.stack(children)
         order = np.argpartition(stack, self.k - 1, axis=0)
-        which = order[self.k - 1]
+        which: NDArray[Any] = order[self.k - 1]
         return np.take_along_axis(stack, which[None, :], axis=0)[0], which
 
 
@@ -148,7 +148,7 @@ class Choice(_Combinator):
 
     def combine(self, children: list[FloatArray], rng: np.random.Generator) -> tuple[FloatArray, NDArray[Any]]:
         n = children[0].shape[0]
-        which = rng.choice(len(children), size=n, p=np.asarray(self.weights, dtype=np.float64))
+        which: NDArray[Any] = np.asarray(rng.choice(len(children), size=n, p=np.asarray(self.weights)))
         stack = np.stack(children)
         return np.take_along_axis(stack, which[None, :], axis=0)[0], which
 

@@ -205,10 +205,16 @@ def _has_path(doc: Any, path: list[int | str]) -> bool:
 def _allowed_fields(doc: Any, parent: list[int | str]) -> str:
     node = doc
     for part in parent:
-        node = node[part] if isinstance(node, dict | list) else None
+        if isinstance(node, dict):
+            node = node.get(part)
+        elif isinstance(node, list) and isinstance(part, int):
+            node = node[part]
+        else:
+            node = None
     if isinstance(node, dict) and "kind" in node:
-        from voicebudget._stages import StageSpec  # local: only for the message
         from pydantic import TypeAdapter
+
+        from voicebudget._stages import StageSpec  # local: only for the message
 
         schema = TypeAdapter(StageSpec).json_schema()
         for definition in schema.get("$defs", {}).values():

@@ -1,0 +1,140 @@
+"""Rendering reports for people: rich tables, a text waterfall, markdown.
+
+Rendering only; every number comes from a :class:`~voicebudget.Report`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from voicebudget._report import Report
+from voicebudget._simulate import RunResult
+
+__all__ = ["render_markdown", "render_report", "render_run", "waterfall"]
+
+_BAR_WIDTH = 48
+
+
+def render_report(report: Report, title: str | None = None) -> RenderableType:
+    """A rich table of one report (total and stages) followed by its waterfall and verdict."""
+    label = report.budget.label
+    verdict = "[green]PASS[/]" if report.passed else "[red]FAIL[/]"
+    table = Table(title=f"{title or report.name} (ms; tail = share of turns >= {label})", title_justify="left")
+    table.add_column("stage", no_wrap=True)
+    for col in ("mean", "p50", "p90", "p95", "p99", "tail"):
+        table.add_column(col, justify="right")
+    if any(s.allocation_ms is not None for s in report.stages):
+        table.add_column("alloc", justify="right")
+    for s in report.stages:
+        st = s.stats
+        alloc = [] if len(table.columns) == 7 else [
+            "" if s.allocation_ms is None else f"{s.allocation_ms:.0f}" + (" [red]over[/]" if s.over_allocation else "")
+        ]
+        table.add_row(
+            s.name, *(f"{v:.1f}" for v in (st.mean_ms, st.p50_ms, st.p90_ms, st.p95_ms, st.p99_ms)),
+            f"{s.tail_share:.1%}", *alloc,
+        )
+    t = report.total
+    extra = [] if len(table.columns) == 7 else [""]
+    table.add_row(
+        "[bold]voice-to-voice[/]", *(f"[bold]{v:.1f}[/]" for v in (t.mean_ms, t.p50_ms, t.p90_ms, t.p95_ms, t.p99_ms)),
+        "100%", *extra, end_section=True,
+    )
+    if report.server_side is not None:
+        ss = report.server_side
+        table.add_row(
+            "[dim]server-side[/]",
+            *(f"[dim]{v:.1f}[/]" for v in (ss.mean_ms, ss.p50_ms, ss.p90_ms, ss.p95_ms, ss.p99_ms)), "", *extra,
+        )
+    line = Text.from_markup(
+        f"{verdict} {report.summary()}; {report.within_budget_share:.1%} of turns within "
+        f"{report.budget.total_ms:.0f} ms; slack at {label}: {report.slack_ms:+.1f} ms"
+    )
+    return Group(table, waterfall(report), line, Text(""))
+
+
+def waterfall(report: Report, width: int = _BAR_WIDTH) -> Text:
+    """A text waterfall: each stage's mean contribution in the tail turns, laid end to end against
+    the budget (``|`` marks the budget)."""
+    label = report.budget.label
+    scale_max = max(report.budget.total_ms, sum(s.tail_ms for s in report.stages), 1e-9)
+    per_char = scale_max / width
+    budget_col = round(report.budget.total_ms / per_char)
+    out = Text(f"waterfall of the tail (turns >= {label}), 1 char = {per_char:.0f} ms, | = budget\n", style="dim")
+    start = 0.0
+    for s in report.stages:
+        a, b = round(start / per_char), round((start + s.tail_ms) / per_char)
+        bar = [" "] * (width + 1)
+        for i in range(a, max(b, a + (1 if s.tail_ms > 0 else 0))):
+            bar[min(i, width)] = "█"
+        if budget_col <= width:
+            bar[budget_col] = "|" if bar[budget_col] == " " else "┃"
+        style = "red" if start + s.tail_ms > report.budget.total_ms else "cyan"
+        out.append(f"{s.name[:12]:>12} ", style="bold")
+        out.append("".join(bar), style=style)
+        out.append(f" {s.tail_ms:7.1f} ms\n")
+        start += s.tail_ms
+    return out
+
+
+def render_run(result: RunResult) -> RenderableType:
+    """Every variant of a run: one table and waterfall each, then a comparison line per variant."""
+    parts: list[RenderableType] = [
+        Text.from_markup(
+            f"[bold]{result.scenario}[/]  seed {result.seed}, {result.samples:,} turns per variant, "
+            f"budget {result.budget.total_ms:.0f} ms at {result.budget.label}\n"
+        )
+    ]
+    parts.extend(render_report(r, title=f"variant: {r.name}") for r in result.reports)
+    if len(result.reports) > 1:
+        parts.append(_comparison(result.reports))
+    return Group(*parts)
+
+
+def _comparison(reports: Iterable[Report]) -> Table:
+    reports = list(reports)
+    label = reports[0].budget.label
+    base = reports[0].total.at_percentile_ms
+    table = Table(title="variants side by side (common random numbers)", title_justify="left")
+    for col in ("variant", "p50 ms", f"{label} ms", f"Δ{label}", "within", "verdict"):
+        table.add_column(col, justify="left" if col == "variant" else "right")
+    for r in reports:
+        table.add_row(
+            r.name, f"{r.total.p50_ms:.1f}", f"{r.total.at_percentile_ms:.1f}",
+            f"{r.total.at_percentile_ms - base:+.1f}", f"{r.within_budget_share:.1%}",
+            "[green]PASS[/]" if r.passed else "[red]FAIL[/]",
+        )
+    return table
+
+
+def render_markdown(result: RunResult) -> str:
+    """The run as GitHub-flavoured markdown (for PR comments and CI summaries)."""
+    label = result.budget.label
+    lines = [
+        f"## {result.scenario}",
+        "",
+        f"Seed {result.seed}, {result.samples:,} turns per variant; budget {result.budget.total_ms:.0f} ms at {label}.",
+        "",
+    ]
+    for r in result.reports:
+        verdict = "PASS" if r.passed else "FAIL"
+        lines += [
+            f"### {r.name}: {verdict}",
+            "",
+            f"{r.summary()}; {r.within_budget_share:.1%} of turns within budget; slack {r.slack_ms:+.1f} ms.",
+            "",
+            f"| stage | mean ms | p50 ms | p95 ms | p99 ms | tail share (>= {label}) |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for s in r.stages:
+            st = s.stats
+            cells = " | ".join(f"{v:.1f}" for v in (st.mean_ms, st.p50_ms, st.p95_ms, st.p99_ms))
+            lines.append(f"| {s.name} | {cells} | {s.tail_share:.1%} |")
+        t = r.total
+        cells = " | ".join(f"{v:.1f}" for v in (t.mean_ms, t.p50_ms, t.p95_ms, t.p99_ms))
+        lines += [f"| **voice-to-voice** | {cells} | 100% |", ""]
+    return "\n".join(lines)

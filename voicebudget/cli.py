@@ -1,0 +1,170 @@
+"""The ``voicebudget`` command line: a thin typer layer over the library.
+
+Each command parses its arguments, calls one library function and renders the result.
+Exit codes: 0 within budget, 1 over budget, 2 invalid input (message on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from enum import StrEnum
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+
+from voicebudget._budget import Budget
+from voicebudget._errors import ModelError, ScenarioError, VoiceBudgetError
+from voicebudget._scenario import load_scenario, scenario_json_schema
+from voicebudget._simulate import simulate
+
+app = typer.Typer(
+    name="voicebudget",
+    help="Does your voice agent answer within budget? Model the pipeline, the hardware, councils; check traces.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+EXIT_OK, EXIT_OVER_BUDGET, EXIT_INVALID = 0, 1, 2
+DEFAULT_SCENARIO = "webrtc-cascade.toml"
+
+
+class Format(StrEnum):
+    """Output formats of ``run``."""
+
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+class TableOrJson(StrEnum):
+    """Output formats of commands without a markdown form."""
+
+    table = "table"
+    json = "json"
+
+
+SamplesOpt = Annotated[int | None, typer.Option("--samples", "-n", min=1, help="Simulated turns per variant.")]
+SeedOpt = Annotated[int | None, typer.Option("--seed", min=0, help="Random seed (recorded in the output).")]
+BudgetOpt = Annotated[float | None, typer.Option("--budget-ms", help="Voice-to-voice budget in ms (default 800).")]
+PercentileOpt = Annotated[float | None, typer.Option("--percentile", help="Target percentile (default 95).")]
+
+
+def fail(message: str, code: int = EXIT_INVALID) -> NoReturn:
+    """Print ``message`` to stderr and exit with ``code`` (2: invalid input)."""
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]error:[/] {message}", markup=True)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn the library's input/model errors into exit code 2 with their message, no traceback."""
+    try:
+        yield
+    except (ScenarioError, ModelError) as exc:
+        fail(str(exc))
+    except VoiceBudgetError as exc:  # pragma: no cover - every known subclass is handled above
+        fail(str(exc))
+
+
+def budget_override(base: Budget, budget_ms: float | None, percentile: float | None) -> Budget:
+    """``base`` with the CLI's ``--budget-ms``/``--percentile`` applied (exit 2 if out of range)."""
+    update: dict[str, Any] = {}
+    if budget_ms is not None:
+        update["total_ms"] = budget_ms
+    if percentile is not None:
+        update["percentile"] = percentile
+    if not update:
+        return base
+    try:
+        return Budget.model_validate({**base.model_dump(), **update})
+    except ValueError as exc:
+        fail(f"--budget-ms must be > 0 and --percentile in (0, 100]: {exc}".splitlines()[0])
+
+
+def default_scenario_path() -> Path:
+    """The bundled default scenario (``voicebudget/data/webrtc-cascade.toml``)."""
+    return Path(str(resources.files("voicebudget") / "data" / DEFAULT_SCENARIO))
+
+
+def emit_json(doc: Any) -> None:
+    """Write a JSON document to stdout."""
+    sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
+
+
+@app.command()
+def run(
+    scenarios: Annotated[
+        list[Path] | None, typer.Argument(help="Scenario files (.toml/.yaml). Default: the bundled WebRTC scenario.")
+    ] = None,
+    samples: SamplesOpt = None,
+    seed: SeedOpt = None,
+    budget_ms: BudgetOpt = None,
+    percentile: PercentileOpt = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Also draw latency CDFs and a waterfall to this PNG.")
+    ] = None,
+) -> None:
+    """Simulate scenarios (every variant on common random numbers) and judge them against the budget.
+
+    Exit code 0 when every variant is within budget, 1 when any is over, 2 on invalid input.
+    """
+    paths = scenarios or [default_scenario_path()]
+    results = []
+    with user_errors():
+        for path in paths:
+            scenario = load_scenario(path)
+            budget = budget_override(scenario.budget, budget_ms, percentile)
+            results.append(simulate(scenario, samples=samples, seed=seed, budget=budget))
+    if plot is not None:
+        _plot_run(results, plot)
+    _render_runs(results, fmt)
+    raise typer.Exit(EXIT_OK if all(r.passed for r in results) else EXIT_OVER_BUDGET)
+
+
+def _render_runs(results: list[Any], fmt: Format) -> None:
+    from voicebudget._render import render_markdown, render_run
+
+    if fmt is Format.json:
+        emit_json(results[0].to_dict() if len(results) == 1 else [r.to_dict() for r in results])
+    elif fmt is Format.markdown:
+        sys.stdout.write("\n\n".join(render_markdown(r) for r in results) + "\n")
+    else:
+        console = Console(highlight=False)
+        for r in results:
+            console.print(render_run(r))
+
+
+def _plot_run(results: list[Any], path: Path) -> None:
+    try:
+        from voicebudget._plot import plot_run  # type: ignore[import-not-found,unused-ignore]
+    except ImportError as exc:
+        fail(f"--plot needs matplotlib: pip install 'voicebudget[plot]' ({exc})")
+    for i, r in enumerate(results):
+        target = path if len(results) == 1 else path.with_stem(f"{path.stem}-{i + 1}")
+        plot_run(r, target)
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of scenario files (for editor completion)."""
+    emit_json(scenario_json_schema())
+
+
+Command = Callable[..., Any]
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
