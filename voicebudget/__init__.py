@@ -19,7 +19,6 @@ from voicebudget._voice_turn import STAGE_ORDER, VoiceTurn
 __version__ = "0.1.0"
 
 __all__ = [
-    "STAGE_ORDER",
     "AllOf",
     "Budget",
     "BudgetExceeded",
@@ -41,6 +40,7 @@ __all__ = [
     "Race",
     "Report",
     "RunResult",
+    "STAGE_ORDER",
     "Sampler",
     "Scenario",
     "ScenarioError",

@@ -1,0 +1,166 @@
+"""The Monte Carlo engine pinned to closed forms (distributions and the latency algebra)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+import voicebudget as vb
+
+N = 400_000
+
+
+def draw(dist: object, n: int = N, seed: int = 7) -> np.ndarray:
+    return vb.evaluate(dist, n, seed).total
+
+
+def mc_tol(p: float, n: int = N) -> float:
+    """~5 standard errors of an empirical CDF value at probability p."""
+    return 5 * math.sqrt(p * (1 - p) / n)
+
+
+def test_fixed_uniform_normal() -> None:
+    assert np.all(draw(vb.Fixed(value_ms=200)) == 200.0)
+    u = draw(vb.Uniform(low_ms=100, high_ms=300))
+    assert u.min() >= 100
+    assert u.max() <= 300
+    assert np.mean(u) == pytest.approx(200, abs=0.5)
+    x = draw(vb.Normal(mean_ms=50, std_ms=50))
+    assert x.min() == 0.0  # floored at 0
+    # P(X <= 0) = Phi(-1) = 0.1587 mass sits exactly on the floor
+    assert np.mean(x == 0.0) == pytest.approx(stats.norm.cdf(-1), abs=mc_tol(0.16))
+
+
+def test_lognormal_hits_its_quantiles() -> None:
+    x = draw(vb.LogNormal(p50_ms=247, p95_ms=298))
+    assert np.mean(x <= 247) == pytest.approx(0.50, abs=mc_tol(0.5))
+    assert np.mean(x <= 298) == pytest.approx(0.95, abs=mc_tol(0.95))
+    assert np.allclose(draw(vb.LogNormal(p50_ms=100, p95_ms=100), 10), 100.0)
+
+
+def test_empirical_inline_and_files(tmp_path) -> None:
+    xs = draw(vb.Empirical(samples_ms=(100, 200, 400)), 30_000)
+    assert set(np.unique(xs)) == {100.0, 200.0, 400.0}
+    assert np.mean(xs == 400) == pytest.approx(1 / 3, abs=0.02)
+    (tmp_path / "s.csv").write_text("latency_ms\n10\n20\n30\n")
+    (tmp_path / "s.json").write_text(json.dumps({"samples_ms": [5, 6]}))
+    csv_dist = vb.Empirical.model_validate({"kind": "empirical", "file": "s.csv"}, context={"base_dir": tmp_path})
+    assert csv_dist.samples_ms == (10, 20, 30)
+    json_dist = vb.Empirical.model_validate({"file": str(tmp_path / "s.json")})
+    assert json_dist.samples_ms == (5, 6)
+
+
+def test_mixture_cdf_is_weighted_sum_of_component_cdfs() -> None:
+    # Semantic turn detector: min_delay 300 ms when confident, max_delay 2500 ms otherwise
+    # (LiveKit EndpointingOptions; bimodal wait reported in livekit/agents issue 6415).
+    fast = vb.LogNormal(p50_ms=300, p95_ms=400)
+    slow = vb.Normal(mean_ms=2500, std_ms=100)
+    mix = vb.Mixture(weights=(0.8, 0.2), components=(fast, slow))
+    x = draw(mix)
+    for t in (250.0, 350.0, 1000.0, 2550.0):
+        expected = 0.8 * stats.lognorm.cdf(t, fast.sigma, scale=300) + 0.2 * stats.norm.cdf(t, 2500, 100)
+        assert np.mean(x <= t) == pytest.approx(expected, abs=mc_tol(expected))
+
+
+def test_shifted_adds_a_constant() -> None:
+    base = vb.LogNormal(p50_ms=90, p95_ms=120)
+    assert np.allclose(draw(vb.Shifted(shift_ms=200, base=base), 1000), draw(base, 1000) + 200)
+
+
+def test_sequence_of_independent_normals_is_normal() -> None:
+    seq = vb.Sequence(stages={"a": vb.Normal(mean_ms=300, std_ms=30), "b": vb.Normal(mean_ms=400, std_ms=40)})
+    x = draw(seq)
+    # N(700, 50): p95 = 700 + 1.6449 * 50 = 782.2 ms. Not 300+49.3 + 400+65.8 = 815.1 (percentiles do not add).
+    assert np.percentile(x, 95) == pytest.approx(700 + stats.norm.ppf(0.95) * 50, abs=1.0)
+    assert np.std(x) == pytest.approx(50, rel=0.01)
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_quantile_of_max_is_member_quantile_at_p_to_the_1_over_n(n: int) -> None:
+    member = vb.LogNormal(p50_ms=200, p95_ms=400)
+    x = draw(vb.AllOf(stages={f"m{i}": member for i in range(n)}))
+    for p in (0.5, 0.95):
+        expected = stats.lognorm.ppf(p ** (1 / n), member.sigma, scale=200)
+        assert np.mean(x <= expected) == pytest.approx(p, abs=mc_tol(p))
+
+
+def test_k_of_n_and_race_are_order_statistics() -> None:
+    member = vb.Uniform(low_ms=0, high_ms=1000)
+    # k-th order statistic of 5 uniforms on [0, 1000] has mean 1000 * k / 6.
+    for k in (1, 3, 5):
+        x = draw(vb.KOfN(k=k, stages={f"m{i}": member for i in range(5)}))
+        assert np.mean(x) == pytest.approx(1000 * k / 6, abs=2.0)
+    race = draw(vb.Race(stages={f"m{i}": member for i in range(5)}))
+    assert np.mean(race) == pytest.approx(1000 / 6, abs=2.0)
+
+
+def test_choice_is_a_mixture() -> None:
+    # Reply cache: hit with probability 0.3 answers in 150 ms, else the 900 ms miss path.
+    x = draw(vb.Choice(weights=(0.3, 0.7), stages={"hit": vb.Fixed(value_ms=150), "miss": vb.Fixed(value_ms=900)}))
+    assert np.mean(x == 150) == pytest.approx(0.3, abs=mc_tol(0.3))
+    assert set(np.unique(x)) == {150.0, 900.0}
+
+
+def test_contributions_add_up_to_the_total_on_the_critical_path() -> None:
+    tree = vb.Sequence(
+        stages={
+            "commit": vb.AllOf(stages={"vad": vb.Fixed(value_ms=200), "asr": vb.LogNormal(p50_ms=247, p95_ms=298)}),
+            "llm": vb.LogNormal(p50_ms=400, p95_ms=800),
+            "cache": vb.Choice(weights=(0.5, 0.5), stages={"a": vb.Fixed(value_ms=1), "b": vb.Fixed(value_ms=2)}),
+        }
+    )
+    ev = vb.evaluate(tree, 10_000, 3)
+    turns = np.arange(10_000)
+    contrib = ev.contributions(turns)
+    assert np.allclose(sum(contrib.values()), ev.total)
+    # when ASR finishes before the 200 ms timer, the timer gets the credit and ASR none
+    early = ev.stages["asr"] < 200
+    assert np.all(contrib["asr"][early] == 0)
+    assert np.all(contrib["vad"][early] == 200)
+
+
+def test_seed_reproduces_exactly_and_streams_are_per_stage() -> None:
+    tree = vb.Sequence(stages={"a": vb.LogNormal(p50_ms=100, p95_ms=200), "b": vb.Uniform(low_ms=0, high_ms=9)})
+    assert np.array_equal(vb.evaluate(tree, 1000, 42).total, vb.evaluate(tree, 1000, 42).total)
+    assert not np.array_equal(vb.evaluate(tree, 1000, 42).total, vb.evaluate(tree, 1000, 43).total)
+    # common random numbers: changing stage b leaves stage a's samples untouched
+    other = vb.Sequence(stages={"a": vb.LogNormal(p50_ms=100, p95_ms=200), "b": vb.Fixed(value_ms=1)})
+    assert np.array_equal(vb.evaluate(tree, 1000, 42).stages["a"], vb.evaluate(other, 1000, 42).stages["a"])
+
+
+def test_duplicate_stage_names_are_refused() -> None:
+    tree = vb.Sequence(stages={"a": vb.Fixed(value_ms=1), "g": vb.AllOf(stages={"a": vb.Fixed(value_ms=2)})})
+    with pytest.raises(ValueError, match="two stages are named 'a'"):
+        vb.evaluate(tree, 10, 1)
+
+
+dists = st.one_of(
+    st.builds(lambda v: vb.Fixed(value_ms=v), st.floats(0, 1000)),
+    st.builds(lambda a, b: vb.Uniform(low_ms=min(a, b), high_ms=max(a, b)), st.floats(0, 500), st.floats(0, 500)),
+    st.builds(lambda m, r: vb.LogNormal(p50_ms=m, p95_ms=m * r), st.floats(1, 1000), st.floats(1, 5)),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(base=dists, extra=dists, seed=st.integers(0, 2**32))
+def test_adding_a_non_negative_stage_never_lowers_any_percentile(base, extra, seed) -> None:
+    before = vb.evaluate(vb.Sequence(stages={"a": base}), 2000, seed).total
+    after = vb.evaluate(vb.Sequence(stages={"a": base, "b": extra}), 2000, seed).total
+    qs = [50, 90, 95, 99]
+    assert np.all(np.percentile(after, qs) >= np.percentile(before, qs) - 1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(a=dists, b=dists, seed=st.integers(0, 2**32))
+def test_max_never_below_either_branch_and_sum_never_below_max(a, b, seed) -> None:
+    mx = vb.evaluate(vb.AllOf(stages={"a": a, "b": b}), 500, seed)
+    sm = vb.evaluate(vb.Sequence(stages={"a": a, "b": b}), 500, seed)
+    assert np.all(mx.total >= mx.stages["a"])
+    assert np.all(mx.total >= mx.stages["b"])
+    assert np.all(sm.total >= mx.total - 1e-9)
