@@ -164,3 +164,15 @@ def test_max_never_below_either_branch_and_sum_never_below_max(a, b, seed) -> No
     assert np.all(mx.total >= mx.stages["a"])
     assert np.all(mx.total >= mx.stages["b"])
     assert np.all(sm.total >= mx.total - 1e-9)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    xs=st.lists(st.floats(0, 1e6, allow_nan=False), min_size=1, max_size=300),
+    qs=st.lists(st.floats(0, 100), min_size=1, max_size=6),
+)
+def test_report_percentiles_equal_numpys_linear_percentiles(xs, qs) -> None:
+    from voicebudget._report import percentiles
+
+    arr = np.asarray(xs)
+    assert np.allclose(percentiles(arr, qs), np.percentile(arr, qs), rtol=1e-12, atol=1e-9)

