@@ -1,0 +1,305 @@
+"""Catalogs of accelerator hardware and model architectures: frozen, typed, each entry sourced.
+
+Spec-sheet values come from ``shared/reference/hardware-specs.csv`` and ``models.csv`` (their
+sources are repeated on each entry). Users add their own entries inline in a scenario file
+(``hardware = {...}`` instead of an id) or in code by building :class:`Hardware` /
+:class:`ModelArch` directly.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from voicebudget._errors import ModelError
+
+__all__ = [
+    "HARDWARE",
+    "MODELS",
+    "MODEL_ALIASES",
+    "PRECISION_BYTES",
+    "ChipPrice",
+    "Hardware",
+    "ModelArch",
+    "Precision",
+    "SramTiming",
+    "get_hardware",
+    "get_model",
+]
+
+Precision = Literal["bf16", "fp16", "fp8", "fp4"]
+"""Number format of weights (and, by default, of the KV cache)."""
+
+PRECISION_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 0.5625}
+"""Bytes per parameter. fp4 is NVFP4: 4-bit values plus one fp8 scale per 16 values = 4.5 bits
+(NVIDIA, "Introducing NVFP4", developer.nvidia.com blog, 2025-06)."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ChipPrice(_Frozen):
+    """The price assumption behind a cost figure: US dollars per chip-hour, and where it comes from."""
+
+    usd_per_chip_hour: float = Field(gt=0)
+    source: str = Field(min_length=1)
+
+
+class SramTiming(_Frozen):
+    """Per-token latency terms of an SRAM-resident (wafer-scale / LPU) chip, ms.
+
+    Per output token: ``layers * tau_layer_ms + (chips - 1) * tau_hop_ms + tau_step_ms``, never below
+    the physical floor (weight bytes / SRAM bandwidth, FLOPs / peak). ``source`` says which
+    published figures fixed them (they are fitted, not spec-sheet values).
+    """
+
+    tau_layer_ms: float = Field(ge=0)
+    tau_hop_ms: float = Field(ge=0)
+    tau_step_ms: float = Field(ge=0)
+    usable_sram_fraction: float = Field(gt=0, le=1)
+    source: str = Field(min_length=1)
+
+
+class Hardware(_Frozen):
+    """One accelerator chip (a GPU, a wafer, an LPU), per chip.
+
+    :param memory_kind: ``"hbm"`` for GPUs (weights streamed from HBM every step) or ``"sram"`` for
+        chips that keep the weights on chip (wafer-scale, LPU).
+    :param scaleup_link_bytes_per_s: one-direction bandwidth of the scale-up link (NVLink, ...).
+    :param collective_latency_ms: fixed latency of one small all-reduce across the tensor-parallel group.
+    :param max_tensor_parallel: the largest tensor-parallel group (one NVLink domain).
+    :param sram: per-token latency terms; required when ``memory_kind == "sram"``.
+    :param price: $/chip-hour with its source, or ``None`` when no public price is known.
+    """
+
+    id: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    memory_kind: Literal["hbm", "sram"] = "hbm"
+    memory_bytes: float = Field(gt=0)
+    memory_bandwidth_bytes_per_s: float = Field(gt=0)
+    bf16_flops_per_s: float = Field(gt=0)
+    fp8_flops_per_s: float | None = Field(default=None, gt=0)
+    fp4_flops_per_s: float | None = Field(default=None, gt=0)
+    scaleup_link_bytes_per_s: float = Field(gt=0)
+    collective_latency_ms: float = Field(default=0.008, ge=0)
+    max_tensor_parallel: int = Field(default=8, ge=1)
+    sram: SramTiming | None = None
+    price: ChipPrice | None = None
+    source: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _sram_needs_timing(self) -> Hardware:
+        if self.memory_kind == "sram" and self.sram is None:
+            raise ValueError("memory_kind 'sram' needs an 'sram' table (tau_layer_ms, tau_hop_ms, tau_step_ms, ...)")
+        return self
+
+    def flops_per_s(self, precision: str) -> float:
+        """Dense peak for GEMMs in ``precision``; a format the chip lacks runs at the next wider one."""
+        if precision == "fp4" and self.fp4_flops_per_s is not None:
+            return self.fp4_flops_per_s
+        if precision in ("fp4", "fp8") and self.fp8_flops_per_s is not None:
+            return self.fp8_flops_per_s
+        return self.bf16_flops_per_s
+
+
+class ModelArch(_Frozen):
+    """A decoder-only transformer's architecture (dense or mixture-of-experts).
+
+    :param total_params: every parameter (weights stored).
+    :param active_params: parameters used per token (== total for dense models).
+    :param experts: routed experts per MoE layer (``None`` for dense).
+    :param moe_layers: layers with routed experts (default: all layers when ``experts`` is set).
+    :param native_precision: the precision of the released weights.
+    :param native_expert_precision: released precision of the routed experts when it differs
+        (gpt-oss ships MXFP4 experts).
+    """
+
+    id: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    total_params: float = Field(gt=0)
+    active_params: float = Field(gt=0)
+    layers: int = Field(ge=1)
+    d_model: int = Field(ge=1)
+    q_heads: int = Field(ge=1)
+    kv_heads: int = Field(ge=1)
+    head_dim: int = Field(ge=1)
+    experts: int | None = Field(default=None, ge=1)
+    experts_per_token: int | None = Field(default=None, ge=1)
+    moe_layers: int | None = Field(default=None, ge=1)
+    native_precision: Precision = "bf16"
+    native_expert_precision: Precision | None = None
+    source: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> ModelArch:
+        if self.active_params > self.total_params:
+            raise ValueError(f"active_params ({self.active_params:g}) > total_params ({self.total_params:g})")
+        if (self.experts is None) != (self.experts_per_token is None):
+            raise ValueError("give both experts and experts_per_token, or neither")
+        if self.experts is not None and self.experts_per_token is not None and self.experts_per_token > self.experts:
+            raise ValueError("experts_per_token > experts")
+        return self
+
+    @property
+    def is_moe(self) -> bool:
+        """Mixture-of-experts (routed experts)."""
+        return self.experts is not None and self.experts_per_token is not None and self.experts > 1
+
+    @property
+    def n_moe_layers(self) -> int:
+        """Layers with routed experts."""
+        return (self.moe_layers or self.layers) if self.is_moe else 0
+
+    @property
+    def expert_params(self) -> float:
+        """Parameters of one routed expert in one layer: ``(total - active) / (moe_layers * (E - k))``.
+
+        Derived from the two totals so dense + routed parameters add up to both of them exactly.
+        """
+        if not self.is_moe:
+            return 0.0
+        assert self.experts is not None
+        assert self.experts_per_token is not None
+        return (self.total_params - self.active_params) / (self.n_moe_layers * (self.experts - self.experts_per_token))
+
+    @property
+    def routed_params(self) -> float:
+        """All routed-expert parameters."""
+        return self.expert_params * self.n_moe_layers * (self.experts or 0)
+
+    def kv_elements_per_token(self) -> float:
+        """KV-cache elements per token across all layers: ``2 * layers * kv_heads * head_dim``."""
+        return 2.0 * self.layers * self.kv_heads * self.head_dim
+
+
+def _hw(**kw: object) -> Hardware:
+    return Hardware.model_validate(kw)
+
+
+_SPECS = "shared/reference/hardware-specs.csv"
+_PRICE_SRC = "mercatus-ai.com/blog/cloud-gpu-pricing (May 2026), specialty-cloud on-demand range midpoint"
+
+HARDWARE: dict[str, Hardware] = {
+    h.id: h
+    for h in (
+        _hw(id="a100-40gb", name="NVIDIA A100 SXM 40GB", memory_bytes=40e9, memory_bandwidth_bytes_per_s=1.555e12,
+            bf16_flops_per_s=312e12, scaleup_link_bytes_per_s=300e9,
+            source="NVIDIA A100 datasheet (1.555 TB/s, 312 TFLOP/s bf16 dense, NVLink3 600 GB/s bidirectional); "
+                   "8 us collective floor as for H100 (cli99/llm-analysis)"),
+        _hw(id="a100-80gb", name="NVIDIA A100 SXM 80GB", memory_bytes=80e9, memory_bandwidth_bytes_per_s=2.0e12,
+            bf16_flops_per_s=312e12, scaleup_link_bytes_per_s=300e9,
+            price=ChipPrice(usd_per_chip_hour=1.30, source=_PRICE_SRC + " ($1.10-1.50)"),
+            source="NVIDIA A100 datasheet (2.0 TB/s, 312 TFLOP/s bf16 dense); TensorRT-LLM v0.5 performance.md"),
+        _hw(id="h100-sxm", name="NVIDIA H100 SXM", memory_bytes=80e9, memory_bandwidth_bytes_per_s=3.35e12,
+            bf16_flops_per_s=989e12, fp8_flops_per_s=1979e12, scaleup_link_bytes_per_s=450e9,
+            price=ChipPrice(usd_per_chip_hour=3.00, source=_PRICE_SRC + " ($2.50-3.50)"),
+            source=f"{_SPECS}: NVIDIA H100 datasheet; jax-ml/scaling-book gpus.md; "
+                   "cli99/llm-analysis h100-sxm-80gb.json (8 us small-message floor)"),
+        _hw(id="h200", name="NVIDIA H200 SXM", memory_bytes=141e9, memory_bandwidth_bytes_per_s=4.8e12,
+            bf16_flops_per_s=989e12, fp8_flops_per_s=1979e12, scaleup_link_bytes_per_s=450e9,
+            price=ChipPrice(usd_per_chip_hour=4.00, source=_PRICE_SRC + " ($3.50-4.50)"),
+            source=f"{_SPECS}: NVIDIA H200 datasheet; MLPerf v4.1 H200 system json"),
+        _hw(id="b200", name="NVIDIA B200", memory_bytes=180e9, memory_bandwidth_bytes_per_s=8.0e12,
+            bf16_flops_per_s=2250e12, fp8_flops_per_s=4500e12, fp4_flops_per_s=9000e12,
+            scaleup_link_bytes_per_s=900e9,
+            source=f"{_SPECS}: jax-ml/scaling-book; MLPerf v6.0 B200 system json; "
+                   "collective floor as H100 (assumption)"),
+        _hw(id="gb200", name="NVIDIA GB200 NVL72 (per GPU)", memory_bytes=186e9, memory_bandwidth_bytes_per_s=8.0e12,
+            bf16_flops_per_s=2500e12, fp8_flops_per_s=5000e12, fp4_flops_per_s=10000e12,
+            scaleup_link_bytes_per_s=900e9, collective_latency_ms=0.008, max_tensor_parallel=72,
+            source=f"{_SPECS}: NVIDIA GB200 NVL72 figures; MLPerf v5.1 GB200 system json (186 GB); one NVLink "
+                   "domain of 72 GPUs; collective floor as H100 (GenZ assumes 0.25 us per hop, not per all-reduce)"),
+        _hw(id="mi300x", name="AMD Instinct MI300X", memory_bytes=192e9, memory_bandwidth_bytes_per_s=5.3e12,
+            bf16_flops_per_s=1307e12, fp8_flops_per_s=2615e12, scaleup_link_bytes_per_s=400e9,
+            source=f"{_SPECS}: AMD MI300X datasheet; MLPerf v4.1 AMD system json; GenZ system_configs.py (400 GB/s); "
+                   "collective floor as H100 (assumption)"),
+        _hw(id="wse-3", name="Cerebras WSE-3 (CS-3)", memory_kind="sram", memory_bytes=44e9,
+            memory_bandwidth_bytes_per_s=21e15, bf16_flops_per_s=125e15, scaleup_link_bytes_per_s=150e9,
+            collective_latency_ms=0.0, max_tensor_parallel=1,
+            sram=SramTiming(
+                tau_layer_ms=0.0048, tau_hop_ms=0.002, tau_step_ms=0.33, usable_sram_fraction=0.9,
+                source="tau_layer and tau_step fitted (log-error least squares) to Cerebras Llama-3.1-8B 1800 tok/s "
+                       "(blog, Aug 2024), Llama-3.1-405B 969 tok/s (2024-11-20), Qwen3-235B 1450 tok/s (models page); "
+                       "tau_hop assumption: one 100GbE switch + NIC hop ~2 us for a 32 KB activation; "
+                       "usable SRAM 90% (assumption: the rest holds activations and code)"),
+            source="Cerebras WSE-3 launch (Mar 2024): 44 GB SRAM, 21 PB/s, 125 PFLOP/s peak AI compute (used as the "
+                   "prefill peak; dense figure not published); CS-3 I/O 1.2 Tb/s (12x100 GbE)"),
+        _hw(id="groq-lpu", name="Groq LPU (TSP v1)", memory_kind="sram", memory_bytes=0.23e9,
+            memory_bandwidth_bytes_per_s=80e12, bf16_flops_per_s=188e12, scaleup_link_bytes_per_s=512e9,
+            collective_latency_ms=0.0, max_tensor_parallel=1,
+            sram=SramTiming(
+                tau_layer_ms=0.0, tau_hop_ms=0.0037, tau_step_ms=1.12, usable_sram_fraction=1.0,
+                source="tau_hop and tau_step solved from two Groq figures of one source (TechPowerUp, Feb 2024): "
+                       "Llama-2-7B 750 tok/s (2048 context) and Llama-2-70B 300 tok/s (4096 context), bf16 weights; "
+                       "per-layer time folded into the chip-to-chip hops (the LPU pipeline is hop-dominated)"),
+            source=f"{_SPECS}: Groq LPU figures (TechPowerUp Feb 2024); Groq ISCA 2022 (220 MiB SRAM, 16 C2C links)"),
+    )
+}
+"""Hardware catalog by id."""
+
+
+def _m(**kw: object) -> ModelArch:
+    return ModelArch.model_validate(kw)
+
+
+MODELS: dict[str, ModelArch] = {
+    m.id: m
+    for m in (
+        _m(id="llama-3.1-8b", name="Llama-3.1-8B", total_params=8.03e9, active_params=8.03e9, layers=32,
+           d_model=4096, q_heads=32, kv_heads=8, head_dim=128, source="meta-llama/Llama-3.1-8B config.json"),
+        _m(id="llama-3.1-70b", name="Llama-3.1-70B", total_params=70.6e9, active_params=70.6e9, layers=80,
+           d_model=8192, q_heads=64, kv_heads=8, head_dim=128,
+           source="meta-llama/Llama-3.1-70B config.json (Llama-3.3-70B: same architecture)"),
+        _m(id="llama-3.1-405b", name="Llama-3.1-405B", total_params=405.9e9, active_params=405.9e9, layers=126,
+           d_model=16384, q_heads=128, kv_heads=8, head_dim=128, source="meta-llama/Llama-3.1-405B config.json"),
+        _m(id="llama-2-7b", name="Llama-2-7B", total_params=6.74e9, active_params=6.74e9, layers=32,
+           d_model=4096, q_heads=32, kv_heads=32, head_dim=128,
+           source="meta-llama/Llama-2-7b-hf config.json (6.74e9 parameters, multi-head attention)"),
+        _m(id="llama-2-70b", name="Llama-2-70B", total_params=69e9, active_params=69e9, layers=80,
+           d_model=8192, q_heads=64, kv_heads=8, head_dim=128, source="meta-llama/Llama-2-70b-hf config.json"),
+        _m(id="glm-4.7", name="GLM-4.7", total_params=358e9, active_params=32e9, layers=92, d_model=5120,
+           q_heads=96, kv_heads=8, head_dim=128, experts=160, experts_per_token=8, moe_layers=89,
+           source="NVIDIA Megatron-Bridge glm45.md; Cerebras GLM-4.7 migration notes (3 dense + 89 MoE layers)"),
+        _m(id="gpt-oss-120b", name="gpt-oss-120b", total_params=116.8e9, active_params=5.1e9, layers=36,
+           d_model=2880, q_heads=64, kv_heads=8, head_dim=64, experts=128, experts_per_token=4,
+           native_expert_precision="fp4",
+           source="openai/gpt-oss-120b config.json (MXFP4 expert weights; sliding-window layers not modelled)"),
+        _m(id="qwen3-235b-a22b", name="Qwen3-235B-A22B", total_params=235e9, active_params=22e9, layers=94,
+           d_model=4096, q_heads=64, kv_heads=4, head_dim=128, experts=128, experts_per_token=8,
+           source="Qwen/Qwen3-235B-A22B config.json"),
+    )
+}
+"""Model-architecture catalog by id."""
+
+MODEL_ALIASES: dict[str, str] = {"llama-3.3-70b": "llama-3.1-70b", "llama-2-7b-hf": "llama-2-7b"}
+"""Alternative ids: Llama-3.3-70B has Llama-3.1-70B's architecture (models.csv)."""
+
+
+def get_hardware(hw: str | Hardware) -> Hardware:
+    """Look up a hardware id (case-insensitive) or pass a :class:`Hardware` through.
+
+    :raises ModelError: unknown id; the message lists the known ones.
+    """
+    if isinstance(hw, Hardware):
+        return hw
+    key = hw.strip().lower()
+    if key not in HARDWARE:
+        raise ModelError(f"unknown hardware {hw!r}; known: {', '.join(sorted(HARDWARE))}")
+    return HARDWARE[key]
+
+
+def get_model(model: str | ModelArch) -> ModelArch:
+    """Look up a model id or alias (case-insensitive) or pass a :class:`ModelArch` through.
+
+    :raises ModelError: unknown id; the message lists the known ones.
+    """
+    if isinstance(model, ModelArch):
+        return model
+    key = model.strip().lower()
+    key = MODEL_ALIASES.get(key, key)
+    if key not in MODELS:
+        known = sorted([*MODELS, *MODEL_ALIASES])
+        raise ModelError(f"unknown model {model!r}; known: {', '.join(known)}")
+    return MODELS[key]

@@ -1,0 +1,209 @@
+"""GPU serving: an iteration-level roofline with efficiency factors and fixed costs.
+
+A continuous-batching step that carries ``b`` decode tokens (mean context ``S``) and ``p`` prefill
+tokens (chunked prefill of other users' prompts) on ``tp`` tensor-parallel chips takes
+(shared/DESIGN.md section 4)::
+
+    T_gemm = max(weights_read(b + p) / (tp * BW * eta_m),  2 * active * (b + p) / (chips * F * eta_c))
+    T_kv   = b * S * kv_bytes_per_token / (chips * BW * eta_m)      (decode attention: memory-bound)
+    T_attn = attention FLOPs / (chips * F * eta_c)                  (prefill attention: compute-bound)
+    T_step = T_gemm + T_kv + T_attn + layers * tau_layer + tau_step + T_collectives
+
+``weights_read`` of a mixture-of-experts model counts the distinct experts the step's tokens touch,
+``E * (1 - (1 - k/E)^n)`` per MoE layer. ``T_collectives`` is two ring all-reduces per layer across
+the tensor-parallel group, ``2 * layers * (latency + 2 (tp-1)/tp * tokens * d_model * 2 B / link)``.
+Pipeline stages add one hop each; they do not cut a single user's latency (the weight term uses the
+``tp`` chips of one stage) but they do add throughput (compute and KV terms use all chips).
+
+Under load (closed loop, concurrency ``C`` per replica), each step carries ``C`` decode tokens and, on
+average, ``(C - 1) * P / O`` prompt tokens of the other users (each request brings ``P`` prompt
+tokens per ``O`` output tokens): that is why serving TPOT is 2-5x the pure decode step. TTFT is the
+mean wait for the running step to end (half a step) plus the prompt's prefill in chunks of the step
+budget left after the other users' decode tokens.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from voicebudget._errors import ModelError
+from voicebudget.inference._catalog import PRECISION_BYTES, Hardware, ModelArch
+from voicebudget.inference._types import Bound, GPUCalibration, MemoryUse, StepBreakdown
+
+__all__ = ["GPUPlan", "decode_step", "kv_bytes_per_token", "prefill_ms", "weights_bytes", "weights_read_bytes"]
+
+ACTIVATION_BYTES = 2.0
+"""Activations exchanged by tensor-parallel all-reduces are bf16."""
+
+
+@dataclass(frozen=True)
+class GPUPlan:
+    """A resolved deployment: everything the step formulas need (one replica)."""
+
+    model: ModelArch
+    hardware: Hardware
+    precision: str | None  # None: the model's released precision mix
+    kv_precision: str
+    tp: int
+    pp: int
+    replicas: int
+    cal: GPUCalibration
+
+    @property
+    def chips_per_replica(self) -> int:
+        return self.tp * self.pp
+
+    @property
+    def compute_precision(self) -> str:
+        """The precision GEMMs run in (the released dense precision when ``precision`` is None)."""
+        return self.precision or self.model.native_precision
+
+    @property
+    def peak_flops(self) -> float:
+        """Achieved GEMM FLOP/s per chip: peak of the format x its fitted efficiency."""
+        peak = self.hardware.flops_per_s(self.compute_precision)
+        low = peak > self.hardware.bf16_flops_per_s
+        return peak * (self.cal.low_precision_compute_efficiency if low else self.cal.compute_efficiency)
+
+    @property
+    def bandwidth(self) -> float:
+        return self.hardware.memory_bandwidth_bytes_per_s * self.cal.memory_efficiency
+
+
+def weights_bytes(model: ModelArch, precision: str | None) -> tuple[float, float]:
+    """Bytes of weights: ``(dense part, one routed expert in one layer)``.
+
+    :param precision: ``None`` for the released precision (gpt-oss: MXFP4 experts, bf16 rest).
+    """
+    dense_params = model.total_params - model.routed_params
+    dense_prec = precision or model.native_precision
+    expert_prec = precision or model.native_expert_precision or model.native_precision
+    return dense_params * PRECISION_BYTES[dense_prec], model.expert_params * PRECISION_BYTES[expert_prec]
+
+
+def total_weights_bytes(model: ModelArch, precision: str | None) -> float:
+    """All weight bytes of one copy of the model."""
+    dense, expert = weights_bytes(model, precision)
+    return dense + expert * model.n_moe_layers * (model.experts or 0)
+
+
+def weights_read_bytes(model: ModelArch, precision: str | None, tokens: float) -> float:
+    """Weight bytes one step reads for ``tokens`` tokens: dense part + distinct experts touched.
+
+    Distinct experts of ``E`` with ``k`` per token among ``n`` tokens: ``E * (1 - (1 - k/E)^n)``
+    (uniform routing assumption, shared/DESIGN.md section 4).
+    """
+    dense, expert = weights_bytes(model, precision)
+    if not model.is_moe:
+        return dense
+    assert model.experts is not None
+    assert model.experts_per_token is not None
+    e, k = model.experts, model.experts_per_token
+    touched = e * (1.0 - float((1.0 - k / e) ** max(tokens, 1.0)))
+    return dense + expert * model.n_moe_layers * touched
+
+
+def kv_bytes_per_token(model: ModelArch, kv_precision: str) -> float:
+    """KV-cache bytes per token: ``2 * layers * kv_heads * head_dim * bytes``."""
+    return model.kv_elements_per_token() * PRECISION_BYTES[kv_precision]
+
+
+def _collectives_ms(plan: GPUPlan, tokens: float) -> float:
+    hw, tp = plan.hardware, plan.tp
+    hops = (plan.pp - 1) * hw.collective_latency_ms
+    if tp == 1:
+        return hops
+    msg = tokens * plan.model.d_model * ACTIVATION_BYTES
+    one = hw.collective_latency_ms + 1e3 * 2.0 * (tp - 1) / tp * msg / hw.scaleup_link_bytes_per_s
+    return 2.0 * plan.model.layers * one + hops
+
+
+def _overhead_ms(plan: GPUPlan) -> float:
+    return plan.model.layers * plan.cal.tau_layer_ms + plan.cal.tau_step_ms
+
+
+def decode_step(plan: GPUPlan, decode_tokens: float, context_tokens: float, prefill_tokens: float,
+                prefill_context: float) -> StepBreakdown:
+    """One continuous-batching step of one replica, ms.
+
+    :param decode_tokens: sequences decoding in this step (``b``).
+    :param context_tokens: their mean context length (``S``), tokens.
+    :param prefill_tokens: prompt tokens prefilled in the same step (``p``).
+    :param prefill_context: mean position of those prompt tokens (for their attention FLOPs).
+    """
+    m, chips = plan.model, plan.chips_per_replica
+    n = decode_tokens + prefill_tokens
+    weights = 1e3 * weights_read_bytes(m, plan.precision, n / plan.pp) / (plan.tp * plan.bandwidth)
+    compute = 1e3 * 2.0 * m.active_params * n / (chips * plan.peak_flops)
+    kv = 1e3 * decode_tokens * context_tokens * kv_bytes_per_token(m, plan.kv_precision) / (chips * plan.bandwidth)
+    attn_flops = 4.0 * m.layers * m.q_heads * m.head_dim * (decode_tokens * context_tokens
+                                                            + prefill_tokens * prefill_context)
+    attention = 1e3 * attn_flops / (chips * plan.peak_flops)
+    overhead = _overhead_ms(plan)
+    comm = _collectives_ms(plan, n / plan.pp)
+    total = max(weights, compute) + kv + attention + overhead + comm
+    return StepBreakdown(weights_ms=weights, compute_ms=compute, kv_cache_ms=kv, attention_ms=attention,
+                         overhead_ms=overhead, communication_ms=comm, total_ms=total,
+                         bound=_bound(weights, compute, kv, attention, overhead, comm))
+
+
+def _bound(weights: float, compute: float, kv: float, attention: float, overhead: float, comm: float) -> Bound:
+    memory = (weights if weights >= compute else 0.0) + kv
+    comp = (compute if compute > weights else 0.0) + attention
+    terms: dict[Bound, float] = {"memory": memory, "compute": comp, "per-layer latency": overhead,
+                                 "communication": comm}
+    return max(terms, key=lambda k: terms[k])
+
+
+def prefill_ms(plan: GPUPlan, prompt_tokens: float, chunk_tokens: float, others_decoding: float,
+               others_context: float) -> float:
+    """Prefill of one prompt in chunks of ``chunk_tokens``, sharing each step with ``others_decoding``
+    decode tokens of other users, ms (excludes the wait for the running step).
+
+    Attention FLOPs of a causal prompt of ``P`` tokens: ``2 * layers * P^2 * q_heads * head_dim``.
+    Prefill runs stage after stage, so only one stage's ``tp`` chips count for its latency.
+    """
+    m = plan.model
+    chunks = max(1, math.ceil(prompt_tokens / chunk_tokens))
+    total = 0.0
+    left = prompt_tokens
+    flops_chips = plan.tp  # one stage at a time
+    for _ in range(chunks):
+        c = min(chunk_tokens, left)
+        left -= c
+        n = c + others_decoding
+        weights = 1e3 * weights_read_bytes(m, plan.precision, n) / (plan.tp * plan.bandwidth)
+        compute = 1e3 * 2.0 * m.active_params * n / (flops_chips * plan.peak_flops)
+        kv = 1e3 * others_decoding * others_context * kv_bytes_per_token(m, plan.kv_precision) / (
+            plan.chips_per_replica * plan.bandwidth)
+        total += max(weights, compute) + kv + _overhead_ms(plan) + _collectives_ms(plan, n)
+    attn_flops = 2.0 * m.layers * m.q_heads * m.head_dim * prompt_tokens * prompt_tokens
+    return total + 1e3 * attn_flops / (flops_chips * plan.peak_flops)
+
+
+def memory_need(plan: GPUPlan, concurrency_per_replica: int, context_tokens: int) -> MemoryUse:
+    """Weights + KV cache of one replica vs its usable memory (``capacity_bytes`` before utilisation)."""
+    w = total_weights_bytes(plan.model, plan.precision)
+    kv = concurrency_per_replica * context_tokens * kv_bytes_per_token(plan.model, plan.kv_precision)
+    return MemoryUse(weights_bytes=w, kv_cache_bytes=kv,
+                     capacity_bytes=plan.chips_per_replica * plan.hardware.memory_bytes)
+
+
+def check_fits(plan: GPUPlan, use: MemoryUse, utilization: float, concurrency: int, context: int,
+               fewest: int | None) -> None:
+    """Raise :class:`ModelError` naming the gap when weights + KV exceed the usable memory."""
+    usable = use.capacity_bytes * utilization
+    need = use.weights_bytes + use.kv_cache_bytes
+    if need <= usable:
+        return
+    hw = plan.hardware
+    where = (f"{plan.model.name} {plan.compute_precision} on {plan.chips_per_replica} x {hw.name}"
+             + (f" (tp {plan.tp}, pp {plan.pp})" if plan.chips_per_replica > 1 else ""))
+    hint = f"; it fits on {fewest} chips" if fewest else ""
+    raise ModelError(
+        f"{where} does not fit: needs {need / 1e9:.1f} GB (weights {use.weights_bytes / 1e9:.1f} GB + KV cache "
+        f"{use.kv_cache_bytes / 1e9:.1f} GB for {concurrency} x {context} tokens) but has {usable / 1e9:.1f} GB "
+        f"usable ({utilization:.0%} of {plan.chips_per_replica} x {hw.memory_bytes / 1e9:.0f} GB); "
+        f"short by {(need - usable) / 1e9:.1f} GB{hint}"
+    )

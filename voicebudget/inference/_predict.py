@@ -1,0 +1,190 @@
+"""One entry point: :func:`estimate_inference` (model x hardware x deployment x workload -> result)."""
+
+from __future__ import annotations
+
+import math
+
+from voicebudget._errors import ModelError
+from voicebudget.inference._catalog import ChipPrice, Hardware, ModelArch, get_hardware, get_model
+from voicebudget.inference._gpu import GPUPlan, check_fits, decode_step, memory_need, prefill_ms
+from voicebudget.inference._speculative import SpeculativeDecoding
+from voicebudget.inference._types import Deployment, GPUCalibration, InferenceResult, Workload
+from voicebudget.inference._wafer import (
+    check_wafer_fits,
+    wafer_chips_needed,
+    wafer_memory,
+    wafer_prefill_ms,
+    wafer_token_step,
+)
+
+__all__ = ["DEFAULT_CALIBRATION", "estimate_inference"]
+
+DEFAULT_CALIBRATION = GPUCalibration()
+"""The fitted GPU constants (see :class:`GPUCalibration` and docs/inference.md)."""
+
+MAX_PIPELINE_STAGES = 64
+"""The automatic chip count gives up beyond this many pipeline stages of one NVLink domain each."""
+
+
+def estimate_inference(
+    model: str | ModelArch,
+    hardware: str | Hardware,
+    deployment: Deployment | None = None,
+    workload: Workload | None = None,
+    *,
+    speculative: SpeculativeDecoding | None = None,
+    price: ChipPrice | None = None,
+    calibration: GPUCalibration = DEFAULT_CALIBRATION,
+) -> InferenceResult:
+    """Predict TTFT, TPOT, throughput and cost of serving ``model`` on ``hardware``.
+
+    HBM hardware (GPUs) uses the iteration-level roofline of :mod:`voicebudget.inference._gpu`;
+    SRAM-resident hardware (wafer-scale, LPU) the per-layer/per-hop model of ``_wafer``.
+    Takes ~20-100 us (benchmarks/bench_infer.py).
+
+    :param model: a catalog id/alias or a :class:`ModelArch`.
+    :param hardware: a catalog id or a :class:`Hardware`.
+    :param deployment: chips, parallelism, precision, concurrency (default: fewest chips, native
+        precision, concurrency 1).
+    :param workload: prompt and output tokens per request (default 1000 in, 200 out).
+    :param speculative: divide TPOT by the speculative-decoding speed-up.
+    :param price: $/chip-hour overriding the catalog's (needed for a cost on hardware without one).
+    :param calibration: the fitted GPU constants.
+    :returns: the frozen :class:`InferenceResult` (times in ms).
+    :raises ModelError: unknown ids, an impossible parallel layout, or weights + KV cache that do not
+        fit the chips (the message names the gap and the chip count that would fit).
+    """
+    m, hw = get_model(model), get_hardware(hardware)
+    dep, wl = deployment or Deployment(), workload or Workload()
+    if hw.memory_kind == "sram":
+        result = _estimate_wafer(m, hw, dep, wl)
+    else:
+        result = _estimate_gpu(m, hw, dep, wl, calibration)
+    return _finish(result, speculative, price or hw.price)
+
+
+def _precisions(m: ModelArch, dep: Deployment) -> tuple[str | None, str, str]:
+    """(weights precision for byte counts or None = released mix, reported precision, kv precision)."""
+    reported = dep.precision or m.native_precision
+    kv = dep.kv_precision or ("fp8" if reported in ("fp8", "fp4") else "bf16")
+    return dep.precision, reported, kv
+
+
+def _tp_candidates(hw: Hardware) -> list[int]:
+    out = [t for t in (1, 2, 4, 8, 16, 32, 64) if t < hw.max_tensor_parallel]
+    return [*out, hw.max_tensor_parallel]
+
+
+def _plan(m: ModelArch, hw: Hardware, dep: Deployment, cal: GPUCalibration, tp: int, pp: int,
+          replicas: int) -> GPUPlan:
+    prec, _, kv = _precisions(m, dep)
+    return GPUPlan(model=m, hardware=hw, precision=prec, kv_precision=kv, tp=tp, pp=pp, replicas=replicas, cal=cal)
+
+
+def _fits(plan: GPUPlan, dep: Deployment, wl: Workload) -> bool:
+    use = memory_need(plan, math.ceil(dep.concurrency / plan.replicas), wl.prompt_tokens + wl.output_tokens)
+    return use.weights_bytes + use.kv_cache_bytes <= use.capacity_bytes * dep.memory_utilization
+
+
+def _fewest(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal: GPUCalibration) -> GPUPlan | None:
+    tps = [dep.tensor_parallel] if dep.tensor_parallel else _tp_candidates(hw)
+    options = sorted(((tp * pp, tp, pp) for tp in tps for pp in range(1, MAX_PIPELINE_STAGES + 1)
+                      if pp == 1 or tp == tps[-1]), key=lambda x: (x[0], -x[1]))
+    for _, tp, pp in options:
+        if dep.pipeline_parallel and pp != dep.pipeline_parallel:
+            continue
+        plan = _plan(m, hw, dep, cal, tp, pp, 1)
+        if _fits(plan, dep, wl):
+            return plan
+    return None
+
+
+def _resolve_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload,
+                 cal: GPUCalibration) -> tuple[GPUPlan, bool]:
+    if dep.chips is None:
+        plan = _fewest(m, hw, dep, wl, cal)
+        if plan is None:
+            raise ModelError(f"{m.name} does not fit on {hw.name} even with {MAX_PIPELINE_STAGES} pipeline stages "
+                             f"of {hw.max_tensor_parallel} chips")
+        return plan, True
+    chips = dep.chips
+    tp = dep.tensor_parallel or min(chips, hw.max_tensor_parallel)
+    if tp > hw.max_tensor_parallel:
+        raise ModelError(f"tensor_parallel {tp} exceeds {hw.name}'s scale-up domain of {hw.max_tensor_parallel} chips")
+    if chips % tp:
+        raise ModelError(f"chips ({chips}) must be a multiple of tensor_parallel ({tp})")
+    pps = [dep.pipeline_parallel] if dep.pipeline_parallel else [d for d in range(1, chips // tp + 1)
+                                                                 if (chips // tp) % d == 0]
+    for pp in pps:
+        if chips % (tp * pp):
+            raise ModelError(f"chips ({chips}) must be a multiple of tensor_parallel x pipeline_parallel ({tp * pp})")
+        plan = _plan(m, hw, dep, cal, tp, pp, chips // (tp * pp))
+        if _fits(plan, dep, wl):
+            return plan, False
+    plan = _plan(m, hw, dep, cal, tp, pps[-1], chips // (tp * pps[-1]))
+    fewest = _fewest(m, hw, dep.model_copy(update={"tensor_parallel": None, "pipeline_parallel": None}), wl, cal)
+    conc = math.ceil(dep.concurrency / plan.replicas)
+    ctx = wl.prompt_tokens + wl.output_tokens
+    check_fits(plan, memory_need(plan, conc, ctx), dep.memory_utilization, conc, ctx,
+               fewest.chips_per_replica if fewest else None)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _estimate_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal: GPUCalibration) -> InferenceResult:
+    plan, chosen = _resolve_gpu(m, hw, dep, wl, cal)
+    _, reported, kv = _precisions(m, dep)
+    c = max(dep.concurrency / plan.replicas, 1.0)
+    p, o = float(wl.prompt_tokens), float(wl.output_tokens)
+    others = c - 1.0
+    step = decode_step(plan, c, p + o / 2.0, others * p / o, p / 2.0)
+    budget = max(dep.prefill_chunk_tokens - others, 1.0)
+    wait = 0.5 * step.total_ms if others > 0 else 0.0
+    ttft = wait + prefill_ms(plan, p, budget, others, p + o / 2.0)
+    conc = math.ceil(dep.concurrency / plan.replicas)
+    use = memory_need(plan, conc, wl.prompt_tokens + wl.output_tokens)
+    notes = (f"chips not given: the fewest that fit ({plan.tp * plan.pp * plan.replicas})",) if chosen else ()
+    return InferenceResult(
+        kind="gpu", model=m.id, hardware=hw.id, precision=reported, kv_precision=kv,
+        chips=plan.chips_per_replica * plan.replicas, tensor_parallel=plan.tp, pipeline_parallel=plan.pp,
+        replicas=plan.replicas, chips_chosen=chosen, concurrency=dep.concurrency, prompt_tokens=wl.prompt_tokens,
+        output_tokens=wl.output_tokens, ttft_ms=ttft, tpot_ms=step.total_ms,
+        tokens_per_s_per_user=1e3 / step.total_ms, throughput_tokens_per_s=dep.concurrency * 1e3 / step.total_ms,
+        cost_per_million_output_tokens=None, price=None, bound=step.bound, step=step, memory=use, notes=notes,
+    )
+
+
+def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload) -> InferenceResult:
+    _, reported, kv = _precisions(m, dep)
+    prec = dep.precision or m.native_precision
+    ctx = wl.prompt_tokens + wl.output_tokens
+    needed = wafer_chips_needed(m, hw, prec, kv, dep.concurrency, ctx)
+    chips = dep.chips or needed
+    use = wafer_memory(m, hw, prec, kv, dep.concurrency, ctx, chips)
+    check_wafer_fits(m, hw, prec, use, chips, needed, dep.concurrency, ctx)
+    step = wafer_token_step(m, hw, prec, chips)
+    # A pipeline: per-user speed holds while the chips' compute keeps up with the concurrency.
+    compute_limit = dep.concurrency * step.compute_ms
+    if compute_limit > step.total_ms:
+        step = step.model_copy(update={"total_ms": compute_limit, "bound": "compute"})
+    ttft = wafer_prefill_ms(m, hw, prec, chips, float(wl.prompt_tokens), step.total_ms)
+    notes = (f"chips not given: the fewest whose SRAM holds the model ({chips})",) if dep.chips is None else ()
+    return InferenceResult(
+        kind="wafer", model=m.id, hardware=hw.id, precision=reported, kv_precision=kv,
+        chips=chips, tensor_parallel=1, pipeline_parallel=chips, replicas=1, chips_chosen=dep.chips is None,
+        concurrency=dep.concurrency, prompt_tokens=wl.prompt_tokens, output_tokens=wl.output_tokens,
+        ttft_ms=ttft, tpot_ms=step.total_ms, tokens_per_s_per_user=1e3 / step.total_ms,
+        throughput_tokens_per_s=dep.concurrency * 1e3 / step.total_ms, cost_per_million_output_tokens=None,
+        price=None, bound=step.bound, step=step, memory=use, notes=notes,
+    )
+
+
+def _finish(r: InferenceResult, spec: SpeculativeDecoding | None, price: ChipPrice | None) -> InferenceResult:
+    upd: dict[str, object] = {"price": price}
+    tpot, thr = r.tpot_ms, r.throughput_tokens_per_s
+    if spec is not None:
+        tpot, thr = tpot / spec.speedup, thr * spec.speedup
+        upd.update(tpot_ms=tpot, tokens_per_s_per_user=1e3 / tpot, throughput_tokens_per_s=thr,
+                   notes=(*r.notes, f"speculative decoding: x{spec.speedup:.2f} decode speed-up"))
+    if price is not None:
+        upd["cost_per_million_output_tokens"] = price.usd_per_chip_hour * r.chips / 3600.0 / thr * 1e6
+    return r.model_copy(update=upd)

@@ -1,0 +1,141 @@
+"""The inference model's inputs and result: deployment, workload, calibration constants, result."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from voicebudget.inference._catalog import ChipPrice, Precision
+
+__all__ = ["Bound", "Deployment", "GPUCalibration", "InferenceResult", "MemoryUse", "StepBreakdown", "Workload"]
+
+Bound = Literal["memory", "compute", "per-layer latency", "communication"]
+"""What limits the decode step."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Deployment(_Frozen):
+    """How the model is served.
+
+    :param chips: chips in the deployment; ``None``: the fewest the model fits on (with tensor
+        parallelism up to the hardware's NVLink domain, then pipeline stages).
+    :param tensor_parallel: chips per tensor-parallel group; ``None``: ``min(chips, max_tensor_parallel)``.
+    :param pipeline_parallel: pipeline stages; ``None``: the fewest that fit. Chips left over after
+        ``tensor_parallel x pipeline_parallel`` become data-parallel replicas sharing the load.
+    :param precision: weight precision; ``None``: the model's native precision.
+    :param kv_precision: KV-cache precision; ``None``: fp8 when weights are fp8/fp4, else bf16.
+    :param concurrency: requests in flight across the deployment (a closed loop: each user sends its
+        next request when the last one finishes, as in NIM/genai-perf sweeps).
+    :param prefill_chunk_tokens: token budget of one continuous-batching step (chunked prefill);
+        default 2048, vLLM's ``max_num_batched_tokens`` for online serving (assumption; set yours).
+    :param memory_utilization: share of chip memory for weights + KV cache; default 0.9, vLLM's
+        ``gpu_memory_utilization`` default (the rest: activations, CUDA graphs, fragmentation).
+    """
+
+    chips: int | None = Field(default=None, ge=1)
+    tensor_parallel: int | None = Field(default=None, ge=1)
+    pipeline_parallel: int | None = Field(default=None, ge=1)
+    precision: Precision | None = None
+    kv_precision: Precision | None = None
+    concurrency: int = Field(default=1, ge=1)
+    prefill_chunk_tokens: int = Field(default=2048, ge=16)
+    memory_utilization: float = Field(default=0.9, gt=0, le=1)
+
+
+class Workload(_Frozen):
+    """One request's size: ``prompt_tokens`` in, ``output_tokens`` out (means, for a loaded server)."""
+
+    prompt_tokens: int = Field(default=1000, ge=1)
+    output_tokens: int = Field(default=200, ge=1)
+
+
+class GPUCalibration(_Frozen):
+    """The few fitted constants of the GPU serving model (physics, not rows).
+
+    Fitted once by grid search on the calibration rows (shared/reference/inference-calibration.csv:
+    G1, G1p, G3, G3p, G5a, P4, P8, M18, M3), minimising the worst relative error; see docs/inference.md.
+
+    :param memory_efficiency: achieved / peak HBM bandwidth when streaming weights and KV cache.
+    :param compute_efficiency: achieved / peak dense bf16/fp16 tensor throughput in GEMMs.
+    :param low_precision_compute_efficiency: the same for fp8/fp4 GEMMs, relative to *their* peak
+        (quantisation, scaling and non-GEMM work do not speed up 2x; fitted to NIM's fp8 TTFT, G3p).
+    :param tau_layer_ms: fixed cost per layer per step (kernel launches, norms, synchronisation).
+    :param tau_step_ms: fixed cost per step (scheduling, sampling, detokenisation).
+    """
+
+    memory_efficiency: float = Field(default=0.85, gt=0, le=1)
+    compute_efficiency: float = Field(default=0.65, gt=0, le=1)
+    low_precision_compute_efficiency: float = Field(default=0.52, gt=0, le=1)
+    tau_layer_ms: float = Field(default=0.03, ge=0)
+    tau_step_ms: float = Field(default=0.4, ge=0)
+
+
+class StepBreakdown(_Frozen):
+    """One decode step's terms, ms (per token of one user, ``T_step``)."""
+
+    weights_ms: float
+    compute_ms: float
+    kv_cache_ms: float
+    attention_ms: float
+    overhead_ms: float
+    communication_ms: float
+    total_ms: float
+    bound: Bound
+
+
+class MemoryUse(_Frozen):
+    """Memory per deployment (all replicas' copies counted once per replica), bytes."""
+
+    weights_bytes: float
+    kv_cache_bytes: float
+    capacity_bytes: float
+
+
+class InferenceResult(_Frozen):
+    """Prediction for one model on one deployment under one workload (all times ms).
+
+    :ivar ttft_ms: time to first token at this concurrency (mean queue wait + prefill).
+    :ivar tpot_ms: time per output token (inter-token latency) at this concurrency.
+    :ivar tokens_per_s_per_user: ``1000 / tpot_ms``.
+    :ivar throughput_tokens_per_s: output tokens/s of the whole deployment.
+    :ivar cost_per_million_output_tokens: US dollars, from ``price`` (``None`` without a price).
+    :ivar bound: what limits the decode step.
+    :ivar chips_chosen: ``True`` when the tool picked the fewest chips that fit.
+    """
+
+    kind: Literal["gpu", "wafer"]
+    model: str
+    hardware: str
+    precision: Precision
+    kv_precision: Precision
+    chips: int
+    tensor_parallel: int
+    pipeline_parallel: int
+    replicas: int
+    chips_chosen: bool
+    concurrency: int
+    prompt_tokens: int
+    output_tokens: int
+    ttft_ms: float
+    tpot_ms: float
+    tokens_per_s_per_user: float
+    throughput_tokens_per_s: float
+    cost_per_million_output_tokens: float | None
+    price: ChipPrice | None
+    bound: Bound
+    step: StepBreakdown
+    memory: MemoryUse
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (the ``voicebudget infer --format json`` document)."""
+        d = self.model_dump(mode="json")
+        d["price_assumption"] = (
+            f"${self.price.usd_per_chip_hour:.2f} per chip-hour ({self.price.source})"
+            if self.price else "no public per-chip price; pass one to get a cost"
+        )
+        return d
