@@ -15,6 +15,7 @@ from voicebudget._simulate import RunResult, simulate, simulate_pipeline
 from voicebudget._stage_models import ColdConnection, LLMStage, NetworkStage, TokenRange, TTSStage
 from voicebudget._stages import StageSpec
 from voicebudget._voice_turn import STAGE_ORDER, VoiceTurn
+from voicebudget.checker import ExcludedTurn, RecorderReport, StageSpan, StageTimer, Turn, TurnRecorder
 
 __version__ = "0.1.0"
 
@@ -27,6 +28,7 @@ __all__ = [
     "Distribution",
     "Empirical",
     "Evaluation",
+    "ExcludedTurn",
     "Fixed",
     "KOfN",
     "LLMStage",
@@ -38,6 +40,7 @@ __all__ = [
     "Normal",
     "PipelineSpec",
     "Race",
+    "RecorderReport",
     "Report",
     "RunResult",
     "STAGE_ORDER",
@@ -47,9 +50,13 @@ __all__ = [
     "Sequence",
     "Shifted",
     "StageReport",
+    "StageSpan",
     "StageSpec",
+    "StageTimer",
     "TTSStage",
     "TokenRange",
+    "Turn",
+    "TurnRecorder",
     "Uniform",
     "VoiceBudgetError",
     "VoiceTurn",

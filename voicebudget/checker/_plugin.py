@@ -1,0 +1,287 @@
+"""The pytest plugin: a ``voice_budget`` fixture, a ``voice_budget`` marker, options, summary and JSON.
+
+Registered as ``voicebudget`` through the ``pytest11`` entry point (module
+:mod:`voicebudget.pytest_plugin`). A test that requests the ``voice_budget`` fixture (a
+:class:`~voicebudget.TurnRecorder`) is judged after its body passes: against the marker's budget
+if it has one, else against the session default (``--voicebudget-total-ms`` /
+``--voicebudget-percentile`` or the ini keys, else 800 ms at p95). Over budget, the test fails with
+the per-stage breakdown. Everything here calls the library in process; it imports neither typer nor rich.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from voicebudget.checker._recorder import TurnRecorder
+
+if TYPE_CHECKING:
+    from voicebudget._budget import Budget
+    from voicebudget._report import Report
+
+__all__ = [
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_runtest_call",
+    "pytest_runtest_setup",
+    "pytest_sessionfinish",
+    "pytest_terminal_summary",
+    "voice_budget",
+]
+
+MARKER = "voice_budget"
+MARKER_KWARGS = ("total_ms", "percentile", "stages", "stage_shares")
+_MARKER_HELP = (
+    "voice_budget(total_ms=800, percentile=95, stages=None, stage_shares=None): judge the turns recorded "
+    "with the voice_budget fixture against this voice-to-voice budget (ms at the given percentile; "
+    "stages: per-stage allocations in ms; stage_shares: allocations as shares of total_ms)."
+)
+
+
+@dataclass
+class _Session:
+    """Per-session plugin state (kept in ``config.stash``)."""
+
+    default: Budget
+    json_path: Path | None
+    results: list[Report] = field(default_factory=list)
+
+
+_SESSION = pytest.StashKey[_Session]()
+_RECORDER = pytest.StashKey[TurnRecorder]()
+_BUDGET = pytest.StashKey["Budget"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("voicebudget", "voice latency budgets (voicebudget)")
+    group.addoption(
+        "--voicebudget-json",
+        metavar="PATH",
+        default=None,
+        help="write the reports of all budgeted tests as JSON (the layout of `voicebudget run --format json`).",
+    )
+    group.addoption(
+        "--voicebudget-percentile",
+        metavar="P",
+        default=None,
+        help="default target percentile for tests without one in their marker (default 95, i.e. p95).",
+    )
+    group.addoption(
+        "--voicebudget-total-ms",
+        metavar="MS",
+        default=None,
+        help="default voice-to-voice budget in ms for tests without total_ms in their marker (default 800).",
+    )
+    parser.addini("voicebudget_json", "path of the JSON report of budgeted tests (relative to the ini file).")
+    parser.addini("voicebudget_percentile", "default target percentile of budgeted tests (default 95).")
+    parser.addini("voicebudget_total_ms", "default voice-to-voice budget of budgeted tests, ms (default 800).")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", _MARKER_HELP)
+    config.stash[_SESSION] = _Session(_default_budget(config), _json_path(config))
+
+
+def _setting(config: pytest.Config, name: str) -> tuple[str | None, str]:
+    """The option value if given, else the ini value if set, with where it came from."""
+    opt = config.getoption(name)
+    if opt is not None:
+        return str(opt), f"--{name.replace('_', '-')}"
+    ini = config.getini(name)
+    return (str(ini) if ini else None), f"ini {name}"
+
+
+def _float_setting(config: pytest.Config, name: str) -> float | None:
+    raw, where = _setting(config, name)
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise pytest.UsageError(f"{where}: expected a number, got {raw!r}") from None
+    if not math.isfinite(value):
+        raise pytest.UsageError(f"{where}: expected a finite number, got {raw!r}")
+    return value
+
+
+def _default_budget(config: pytest.Config) -> Budget:
+    from pydantic import ValidationError
+
+    from voicebudget._budget import Budget
+
+    given = {
+        "total_ms": _float_setting(config, "voicebudget_total_ms"),
+        "percentile": _float_setting(config, "voicebudget_percentile"),
+    }
+    try:
+        return Budget(**{k: v for k, v in given.items() if v is not None})
+    except ValidationError as exc:
+        raise pytest.UsageError(f"voicebudget default budget: {_pydantic_message(exc)}") from None
+
+
+def _json_path(config: pytest.Config) -> Path | None:
+    opt = config.getoption("voicebudget_json")
+    if opt is not None:
+        return Path(config.invocation_params.dir, opt)
+    ini = config.getini("voicebudget_json")
+    if not ini:
+        return None
+    base = config.inipath.parent if config.inipath is not None else config.rootpath
+    return Path(base, str(ini))
+
+
+def _pydantic_message(exc: Any) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+
+
+# -- fixture and marker ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def voice_budget(request: pytest.FixtureRequest) -> TurnRecorder:
+    """A :class:`~voicebudget.TurnRecorder` for this test; its turns are judged after the test passes.
+
+    The budget is the test's ``@pytest.mark.voice_budget(...)``, else the session default.
+    """
+    recorder = TurnRecorder(request.node.nodeid)
+    request.node.stash[_RECORDER] = recorder
+    return recorder
+
+
+def marker_budget(marker: pytest.Mark, default: Budget, where: str) -> Budget:
+    """The budget a ``voice_budget`` marker asks for (missing fields from ``default``).
+
+    :raises ValueError: positional arguments, unknown keyword arguments or invalid values; the message
+        names the test and lists the allowed keywords.
+    """
+    from pydantic import ValidationError
+
+    from voicebudget._budget import Budget
+
+    if marker.args:
+        allowed = ", ".join(MARKER_KWARGS)
+        raise ValueError(f"{where}: @pytest.mark.voice_budget takes keyword arguments only ({allowed})")
+    unknown = sorted(set(marker.kwargs) - set(MARKER_KWARGS))
+    if unknown:
+        raise ValueError(
+            f"{where}: @pytest.mark.voice_budget got unknown keyword argument(s) {', '.join(unknown)}; "
+            f"allowed: {', '.join(MARKER_KWARGS)}"
+        )
+    fields = {"total_ms": default.total_ms, "percentile": default.percentile, **marker.kwargs}
+    try:
+        return Budget(**fields)
+    except ValidationError as exc:
+        raise ValueError(f"{where}: @pytest.mark.voice_budget: {_pydantic_message(exc)}") from None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    marker = item.get_closest_marker(MARKER)
+    uses_fixture = MARKER in getattr(item, "fixturenames", ())
+    if marker is None and not uses_fixture:
+        return
+    if marker is not None and not uses_fixture:
+        pytest.fail(
+            f"{item.nodeid}: @pytest.mark.voice_budget needs the voice_budget fixture to record turns "
+            "(add a `voice_budget` argument and time the turns with it)",
+            pytrace=False,
+        )
+    default = item.config.stash[_SESSION].default
+    try:
+        item.stash[_BUDGET] = default if marker is None else marker_budget(marker, default, item.nodeid)
+        return
+    except ValueError as exc:
+        message = str(exc)
+    pytest.fail(message, pytrace=False)  # outside the except block: no chained traceback in the output
+
+
+# -- judging -----------------------------------------------------------------------------------
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    try:
+        result = yield
+    except pytest.skip.Exception:
+        raise
+    except BaseException:
+        _judge(item, enforce=False)  # the test failed on its own: keep its figures for the summary
+        raise
+    _judge(item, enforce=True)
+    return result
+
+
+def _judge(item: pytest.Item, *, enforce: bool) -> None:
+    """Build the test's report, keep it for the summary/JSON, fail the test when over budget."""
+    from voicebudget._errors import ScenarioError
+    from voicebudget.checker._format import breakdown
+
+    recorder = item.stash.get(_RECORDER, None)
+    budget = item.stash.get(_BUDGET, None)
+    if recorder is None or budget is None:
+        return
+    try:
+        report = recorder.report(budget)
+    except ScenarioError as exc:
+        message = f"voice budget not checked: {exc}"
+    else:
+        item.config.stash[_SESSION].results.append(report)
+        if not enforce or report.passed:
+            return
+        message = breakdown(report)
+    if enforce:
+        pytest.fail(message, pytrace=False)
+
+
+# -- session outputs ---------------------------------------------------------------------------
+
+
+def session_document(state: _Session, name: str) -> dict[str, Any]:
+    """The JSON document: the keys of ``voicebudget run --format json``, one variant per budgeted test.
+
+    ``seed`` is None (measured, not sampled); ``samples`` is the number of turns measured in all;
+    ``budget`` is the session default, and a variant whose budget differs carries its own ``budget``.
+    """
+    variants = []
+    for report in state.results:
+        entry = report.to_dict()
+        if report.budget != state.default:
+            entry["budget"] = {"total_ms": report.budget.total_ms, "percentile": report.budget.percentile}
+        variants.append(entry)
+    return {
+        "scenario": name,
+        "seed": None,
+        "samples": sum(r.n_turns for r in state.results),
+        "budget": {"total_ms": state.default.total_ms, "percentile": state.default.percentile},
+        "variants": variants,
+    }
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    state = session.config.stash.get(_SESSION, None)
+    if state is None or state.json_path is None:
+        return
+    doc = session_document(state, f"pytest {session.config.rootpath.name}")
+    state.json_path.parent.mkdir(parents=True, exist_ok=True)
+    state.json_path.write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    from voicebudget.checker._format import summary_line
+
+    state = config.stash.get(_SESSION, None)
+    if state is None or not (state.results or state.json_path):
+        return
+    terminalreporter.write_sep("=", "voice budget")
+    for report in state.results:
+        terminalreporter.write_line(summary_line(report))
+    failed = sum(not r.passed for r in state.results)
+    terminalreporter.write_line(f"{len(state.results)} budgeted test(s): {failed} over budget")
+    if state.json_path is not None:
+        terminalreporter.write_line(f"voicebudget JSON report: {state.json_path}")

@@ -1,0 +1,348 @@
+"""Record real voice turns: marks and timed stages on one monotonic clock.
+
+A :class:`TurnRecorder` holds :class:`Turn` objects. A turn has *marks* (instants: ``speech_end``,
+``first_audio``, any other name) and *spans* (timed stages, which may overlap and nest). Everything is
+kept in integer nanoseconds of the recorder's clock (``time.perf_counter_ns`` by default) and turned
+into milliseconds only when a report is built (:mod:`voicebudget.checker._analysis`).
+
+Timing a stage is a context manager usable with ``with`` and ``async with`` (entering and leaving
+never awaits, so it adds no scheduling point); it works under any async library anyio supports
+(asyncio, trio) and in synchronous code. Cancellation is recognised with
+:func:`anyio.get_cancelled_exc_class`, so a turn interrupted before its first audio (a barge-in)
+is recorded as ``cancelled`` on either backend.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import TYPE_CHECKING, Literal, NamedTuple
+
+if TYPE_CHECKING:
+    from voicebudget._budget import Budget
+    from voicebudget.checker._analysis import RecorderReport
+
+__all__ = ["FIRST_AUDIO", "SPEECH_END", "UNTRACKED", "StageSpan", "StageTimer", "Turn", "TurnRecorder", "TurnStatus"]
+
+SPEECH_END = "speech_end"
+"""Mark name of the end of the user's speech: the origin of the turn's time axis."""
+FIRST_AUDIO = "first_audio"
+"""Mark name of the first agent audio: voice-to-voice latency = first_audio - speech_end."""
+UNTRACKED = "untracked"
+"""Reserved stage name: time inside [speech_end, first_audio] covered by no recorded stage."""
+
+TurnStatus = Literal["open", "complete", "incomplete", "cancelled", "errored", "invalid"]
+Clock = Callable[[], int]
+
+_NS_PER_MS = 1_000_000
+
+
+class StageSpan(NamedTuple):
+    """One timed stage on the recorder's clock.
+
+    :ivar start_ns: start, ns on the recorder's clock.
+    :ivar end_ns: end, ns on the recorder's clock (>= ``start_ns``).
+    :ivar ok: False when the stage was left by an exception (including cancellation).
+    """
+
+    name: str
+    start_ns: int
+    end_ns: int
+    ok: bool = True
+
+    @property
+    def duration_ms(self) -> float:
+        """The stage's own duration, ms."""
+        return (self.end_ns - self.start_ns) / _NS_PER_MS
+
+
+class StageTimer:
+    """Times one stage of a turn: ``with``/``async with``, or :meth:`start` then :meth:`stop`.
+
+    Obtained from :meth:`Turn.stage`. The span is added to the turn when the stage stops.
+    """
+
+    __slots__ = ("_clock", "_spans", "name", "start_ns")
+
+    def __init__(self, turn: Turn, name: str) -> None:
+        self._clock = turn._clock
+        self._spans = turn._spans
+        self.name = name
+        self.start_ns = -1
+
+    def start(self) -> StageTimer:
+        """Start the clock now. :returns: ``self``."""
+        self.start_ns = self._clock()
+        return self
+
+    def stop(self, ok: bool = True) -> None:
+        """Stop the clock now and add the span to the turn.
+
+        :param ok: False when the stage failed (recorded on the span).
+        :raises RuntimeError: the stage was not started.
+        """
+        end = self._clock()
+        if self.start_ns < 0:
+            raise RuntimeError(f"stage {self.name!r} stopped before it was started")
+        self._spans.append(StageSpan(self.name, self.start_ns, end, ok))
+
+    def __enter__(self) -> StageTimer:
+        self.start_ns = self._clock()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
+        self._spans.append(StageSpan(self.name, self.start_ns, self._clock(), exc_type is None))
+
+    async def __aenter__(self) -> StageTimer:
+        self.start_ns = self._clock()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
+        self._spans.append(StageSpan(self.name, self.start_ns, self._clock(), exc_type is None))
+
+
+class Turn:
+    """One conversational turn: marks and stage spans, then a status when it ends.
+
+    Use it as a context manager (``with``/``async with recorder.turn() as turn``) or call
+    :meth:`end` yourself (event-driven pipelines where speech end and first audio arrive in
+    different callbacks). Without a ``speech_end`` mark the turn's origin is the moment it was
+    created.
+
+    Status when ended: ``complete`` (has ``first_audio`` at or after the origin), ``incomplete``
+    (no ``first_audio``), ``cancelled`` (cancelled by the async library before ``first_audio``, e.g.
+    a barge-in; a cancellation after ``first_audio`` leaves the turn complete), ``errored`` (left by
+    any other exception, which still propagates), ``invalid`` (``first_audio`` before ``speech_end``).
+    Only complete turns enter the latency report; the others are listed in it.
+    """
+
+    __slots__ = ("_clock", "_marks", "_spans", "created_ns", "index", "name", "reason", "status")
+
+    def __init__(self, index: int, name: str, clock: Clock) -> None:
+        self.index = index
+        self.name = name
+        self._clock = clock
+        self._marks: dict[str, int] = {}
+        self._spans: list[StageSpan] = []
+        self.created_ns = clock()
+        self.status: TurnStatus = "open"
+        self.reason = "turn not ended"
+
+    # -- recording -------------------------------------------------------------------------------
+
+    def mark(self, name: str, at_ns: int | None = None, *, at_ms: float | None = None) -> int:
+        """Record an instant.
+
+        ``first_audio`` keeps its first call (later ones are ignored, so it may be called on every
+        audio chunk); every other mark keeps its latest call (a user who resumes speaking moves
+        ``speech_end``).
+
+        :param name: ``"speech_end"``, ``"first_audio"`` or any other name.
+        :param at_ns: the instant on the recorder's clock, ns (a timestamp taken elsewhere with the
+            same clock); default: now.
+        :param at_ms: alternatively, the instant in ms after ``speech_end`` (which must be marked).
+        :returns: the recorded instant, ns.
+        :raises ValueError: both ``at_ns`` and ``at_ms``, or ``at_ms`` without ``speech_end``.
+        """
+        t = self._resolve(at_ns, at_ms, what=f"mark {name!r}")
+        if name == FIRST_AUDIO and FIRST_AUDIO in self._marks:
+            return self._marks[FIRST_AUDIO]
+        self._marks[name] = t
+        return t
+
+    def stage(self, name: str) -> StageTimer:
+        """A timer for one stage: ``async with turn.stage("llm"): ...`` (or ``with``).
+
+        Stages may overlap and nest; the same name may run several times in a turn (its time is
+        the union of its spans).
+
+        :param name: the stage name (``"untracked"`` is reserved).
+        :raises ValueError: the reserved name.
+        """
+        if name == UNTRACKED:
+            raise ValueError(f"stage name {UNTRACKED!r} is reserved for time no stage covers")
+        return StageTimer(self, name)
+
+    def add_stage(
+        self,
+        name: str,
+        start_ns: int | None = None,
+        end_ns: int | None = None,
+        *,
+        start_ms: float | None = None,
+        end_ms: float | None = None,
+    ) -> StageSpan:
+        """Add a stage measured elsewhere, from explicit timestamps.
+
+        Give ``start_ns``/``end_ns`` on the recorder's clock, or ``start_ms``/``end_ms`` in ms after
+        ``speech_end`` (e.g. a server's reported TTFB); the two forms may be mixed.
+
+        :returns: the span added.
+        :raises ValueError: a bound missing or given twice, ms without ``speech_end``, end before
+            start, or the reserved name.
+        """
+        if name == UNTRACKED:
+            raise ValueError(f"stage name {UNTRACKED!r} is reserved for time no stage covers")
+        if (start_ns is None and start_ms is None) or (end_ns is None and end_ms is None):
+            raise ValueError(f"stage {name!r}: give a start and an end (ns on the clock, or ms after speech_end)")
+        start = self._resolve(start_ns, start_ms, what=f"stage {name!r} start")
+        end = self._resolve(end_ns, end_ms, what=f"stage {name!r} end")
+        if end < start:
+            raise ValueError(f"stage {name!r} ends {(start - end) / _NS_PER_MS:.3f} ms before it starts")
+        span = StageSpan(name, start, end)
+        self._spans.append(span)
+        return span
+
+    def _resolve(self, at_ns: int | None, at_ms: float | None, *, what: str) -> int:
+        if at_ns is not None and at_ms is not None:
+            raise ValueError(f"{what}: give at most one of a ns timestamp and ms after speech_end")
+        if at_ms is not None:
+            if SPEECH_END not in self._marks:
+                raise ValueError(f"{what}: ms are counted from speech_end; mark speech_end first")
+            return self._marks[SPEECH_END] + round(at_ms * _NS_PER_MS)
+        return self._clock() if at_ns is None else int(at_ns)
+
+    # -- ending ----------------------------------------------------------------------------------
+
+    def end(self, exc: BaseException | None = None) -> None:
+        """End the turn and set its status (a second call changes nothing).
+
+        :param exc: the exception the turn was left with, if any (it is not swallowed by the
+            context manager forms; here it is only classified).
+        """
+        if self.status != "open":
+            return
+        self.status, self.reason = _classify(self._marks, self.created_ns, exc)
+
+    def __enter__(self) -> Turn:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.end(exc)
+
+    async def __aenter__(self) -> Turn:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.end(exc)
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    @property
+    def marks_ns(self) -> dict[str, int]:
+        """A copy of the marks, name -> ns on the recorder's clock."""
+        return dict(self._marks)
+
+    @property
+    def spans(self) -> tuple[StageSpan, ...]:
+        """The stage spans recorded so far, in the order they stopped."""
+        return tuple(self._spans)
+
+    @property
+    def origin_ns(self) -> int:
+        """The time axis origin: ``speech_end`` if marked, else the turn's creation, ns."""
+        return self._marks.get(SPEECH_END, self.created_ns)
+
+    @property
+    def voice_to_voice_ms(self) -> float | None:
+        """``first_audio - speech_end`` in ms, or None without ``first_audio``."""
+        fa = self._marks.get(FIRST_AUDIO)
+        return None if fa is None else (fa - self.origin_ns) / _NS_PER_MS
+
+    def __repr__(self) -> str:
+        v2v = self.voice_to_voice_ms
+        timing = "" if v2v is None else f" {v2v:.1f} ms"
+        return f"<Turn {self.index} {self.name!r} {self.status}{timing}, {len(self._spans)} spans>"
+
+
+def _classify(marks: dict[str, int], created_ns: int, exc: BaseException | None) -> tuple[TurnStatus, str]:
+    """The status and reason of a turn that ends with these marks and exception."""
+    has_audio = FIRST_AUDIO in marks
+    if exc is not None and _is_cancellation(exc):
+        if not has_audio:
+            return "cancelled", "cancelled before first_audio (e.g. a barge-in)"
+    elif exc is not None:
+        return "errored", f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if not has_audio:
+        return "incomplete", "no first_audio mark"
+    origin = marks.get(SPEECH_END, created_ns)
+    if marks[FIRST_AUDIO] < origin:
+        return "invalid", f"first_audio {(origin - marks[FIRST_AUDIO]) / _NS_PER_MS:.3f} ms before speech_end"
+    return "complete", ""
+
+
+def _is_cancellation(exc: BaseException) -> bool:
+    """True when ``exc`` is the running async library's cancellation (asyncio or trio)."""
+    import anyio
+
+    try:
+        cancelled = anyio.get_cancelled_exc_class()
+    except Exception:  # no async library running (synchronous use)
+        return False
+    return isinstance(exc, cancelled)
+
+
+class TurnRecorder:
+    """Times real voice turns and judges them against a budget.
+
+    ::
+
+        recorder = voicebudget.TurnRecorder()
+        async with recorder.turn() as turn:
+            turn.mark("speech_end")
+            async with turn.stage("asr"): ...
+            async with turn.stage("llm"): ...
+            turn.mark("first_audio")
+        recorder.report(voicebudget.Budget(total_ms=800, percentile=95)).raise_for_budget()
+
+    :param name: the report's name (the pytest plugin uses the test's node id).
+    :param clock: a monotonic clock returning integer ns; default :func:`time.perf_counter_ns`.
+        Timestamps passed as ``at_ns``/``start_ns``/``end_ns`` must come from the same clock.
+    """
+
+    def __init__(self, name: str = "recorder", *, clock: Clock = time.perf_counter_ns) -> None:
+        self.name = name
+        self.clock = clock
+        self._turns: list[Turn] = []
+
+    def turn(self, name: str | None = None) -> Turn:
+        """Start a turn now (use it as a context manager, or call :meth:`Turn.end`).
+
+        :param name: a label for listings; default ``"turn <index>"``.
+        """
+        index = len(self._turns)
+        t = Turn(index, f"turn {index}" if name is None else name, self.clock)
+        self._turns.append(t)
+        return t
+
+    @property
+    def turns(self) -> tuple[Turn, ...]:
+        """Every turn started, in order, whatever its status."""
+        return tuple(self._turns)
+
+    def clear(self) -> None:
+        """Forget every turn."""
+        self._turns.clear()
+
+    def report(self, budget: Budget | None = None, *, name: str | None = None) -> RecorderReport:
+        """Judge the complete turns against a budget.
+
+        :param budget: a :class:`~voicebudget.Budget`; default ``Budget()`` (800 ms at p95).
+        :param name: the report's name; default the recorder's name.
+        :returns: a :class:`~voicebudget.checker.RecorderReport` (a :class:`~voicebudget.Report`
+            that also lists the turns left out: incomplete, cancelled, errored, invalid, open).
+        :raises ScenarioError: no complete turn to report on (the message lists the turns).
+        """
+        from voicebudget._budget import Budget
+        from voicebudget.checker._analysis import build_recorder_report
+
+        return build_recorder_report(self.name if name is None else name, budget or Budget(), self._turns)
+
+    def __repr__(self) -> str:
+        done = sum(t.status == "complete" for t in self._turns)
+        return f"<TurnRecorder {self.name!r}: {len(self._turns)} turns, {done} complete>"
