@@ -13,6 +13,7 @@ from pydantic import Field
 from voicebudget._algebra import AllOf, Choice, KOfN, Race, Sequence
 from voicebudget._distributions import Empirical, Fixed, LogNormal, Mixture, Normal, Shifted, Uniform
 from voicebudget._stage_models import LLMStage, NetworkStage, TTSStage
+from voicebudget.inference._stage import APIStage, GPUStage, WaferStage
 
 __all__ = ["StageSpec"]
 
@@ -28,6 +29,9 @@ StageSpec = Annotated[
         LLMStage,
         TTSStage,
         NetworkStage,
+        GPUStage,
+        WaferStage,
+        APIStage,
         Sequence,
         AllOf,
         KOfN,

@@ -16,25 +16,35 @@ from voicebudget.inference._catalog import (
     get_hardware,
     get_model,
 )
+from voicebudget.inference._fastmode import FastModeComparison, FastModePlan, compare_policies, plan_fast_mode
 from voicebudget.inference._predict import DEFAULT_CALIBRATION, estimate_inference
 from voicebudget.inference._speculative import SpeculativeDecoding
+from voicebudget.inference._stage import APIStage, FastTier, GPUStage, WaferStage
 from voicebudget.inference._types import Deployment, GPUCalibration, InferenceResult, Workload
 
 __all__ = [
-    "DEFAULT_CALIBRATION",
-    "HARDWARE",
-    "MODELS",
-    "MODEL_ALIASES",
+    "APIStage",
     "ChipPrice",
+    "DEFAULT_CALIBRATION",
     "Deployment",
+    "FastModeComparison",
+    "FastModePlan",
+    "FastTier",
     "GPUCalibration",
+    "GPUStage",
+    "HARDWARE",
     "Hardware",
     "InferenceResult",
+    "MODELS",
+    "MODEL_ALIASES",
     "ModelArch",
     "SpeculativeDecoding",
     "SramTiming",
+    "WaferStage",
     "Workload",
+    "compare_policies",
     "estimate_inference",
     "get_hardware",
     "get_model",
+    "plan_fast_mode",
 ]

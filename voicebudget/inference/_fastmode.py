@@ -1,0 +1,138 @@
+"""Fast mode: the same model served at a lower concurrency (or on more chips), priced by chip-time.
+
+Per-user output speed is ``1 / T_step(B)``; chip-time per output token is ``chips * T_step(B) / B``.
+Lowering the concurrency ``B`` shortens the step (less KV cache to read, fewer tokens to compute,
+fewer prompts of other users prefilled in each step), so each user's tokens come faster, and each
+token costs more, because fewer users share the chips. The speed-up is capped by the step at batch
+1: ``ceiling = T_step(B) / T_step(1)``; a target above it is out of reach by batch policy alone.
+
+Anthropic's fast mode for Claude Opus 4.6 (shared/reference/inference-calibration.csv row A2): up to
+2.5x output tokens/s at 6x the price, TTFT not the target. At equal chips, price multiple =
+concurrency ratio / speed-up, so 6x at 2.5x implies a concurrency ratio of 15.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from voicebudget._errors import ModelError
+from voicebudget.inference._catalog import Hardware, ModelArch
+from voicebudget.inference._predict import DEFAULT_CALIBRATION, estimate_inference
+from voicebudget.inference._types import Deployment, GPUCalibration, InferenceResult, Workload
+
+__all__ = ["FastModeComparison", "FastModePlan", "compare_policies", "plan_fast_mode"]
+
+
+class FastModeComparison(BaseModel):
+    """Two batch policies of one model, side by side.
+
+    :ivar speedup: per-user output speed, fast / baseline.
+    :ivar ttft_ratio: TTFT, fast / baseline.
+    :ivar price_ratio: chip-time per output token, fast / baseline (the price multiple at equal margin).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    baseline: InferenceResult
+    fast: InferenceResult
+    speedup: float
+    ttft_ratio: float
+    price_ratio: float
+
+
+class FastModePlan(BaseModel):
+    """The concurrency that delivers a target speed-up, and what it costs.
+
+    :ivar concurrency: the largest (cheapest) concurrency reaching the target; ``None`` when out of reach.
+    :ivar ceiling: the largest speed-up any batch policy gives, ``T_step(B) / T_step(1)``.
+    :ivar concurrency_ratio: baseline concurrency / fast concurrency.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    target_speedup: float
+    baseline_concurrency: int
+    ceiling: float
+    reachable: bool
+    concurrency: int | None
+    comparison: FastModeComparison | None
+    concurrency_ratio: float | None
+    message: str
+
+
+def _chip_ms_per_token(r: InferenceResult) -> float:
+    return r.chips * 1e3 / r.throughput_tokens_per_s
+
+
+def compare_policies(
+    model: str | ModelArch,
+    hardware: str | Hardware,
+    baseline: Deployment,
+    fast: Deployment,
+    workload: Workload | None = None,
+    *,
+    calibration: GPUCalibration = DEFAULT_CALIBRATION,
+) -> FastModeComparison:
+    """Compare two deployments of one model (e.g. concurrency 64 vs 4, or 8 vs 16 chips).
+
+    :raises ModelError: either deployment does not fit.
+    """
+    b = estimate_inference(model, hardware, baseline, workload, calibration=calibration)
+    f = estimate_inference(model, hardware, fast, workload, calibration=calibration)
+    return FastModeComparison(
+        baseline=b, fast=f, speedup=b.tpot_ms / f.tpot_ms, ttft_ratio=f.ttft_ms / b.ttft_ms,
+        price_ratio=_chip_ms_per_token(f) / _chip_ms_per_token(b),
+    )
+
+
+def plan_fast_mode(
+    model: str | ModelArch,
+    hardware: str | Hardware,
+    baseline: Deployment,
+    target_speedup: float,
+    workload: Workload | None = None,
+    *,
+    calibration: GPUCalibration = DEFAULT_CALIBRATION,
+) -> FastModePlan:
+    """Find the concurrency that gives ``target_speedup`` over ``baseline`` (same chips), by bisection
+    (the speed-up falls monotonically with concurrency).
+
+    :param target_speedup: wanted per-user output-speed multiple, ``> 1``... or ``>= 1``.
+    :returns: the plan; ``reachable`` is ``False`` (and ``message`` says so) when even concurrency 1
+        falls short, with ``ceiling`` the best available.
+    :raises ModelError: the baseline does not fit; ``target_speedup`` below 1.
+    """
+    if target_speedup < 1:
+        raise ModelError(f"target_speedup must be >= 1, got {target_speedup}")
+    base = estimate_inference(model, hardware, baseline, workload, calibration=calibration)
+    fixed = baseline.model_copy(update={"chips": base.chips, "tensor_parallel": base.tensor_parallel,
+                                        "pipeline_parallel": base.pipeline_parallel})
+
+    def compare(c: int) -> FastModeComparison:
+        return compare_policies(model, hardware, fixed, fixed.model_copy(update={"concurrency": c}), workload,
+                                calibration=calibration)
+
+    top = compare(1)
+    b0 = baseline.concurrency
+    if top.speedup < target_speedup:
+        return FastModePlan(
+            target_speedup=target_speedup, baseline_concurrency=b0, ceiling=top.speedup, reachable=False,
+            concurrency=None, comparison=None, concurrency_ratio=None,
+            message=(f"out of reach: {target_speedup:.2f}x asked, but batch 1 gives only {top.speedup:.2f}x over "
+                     f"concurrency {b0} (ceiling T_step({b0})/T_step(1)); more chips or a faster chip needed"),
+        )
+    lo, hi = 1, b0  # speedup(lo) >= target; find the largest such concurrency
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if compare(mid).speedup >= target_speedup:
+            lo = mid
+        else:
+            hi = mid
+    best = compare(hi) if compare(hi).speedup >= target_speedup else compare(lo)
+    c = best.fast.concurrency
+    return FastModePlan(
+        target_speedup=target_speedup, baseline_concurrency=b0, ceiling=top.speedup, reachable=True,
+        concurrency=c, comparison=best, concurrency_ratio=b0 / c,
+        message=(f"concurrency {b0} -> {c} gives {best.speedup:.2f}x output speed at {best.price_ratio:.2f}x "
+                 f"chip-time per token (TTFT x{best.ttft_ratio:.2f}); ceiling {top.speedup:.2f}x at batch 1"),
+    )

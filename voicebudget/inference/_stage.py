@@ -1,0 +1,211 @@
+"""Scenario stages for the LLM: ``kind = "gpu"``, ``"wafer"`` (modelled) and ``"api"`` (measured).
+
+Each is a frozen pydantic model with ``sample(rng, n) -> float64[n]`` in ms: time from request to the
+first *speakable phrase*, ``TTFT + first_phrase_tokens x TPOT`` (as :class:`voicebudget.LLMStage`).
+
+Per-turn variability of the modelled stages comes from three stated sources, nothing hidden:
+
+* the prompt length, when ``prompt_tokens`` is a range or a list of observed counts (TTFT is
+  recomputed for each distinct prompt length);
+* the wait for the running batch step to end (continuous batching admits a request at a step
+  boundary): uniform on ``[0, T_step]`` when other users are in flight (concurrency > 1), none at
+  concurrency 1;
+* ``jitter_cv``: a mean-one log-normal factor on TTFT and on TPOT per turn, for kernel/scheduling
+  noise the roofline does not see. Default 0.05 (assumption: no per-turn figure is published for a
+  fixed load; fit yours from traces), ``0`` for a deterministic model.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from voicebudget._distributions import Distribution
+from voicebudget._errors import VoiceBudgetError
+from voicebudget._stage_models import TokenCount, _check_token_count, sample_tokens
+from voicebudget.inference._catalog import Hardware, ModelArch, Precision, get_hardware, get_model
+from voicebudget.inference._predict import estimate_inference
+from voicebudget.inference._speculative import SpeculativeDecoding
+from voicebudget.inference._types import Deployment, InferenceResult, Workload
+
+__all__ = ["APIStage", "FastTier", "GPUStage", "WaferStage"]
+
+FloatArray = NDArray[np.float64]
+
+
+def _mean_tokens(count: TokenCount) -> int:
+    if isinstance(count, int):
+        return max(count, 1)
+    if isinstance(count, tuple):
+        return max(round(sum(count) / len(count)), 1)
+    return max(round((count.low + count.high) / 2), 1)
+
+
+def _jitter(rng: np.random.Generator, n: int, cv: float) -> FloatArray:
+    if cv <= 0:
+        return np.ones(n)
+    sigma = math.sqrt(math.log1p(cv * cv))
+    z = rng.standard_normal(n)
+    return np.exp(sigma * z - 0.5 * sigma * sigma)
+
+
+class _ModelledStage(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str | ModelArch = Field(description="Catalog model id, or an inline architecture table.")
+    hardware: str | Hardware = Field(description="Catalog hardware id, or an inline hardware table.")
+    chips: int | None = Field(default=None, ge=1)
+    precision: Precision | None = None
+    concurrency: int = Field(default=1, ge=1)
+    prompt_tokens: TokenCount = 1000
+    output_tokens: int = Field(default=200, ge=1)
+    first_phrase_tokens: TokenCount = 10
+    jitter_cv: float = Field(default=0.05, ge=0)
+    speculative: SpeculativeDecoding | None = None
+
+    _tokens = field_validator("prompt_tokens", "first_phrase_tokens")(_check_token_count)
+
+    def deployment(self) -> Deployment:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def predict(self, prompt_tokens: int | None = None) -> InferenceResult:
+        """The model's prediction at ``prompt_tokens`` (default: the mean prompt).
+
+        :raises ModelError: the deployment does not fit.
+        """
+        p = prompt_tokens if prompt_tokens is not None else _mean_tokens(self.prompt_tokens)
+        return estimate_inference(self.model, self.hardware, self.deployment(),
+                                  Workload(prompt_tokens=max(p, 1), output_tokens=self.output_tokens),
+                                  speculative=self.speculative)
+
+    @model_validator(mode="after")
+    def _runs(self) -> _ModelledStage:
+        try:
+            hw = get_hardware(self.hardware)
+            get_model(self.model)
+            want = "sram" if self.kind_name == "wafer" else "hbm"
+            if hw.memory_kind != want:
+                other = "wafer" if hw.memory_kind == "sram" else "gpu"
+                raise ValueError(f"{hw.name} keeps weights in {hw.memory_kind.upper()}; use kind = {other!r}")
+            self.predict()
+        except VoiceBudgetError as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
+    @property
+    def kind_name(self) -> str:
+        return str(getattr(self, "kind", ""))
+
+    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
+        """Time to the first speakable phrase per turn, ``float64[n]`` ms."""
+        prompts = sample_tokens(self.prompt_tokens, rng, n)
+        uniq, inverse = np.unique(prompts, return_inverse=True)
+        base = self.predict()
+        ttft_u = np.array([self.predict(int(p)).ttft_ms for p in uniq]) if uniq.size > 1 else np.array(
+            [self.predict(int(uniq[0])).ttft_ms])
+        ttft = ttft_u[inverse.reshape(-1)]
+        step = base.tpot_ms
+        if self.concurrency > 1 and base.kind == "gpu":
+            ttft = ttft - 0.5 * base.step.total_ms + rng.uniform(0.0, base.step.total_ms, n)
+        ttft = ttft * _jitter(rng, n, self.jitter_cv)
+        tpot = step * _jitter(rng, n, self.jitter_cv)
+        out: FloatArray = ttft + sample_tokens(self.first_phrase_tokens, rng, n) * tpot
+        return out
+
+
+class GPUStage(_ModelledStage):
+    """An LLM served on GPUs, modelled (see :func:`voicebudget.estimate_inference`).
+
+    :param model: catalog id (``llama-3.1-70b``) or an inline :class:`ModelArch` table.
+    :param hardware: catalog id (``h100-sxm``) or an inline :class:`Hardware` table.
+    :param chips: chips (default: the fewest that fit); ``tensor_parallel`` defaults to them all.
+    :param concurrency: requests in flight on the deployment (the batch policy).
+    :param prompt_tokens: prompt per turn (int, ``{low, high}`` or observed counts).
+    :param output_tokens: mean reply length (sets other users' prefill load per step).
+    :param first_phrase_tokens: tokens until the first phrase the TTS can speak.
+    :param jitter_cv: per-turn log-normal noise on TTFT and TPOT (module docstring).
+    """
+
+    kind: Literal["gpu"] = "gpu"
+    tensor_parallel: int | None = Field(default=None, ge=1)
+
+    def deployment(self) -> Deployment:
+        """The :class:`Deployment` these fields describe."""
+        return Deployment(chips=self.chips, tensor_parallel=self.tensor_parallel, precision=self.precision,
+                          concurrency=self.concurrency)
+
+
+class WaferStage(_ModelledStage):
+    """An LLM on SRAM-resident chips (Cerebras WSE-3 ``wse-3``, Groq ``groq-lpu``), modelled.
+
+    Same fields as :class:`GPUStage` without tensor parallelism; ``chips`` defaults to the fewest
+    whose SRAM holds the model.
+    """
+
+    kind: Literal["wafer"] = "wafer"
+
+    def deployment(self) -> Deployment:
+        """The :class:`Deployment` these fields describe."""
+        return Deployment(chips=self.chips, precision=self.precision, concurrency=self.concurrency)
+
+
+class FastTier(BaseModel):
+    """A provider's fast tier: output speed x ``speed_factor`` at ``price_factor`` x the price,
+    TTFT x ``ttft_factor`` (1: unchanged, as in Anthropic's fast mode, calibration row A2)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    speed_factor: float = Field(gt=0)
+    price_factor: float = Field(gt=0)
+    ttft_factor: float = Field(default=1.0, gt=0)
+
+
+class APIStage(BaseModel):
+    """A hosted model behind an API, from measured TTFT and inter-token latency distributions.
+
+    :param ttft: time to first token as measured from your server (includes the network), ms.
+    :param tpot: time per output token, ms (``1000 / output tokens per s``).
+    :param first_phrase_tokens: tokens until the first speakable phrase.
+    :param fast: an optional fast tier; used when ``use_fast`` is true.
+    :param usd_per_million_output_tokens: list price (for cost reports), optional.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["api"] = "api"
+    ttft: Distribution
+    tpot: Distribution
+    first_phrase_tokens: TokenCount = 10
+    fast: FastTier | None = None
+    use_fast: bool = False
+    usd_per_million_output_tokens: float | None = Field(default=None, ge=0)
+
+    _tokens = field_validator("first_phrase_tokens")(_check_token_count)
+
+    @model_validator(mode="after")
+    def _fast_given(self) -> APIStage:
+        if self.use_fast and self.fast is None:
+            raise ValueError("use_fast = true needs a 'fast' table (speed_factor, price_factor)")
+        return self
+
+    @property
+    def price_per_million_output_tokens(self) -> float | None:
+        """The list price in use (x ``price_factor`` on the fast tier), US dollars."""
+        if self.usd_per_million_output_tokens is None:
+            return None
+        factor = self.fast.price_factor if (self.use_fast and self.fast) else 1.0
+        return self.usd_per_million_output_tokens * factor
+
+    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
+        """Time to the first speakable phrase per turn, ``float64[n]`` ms."""
+        ttft = self.ttft.sample(rng, n)
+        tpot = self.tpot.sample(rng, n)
+        if self.use_fast and self.fast is not None:
+            ttft *= self.fast.ttft_factor
+            tpot /= self.fast.speed_factor
+        out: FloatArray = ttft + sample_tokens(self.first_phrase_tokens, rng, n) * tpot
+        return out
