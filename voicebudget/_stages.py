@@ -13,6 +13,8 @@ from pydantic import Field
 from voicebudget._algebra import AllOf, Choice, KOfN, Race, Sequence
 from voicebudget._distributions import Empirical, Fixed, LogNormal, Mixture, Normal, Shifted, Uniform
 from voicebudget._stage_models import LLMStage, NetworkStage, TTSStage
+from voicebudget.councils._config import Council, Member
+from voicebudget.councils._speculation import Preemptive, ReplyCache
 from voicebudget.inference._stage import APIStage, GPUStage, WaferStage
 
 __all__ = ["StageSpec"]
@@ -32,6 +34,9 @@ StageSpec = Annotated[
         GPUStage,
         WaferStage,
         APIStage,
+        Council,
+        ReplyCache,
+        Preemptive,
         Sequence,
         AllOf,
         KOfN,
@@ -44,3 +49,5 @@ StageSpec = Annotated[
 
 for _combinator in (Sequence, AllOf, KOfN, Race, Choice):
     _combinator.model_rebuild(_types_namespace={"StageSpec": StageSpec})
+for _model in (Member, Council, ReplyCache, Preemptive):  # councils: members and wrapped paths are stages
+    _model.model_rebuild(_types_namespace={"StageSpec": StageSpec})

@@ -1,0 +1,323 @@
+"""Council configurations: members, topology, router, aggregator, scorer. Pure, validated data.
+
+A council is also a stage (``kind = "council"``): in a scenario the ``llm`` stage can be a council
+given inline or as ``file = "councils/x.toml"`` (resolved against the scenario's folder). Building a
+:class:`Council` touches no disk except through ``file``, read once at validation like
+:class:`~voicebudget.Empirical`; :func:`load_council` is the explicit entry point.
+
+Member stages are any :data:`~voicebudget.StageSpec`; the forward reference is resolved in
+``voicebudget/_stages.py`` once the union exists.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+
+from voicebudget._budget import Budget
+from voicebudget._distributions import Distribution
+from voicebudget._errors import ScenarioError
+
+if TYPE_CHECKING:
+    from voicebudget._stages import StageSpec
+
+__all__ = ["Aggregator", "Council", "Member", "Router", "Scorer", "Topology", "UserTime", "load_council"]
+
+Topology = Literal["all", "first_k", "vote", "router", "cascade"]
+RESERVED_NAMES = frozenset({"router", "aggregator", "scorer"})
+FloatArray = NDArray[np.float64]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class _Priced(_Model):
+    prompt_tokens: int = Field(default=0, ge=0, description="Input tokens per call.")
+    output_tokens: int = Field(default=0, ge=0, description="Output tokens per call.")
+    input_usd_per_mtok: float = Field(default=0.0, ge=0, description="Price per million input tokens, USD.")
+    output_usd_per_mtok: float = Field(default=0.0, ge=0, description="Price per million output tokens, USD.")
+    usd_per_call: float = Field(default=0.0, ge=0, description="Flat price per call, USD.")
+
+    def cost_usd(self, extra_prompt_tokens: float = 0.0) -> float:
+        """Price of one call in USD (``extra_prompt_tokens`` are added to ``prompt_tokens``)."""
+        prompt = self.prompt_tokens + extra_prompt_tokens
+        per_mtok = prompt * self.input_usd_per_mtok + self.output_tokens * self.output_usd_per_mtok
+        return per_mtok / 1e6 + self.usd_per_call
+
+
+class Member(_Priced):
+    """One council member: an LLM stage, its correctness and its price.
+
+    :param name: unique in the council (not ``router``, ``aggregator`` or ``scorer``).
+    :param stage: any stage kind (``llm``, a distribution, ``gpu``/``wafer``/``api``...). Its samples
+        are the member's latency to the answer the council needs: the *complete* answer for ``all``,
+        ``first_k``, ``vote`` and the non-final members of a ``cascade`` (for an ``llm`` stage, set
+        ``first_phrase_tokens`` to the answer length), the first speakable phrase for a ``router``.
+    :param p: probability the member's answer is right, in [0, 1].
+    :param p_off: router only: correctness on turns meant for another member (default ``p``).
+    :param share: router only: share of turns meant for this member (shares sum to 1).
+    :param output_tokens: tokens the member writes (priced; an aggregator reads them).
+    """
+
+    name: str = Field(min_length=1)
+    stage: StageSpec
+    p: float = Field(ge=0, le=1)
+    p_off: float | None = Field(default=None, ge=0, le=1)
+    share: float | None = Field(default=None, ge=0, le=1)
+
+    @field_validator("name")
+    @classmethod
+    def _not_reserved(cls, v: str) -> str:
+        if v in RESERVED_NAMES:
+            raise ValueError(f"{v!r} is reserved; pick another member name (reserved: {sorted(RESERVED_NAMES)})")
+        return v
+
+
+class Router(_Priced):
+    """A router that sends each turn to one member.
+
+    :param latency: time to decide, ms (a classifier or a small LLM call).
+    :param accuracy: probability a turn goes to the member it is meant for, in [0, 1].
+    """
+
+    latency: Distribution
+    accuracy: float = Field(ge=0, le=1)
+
+
+class Scorer(_Priced):
+    """The cascade's judge: accepts a member's answer or escalates to the next member.
+
+    :param latency: time to score one answer, ms.
+    :param accept_if_correct: probability a right answer is accepted (true-positive rate).
+    :param accept_if_wrong: probability a wrong answer is accepted (false-accept rate).
+    """
+
+    latency: Distribution
+    accept_if_correct: float = Field(ge=0, le=1)
+    accept_if_wrong: float = Field(ge=0, le=1)
+
+
+class Aggregator(_Priced):
+    """An LLM that reads the members' answers and writes the reply.
+
+    Per turn: ``ttft + prefill_ms_per_token * (output tokens of the members it read)
+    + first_phrase_tokens * tpot``; the members' answers are extra prompt tokens (priced).
+
+    :param ttft: TTFT for its own prompt without the members' answers, ms.
+    :param prefill_ms_per_token: prefill time per extra prompt token, ms/token.
+    :param tpot: time per output token, ms/token (default: none, i.e. 0).
+    :param first_phrase_tokens: tokens until the first speakable phrase.
+    """
+
+    ttft: Distribution
+    prefill_ms_per_token: float = Field(default=0.0, ge=0)
+    tpot: Distribution | None = None
+    first_phrase_tokens: int = Field(default=0, ge=0)
+
+
+class UserTime(_Model):
+    """Inputs of the expected user time per completed request, ``X * (T_user + L + T_agent)``.
+
+    ``X = 1 + e / (1 - e_r)`` exchanges: the first, plus on an error (rate ``e``) repairs that each
+    fail with probability ``e_r``. A fast wrong answer costs a whole extra exchange.
+
+    :param user_turn_ms: ``T_user``, the user's speaking time per exchange. Assumption 2500 ms
+        (a short request); replace with your own conversations' figure.
+    :param agent_turn_ms: ``T_agent``, the agent's speaking time per exchange. Assumption 4000 ms.
+    :param repair_error_rate: ``e_r`` in [0, 1); default: the answer's own error rate ``e``
+        (then ``X = 1 / (1 - e)``).
+    :param other_latency_ms: latency of the rest of the voice turn (endpointing, ASR, TTS,
+        transport) added to the evaluated part's mean to give ``L``; default 0.
+    """
+
+    user_turn_ms: float = Field(default=2500.0, ge=0)
+    agent_turn_ms: float = Field(default=4000.0, ge=0)
+    repair_error_rate: float | None = Field(default=None, ge=0, lt=1)
+    other_latency_ms: float = Field(default=0.0, ge=0)
+
+    def exchanges(self, error_rate: float) -> float:
+        """``X = 1 + e / (1 - e_r)``; ``inf`` when every repair fails."""
+        e_r = error_rate if self.repair_error_rate is None else self.repair_error_rate
+        return float("inf") if e_r >= 1 else 1.0 + error_rate / (1.0 - e_r)
+
+    def expected_ms(self, error_rate: float, mean_latency_ms: float) -> float:
+        """Expected user time per completed request, ms: ``X * (T_user + L + T_agent)``."""
+        latency = mean_latency_ms + self.other_latency_ms
+        return self.exchanges(error_rate) * (self.user_turn_ms + latency + self.agent_turn_ms)
+
+
+def _members_of(info: ValidationInfo) -> tuple[Member, ...]:
+    members = info.data.get("members")
+    return tuple(members) if members else ()
+
+
+class Council(_Model):
+    """A council of models answering one turn (shared/DESIGN.md section 5). Usable as a stage.
+
+    :param topology: ``all`` (wait for every member), ``first_k`` (the first ``k`` to finish),
+        ``vote`` (stop when ``m`` answers agree), ``router`` (one member per turn), ``cascade``
+        (members in order; a scorer accepts or escalates).
+    :param members: the members, at least one.
+    :param rho: error correlation between members, in [0, 1) (see :mod:`._quality`).
+    :param rule: how ``all``/``first_k`` combine answers: ``majority``, ``weighted`` (log-odds
+        weights) or ``gain`` (free-form aggregation with accuracy ``gain[j - 1]`` from ``j`` answers).
+    :param k: ``first_k`` only: how many members to wait for (1..N).
+    :param m: ``vote`` only: agreeing answers needed to stop (1..N).
+    :param file: read the council from this file (relative to the scenario's folder); other fields
+        given beside it override the file's.
+    """
+
+    kind: Literal["council"] = "council"
+    name: str = Field(default="council", min_length=1)
+    description: str = ""
+    topology: Topology
+    members: tuple[Member, ...] = Field(min_length=1)
+    rho: float = Field(default=0.0, ge=0, lt=1)
+    rule: Literal["majority", "weighted", "gain"] = "majority"
+    k: int | None = Field(default=None, validate_default=True)
+    m: int | None = Field(default=None, validate_default=True)
+    gain: tuple[float, ...] | None = Field(default=None, validate_default=True)
+    router: Router | None = Field(default=None, validate_default=True)
+    scorer: Scorer | None = Field(default=None, validate_default=True)
+    aggregator: Aggregator | None = Field(default=None, validate_default=True)
+    user_time: UserTime = Field(default_factory=UserTime)
+    budget: Budget = Field(default_factory=Budget)
+    samples: int = Field(default=20_000, ge=1)
+    seed: int = Field(default=1, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_file(cls, data: Any, info: ValidationInfo) -> Any:
+        if not isinstance(data, dict) or data.get("file") is None:
+            return data
+        base = Path((info.context or {}).get("base_dir", "."))
+        path = Path(str(data["file"]))
+        path = path if path.is_absolute() else base / path
+        try:
+            council = load_council(path, overrides={k: v for k, v in data.items() if k != "file"})
+        except ScenarioError as exc:
+            raise ValueError(str(exc)) from None
+        return _inline(council.model_dump(mode="python"))
+
+    @field_validator("members")
+    @classmethod
+    def _unique_names(cls, v: tuple[Member, ...]) -> tuple[Member, ...]:
+        names = [mb.name for mb in v]
+        dup = sorted({x for x in names if names.count(x) > 1})
+        if dup:
+            raise ValueError(f"member names must be unique; repeated: {dup}")
+        return v
+
+    @field_validator("k")
+    @classmethod
+    def _check_k(cls, v: int | None, info: ValidationInfo) -> int | None:
+        n = len(_members_of(info))
+        if info.data.get("topology") == "first_k":
+            if v is None:
+                raise ValueError(f"topology 'first_k' needs k (1..{n})")
+            if n and not 1 <= v <= n:
+                raise ValueError(f"k = {v} but the council has {n} members; allowed 1..{n}")
+        return v
+
+    @field_validator("m")
+    @classmethod
+    def _check_m(cls, v: int | None, info: ValidationInfo) -> int | None:
+        n = len(_members_of(info))
+        if info.data.get("topology") == "vote":
+            if v is None:
+                raise ValueError(f"topology 'vote' needs m, the agreeing answers to stop at (1..{n})")
+            if n and not 1 <= v <= n:
+                raise ValueError(f"m = {v} but the council has {n} members; allowed 1..{n}")
+        return v
+
+    @field_validator("gain")
+    @classmethod
+    def _check_gain(cls, v: tuple[float, ...] | None, info: ValidationInfo) -> tuple[float, ...] | None:
+        n = len(_members_of(info))
+        if info.data.get("rule") == "gain" and (v is None or len(v) < n):
+            raise ValueError(f"rule 'gain' needs gain, the accuracy after reading 1..{n} answers ({n} values)")
+        if v is not None and any(not 0 <= g <= 1 for g in v):
+            raise ValueError(f"gain values must be in [0, 1], got {list(v)}")
+        if info.data.get("rule") == "weighted" and n > 16:
+            raise ValueError(f"rule 'weighted' is exact up to 16 members, got {n}")
+        return v
+
+    @field_validator("router")
+    @classmethod
+    def _check_router(cls, v: Router | None, info: ValidationInfo) -> Router | None:
+        if info.data.get("topology") != "router":
+            if v is not None:
+                raise ValueError("a router is only used by topology 'router'")
+            return v
+        if v is None:
+            raise ValueError("topology 'router' needs a router table (latency, accuracy)")
+        members = _members_of(info)
+        shares = [mb.share for mb in members]
+        if members and any(s is None for s in shares):
+            raise ValueError("topology 'router' needs a share (of turns meant for it) on every member")
+        if members and abs(sum(s or 0.0 for s in shares) - 1.0) > 1e-6:
+            raise ValueError(f"members' shares must sum to 1, got {sum(s or 0.0 for s in shares):g}")
+        return v
+
+    @field_validator("scorer")
+    @classmethod
+    def _check_scorer(cls, v: Scorer | None, info: ValidationInfo) -> Scorer | None:
+        topology = info.data.get("topology")
+        if topology == "cascade" and v is None:
+            raise ValueError("topology 'cascade' needs a scorer table (latency, accept_if_correct, accept_if_wrong)")
+        if topology != "cascade" and v is not None:
+            raise ValueError("a scorer is only used by topology 'cascade'")
+        return v
+
+    @field_validator("aggregator")
+    @classmethod
+    def _check_aggregator(cls, v: Aggregator | None, info: ValidationInfo) -> Aggregator | None:
+        if v is not None and info.data.get("topology") in ("router", "cascade"):
+            raise ValueError("an aggregator reads several answers: topologies 'all', 'first_k' or 'vote'")
+        return v
+
+    @property
+    def p(self) -> list[float]:
+        """Members' correctness, in member order."""
+        return [mb.p for mb in self.members]
+
+    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
+        """Council latency per turn, ms (``float64[n]``), so a council can stand as a stage.
+
+        One integer seed is drawn from ``rng``; members draw from streams derived from it and their
+        names (:func:`voicebudget.stage_rng`), as in :func:`evaluate_council`.
+        """
+        from voicebudget.councils._latency import sample_council
+
+        return sample_council(self, n, int(rng.integers(0, 2**63 - 1))).total
+
+
+def _inline(doc: Any) -> Any:
+    """A dumped council with files already read: drop ``file`` where ``samples_ms`` holds its content."""
+    if isinstance(doc, dict):
+        return {k: _inline(v) for k, v in doc.items() if not (k == "file" and doc.get("samples_ms") is not None)}
+    if isinstance(doc, list | tuple):
+        return [_inline(v) for v in doc]
+    return doc
+
+
+def load_council(path: str | Path, *, overrides: dict[str, Any] | None = None) -> Council:
+    """Read and validate a council file (``.toml``, ``.yaml`` or ``.yml``).
+
+    :param overrides: top-level fields that replace the file's (used by ``file = ...`` in scenarios).
+    :raises ScenarioError: missing/unreadable file or invalid content; the message names the file,
+        the field path (e.g. ``members.2.p``) and what is allowed.
+    """
+    from voicebudget._scenario import read_document, validation_error
+
+    path = Path(path)
+    data = {**read_document(path), **(overrides or {})}
+    try:
+        return Council.model_validate(data, context={"base_dir": str(path.parent)})
+    except ValidationError as exc:
+        raise validation_error(exc, str(path), data) from None

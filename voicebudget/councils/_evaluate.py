@@ -1,0 +1,263 @@
+"""Evaluate a council: latency against the budget, quality, cost per turn, expected user time.
+
+:func:`evaluate_council` is pure (no disk, clock or global RNG) and vectorised, so the tuner can call
+it on thousands of configurations in process, on common random numbers (same seed -> a member keeps
+its samples across configurations).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from voicebudget._budget import Budget
+from voicebudget._report import Report, build_report
+from voicebudget.councils._config import Council, load_council
+from voicebudget.councils._latency import CouncilSamples, sample_council
+from voicebudget.councils._quality import (
+    cascade_accuracy,
+    competence_nodes,
+    conditional_accuracy,
+    majority_cap,
+    router_accuracy,
+    vote_accuracy,
+)
+
+__all__ = ["CouncilResult", "QualityResult", "evaluate_council", "run_council"]
+
+
+@dataclass(frozen=True)
+class QualityResult:
+    """How often the council's answer is right.
+
+    :ivar accuracy: probability the combined answer is right.
+    :ivar method: ``exact`` (closed form or quadrature) or ``monte-carlo`` (``vote``: the stopping
+        time and the answer depend on each other; ``standard_error`` says how close).
+    :ivar best_member: the best single member's ``p``, for comparison.
+    :ivar cap: for ``majority`` with ``rho > 0``: the accuracy a council of infinitely many members
+        like the average one reaches, ``P(theta > 1/2)``.
+    """
+
+    accuracy: float
+    method: str
+    standard_error: float = 0.0
+    best_member: float = float("nan")
+    cap: float | None = None
+
+    @property
+    def error_rate(self) -> float:
+        """``e = 1 - accuracy``."""
+        return 1.0 - self.accuracy
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "accuracy": self.accuracy,
+            "error_rate": self.error_rate,
+            "method": self.method,
+            "standard_error": self.standard_error,
+            "best_member": self.best_member,
+            "cap": self.cap,
+        }
+
+
+@dataclass(frozen=True)
+class CouncilResult:
+    """One council judged: latency (a :class:`~voicebudget.Report` whose stages are the members,
+    router, scorer and aggregator), quality, cost and expected user time.
+
+    :ivar cost_per_turn_usd: expected price of one turn (every launched call billed in full).
+    :ivar exchanges: ``X = 1 + e / (1 - e_r)``.
+    :ivar expected_user_time_ms: ``X * (T_user + L + T_agent)``, ``L`` the mean latency plus
+        ``user_time.other_latency_ms``.
+    """
+
+    council: Council
+    report: Report
+    quality: QualityResult
+    cost_per_turn_usd: float
+    exchanges: float
+    expected_user_time_ms: float
+
+    @property
+    def passed(self) -> bool:
+        """Within budget at the target percentile."""
+        return self.report.passed
+
+    @property
+    def tail_driver(self) -> str | None:
+        """The component (usually a member) that contributes most to the tail turns."""
+        driver = self.report.tail_driver
+        return driver.name if driver else None
+
+    def summary(self) -> str:
+        """One line: latency verdict, tail driver, accuracy, cost, expected user time."""
+        return (
+            f"{self.report.summary()}; accuracy {self.quality.accuracy:.3f}; "
+            f"${self.cost_per_turn_usd:.6f}/turn; expected user time {self.expected_user_time_ms:.0f} ms"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of ``voicebudget council --format json``."""
+        r = self.report
+        return {
+            "name": self.council.name,
+            "topology": self.council.topology,
+            "budget": {"total_ms": r.budget.total_ms, "percentile": r.budget.percentile},
+            "latency": {**r.total.to_dict(), "at_percentile_ms": r.total.at_percentile_ms},
+            "slack_ms": r.slack_ms,
+            "within_budget_share": r.within_budget_share,
+            "components": [s.to_dict() for s in r.stages],
+            "tail_driver": self.tail_driver,
+            "quality": self.quality.to_dict(),
+            "cost_per_turn": self.cost_per_turn_usd,
+            "exchanges": _finite(self.exchanges),
+            "expected_user_time_ms": _finite(self.expected_user_time_ms),
+            "passed": self.passed,
+            "samples": r.n_turns,
+            "seed": r.seed,
+        }
+
+    def __repr__(self) -> str:
+        return f"<CouncilResult {self.council.name!r} {'passed' if self.passed else 'FAILED'}: {self.summary()}>"
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def evaluate_council(
+    council: Council,
+    budget: Budget | None = None,
+    *,
+    samples: int | None = None,
+    seed: int | None = None,
+) -> CouncilResult:
+    """Simulate a council's latency and compute its quality, cost and expected user time.
+
+    :param council: the configuration.
+    :param budget: default: the council's own ``budget`` (800 ms at p95 unless set).
+    :param samples: simulated turns (default the council's ``samples``), >= 1.
+    :param seed: default the council's ``seed``.
+    :returns: a :class:`CouncilResult`; ``.report.tail_driver`` names the member driving the tail.
+    :raises ValueError: ``samples < 1``.
+    """
+    n = council.samples if samples is None else samples
+    if n < 1:
+        raise ValueError(f"samples must be >= 1, got {n}")
+    seed_int = council.seed if seed is None else seed
+    budget = budget or council.budget
+    draws = sample_council(council, n, seed_int)
+    report = build_report(
+        council.name, budget, draws.total, draws.parts, contributions=draws.contributions, seed=seed_int
+    )
+    quality = council_quality(council, draws)
+    cost = council_cost(council, draws)
+    mean_ms = float(np.mean(draws.total))
+    x = council.user_time.exchanges(quality.error_rate)
+    return CouncilResult(council, report, quality, cost, x, council.user_time.expected_ms(quality.error_rate, mean_ms))
+
+
+def run_council(
+    path: str | Path,
+    *,
+    budget_ms: float | None = None,
+    percentile: float | None = None,
+    samples: int | None = None,
+    seed: int | None = None,
+) -> CouncilResult:
+    """Load a council file and evaluate it (what ``voicebudget council FILE`` does).
+
+    :raises ScenarioError: invalid file, or ``budget_ms``/``percentile`` out of range.
+    """
+    from pydantic import ValidationError
+
+    from voicebudget._errors import ScenarioError
+
+    council = load_council(path)
+    update: dict[str, Any] = {}
+    if budget_ms is not None:
+        update["total_ms"] = budget_ms
+    if percentile is not None:
+        update["percentile"] = percentile
+    try:
+        budget = Budget.model_validate({**council.budget.model_dump(), **update})
+    except ValidationError as exc:
+        raise ScenarioError(
+            f"--budget-ms must be > 0 and --percentile in (0, 100]: {exc.errors()[0]['msg']}",
+            origin=str(path),
+            field="budget",
+        ) from None
+    return evaluate_council(council, budget, samples=samples, seed=seed)
+
+
+def council_quality(council: Council, draws: CouncilSamples) -> QualityResult:
+    """Quality of the council's answer (exact except for ``vote``)."""
+    p = council.p
+    best = max(p)
+    topo = council.topology
+    if topo == "vote":
+        c = draws.correct
+        return QualityResult(float(c.mean()), "monte-carlo", float(c.std() / math.sqrt(c.size)), best)
+    if topo == "router":
+        router = council.router
+        assert router is not None
+        p_off = [mb.p if mb.p_off is None else mb.p_off for mb in council.members]
+        share = [mb.share or 0.0 for mb in council.members]
+        return QualityResult(router_accuracy(p, p_off, share, router.accuracy), "exact", 0.0, best)
+    if topo == "cascade":
+        scorer = council.scorer
+        assert scorer is not None
+        acc, _ = cascade_accuracy(p, council.rho, scorer.accept_if_correct, scorer.accept_if_wrong)
+        return QualityResult(acc, "exact", 0.0, best)
+    cap = None
+    if council.rule == "majority" and council.rho > 0:
+        cap = majority_cap(float(np.mean(p)), council.rho)
+    if topo == "all":
+        return QualityResult(vote_accuracy(p, council.rho, council.rule, council.gain), "exact", 0.0, best, cap)
+    return QualityResult(_first_k_accuracy(council, draws), "exact", 0.0, best, cap)
+
+
+def _first_k_accuracy(council: Council, draws: CouncilSamples) -> float:
+    """Average over which ``k`` members finished first (from the latency samples) of the exact
+    accuracy of that subset (members' answers are independent of their latencies)."""
+    bits = (draws.read.astype(np.int64) << np.arange(draws.read.shape[0])[:, None]).sum(axis=0)
+    subsets, counts = np.unique(bits, return_counts=True)
+    node_w, q = competence_nodes(council.p, council.rho)
+    acc = 0.0
+    for mask, count in zip(subsets, counts, strict=True):
+        idx = [i for i in range(len(council.members)) if mask >> i & 1]
+        acc += count * _subset_accuracy(council, idx, node_w, q)
+    return float(acc / counts.sum())
+
+
+def _subset_accuracy(council: Council, idx: list[int], node_w: np.ndarray, q: np.ndarray) -> float:
+    if council.rule == "gain":
+        gain = council.gain or ()
+        return float(gain[len(idx) - 1])
+    sub_p = [council.p[i] for i in idx]
+    if council.rho <= 0 or np.ptp(council.p) == 0:
+        return vote_accuracy(sub_p, council.rho, council.rule)
+    return conditional_accuracy(node_w, q[:, idx], council.rule)
+
+
+def council_cost(council: Council, draws: CouncilSamples) -> float:
+    """Expected USD per turn: launched members, router/scorer calls, the aggregator's prompt."""
+    member_cost = np.asarray([mb.cost_usd() for mb in council.members])
+    topo = council.topology
+    if topo == "router":
+        assert council.router is not None
+        return float(council.router.cost_usd() + draws.stop_probabilities @ member_cost)
+    if topo == "cascade":
+        assert council.scorer is not None
+        reach = np.cumsum(draws.stop_probabilities[::-1])[::-1]
+        scorer_calls = float(reach[1:].sum()) if reach.size > 1 else 0.0
+        return float(reach @ member_cost + scorer_calls * council.scorer.cost_usd())
+    total = float(member_cost.sum())
+    if council.aggregator is not None:
+        tokens = np.asarray([mb.output_tokens for mb in council.members], dtype=np.float64) @ draws.read
+        total += council.aggregator.cost_usd(float(tokens.mean()))
+    return total

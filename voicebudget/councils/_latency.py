@@ -1,0 +1,207 @@
+"""Council latency per turn, with the critical path kept for tail attribution.
+
+Members draw from :func:`voicebudget.stage_rng` ``(seed, member name)``, the same streams the
+latency algebra gives a leaf of that name, so a council's ``all`` latency equals
+``evaluate(AllOf(stages=members), n, seed).total`` sample for sample and two council
+configurations that share a member share its samples (common random numbers for the tuner).
+
+Per turn, with member latencies ``M[i]``:
+
+===========  ===============================================================================
+topology     latency (critical path)
+===========  ===============================================================================
+all          ``max_i M[i]`` (the slowest member) + aggregator
+first_k      k-th order statistic (the k-th member to finish) + aggregator
+vote         time the ``m``-th agreeing answer arrives (that member); all members if no side
+             reaches ``m`` (the slowest) + aggregator
+router       router + the member it picks (a mixture with the routing probabilities)
+cascade      member 1 [+ scorer + member 2 [+ ...]] up to where the scorer accepts
+===========  ===============================================================================
+
+The aggregator's prefill grows with the output tokens of the members it read in that turn.
+Right/wrong answers per turn (needed by ``vote``, whose stopping time depends on them) follow the
+correlated competence model of :mod:`._quality`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from voicebudget._algebra import Sampler, evaluate, stage_rng
+from voicebudget.councils._config import Council
+from voicebudget.councils._quality import beta_params, cascade_accuracy, routing_probabilities, solve_gammas
+
+__all__ = ["CouncilSamples", "answers", "sample_council", "sample_stage"]
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass
+class CouncilSamples:
+    """Per-turn samples of one council evaluation.
+
+    :ivar total: ``float64[n]`` council latency, ms.
+    :ivar parts: component (member name, ``router``, ``scorer``, ``aggregator``) -> ``float64[n]``
+        its own latency, ms; NaN in turns where it did not run.
+    :ivar critical: component -> ``float64[n]`` its contribution along the critical path; per turn
+        they sum to ``total``.
+    :ivar read: ``bool[N, n]`` members whose answers were in by the time the council answered.
+    :ivar correct: ``float64[n]`` 1/0 (0.5 for a tie) whether the answer was right, for ``vote``;
+        empty otherwise (other topologies have exact quality).
+    """
+
+    total: FloatArray
+    parts: dict[str, FloatArray]
+    critical: dict[str, FloatArray]
+    read: NDArray[np.bool_]
+    correct: FloatArray = field(default_factory=lambda: np.empty(0))
+    stop_probabilities: FloatArray = field(default_factory=lambda: np.empty(0))
+
+    def contributions(self, turns: NDArray[np.intp]) -> dict[str, FloatArray]:
+        """Critical-path contribution of every component in the given turns (sum to the total)."""
+        return {k: v[turns] for k, v in self.critical.items()}
+
+
+def sample_council(council: Council, n: int, seed: int) -> CouncilSamples:
+    """Draw ``n`` turns of a council.
+
+    :param council: the configuration.
+    :param n: turns, >= 1.
+    :param seed: the run's seed; streams derive from it and component names.
+    :returns: :class:`CouncilSamples`.
+    """
+    lat = np.stack([sample_stage(mb.stage, mb.name, n, seed) for mb in council.members])
+    topology = council.topology
+    if topology == "router":
+        out = _router(council, lat, seed)
+    elif topology == "cascade":
+        out = _cascade(council, lat, seed)
+    else:
+        out = _parallel(council, lat, seed)
+        if council.aggregator is not None:
+            _add_aggregator(council, out, seed)
+    return out
+
+
+def sample_stage(stage: Any, name: str, n: int, seed: int) -> FloatArray:
+    """Samples of any stage called ``name``: a leaf draws from ``stage_rng(seed, name)`` (as in the
+    algebra); a combinator is evaluated with a seed derived from ``(seed, name)``, so two members
+    built from same-named parts do not share samples."""
+    if isinstance(stage, Sampler):
+        return np.asarray(stage.sample(stage_rng(seed, name), n), dtype=np.float64)
+    sub_seed = int(stage_rng(seed, name).integers(0, 2**63 - 1))
+    return evaluate(stage, n, sub_seed, name=name).total
+
+
+def _pick(lat: FloatArray, which: NDArray[np.intp]) -> FloatArray:
+    return np.asarray(np.take_along_axis(lat, which[None, :], axis=0)[0], dtype=np.float64)
+
+
+def _critical_members(council: Council, lat: FloatArray, which: NDArray[np.intp]) -> dict[str, FloatArray]:
+    return {mb.name: np.where(which == i, lat[i], 0.0) for i, mb in enumerate(council.members)}
+
+
+def _parallel(council: Council, lat: FloatArray, seed: int) -> CouncilSamples:
+    n_members = lat.shape[0]
+    correct = np.empty(0)
+    if council.topology == "all":
+        which = np.argmax(lat, axis=0)
+    elif council.topology == "first_k":
+        k = council.k or 1
+        which = np.argpartition(lat, k - 1, axis=0)[k - 1]
+    else:
+        which, correct = _vote(council, lat, seed)
+    total = _pick(lat, which)
+    parts = {mb.name: lat[i] for i, mb in enumerate(council.members)}
+    read = lat <= total[None, :] if n_members > 1 else np.ones_like(lat, dtype=bool)
+    return CouncilSamples(total, parts, _critical_members(council, lat, which), read, correct)
+
+
+def answers(council: Council, n: int, seed: int) -> NDArray[np.bool_]:
+    """Right (True) / wrong answers per member and turn, ``bool[N, n]``, under correlated errors.
+
+    The shared competence draws from stream ``competence``, member ``i``'s answer from
+    ``"<name>/answer"``.
+    """
+    p = np.asarray(council.p, dtype=np.float64)
+    u = np.stack([stage_rng(seed, mb.name + "/answer").random(n) for mb in council.members])
+    pbar = float(p.mean())
+    if council.rho <= 0 or pbar <= 0 or pbar >= 1:
+        return np.asarray(u < p[:, None])
+    a, b = beta_params(pbar, council.rho)
+    theta = stage_rng(seed, "competence").beta(a, b, n)
+    gammas = solve_gammas(council.p, a, b)
+    q = theta[None, :] ** gammas[:, None]
+    return np.asarray(u < q)
+
+
+def _vote(council: Council, lat: FloatArray, seed: int) -> tuple[NDArray[np.intp], FloatArray]:
+    """Who completes the vote, and whether the agreed answer is right (1, 0, or 0.5 on a tie)."""
+    m = council.m or 1
+    n_members, n = lat.shape
+    right = answers(council, n, seed)
+    order = np.argsort(lat, axis=0)
+    right_sorted = np.take_along_axis(right, order, axis=0)
+    cum_right = np.cumsum(right_sorted, axis=0)
+    cum_wrong = np.arange(1, n_members + 1)[:, None] - cum_right
+    reached = (cum_right >= m) | (cum_wrong >= m)
+    decided = reached.any(axis=0)
+    pos = np.where(decided, np.argmax(reached, axis=0), n_members - 1)
+    which = np.take_along_axis(order, pos[None, :], axis=0)[0]
+    right_at = np.take_along_axis(cum_right, pos[None, :], axis=0)[0]
+    fallback = np.where(2 * right_at > n_members, 1.0, np.where(2 * right_at == n_members, 0.5, 0.0))
+    correct = np.where(decided, (right_at >= m).astype(np.float64), fallback)
+    return which, correct
+
+
+def _router(council: Council, lat: FloatArray, seed: int) -> CouncilSamples:
+    router = council.router
+    assert router is not None  # validated
+    share = [mb.share or 0.0 for mb in council.members]
+    probs = routing_probabilities(share, router.accuracy)
+    n = lat.shape[1]
+    which = np.asarray(stage_rng(seed, "router/choice").choice(lat.shape[0], size=n, p=probs / probs.sum()))
+    r = router.latency.sample(stage_rng(seed, "router"), n)
+    chosen = _pick(lat, which)
+    parts = {"router": r, **{mb.name: np.where(which == i, lat[i], np.nan) for i, mb in enumerate(council.members)}}
+    critical = {"router": r, **_critical_members(council, lat, which)}
+    read = np.zeros_like(lat, dtype=bool)
+    read[which, np.arange(n)] = True
+    return CouncilSamples(r + chosen, parts, critical, read, stop_probabilities=probs)
+
+
+def _cascade(council: Council, lat: FloatArray, seed: int) -> CouncilSamples:
+    scorer = council.scorer
+    assert scorer is not None  # validated
+    n_members, n = lat.shape
+    _, stop = cascade_accuracy(council.p, council.rho, scorer.accept_if_correct, scorer.accept_if_wrong)
+    last = np.asarray(stage_rng(seed, "cascade/choice").choice(n_members, size=n, p=stop / stop.sum()))
+    ran = np.arange(n_members)[:, None] <= last[None, :]
+    scored = ran & (np.arange(n_members)[:, None] < n_members - 1)
+    score = scorer.latency.sample(stage_rng(seed, "scorer"), n_members * n).reshape(n_members, n)
+    member_time = np.where(ran, lat, 0.0)
+    score_time = np.where(scored, score, 0.0).sum(axis=0)
+    total = member_time.sum(axis=0) + score_time
+    parts = {mb.name: np.where(ran[i], lat[i], np.nan) for i, mb in enumerate(council.members)}
+    parts["scorer"] = np.where(scored.any(axis=0), score_time, np.nan)
+    critical = {mb.name: member_time[i] for i, mb in enumerate(council.members)}
+    critical["scorer"] = score_time
+    return CouncilSamples(total, parts, critical, ran, stop_probabilities=stop)
+
+
+def _add_aggregator(council: Council, out: CouncilSamples, seed: int) -> None:
+    agg = council.aggregator
+    assert agg is not None
+    n = out.total.size
+    rng = stage_rng(seed, "aggregator")
+    tokens = np.asarray([mb.output_tokens for mb in council.members], dtype=np.float64) @ out.read
+    x = agg.ttft.sample(rng, n) + agg.prefill_ms_per_token * tokens
+    if agg.tpot is not None and agg.first_phrase_tokens:
+        x += agg.first_phrase_tokens * agg.tpot.sample(rng, n)
+    out.parts["aggregator"] = x
+    out.critical["aggregator"] = x
+    out.total = out.total + x
