@@ -9,6 +9,7 @@ from voicebudget._algebra import AllOf, Choice, Evaluation, KOfN, Race, Sampler,
 from voicebudget._budget import Budget
 from voicebudget._distributions import Distribution, Empirical, Fixed, LogNormal, Mixture, Normal, Shifted, Uniform
 from voicebudget._errors import BudgetExceeded, ModelError, ScenarioError, VoiceBudgetError
+from voicebudget._observed import Observed
 from voicebudget._report import LatencyStats, Report, StageReport, build_report
 from voicebudget._scenario import PipelineSpec, Scenario, load_scenario, parse_scenario, scenario_json_schema
 from voicebudget._simulate import RunResult, simulate, simulate_pipeline
@@ -74,6 +75,7 @@ __all__ = [
     "ModelError",
     "NetworkStage",
     "Normal",
+    "Observed",
     "PipelineSpec",
     "Race",
     "RecorderReport",

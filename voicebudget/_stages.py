@@ -12,6 +12,7 @@ from pydantic import Field
 
 from voicebudget._algebra import AllOf, Choice, KOfN, Race, Sequence
 from voicebudget._distributions import Empirical, Fixed, LogNormal, Mixture, Normal, Shifted, Uniform
+from voicebudget._observed import Observed
 from voicebudget._stage_models import LLMStage, NetworkStage, TTSStage
 from voicebudget.councils._config import Council, Member
 from voicebudget.councils._speculation import Preemptive, ReplyCache
@@ -28,6 +29,7 @@ StageSpec = Annotated[
         Empirical,
         Mixture,
         Shifted,
+        Observed,
         LLMStage,
         TTSStage,
         NetworkStage,

@@ -1,0 +1,49 @@
+"""Import real traces (Pipecat logs, LiveKit metrics, OpenTelemetry span exports), check them against
+a budget, and fit a scenario to them.
+
+::
+
+    from voicebudget.traces import read_trace, check, fit
+
+    tables = [read_trace("agent.log")]          # format detected from the content
+    result = check(tables)                      # the common Report + turns + anomalies
+    fit(tables).write("scenarios/from-traces.toml")
+
+Every reader rebuilds turns on the common time axis (``t = 0`` at the actual end of the user's
+speech, ms) and states the anchor its source used. Bad values are flagged as :class:`Anomaly`
+records, never averaged in. See docs/traces.md.
+"""
+
+from __future__ import annotations
+
+from voicebudget.traces._check import TraceCheck, check, usable_turns
+from voicebudget.traces._fit import FIT_METHODS, FitMethod, TraceFit, fit
+from voicebudget.traces._livekit import read_livekit
+from voicebudget.traces._otel import read_otel
+from voicebudget.traces._pipecat import DEFAULT_STOP_SECS, read_pipecat
+from voicebudget.traces._read import FORMATS, TraceFormat, detect_format, read_trace
+from voicebudget.traces._table import ABSURD_MS, OFF_PATH, ON_PATH, Anomaly, TraceTable, TraceTurn
+
+__all__ = [
+    "ABSURD_MS",
+    "DEFAULT_STOP_SECS",
+    "FIT_METHODS",
+    "FORMATS",
+    "OFF_PATH",
+    "ON_PATH",
+    "Anomaly",
+    "FitMethod",
+    "TraceCheck",
+    "TraceFit",
+    "TraceFormat",
+    "TraceTable",
+    "TraceTurn",
+    "check",
+    "detect_format",
+    "fit",
+    "read_livekit",
+    "read_otel",
+    "read_pipecat",
+    "read_trace",
+    "usable_turns",
+]

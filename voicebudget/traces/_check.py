@@ -1,0 +1,144 @@
+"""Checking imported turns against a budget: the common report, plus turns, anomalies and the
+first-turn vs steady-state split."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from voicebudget._budget import Budget
+from voicebudget._errors import ScenarioError
+from voicebudget._report import Report, build_report
+from voicebudget.traces._table import OFF_PATH, ON_PATH, Anomaly, TraceTable, TraceTurn
+
+__all__ = ["TraceCheck", "check", "usable_turns"]
+
+FloatArray = NDArray[np.float64]
+
+
+def usable_turns(tables: Sequence[TraceTable], include_anomalies: bool = False) -> list[TraceTurn]:
+    """Turns that enter the statistics: a known total, and not flagged unless ``include_anomalies``."""
+    return [t for tab in tables for t in tab.turns if t.complete and (include_anomalies or not t.flagged)]
+
+
+@dataclass(frozen=True)
+class TraceCheck:
+    """The verdict on imported turns.
+
+    :ivar report: all included turns (``source = "trace"``), the same report type as a simulation.
+    :ivar first_turn: the first turn of each file (cold connections, cold caches), None if none.
+    :ivar steady_state: every later turn, None if none.
+    :ivar turns: every turn read, included or not.
+    :ivar included: per turn in ``turns``, whether it entered the statistics.
+    """
+
+    name: str
+    budget: Budget
+    report: Report
+    first_turn: Report | None
+    steady_state: Report | None
+    tables: tuple[TraceTable, ...]
+    turns: tuple[TraceTurn, ...]
+    included: tuple[bool, ...]
+    include_anomalies: bool
+
+    @property
+    def passed(self) -> bool:
+        """The included turns are within budget at the target percentile."""
+        return self.report.passed
+
+    @property
+    def anomalies(self) -> tuple[Anomaly, ...]:
+        """Every anomaly of every file, in file then line order."""
+        return tuple(a for tab in self.tables for a in tab.anomalies)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON document of ``voicebudget check --format json``: the keys of ``run`` plus ``turns``,
+        ``anomalies``, ``split`` and ``sources``."""
+        rows = []
+        for turn, inc in zip(self.turns, self.included, strict=True):
+            row = turn.to_dict()
+            row["included"] = inc
+            row["within_budget"] = None if turn.total_ms is None else turn.total_ms <= self.budget.total_ms
+            rows.append(row)
+        return {
+            "scenario": self.name,
+            "seed": None,
+            "samples": self.report.n_turns,
+            "budget": {"total_ms": self.budget.total_ms, "percentile": self.budget.percentile},
+            "variants": [self.report.to_dict()],
+            "source": "trace",
+            "include_anomalies": self.include_anomalies,
+            "sources": [t.source_dict() for t in self.tables],
+            "split": {
+                "first_turn": self.first_turn.to_dict() if self.first_turn else None,
+                "steady_state": self.steady_state.to_dict() if self.steady_state else None,
+            },
+            "turns": rows,
+            "anomalies": [a.to_dict() for a in self.anomalies],
+        }
+
+
+def _report(name: str, budget: Budget, turns: list[TraceTurn]) -> Report:
+    names = [s for s in (*ON_PATH, *OFF_PATH) if any(s in t.stages_ms for t in turns)]
+    total = np.array([t.total_ms for t in turns], dtype=np.float64)
+    stages = {s: np.array([t.stages_ms.get(s, np.nan) for t in turns], dtype=np.float64) for s in names}
+
+    def contributions(tail: NDArray[np.intp]) -> dict[str, FloatArray]:
+        # On-path stages follow one another: each contributes its own duration; ASR runs inside the
+        # endpointing wait and leading silence comes after the total, so they contribute nothing.
+        return {s: (np.nan_to_num(v[tail]) if s in ON_PATH else np.zeros(tail.size)) for s, v in stages.items()}
+
+    server = total.copy()
+    return build_report(name, budget, total, stages, contributions=contributions, server_side_ms=server,
+                        source="trace")
+
+
+def check(
+    tables: Sequence[TraceTable],
+    budget: Budget | None = None,
+    *,
+    include_anomalies: bool = False,
+    name: str | None = None,
+) -> TraceCheck:
+    """Judge imported turns against a budget.
+
+    Percentiles come from per-turn totals (never from adding stage percentiles). Tail attribution
+    credits each on-path stage its own duration in the turns at or beyond the target percentile.
+    Turns with an anomaly are left out unless ``include_anomalies`` (a turn without a total never
+    enters).
+
+    :param tables: per-turn tables from :func:`~voicebudget.traces.read_trace` (one per file).
+    :param budget: default ``Budget()`` (800 ms at p95).
+    :param include_anomalies: also count flagged turns that have a total.
+    :param name: the report's name (default: the file names).
+    :returns: a :class:`TraceCheck`; ``.passed`` and ``.report.raise_for_budget()`` give the verdict.
+    :raises ScenarioError: no turn is left to judge (every one flagged or incomplete).
+    """
+    budget = budget or Budget()
+    name = name or ", ".join(t.origin for t in tables)
+    all_turns = [t for tab in tables for t in tab.turns]
+    used = usable_turns(tables, include_anomalies)
+    if not used:
+        hint = "" if include_anomalies else "; include flagged turns with include_anomalies (--include-anomalies)"
+        n_anom = sum(len(t.anomalies) for t in tables)
+        raise ScenarioError(f"no usable turn to check: {len(all_turns)} turns, {n_anom} anomalies{hint}",
+                            origin=name)
+    used_ids = {id(t) for t in used}
+    first = [t for t in used if t.index == 0]
+    steady = [t for t in used if t.index > 0]
+    return TraceCheck(
+        name=name,
+        budget=budget,
+        report=_report(name, budget, used),
+        first_turn=_report("first_turn", budget, first) if first else None,
+        steady_state=_report("steady_state", budget, steady) if steady else None,
+        tables=tuple(tables),
+        turns=tuple(all_turns),
+        included=tuple(id(t) in used_ids for t in all_turns),
+        include_anomalies=include_anomalies,
+    )

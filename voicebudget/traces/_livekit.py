@@ -1,0 +1,137 @@
+"""LiveKit Agents metrics as JSON lines: the models passed to ``metrics_collected``, one per line.
+
+Shapes from ``livekit-agents/livekit/agents/metrics/base.py`` (``EOUMetrics``, ``LLMMetrics``,
+``TTSMetrics``, dumped with pydantic's ``model_dump()``), all durations in seconds:
+
+- ``eou_metrics``: ``end_of_utterance_delay`` (last speech the VAD saw -> turn committed; it
+  contains ``transcription_delay``, last speech -> final transcript), ``speech_id``;
+- ``llm_metrics``: ``ttft`` (request -> first token; -1 when no token came), ``speech_id``;
+- ``tts_metrics``: ``ttfb`` (first text -> first audio byte), ``connection_reused``,
+  ``acquire_time``, ``speech_id``.
+
+Lines are joined into turns by ``speech_id``. Other types (``stt_metrics``, which is per request
+and has no ``speech_id``; ``vad_metrics``; ...) are skipped. A line may also be wrapped as
+``{"metrics": {...}}`` (an event logged whole). The turn total is LiveKit's documented turn latency
+``end_of_utterance_delay + ttft + ttfb`` (docs.livekit.io, "Logs, metrics, and telemetry"), which
+leaves out the LLM's time to the first sentence and the transport to the listener.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from voicebudget.traces._table import ABSURD_MS, Anomaly, TraceTable, TurnBuilder
+
+__all__ = ["ANCHOR", "TOTAL", "looks_like_livekit", "read_livekit"]
+
+ANCHOR = "LiveKit: the last audio frame the VAD classed as speech (EOUMetrics.end_of_utterance_delay starts there)"
+TOTAL = "end_of_utterance_delay + llm ttft + tts ttfb (LiveKit's documented turn latency; server side)"
+
+_TYPES = {"eou_metrics", "llm_metrics", "tts_metrics"}
+_SPEECH_ID = re.compile(r'"speech_id"\s*:\s*"([^"]+)"')
+_NEEDED = {
+    "endpointing": ("end_of_utterance_delay", "eou_metrics line"),
+    "llm_ttft": ("ttft", "llm_metrics line"),
+    "tts_ttfb": ("ttfb", "tts_metrics line"),
+}
+
+
+def looks_like_livekit(text: str) -> bool:
+    """True when a JSON line carries a LiveKit metrics ``type`` (``..._metrics``)."""
+    return re.search(r'"type"\s*:\s*"(eou|llm|tts|stt|vad)_metrics"', text[:200_000]) is not None
+
+
+class _Reader:
+    def __init__(self, origin: str, absurd_ms: float) -> None:
+        self.origin = origin
+        self.absurd_ms = absurd_ms
+        self.turns: dict[str, TurnBuilder] = {}
+        self.seen: dict[tuple[str, str], int] = {}
+        self.loose: list[Anomaly] = []
+
+    def turn(self, speech_id: str, line: int) -> TurnBuilder:
+        if speech_id not in self.turns:
+            self.turns[speech_id] = TurnBuilder(speech_id, line, self.origin, self.absurd_ms)
+        return self.turns[speech_id]
+
+    def broken(self, lineno: int, raw: str, reason: str) -> None:
+        snippet = raw if len(raw) <= 120 else raw[:117] + "..."
+        match = _SPEECH_ID.search(raw)
+        if match:
+            self.turn(match.group(1), lineno).flag(lineno, "", snippet, reason)
+        else:
+            self.loose.append(Anomaly(lineno, "", snippet, reason, self.origin))
+
+    def line(self, lineno: int, raw: str) -> None:
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            self.broken(lineno, raw, f"unparseable JSON (line cut short?): {exc.msg}")
+            return
+        if isinstance(obj, dict) and isinstance(obj.get("metrics"), dict) and "type" in obj["metrics"]:
+            obj = obj["metrics"]
+        if not isinstance(obj, dict):
+            self.broken(lineno, raw, "not a JSON object")
+            return
+        kind = obj.get("type")
+        if kind not in _TYPES:
+            return
+        speech_id = obj.get("speech_id")
+        if not isinstance(speech_id, str) or not speech_id:
+            self.loose.append(Anomaly(lineno, "speech_id", speech_id, f"{kind} without a speech_id", self.origin))
+            return
+        self.record(self.turn(speech_id, lineno), str(kind), obj, lineno)
+
+    def record(self, turn: TurnBuilder, kind: str, obj: dict[str, Any], lineno: int) -> None:
+        first = self.seen.setdefault((turn.id, kind), lineno)
+        if first != lineno:
+            turn.flag(lineno, "speech_id", turn.id, f"duplicate {kind} for this speech_id (first on line {first})")
+            return
+        if kind == "eou_metrics":
+            turn.set_stage("endpointing", turn.seconds(obj.get("end_of_utterance_delay"), line=lineno,
+                                                       fld="end_of_utterance_delay"))
+            turn.set_stage("asr", turn.seconds(obj.get("transcription_delay"), line=lineno,
+                                               fld="transcription_delay", missing_ok=True))
+        elif kind == "llm_metrics":
+            turn.set_stage("llm_ttft", self.first_output(turn, obj.get("ttft"), lineno, "ttft", "no first token"))
+        else:
+            turn.set_stage("tts_ttfb", self.first_output(turn, obj.get("ttfb"), lineno, "ttfb", "no first audio"))
+            if obj.get("connection_reused") is False:
+                turn.cold = True
+
+    @staticmethod
+    def first_output(turn: TurnBuilder, value: Any, lineno: int, fld: str, what: str) -> float | None:
+        if value == -1:
+            turn.flag(lineno, fld, value, f"{what} ({fld} = -1)")
+            return None
+        return turn.seconds(value, line=lineno, fld=fld)
+
+    def table(self) -> TraceTable:
+        turns = []
+        anomalies = list(self.loose)
+        for index, builder in enumerate(self.turns.values()):
+            builder.require(_NEEDED)
+            builder.close_with_residual(None, builder.line, "")
+            turns.append(builder.build(index))
+            anomalies.extend(builder.anomalies)
+        anomalies.sort(key=lambda a: a.line)
+        return TraceTable(self.origin, "livekit", ANCHOR, TOTAL, tuple(turns), tuple(anomalies))
+
+
+def read_livekit(text: str, origin: str = "<trace>", *, absurd_ms: float = ABSURD_MS) -> TraceTable:
+    """Rebuild per-turn stages from LiveKit metrics JSON lines.
+
+    :param text: the file's content, one JSON object per line (seconds).
+    :param origin: the file name for anomalies and reports.
+    :param absurd_ms: a stage above this is flagged (see :data:`~voicebudget.traces.ABSURD_MS`).
+    :returns: a :class:`TraceTable` in ms; turns in order of first appearance, each flagged when a
+        line of it is broken, a value is negative (``ttft = -1``: no token), absurd or missing, or a
+        metrics type repeats for its ``speech_id``.
+    """
+    reader = _Reader(origin, absurd_ms)
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        if raw.strip():
+            reader.line(lineno, raw.strip())
+    return reader.table()

@@ -1,0 +1,250 @@
+"""The common per-turn table every trace reader produces, and the anomaly record.
+
+Time axis (shared/DESIGN.md section 1): ``t = 0`` is the actual end of the user's speech. Every
+reader converts the source's seconds to ms and says in :attr:`TraceTable.anchor` what "user
+stopped speaking" meant in the source.
+
+Stages of a turn (ms). The *on-path* stages follow one another and add up to the turn's total:
+
+==================  =====================================================================
+``endpointing``     speech end -> turn commit (VAD silence, turn detector, STT wait): the
+                    LLM request is sent at its end
+``llm_ttft``        LLM request -> first token (TTFT)
+``first_phrase``    first token -> first speakable phrase sent to the TTS (Pipecat's
+                    "text aggregation time")
+``tts_ttfb``        first text to the TTS -> first audio byte (TTFB)
+``other``           what the source's own total has beyond the stages it reports
+==================  =====================================================================
+
+Off the path (shown, not added): ``asr`` (speech end -> final transcript; it runs inside the
+endpointing wait) and ``leading_silence`` (silence at the start of the first audio chunk).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "ABSURD_MS",
+    "OFF_PATH",
+    "ON_PATH",
+    "Anomaly",
+    "TraceTable",
+    "TraceTurn",
+    "TurnBuilder",
+]
+
+ABSURD_MS = 20_000.0
+"""Default ceiling for one stage, ms. A stage longer than 20 s is not a latency but a value measured
+from a stale anchor (e.g. a 200 s transcription delay timed from an earlier utterance); such values
+are flagged. Endpointing waits top out at a few seconds (LiveKit's ``max_endpointing_delay`` default
+3 s, livekit-agents ``voice/agent_session.py``), so 20 s leaves wide room. Change it with the
+``absurd_ms`` parameter of the readers, :func:`~voicebudget.traces.check` and ``fit``."""
+
+ON_PATH = ("endpointing", "llm_ttft", "first_phrase", "tts_ttfb", "other")
+"""Stages that follow one another and add up to the turn total, in time order."""
+
+OFF_PATH = ("asr", "leading_silence")
+"""Stages reported for information; they overlap the path (ASR) or follow the total (silence)."""
+
+RESIDUAL_TOLERANCE_MS = 5.0
+"""A source total may fall short of the sum of its stages by this much (rounding of logged values)
+before the turn is flagged."""
+
+
+@dataclass(frozen=True)
+class Anomaly:
+    """One bad value or line in a trace, with where it is.
+
+    :ivar line: 1-based line number in the file (0: the file as a whole).
+    :ivar field: the field or metric at fault (``""`` for a whole line).
+    :ivar value: the value as found (seconds, as in the source; or the text of a broken line).
+    :ivar reason: what is wrong with it.
+    :ivar origin: the file.
+    :ivar turn: the turn id it belongs to (that turn is excluded from statistics by default), if known.
+    """
+
+    line: int
+    field: str
+    value: Any
+    reason: str
+    origin: str = ""
+    turn: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        value = self.value
+        if isinstance(value, float) and not math.isfinite(value):
+            value = str(value)
+        return {
+            "line": self.line,
+            "field": self.field,
+            "value": value,
+            "reason": self.reason,
+            "file": self.origin,
+            "turn": self.turn,
+        }
+
+
+@dataclass(frozen=True)
+class TraceTurn:
+    """One turn rebuilt on the common time axis.
+
+    :ivar id: the source's turn id (LiveKit ``speech_id``, span id, or ``turn-N``).
+    :ivar line: the line the turn starts on.
+    :ivar index: 0 for the first turn of its file (the one that opens cold connections), 1, 2, ...
+    :ivar stages_ms: stage name -> ms, only the stages the source gave (see module docstring).
+    :ivar total_ms: the turn's latency on the source's own definition (:attr:`TraceTable.total`), ms;
+        None when it cannot be rebuilt.
+    :ivar cold: the source showed a cold connection in this turn (LiveKit ``connection_reused`` false).
+    :ivar flagged: an anomaly belongs to this turn; excluded from statistics by default.
+    :ivar origin: the file.
+    """
+
+    id: str
+    line: int
+    index: int
+    stages_ms: Mapping[str, float]
+    total_ms: float | None
+    cold: bool = False
+    flagged: bool = False
+    origin: str = ""
+
+    @property
+    def complete(self) -> bool:
+        """The total is known (a turn without one cannot enter any statistic)."""
+        return self.total_ms is not None and math.isfinite(self.total_ms)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "file": self.origin,
+            "turn": self.id,
+            "line": self.line,
+            "index": self.index,
+            "first": self.index == 0,
+            "cold": self.cold,
+            "flagged": self.flagged,
+            "total_ms": self.total_ms,
+        }
+        for name in (*ON_PATH, *OFF_PATH):
+            if name in self.stages_ms:
+                d[f"{name}_ms"] = self.stages_ms[name]
+        return d
+
+
+@dataclass(frozen=True)
+class TraceTable:
+    """Every turn of one trace file, and the anomalies found in it.
+
+    :ivar origin: the file.
+    :ivar format: ``"pipecat"``, ``"livekit"``, ``"otel-livekit"`` or ``"otel-pipecat"``.
+    :ivar anchor: what ``t = 0`` (end of user speech) meant in this source.
+    :ivar total: what a turn's total is in this source.
+    """
+
+    origin: str
+    format: str
+    anchor: str
+    total: str
+    turns: tuple[TraceTurn, ...]
+    anomalies: tuple[Anomaly, ...]
+
+    def source_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.origin,
+            "format": self.format,
+            "anchor": self.anchor,
+            "total": self.total,
+            "turns": len(self.turns),
+            "anomalies": len(self.anomalies),
+        }
+
+
+@dataclass
+class TurnBuilder:
+    """Collects one turn's values while a reader walks the file; checks every value on the way in."""
+
+    id: str
+    line: int
+    origin: str
+    absurd_ms: float
+    stages_ms: dict[str, float] = field(default_factory=dict)
+    anomalies: list[Anomaly] = field(default_factory=list)
+    total_ms: float | None = None
+    cold: bool = False
+
+    def flag(self, line: int, fld: str, value: Any, reason: str) -> None:
+        """Record an anomaly on this turn."""
+        self.anomalies.append(Anomaly(line, fld, value, reason, self.origin, self.id))
+
+    def seconds(self, value: Any, *, line: int, fld: str, missing_ok: bool = False) -> float | None:
+        """Check a duration in seconds from the source and return it in ms (None when bad or missing).
+
+        Flags: not a number, not finite, negative, longer than ``absurd_ms``; missing unless
+        ``missing_ok``.
+        """
+        if value is None:
+            if not missing_ok:
+                self.flag(line, fld, None, "missing value")
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.flag(line, fld, value, "not a number")
+            return None
+        return self.ms(float(value) * 1000.0, line=line, fld=fld, source_value=value)
+
+    def ms(self, value_ms: float, *, line: int, fld: str, source_value: Any = None) -> float | None:
+        """Check a duration already in ms (e.g. rebuilt from timestamps); None when it is flagged."""
+        shown = value_ms / 1000.0 if source_value is None else source_value
+        if not math.isfinite(value_ms):
+            self.flag(line, fld, shown, "not a finite number")
+            return None
+        if value_ms < 0:
+            self.flag(line, fld, shown, "negative duration")
+            return None
+        if value_ms > self.absurd_ms:
+            self.flag(line, fld, shown, f"absurd value: over {self.absurd_ms / 1000:g} s (stale anchor?)")
+            return None
+        return value_ms
+
+    def set_stage(self, name: str, value_ms: float | None) -> None:
+        if value_ms is not None:
+            self.stages_ms[name] = value_ms
+
+    def require(self, needed: Mapping[str, tuple[str, str]]) -> None:
+        """Flag every stage the turn lacks: ``needed`` maps a stage to ``(source field, what is missing)``.
+
+        A stage whose field was already flagged (negative, absurd, ...) is not flagged twice.
+        """
+        for name, (fld, what) in needed.items():
+            if name not in self.stages_ms and not any(a.field == fld for a in self.anomalies):
+                self.flag(self.line, fld, None, f"turn has no {what}")
+
+    def close_with_residual(self, source_total_ms: float | None, line: int, fld: str) -> None:
+        """Set the total from the source's own figure and put what the stages do not cover in ``other``.
+
+        Without a source total, the total is the sum of the on-path stages.
+        """
+        path = sum(v for k, v in self.stages_ms.items() if k in ON_PATH)
+        if source_total_ms is None:
+            self.total_ms = path if self.stages_ms.keys() & set(ON_PATH) else None
+            return
+        residual = source_total_ms - path
+        if residual < -RESIDUAL_TOLERANCE_MS:
+            self.flag(line, fld, source_total_ms / 1000.0,
+                      f"total {source_total_ms:.1f} ms is less than the sum of its stages {path:.1f} ms")
+        self.stages_ms["other"] = max(residual, 0.0)
+        self.total_ms = path + self.stages_ms["other"]
+
+    def build(self, index: int) -> TraceTurn:
+        return TraceTurn(
+            id=self.id,
+            line=self.line,
+            index=index,
+            stages_ms=dict(self.stages_ms),
+            total_ms=self.total_ms,
+            cold=self.cold,
+            flagged=bool(self.anomalies),
+            origin=self.origin,
+        )
