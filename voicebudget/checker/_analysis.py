@@ -1,26 +1,30 @@
-"""From recorded turns to a :class:`~voicebudget.Report`: stage times and critical-path attribution.
+"""From recorded turns to a :class:`~voicebudget.Report`: critical-path attribution on the time axis.
 
-Each complete turn is looked at on its own time axis, the window ``[speech_end, first_audio]``
-(its voice-to-voice latency). Only what happens inside the window delays the answer, so every
-stage span is clipped to it: ASR streaming while the user still talks, or the LLM still streaming
-while the agent already speaks, is not counted.
+Each complete turn is looked at on its own time axis, the window ``[speech_end, first_audio]`` (its
+voice-to-voice latency). Only what happens inside the window delays the answer, so every stage span
+is clipped to it: ASR streaming while the user still talks, or the LLM still streaming while the
+agent already speaks, costs nothing.
 
-- A stage's **time** in a turn is the length of the union of its clipped spans (a stage that ran
-  twice counts both runs; overlapping runs count once). NaN when the stage did not run in that turn.
-- **Attribution** (the report's ``tail_ms``/``tail_share``): the window is cut at every span
-  boundary; each piece is credited to one stage among those running through it: the one whose
-  clipped span ends last (it is what the answer waited for), ties going to the one that started last
-  (the later step of a pipeline: while the LLM streams and TTS synthesises the first sentence, the
-  piece up to first audio is TTS's). Pieces no stage covers go to the ``untracked`` stage. The
-  contributions add up exactly to the voice-to-voice latency, turn by turn, as the simulator's
-  critical-path attribution does. A nested stage that ends before its parent gets no credit (the
-  parent does); time the parts as siblings to see them in the attribution. Their own times are
-  reported either way.
+The window is cut at every span boundary and each piece is credited to exactly one stage among the
+spans running through it:
+
+1. a span gives way to a span nested inside it (a parent waits on its child stage);
+2. among the rest, the span that ends last wins (what the answer waited for: the slowest of
+   parallel branches, as ``max`` in the simulator's ``all_of``);
+3. on a tie, the span that started last wins (the later pipeline step: while the LLM streams and
+   TTS synthesises the first sentence, the piece up to first audio is TTS's);
+4. a piece no span covers goes to the ``untracked`` stage.
+
+A stage's figure in a turn is the time credited to it (NaN when it has no span in the turn; 0 when it
+ran but never gated the answer). So the stage figures add up exactly to the voice-to-voice latency,
+turn by turn, like the simulator's critical-path contributions, and a per-stage allocation caps what
+that stage costs the user. Each stage's own wall time, overlaps included, stays on
+:attr:`Turn.spans <voicebudget.Turn.spans>`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,10 +36,9 @@ from voicebudget._errors import ScenarioError
 from voicebudget._report import Report, build_report
 from voicebudget.checker._recorder import FIRST_AUDIO, UNTRACKED, StageSpan, Turn
 
-__all__ = ["ExcludedTurn", "RecorderReport", "attribute_ns", "build_recorder_report", "union_ns"]
+__all__ = ["ExcludedTurn", "RecorderReport", "attribute_ns", "build_recorder_report", "measure"]
 
 FloatArray = NDArray[np.float64]
-Interval = tuple[str, int, int]
 _NS_PER_MS = 1_000_000
 
 
@@ -85,41 +88,50 @@ class RecorderReport(Report):
         return d
 
 
-def union_ns(spans: Iterable[tuple[int, int]]) -> int:
-    """Length of the union of ``(start_ns, end_ns)`` intervals, ns."""
-    total, reach = 0, None
-    for start, end in sorted(spans):
-        if reach is None or start > reach:
-            total += end - start
-            reach = end
-        elif end > reach:
-            total += end - reach
-            reach = end
-    return total
-
-
-def attribute_ns(intervals: Sequence[Interval], lo: int, hi: int) -> dict[str, int]:
-    """Credit every instant of ``[lo, hi]`` to one stage (see the module docstring).
-
-    :param intervals: ``(stage, start_ns, end_ns)`` already clipped to ``[lo, hi]``.
-    :returns: stage -> ns credited, with :data:`UNTRACKED` for uncovered time; sums to ``hi - lo``.
-    """
-    cuts = sorted({lo, hi, *(s for _, s, _ in intervals), *(e for _, _, e in intervals)})
-    out: dict[str, int] = {}
-    for a, b in zip(cuts, cuts[1:], strict=False):
-        best: tuple[int, int, int] | None = None
-        owner = UNTRACKED
-        for order, (name, s, e) in enumerate(intervals):
-            if s <= a and e >= b and (best is None or (e, s, order) > best):
-                best, owner = (e, s, order), name
-        out[owner] = out.get(owner, 0) + (b - a)
+def _ancestors(spans: Sequence[StageSpan]) -> dict[int, frozenset[int]]:
+    """Span id -> ids of the spans it is nested in."""
+    parent_of = {sp.id: sp.parent for sp in spans if sp.id >= 0}
+    out: dict[int, frozenset[int]] = {}
+    for sid in parent_of:
+        chain: list[int] = []
+        p = parent_of[sid]
+        while p >= 0 and p not in chain:
+            chain.append(p)
+            p = parent_of.get(p, -1)
+        out[sid] = frozenset(chain)
     return out
 
 
-def _clipped(spans: Iterable[StageSpan], lo: int, hi: int) -> list[Interval]:
+def _clip(spans: Sequence[StageSpan], lo: int, hi: int) -> list[StageSpan]:
     """Spans clipped to ``[lo, hi]``, empty ones dropped, in start order."""
-    out = [(s.name, max(s.start_ns, lo), min(s.end_ns, hi)) for s in spans]
-    return sorted((iv for iv in out if iv[2] > iv[1]), key=lambda iv: (iv[1], iv[2]))
+    clipped = (sp._replace(start_ns=max(sp.start_ns, lo), end_ns=min(sp.end_ns, hi)) for sp in spans)
+    return sorted((sp for sp in clipped if sp.end_ns > sp.start_ns), key=lambda sp: (sp.start_ns, sp.end_ns))
+
+
+def _owner(covering: list[tuple[int, StageSpan]], ancestors: dict[int, frozenset[int]]) -> str:
+    """The stage credited with a piece all of ``covering`` (order, span) run through."""
+    hidden = frozenset().union(*(ancestors.get(sp.id, frozenset()) for _, sp in covering))
+    candidates = [(sp.end_ns, sp.start_ns, order, sp.name) for order, sp in covering if sp.id not in hidden]
+    return max(candidates)[3]
+
+
+def attribute_ns(spans: Sequence[StageSpan], lo: int, hi: int) -> dict[str, int]:
+    """Credit every instant of ``[lo, hi]`` to one stage (the rules in the module docstring).
+
+    :param spans: the turn's spans (any order; clipped here).
+    :param lo: window start (``speech_end``), ns.
+    :param hi: window end (``first_audio``), ns, >= ``lo``.
+    :returns: stage -> ns credited, :data:`UNTRACKED` for uncovered time; the values sum to ``hi - lo``.
+    """
+    clipped = _clip(spans, lo, hi)
+    ancestors = _ancestors(spans)
+    cuts = sorted({lo, hi, *(sp.start_ns for sp in clipped), *(sp.end_ns for sp in clipped)})
+    out: dict[str, int] = {}
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        covering = [(i, sp) for i, sp in enumerate(clipped) if sp.start_ns <= a and sp.end_ns >= b]
+        owner = _owner(covering, ancestors) if covering else UNTRACKED
+        out[owner] = out.get(owner, 0) + (b - a)
+    return out
 
 
 def _stage_names(turns: Sequence[Turn]) -> list[str]:
@@ -131,34 +143,27 @@ def _stage_names(turns: Sequence[Turn]) -> list[str]:
     return list(names)
 
 
-@dataclass(frozen=True)
-class _Measured:
-    total_ms: FloatArray
-    stages_ms: dict[str, FloatArray]
-    contributions_ms: dict[str, FloatArray]
+def measure(turns: Sequence[Turn]) -> tuple[FloatArray, dict[str, FloatArray]]:
+    """Voice-to-voice and per-stage credited time of complete turns.
 
-
-def measure(turns: Sequence[Turn]) -> _Measured:
-    """Per-turn voice-to-voice, per-stage clipped time and attribution of complete turns, ms.
-
-    :returns: ``float64[n]`` arrays; stages in first-appearance order then ``untracked``.
+    :returns: ``float64[n]`` voice-to-voice per turn, ms, and stage -> ``float64[n]`` ms credited
+        (NaN where the stage has no span in the turn), stages in first-appearance order then
+        ``untracked``; the stage values of a turn sum to its voice-to-voice latency.
     """
     names = _stage_names(turns)
     n = len(turns)
     total = np.empty(n)
     stages = {k: np.full(n, np.nan) for k in [*names, UNTRACKED]}
-    contrib = {k: np.zeros(n) for k in [*names, UNTRACKED]}
     for i, turn in enumerate(turns):
         lo, hi = turn.origin_ns, turn.marks_ns[FIRST_AUDIO]
         total[i] = (hi - lo) / _NS_PER_MS
-        clipped = _clipped(turn.spans, lo, hi)
-        for name in {s.name for s in turn.spans}:
-            stages[name][i] = union_ns((s, e) for k, s, e in clipped if k == name) / _NS_PER_MS
-        credit = attribute_ns(clipped, lo, hi)
-        stages[UNTRACKED][i] = credit.get(UNTRACKED, 0) / _NS_PER_MS
-        for name, ns in credit.items():
-            contrib[name][i] = ns / _NS_PER_MS
-    return _Measured(total, stages, contrib)
+        spans = turn.spans
+        for name in {sp.name for sp in spans}:
+            stages[name][i] = 0.0
+        stages[UNTRACKED][i] = 0.0
+        for name, ns in attribute_ns(spans, lo, hi).items():
+            stages[name][i] = ns / _NS_PER_MS
+    return total, stages
 
 
 def build_recorder_report(name: str, budget: Budget, turns: Sequence[Turn]) -> RecorderReport:
@@ -172,13 +177,13 @@ def build_recorder_report(name: str, budget: Budget, turns: Sequence[Turn]) -> R
         listed = "; ".join(str(t) for t in excluded[:5]) + ("; ..." if len(excluded) > 5 else "")
         what = f"{len(turns)} recorded: {listed}" if turns else "no turn was recorded"
         raise ScenarioError(f"no complete turn (with first_audio) to report on; {what}", origin=name, field="turns")
-    m = measure(complete)
+    total, stages = measure(complete)
     report = build_report(
         name,
         budget,
-        m.total_ms,
-        m.stages_ms,
-        contributions=lambda tail: {k: v[tail] for k, v in m.contributions_ms.items()},
+        total,
+        stages,
+        contributions=lambda tail: {k: np.nan_to_num(v[tail], nan=0.0) for k, v in stages.items()},
         source="recorder",
     )
     fields = {f: getattr(report, f) for f in report.__dataclass_fields__}

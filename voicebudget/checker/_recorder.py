@@ -14,8 +14,10 @@ is recorded as ``cancelled`` on either backend.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
+from contextvars import ContextVar
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
@@ -44,12 +46,18 @@ class StageSpan(NamedTuple):
     :ivar start_ns: start, ns on the recorder's clock.
     :ivar end_ns: end, ns on the recorder's clock (>= ``start_ns``).
     :ivar ok: False when the stage was left by an exception (including cancellation).
+    :ivar id: the stage's number within its turn (in start order of ``with`` stages; -1 for stages
+        added with explicit timestamps or started with :meth:`StageTimer.start`).
+    :ivar parent: ``id`` of the stage it ran inside (a ``with`` stage open in the same task, or in
+        the task that spawned this one), -1 for a top-level stage.
     """
 
     name: str
     start_ns: int
     end_ns: int
     ok: bool = True
+    id: int = -1
+    parent: int = -1
 
     @property
     def duration_ms(self) -> float:
@@ -57,19 +65,29 @@ class StageSpan(NamedTuple):
         return (self.end_ns - self.start_ns) / _NS_PER_MS
 
 
+_OPEN_STAGE: ContextVar[tuple[Turn, int] | None] = ContextVar("voicebudget_open_stage", default=None)
+"""The innermost ``with`` stage open in this task (context variables follow spawned tasks)."""
+
+
 class StageTimer:
     """Times one stage of a turn: ``with``/``async with``, or :meth:`start` then :meth:`stop`.
 
-    Obtained from :meth:`Turn.stage`. The span is added to the turn when the stage stops.
+    Obtained from :meth:`Turn.stage`. The span is added to the turn when the stage stops. The
+    ``with`` forms also record nesting (the stage it ran inside); :meth:`start`/:meth:`stop`, meant
+    for stages that begin and end in different callbacks, record none.
     """
 
-    __slots__ = ("_clock", "_spans", "name", "start_ns")
+    __slots__ = ("_clock", "_ids", "_spans", "_token", "_turn", "id", "name", "parent", "start_ns")
 
     def __init__(self, turn: Turn, name: str) -> None:
+        self._turn = turn
         self._clock = turn._clock
         self._spans = turn._spans
+        self._ids = turn._ids
         self.name = name
         self.start_ns = -1
+        self.id = -1
+        self.parent = -1
 
     def start(self) -> StageTimer:
         """Start the clock now. :returns: ``self``."""
@@ -88,18 +106,24 @@ class StageTimer:
         self._spans.append(StageSpan(self.name, self.start_ns, end, ok))
 
     def __enter__(self) -> StageTimer:
+        outer = _OPEN_STAGE.get()
+        if outer is not None and outer[0] is self._turn:
+            self.parent = outer[1]
+        self.id = next(self._ids)
+        self._token = _OPEN_STAGE.set((self._turn, self.id))
         self.start_ns = self._clock()
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
-        self._spans.append(StageSpan(self.name, self.start_ns, self._clock(), exc_type is None))
+        end = self._clock()
+        _OPEN_STAGE.reset(self._token)
+        self._spans.append(StageSpan(self.name, self.start_ns, end, exc_type is None, self.id, self.parent))
 
     async def __aenter__(self) -> StageTimer:
-        self.start_ns = self._clock()
-        return self
+        return self.__enter__()
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
-        self._spans.append(StageSpan(self.name, self.start_ns, self._clock(), exc_type is None))
+        self.__exit__(exc_type, exc, tb)
 
 
 class Turn:
@@ -117,7 +141,7 @@ class Turn:
     Only complete turns enter the latency report; the others are listed in it.
     """
 
-    __slots__ = ("_clock", "_marks", "_spans", "created_ns", "index", "name", "reason", "status")
+    __slots__ = ("_clock", "_ids", "_marks", "_spans", "created_ns", "index", "name", "reason", "status")
 
     def __init__(self, index: int, name: str, clock: Clock) -> None:
         self.index = index
@@ -125,6 +149,7 @@ class Turn:
         self._clock = clock
         self._marks: dict[str, int] = {}
         self._spans: list[StageSpan] = []
+        self._ids = itertools.count()
         self.created_ns = clock()
         self.status: TurnStatus = "open"
         self.reason = "turn not ended"
@@ -154,8 +179,9 @@ class Turn:
     def stage(self, name: str) -> StageTimer:
         """A timer for one stage: ``async with turn.stage("llm"): ...`` (or ``with``).
 
-        Stages may overlap and nest; the same name may run several times in a turn (its time is
-        the union of its spans).
+        Stages may overlap and nest (a stage entered inside another, in the same task or in a task
+        spawned inside it, is recorded as its child); the same name may run several times in a turn.
+        How overlapping time is credited: see :mod:`voicebudget.checker._analysis`.
 
         :param name: the stage name (``"untracked"`` is reserved).
         :raises ValueError: the reserved name.

@@ -1,0 +1,321 @@
+"""TurnRecorder: real async stages on asyncio and trio, explicit timestamps, attribution, excluded turns."""
+
+from __future__ import annotations
+
+import anyio
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import voicebudget
+from voicebudget import Budget, BudgetExceeded, ScenarioError, StageSpan, TurnRecorder
+from voicebudget.checker._analysis import attribute_ns
+
+MS = 1_000_000
+
+# A loaded 2-core CI machine can wake a 50 ms sleep late by several ms (and asyncio's timer may fire
+# up to one clock resolution early); +/- 15 ms keeps the test about the recorder, not the scheduler.
+SLEEP_TOLERANCE_MS = 15.0
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+class FakeClock:
+    """A settable ns clock for exact figures."""
+
+    def __init__(self) -> None:
+        self.now_ns = 0
+
+    def __call__(self) -> int:
+        return self.now_ns
+
+    def at_ms(self, ms: float) -> None:
+        self.now_ns = round(ms * MS)
+
+
+# -- real async stages, both backends ----------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_known_sleep_is_measured_within_tolerance() -> None:
+    recorder = TurnRecorder("sleep")
+    for _ in range(3):
+        async with recorder.turn() as turn:
+            turn.mark("speech_end")
+            async with turn.stage("llm"):
+                await anyio.sleep(0.05)
+            turn.mark("first_audio")
+    report = recorder.report(Budget(total_ms=800))
+    llm = report.stage("llm")
+    assert llm.stats.p50_ms == pytest.approx(50.0, abs=SLEEP_TOLERANCE_MS)
+    assert report.total.p50_ms == pytest.approx(50.0, abs=SLEEP_TOLERANCE_MS)
+    # the spans are on the clock too: the raw duration is the sleep
+    durations = [sp.duration_ms for t in recorder.turns for sp in t.spans]
+    assert all(abs(d - 50.0) <= SLEEP_TOLERANCE_MS for d in durations)
+    assert report.source == "recorder"
+    assert report.n_turns == 3
+
+
+@pytest.mark.anyio
+async def test_concurrent_stages_credit_the_later_step() -> None:
+    """LLM streams on while TTS synthesises the first sentence: the wait up to first audio is TTS's."""
+    recorder = TurnRecorder()
+    async with recorder.turn() as turn:
+        turn.mark("speech_end")
+        first_sentence = anyio.Event()
+
+        async def tts() -> None:
+            await first_sentence.wait()
+            async with turn.stage("tts"):
+                await anyio.sleep(0.03)
+                turn.mark("first_audio")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(tts)
+            async with turn.stage("llm"):
+                await anyio.sleep(0.05)
+                first_sentence.set()
+                await anyio.sleep(0.08)  # the rest of the reply streams while the agent speaks
+    report = recorder.report()
+    assert report.stage("llm").stats.p50_ms == pytest.approx(50.0, abs=SLEEP_TOLERANCE_MS)
+    assert report.stage("tts").stats.p50_ms == pytest.approx(30.0, abs=SLEEP_TOLERANCE_MS)
+    # the figures add up to voice-to-voice exactly (untracked included)
+    assert sum(s.stats.p50_ms for s in report.stages) == pytest.approx(report.total.p50_ms, abs=1e-6)
+
+
+@pytest.mark.anyio
+async def test_nested_stage_in_same_task_is_a_child() -> None:
+    recorder = TurnRecorder()
+    async with recorder.turn() as turn:
+        turn.mark("speech_end")
+        async with turn.stage("llm"):
+            async with turn.stage("prefill"):
+                await anyio.sleep(0.03)
+            await anyio.sleep(0.02)
+        turn.mark("first_audio")
+    spans = {sp.name: sp for sp in recorder.turns[0].spans}
+    assert spans["prefill"].parent == spans["llm"].id
+    report = recorder.report()
+    assert report.stage("prefill").stats.p50_ms == pytest.approx(30.0, abs=SLEEP_TOLERANCE_MS)
+    assert report.stage("llm").stats.p50_ms == pytest.approx(20.0, abs=SLEEP_TOLERANCE_MS)
+
+
+@pytest.mark.anyio
+async def test_cancelled_before_first_audio_is_listed_not_dropped() -> None:
+    recorder = TurnRecorder()
+    with anyio.move_on_after(0.01):  # the user barges in before the agent speaks
+        async with recorder.turn() as turn:
+            turn.mark("speech_end")
+            async with turn.stage("llm"):
+                await anyio.sleep(1)
+    async with recorder.turn() as turn:
+        turn.mark("speech_end")
+        turn.mark("first_audio", at_ms=300.0)
+    with anyio.move_on_after(0.01):  # barge-in after first audio: the turn still counts
+        async with recorder.turn() as turn:
+            turn.mark("speech_end")
+            turn.mark("first_audio")
+            await anyio.sleep(1)
+    assert [t.status for t in recorder.turns] == ["cancelled", "complete", "complete"]
+    assert recorder.turns[0].spans[0].ok is False
+    report = recorder.report()
+    assert report.n_turns == 2
+    assert [(t.index, t.status) for t in report.excluded] == [(0, "cancelled")]
+    assert "1 of 3 turns left out (turn 0 cancelled: cancelled before first_audio" in report.summary()
+
+
+@pytest.mark.anyio
+async def test_error_inside_turn_propagates_and_is_recorded() -> None:
+    recorder = TurnRecorder()
+
+    async def failing_turn() -> None:
+        async with recorder.turn("greeting") as turn:
+            turn.mark("speech_end")
+            async with turn.stage("tts"):
+                raise ConnectionError("TTS socket closed")
+
+    with pytest.raises(ConnectionError, match="TTS socket closed"):
+        await failing_turn()
+    turn = recorder.turns[0]
+    assert (turn.status, turn.reason) == ("errored", "ConnectionError: TTS socket closed")
+    assert turn.spans[0].ok is False
+
+
+# -- exact figures with a fake clock -----------------------------------------------------------
+
+
+def test_sequential_stages_sync_use_exact_figures() -> None:
+    clock = FakeClock()
+    recorder = TurnRecorder("sync", clock=clock)
+    with recorder.turn() as turn:
+        turn.mark("speech_end")
+        with turn.stage("asr"):
+            clock.at_ms(120)
+        clock.at_ms(130)  # 10 ms of framework hop nobody timed
+        with turn.stage("llm"):
+            clock.at_ms(480)
+        with turn.stage("tts"):
+            clock.at_ms(600)
+        turn.mark("first_audio")
+    report = recorder.report(Budget(total_ms=800))
+    assert turn.voice_to_voice_ms == 600.0
+    assert report.total.p50_ms == 600.0
+    assert {s.name: s.stats.p50_ms for s in report.stages} == {"asr": 120, "llm": 350, "tts": 120, "untracked": 10}
+    assert {s.name: s.tail_ms for s in report.stages} == {"asr": 120, "llm": 350, "tts": 120, "untracked": 10}
+    assert report.tail_driver is not None
+    assert report.tail_driver.name == "llm"
+    assert report.passed
+    assert report.slack_ms == 200.0
+
+
+def test_explicit_timestamps_overlap_and_clipping() -> None:
+    """ASR streams before speech end, LLM streams past first audio: only the window counts."""
+    recorder = TurnRecorder()
+    turn = recorder.turn()
+    turn.mark("speech_end", at_ns=1_000 * MS)
+    turn.add_stage("asr", start_ms=-800.0, end_ms=90.0)  # streaming STT; final transcript 90 ms after speech end
+    turn.add_stage("endpointing", start_ms=0.0, end_ms=200.0)  # VAD silence timer, in parallel with ASR
+    turn.add_stage("llm", start_ns=1_200 * MS, end_ns=3_000 * MS)  # streams for 1.8 s
+    turn.add_stage("tts", start_ms=450.0, end_ms=900.0)
+    turn.mark("first_audio", at_ms=560.0)
+    turn.end()
+    report = recorder.report(Budget(total_ms=500, stages={"llm": 300}))
+    figures = {s.name: s.stats.p50_ms for s in report.stages}
+    # asr finished under the endpointing wait (max of parallel branches): it cost nothing
+    assert figures == {"asr": 0.0, "endpointing": 200.0, "llm": 250.0, "tts": 110.0, "untracked": 0.0}
+    assert not report.passed
+    assert str(report.summary()) == "p95 560.0 ms > 500.0 ms; llm stage 250.0 ms of it"
+    with pytest.raises(BudgetExceeded, match=r"recorder: p95 560.0 ms > 500.0 ms; llm stage 250.0 ms") as exc:
+        report.raise_for_budget()
+    assert exc.value.report is report
+
+
+def test_report_percentiles_over_turns_not_sums() -> None:
+    """p95 of voice-to-voice comes from per-turn totals (numpy linear interpolation), not stage p95s."""
+    recorder = TurnRecorder()
+    for i in range(20):
+        turn = recorder.turn()
+        turn.mark("speech_end", at_ns=0)
+        turn.add_stage("llm", start_ms=0.0, end_ms=100.0 + 10 * i)
+        turn.add_stage("tts", start_ms=100.0 + 10 * i, end_ms=300.0 + 10 * (19 - i))
+        turn.mark("first_audio", at_ms=300.0 + 10 * (19 - i))
+        turn.end()
+    report = recorder.report(Budget(total_ms=800))
+    totals = np.array([300.0 + 10 * (19 - i) for i in range(20)])
+    assert report.total.p95_ms == pytest.approx(float(np.percentile(totals, 95)))
+    assert report.total.p95_ms < report.stage("llm").stats.p95_ms + report.stage("tts").stats.p95_ms
+
+
+def test_marks_first_audio_keeps_first_speech_end_keeps_last() -> None:
+    recorder = TurnRecorder()
+    turn = recorder.turn()
+    turn.mark("speech_end", at_ns=100 * MS)
+    turn.mark("speech_end", at_ns=200 * MS)  # the user resumed speaking
+    turn.mark("first_audio", at_ns=700 * MS)
+    turn.mark("first_audio", at_ns=720 * MS)  # later audio chunks
+    turn.end()
+    assert turn.voice_to_voice_ms == 500.0
+    assert turn.marks_ns == {"speech_end": 200 * MS, "first_audio": 700 * MS}
+
+
+def test_incomplete_invalid_and_open_turns_are_listed() -> None:
+    recorder = TurnRecorder()
+    with recorder.turn() as t:
+        t.mark("speech_end", at_ns=0)
+        t.mark("first_audio", at_ms=400.0)
+    with recorder.turn() as t:
+        t.mark("speech_end")
+    with recorder.turn() as t:
+        t.mark("speech_end", at_ns=500 * MS)
+        t.mark("first_audio", at_ns=480 * MS)
+    recorder.turn("dangling")
+    report = recorder.report()
+    assert report.n_turns == 1
+    assert [(t.status, t.reason) for t in report.excluded] == [
+        ("incomplete", "no first_audio mark"),
+        ("invalid", "first_audio 20.000 ms before speech_end"),
+        ("open", "turn not ended"),
+    ]
+    doc = report.to_dict()
+    assert [e["status"] for e in doc["excluded_turns"]] == ["incomplete", "invalid", "open"]
+    assert isinstance(report, voicebudget.Report)
+
+
+def test_complete_report_json_has_report_keys_only() -> None:
+    recorder = TurnRecorder()
+    with recorder.turn() as t:
+        t.mark("speech_end", at_ns=0)
+        t.add_stage("llm", start_ms=0.0, end_ms=300.0)
+        t.mark("first_audio", at_ms=300.0)
+    doc = recorder.report().to_dict()
+    assert "excluded_turns" not in doc
+    assert doc["stages"][0]["name"] == "llm"
+    assert doc["tail_driver"] == "llm"
+
+
+def test_no_complete_turn_is_a_scenario_error() -> None:
+    recorder = TurnRecorder("t")
+    with recorder.turn() as t:
+        t.mark("speech_end")
+    with pytest.raises(ScenarioError, match="no complete turn.*turn 0 incomplete: no first_audio mark"):
+        recorder.report()
+    with pytest.raises(ScenarioError, match="no turn was recorded"):
+        TurnRecorder().report()
+
+
+def test_bad_explicit_inputs_are_rejected() -> None:
+    turn = TurnRecorder().turn()
+    with pytest.raises(ValueError, match="mark speech_end first"):
+        turn.add_stage("llm", start_ms=0.0, end_ms=10.0)
+    turn.mark("speech_end", at_ns=0)
+    with pytest.raises(ValueError, match="ends 5.000 ms before it starts"):
+        turn.add_stage("llm", start_ms=10.0, end_ms=5.0)
+    with pytest.raises(ValueError, match="give a start and an end"):
+        turn.add_stage("llm", start_ms=10.0)
+    with pytest.raises(ValueError, match="reserved"):
+        turn.stage("untracked")
+    with pytest.raises(RuntimeError, match="stopped before it was started"):
+        turn.stage("llm").stop()
+
+
+def test_start_stop_for_callbacks() -> None:
+    clock = FakeClock()
+    recorder = TurnRecorder(clock=clock)
+    turn = recorder.turn()
+    turn.mark("speech_end")
+    timer = turn.stage("llm").start()
+    clock.at_ms(250)
+    timer.stop()
+    turn.mark("first_audio")
+    turn.end()
+    assert turn.spans == (StageSpan("llm", 0, 250 * MS),)
+    assert recorder.report().stage("llm").stats.p50_ms == 250.0
+
+
+# -- attribution invariants --------------------------------------------------------------------
+
+_span = st.tuples(st.sampled_from(["asr", "llm", "tts", "net"]), st.integers(-100, 1_000), st.integers(0, 600))
+
+
+@given(st.lists(_span, max_size=8), st.integers(1, 900))
+def test_attribution_partitions_the_window(raw: list[tuple[str, int, int]], window: int) -> None:
+    """Credits sum to the window and no stage gets more than the time its spans cover inside it."""
+    spans = [StageSpan(name, start, start + length) for name, start, length in raw]
+    credit = attribute_ns(spans, 0, window)
+    assert sum(credit.values()) == window
+    for name, ns in credit.items():
+        if name != "untracked":
+            covered = {t for sp in spans if sp.name == name for t in range(max(sp.start_ns, 0), min(sp.end_ns, window))}
+            assert ns <= len(covered)
+
+
+def test_attribution_parent_gives_way_to_child() -> None:
+    spans = [StageSpan("llm", 0, 300, id=0), StageSpan("prefill", 0, 150, id=1, parent=0)]
+    assert attribute_ns(spans, 0, 300) == {"prefill": 150, "llm": 150}
+    # the same geometry without nesting is two parallel branches: the one ending last gates
+    flat = [StageSpan("llm", 0, 300), StageSpan("prefetch", 0, 150)]
+    assert attribute_ns(flat, 0, 300) == {"llm": 300}
