@@ -158,6 +158,71 @@ def schema() -> None:
     emit_json(scenario_json_schema())
 
 
+@app.command()
+def infer(
+    model: Annotated[str, typer.Option("--model", "-m", help="Model id (see `voicebudget models`).")],
+    hardware: Annotated[str, typer.Option("--hardware", "-H", help="Hardware id (see `voicebudget hardware`).")],
+    chips: Annotated[int | None, typer.Option("--chips", min=1, help="Chips (default: the fewest that fit).")] = None,
+    tp: Annotated[int | None, typer.Option("--tp", min=1, help="Tensor-parallel group size.")] = None,
+    precision: Annotated[
+        str | None, typer.Option("--precision", help="Weights: bf16, fp16, fp8, fp4 (default: native).")
+    ] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", "-c", min=1, help="Requests in flight.")] = 1,
+    prompt_tokens: Annotated[int, typer.Option("--prompt-tokens", min=1, help="Prompt tokens per request.")] = 1000,
+    output_tokens: Annotated[int, typer.Option("--output-tokens", min=1, help="Output tokens per request.")] = 200,
+    price: Annotated[
+        float | None, typer.Option("--price-per-chip-hour", min=0.0, help="US$ per chip-hour (overrides catalog).")
+    ] = None,
+    fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+) -> None:
+    """Predict TTFT, TPOT, throughput and cost of a model on hardware (docs/inference.md).
+
+    Exit code 2 when the model does not fit the chips (the message names the gap).
+    """
+    from voicebudget.inference import ChipPrice, Deployment, Workload, estimate_inference
+    from voicebudget.inference._render import render_inference
+
+    if precision is not None and precision not in ("bf16", "fp16", "fp8", "fp4"):
+        fail(f"--precision must be one of bf16, fp16, fp8, fp4, got {precision!r}")
+    chip_price = ChipPrice(usd_per_chip_hour=price, source="--price-per-chip-hour") if price else None
+    with user_errors():
+        result = estimate_inference(
+            model, hardware,
+            Deployment(chips=chips, tensor_parallel=tp, precision=precision, concurrency=concurrency),
+            Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens), price=chip_price,
+        )
+    if fmt is TableOrJson.json:
+        emit_json(result.to_dict())
+    else:
+        Console(highlight=False).print(render_inference(result))
+
+
+@app.command("hardware")
+def hardware_cmd(
+    fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+) -> None:
+    """List the hardware catalog with its key figures and sources."""
+    from voicebudget.inference._render import hardware_rows, render_catalog
+
+    if fmt is TableOrJson.json:
+        emit_json(hardware_rows())
+    else:
+        Console(highlight=False).print(render_catalog("hardware"))
+
+
+@app.command("models")
+def models_cmd(
+    fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+) -> None:
+    """List the model-architecture catalog with its key figures and sources."""
+    from voicebudget.inference._render import model_rows, render_catalog
+
+    if fmt is TableOrJson.json:
+        emit_json(model_rows())
+    else:
+        Console(highlight=False).print(render_catalog("models"))
+
+
 Command = Callable[..., Any]
 
 

@@ -1,0 +1,122 @@
+"""``voicebudget infer``, ``hardware`` and ``models``: numbers in JSON, exit codes, refusals."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+import voicebudget as vb
+from voicebudget.cli import app
+
+runner = CliRunner()
+
+KEYS = {"ttft_ms", "tpot_ms", "tokens_per_s_per_user", "throughput_tokens_per_s", "chips",
+        "cost_per_million_output_tokens", "price_assumption", "bound"}
+
+
+def _json(args: list[str]) -> dict:  # type: ignore[type-arg]
+    res = runner.invoke(app, [*args, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)  # type: ignore[no-any-return]
+
+
+def test_infer_json_matches_the_library() -> None:
+    doc = _json(["infer", "--model", "llama-3.3-70b", "--hardware", "h100-sxm", "--chips", "2", "--tp", "2",
+                 "--precision", "fp8", "--concurrency", "50", "--prompt-tokens", "5000", "--output-tokens", "500"])
+    assert KEYS <= set(doc)
+    lib = vb.estimate_inference("llama-3.3-70b", "h100-sxm",
+                                vb.Deployment(chips=2, tensor_parallel=2, precision="fp8", concurrency=50),
+                                vb.Workload(prompt_tokens=5000, output_tokens=500))
+    assert doc["tpot_ms"] == pytest.approx(lib.tpot_ms)
+    assert doc["ttft_ms"] == pytest.approx(lib.ttft_ms)
+    assert doc["chips"] == 2
+    assert doc["tpot_ms"] == pytest.approx(59.73, rel=0.30)  # NIM 1.8 at concurrency 50
+    assert doc["throughput_tokens_per_s"] == pytest.approx(50 * 1000 / doc["tpot_ms"])
+    # $3.00 per H100-hour x 2 chips / output tokens per hour
+    per_hour = doc["throughput_tokens_per_s"] * 3600
+    assert doc["cost_per_million_output_tokens"] == pytest.approx(2 * 3.00 / per_hour * 1e6)
+    assert "$3.00 per chip-hour" in doc["price_assumption"]
+    assert doc["bound"] in {"memory", "compute", "per-layer latency", "communication"}
+
+
+def test_infer_defaults_fewest_chips_and_native_precision() -> None:
+    doc = _json(["infer", "--model", "llama-3.1-405b", "--hardware", "h200"])
+    assert doc["precision"] == "bf16"
+    assert doc["chips_chosen"] is True
+    assert doc["chips"] == 8  # 812 GB of bf16 weights in 8 x 0.9 x 141 GB
+    assert any("fewest" in n for n in doc["notes"])
+    table = runner.invoke(app, ["infer", "--model", "llama-3.1-405b", "--hardware", "h200"])
+    assert table.exit_code == 0
+    assert "fewest that fit" in table.stdout
+
+
+def test_infer_refuses_a_pair_that_does_not_fit() -> None:
+    res = runner.invoke(app, ["infer", "--model", "llama-3.1-405b", "--hardware", "h100-sxm", "--chips", "1"])
+    assert res.exit_code == 2
+    assert "does not fit" in res.output
+    assert "short by 740.4 GB" in res.output
+    assert "Traceback" not in res.output
+
+
+def test_infer_bad_input_exit_2() -> None:
+    assert runner.invoke(app, ["infer", "--model", "nope", "--hardware", "h100-sxm"]).exit_code == 2
+    res = runner.invoke(app, ["infer", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--precision", "int3"])
+    assert res.exit_code == 2
+    assert "--precision" in res.output
+
+
+def test_wafer_price_override() -> None:
+    doc = _json(["infer", "--model", "llama-3.1-8b", "--hardware", "wse-3"])
+    assert doc["cost_per_million_output_tokens"] is None
+    assert "no public per-chip price" in doc["price_assumption"]
+    doc = _json(["infer", "--model", "llama-3.1-8b", "--hardware", "wse-3", "--price-per-chip-hour", "100"])
+    assert doc["cost_per_million_output_tokens"] == pytest.approx(100 / 3600 / doc["throughput_tokens_per_s"] * 1e6)
+
+
+def _fits(model: str, hw: str) -> bool:
+    try:
+        vb.estimate_inference(model, hw)
+    except vb.ModelError:
+        return False
+    return True
+
+
+def test_infer_runs_for_every_catalog_pair_that_fits() -> None:
+    ran = 0
+    for hw in vb.HARDWARE:
+        for model in vb.MODELS:
+            res = runner.invoke(app, ["infer", "--model", model, "--hardware", hw, "--format", "json"])
+            if _fits(model, hw):
+                assert res.exit_code == 0, (model, hw, res.output)
+                doc = json.loads(res.stdout)
+                assert doc["tpot_ms"] > 0
+                assert doc["ttft_ms"] > 0
+                ran += 1
+            else:
+                assert res.exit_code == 2, (model, hw, res.output)
+    assert ran == len(vb.HARDWARE) * len(vb.MODELS)  # with the fewest chips, every pair fits somewhere
+
+
+def test_catalog_commands() -> None:
+    hw = json.loads(runner.invoke(app, ["hardware", "--format", "json"]).stdout)
+    assert {r["id"] for r in hw} == set(vb.HARDWARE)
+    h100 = next(r for r in hw if r["id"] == "h100-sxm")
+    assert h100["memory_bandwidth_bytes_per_s"] == 3.35e12
+    assert h100["source"]
+    models = json.loads(runner.invoke(app, ["models", "--format", "json"]).stdout)
+    llama70 = next(r for r in models if r["id"] == "llama-3.1-70b")
+    assert "llama-3.3-70b" in llama70["aliases"]
+    assert llama70["layers"] == 80
+    for cmd, row in (("hardware", "h100-sxm"), ("models", "llama-3.1-405b")):
+        res = runner.invoke(app, [cmd])
+        assert res.exit_code == 0
+        assert row in res.stdout
+
+
+@pytest.mark.parametrize("cmd", ["infer", "hardware", "models"])
+def test_commands_have_help(cmd: str) -> None:
+    res = runner.invoke(app, [cmd, "--help"])
+    assert res.exit_code == 0
+    assert len(res.stdout.strip()) > 40

@@ -1,0 +1,88 @@
+"""Tables of inference results and catalogs (rich renderables for the CLI; no modelling here)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+
+from voicebudget.inference._catalog import HARDWARE, MODEL_ALIASES, MODELS
+from voicebudget.inference._types import InferenceResult
+
+__all__ = ["hardware_rows", "model_rows", "render_catalog", "render_inference"]
+
+
+def hardware_rows() -> list[dict[str, Any]]:
+    """The hardware catalog as JSON-ready rows (key figures in SI units, price with its source)."""
+    return [
+        {
+            "id": h.id, "name": h.name, "memory_kind": h.memory_kind, "memory_bytes": h.memory_bytes,
+            "memory_bandwidth_bytes_per_s": h.memory_bandwidth_bytes_per_s, "bf16_flops_per_s": h.bf16_flops_per_s,
+            "fp8_flops_per_s": h.fp8_flops_per_s, "fp4_flops_per_s": h.fp4_flops_per_s,
+            "max_tensor_parallel": h.max_tensor_parallel,
+            "usd_per_chip_hour": h.price.usd_per_chip_hour if h.price else None, "source": h.source,
+        }
+        for h in HARDWARE.values()
+    ]
+
+
+def model_rows() -> list[dict[str, Any]]:
+    """The model catalog as JSON-ready rows."""
+    aliases: dict[str, list[str]] = {}
+    for alias, target in MODEL_ALIASES.items():
+        aliases.setdefault(target, []).append(alias)
+    return [
+        {
+            "id": m.id, "name": m.name, "aliases": aliases.get(m.id, []), "total_params": m.total_params,
+            "active_params": m.active_params, "layers": m.layers, "d_model": m.d_model, "kv_heads": m.kv_heads,
+            "experts": m.experts, "experts_per_token": m.experts_per_token,
+            "native_precision": m.native_precision, "source": m.source,
+        }
+        for m in MODELS.values()
+    ]
+
+
+def _g(x: float | None, scale: float, fmt: str = "{:.0f}") -> str:
+    return "-" if x is None else fmt.format(x / scale)
+
+
+def render_catalog(kind: str) -> Table:
+    """A table of ``"hardware"`` or ``"models"``."""
+    if kind == "hardware":
+        t = Table("id", "name", "memory GB", "BW TB/s", "bf16 TFLOP/s", "fp8 TFLOP/s", "$/chip-h", title="Hardware")
+        t.columns[0].no_wrap = True
+        for r in hardware_rows():
+            t.add_row(r["id"], r["name"], _g(r["memory_bytes"], 1e9, "{:g}"),
+                      _g(r["memory_bandwidth_bytes_per_s"], 1e12, "{:g}"), _g(r["bf16_flops_per_s"], 1e12),
+                      _g(r["fp8_flops_per_s"], 1e12), _g(r["usd_per_chip_hour"], 1, "{:.2f}"))
+        return t
+    t = Table("id", "params B", "active B", "layers", "kv heads", "experts", "aliases", title="Models")
+    t.columns[0].no_wrap = True
+    for r in model_rows():
+        experts = f"{r['experts']} (top {r['experts_per_token']})" if r["experts"] else "dense"
+        t.add_row(r["id"], f"{r['total_params'] / 1e9:.1f}", f"{r['active_params'] / 1e9:.1f}",
+                  str(r["layers"]), str(r["kv_heads"]), experts, ", ".join(r["aliases"]))
+    return t
+
+
+def render_inference(r: InferenceResult) -> Table:
+    """One prediction as a two-column table."""
+    t = Table("", "", title=f"{r.model} on {r.chips} x {r.hardware} ({r.precision})", show_header=False)
+    cost = "-" if r.cost_per_million_output_tokens is None else f"${r.cost_per_million_output_tokens:.2f}"
+    price = (f"${r.price.usd_per_chip_hour:.2f}/chip-hour ({r.price.source})" if r.price
+             else "no public per-chip price (--price-per-chip-hour)")
+    layout = f"tp {r.tensor_parallel} x pp {r.pipeline_parallel} x {r.replicas} replica(s)"
+    for k, v in (
+        ("TTFT", f"{r.ttft_ms:.1f} ms"), ("TPOT (ITL)", f"{r.tpot_ms:.2f} ms"),
+        ("tokens/s per user", f"{r.tokens_per_s_per_user:.1f}"),
+        ("throughput", f"{r.throughput_tokens_per_s:.0f} tokens/s"),
+        ("chips", f"{r.chips} ({layout})" + (" - fewest that fit" if r.chips_chosen else "")),
+        ("concurrency", str(r.concurrency)), ("workload", f"{r.prompt_tokens} in / {r.output_tokens} out"),
+        ("bound", r.bound), ("cost per 1M output tokens", cost), ("price assumption", price),
+        ("memory", f"weights {r.memory.weights_bytes / 1e9:.1f} GB + KV {r.memory.kv_cache_bytes / 1e9:.1f} GB "
+                   f"of {r.memory.capacity_bytes / 1e9:.0f} GB"),
+    ):
+        t.add_row(k, v)
+    for note in r.notes:
+        t.add_row("note", note)
+    return t
