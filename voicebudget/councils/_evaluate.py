@@ -254,7 +254,7 @@ def council_cost(council: Council, draws: CouncilSamples) -> float:
     if topo == "cascade":
         assert council.scorer is not None
         reach = np.cumsum(draws.stop_probabilities[::-1])[::-1]
-        scorer_calls = float(reach[1:].sum()) if reach.size > 1 else 0.0
+        scorer_calls = float(reach[:-1].sum())
         return float(reach @ member_cost + scorer_calls * council.scorer.cost_usd())
     total = float(member_cost.sum())
     if council.aggregator is not None:

@@ -237,6 +237,9 @@ def evaluate_cache(
 ) -> CacheResult:
     """Simulate a reply cache and score it on latency, error rate, cost and expected user time.
 
+    The mean latency in the user time is the mixture's, ``h L_hit + (1 - h) L_miss``, from the two
+    paths' sample means (so it does not carry the noise of the realised hit share).
+
     :param samples: simulated turns, >= 1.
     :param user_time: ``T_user``, ``T_agent``, ``e_r`` (default :class:`UserTime`).
     """
@@ -255,7 +258,7 @@ def evaluate_cache(
         error,
         cost,
         user_time.exchanges(error),
-        user_time.expected_ms(error, float(np.mean(ev.total))),
+        user_time.expected_ms(error, h * hit_ms + (1 - h) * miss_ms),
         user_time.expected_ms(e_miss, miss_ms),
         break_even_false_hit_rate(h, e_miss, hit_ms, miss_ms, user_time),
     )

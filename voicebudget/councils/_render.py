@@ -1,0 +1,55 @@
+"""Rendering council results for people (rich). Numbers come from :class:`CouncilResult` only."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from voicebudget.councils._evaluate import CouncilResult
+
+__all__ = ["render_council"]
+
+
+def render_council(result: CouncilResult) -> RenderableType:
+    """A table of the council's components and total, its waterfall, and the quality/cost/time lines."""
+    from voicebudget._render import waterfall
+
+    report = result.report
+    label = report.budget.label
+    table = Table(
+        title=f"{result.council.name} [{result.council.topology}] (ms; tail = share of turns >= {label})",
+        title_justify="left",
+    )
+    table.add_column("component", no_wrap=True)
+    for col in ("p", "mean", "p50", "p95", "p99", "tail"):
+        table.add_column(col, justify="right")
+    p_of = {mb.name: f"{mb.p:.2f}" for mb in result.council.members}
+    for s in report.stages:
+        st = s.stats
+        table.add_row(
+            s.name,
+            p_of.get(s.name, ""),
+            *(f"{v:.1f}" for v in (st.mean_ms, st.p50_ms, st.p95_ms, st.p99_ms)),
+            f"{s.tail_share:.1%}",
+        )
+    t, q = report.total, result.quality
+    table.add_row(
+        "[bold]council[/]",
+        f"[bold]{q.accuracy:.3f}[/]",
+        *(f"[bold]{v:.1f}[/]" for v in (t.mean_ms, t.p50_ms, t.p95_ms, t.p99_ms)),
+        "100%",
+        end_section=True,
+    )
+    verdict = "[green]PASS[/]" if result.passed else "[red]FAIL[/]"
+    se = f" +/- {q.standard_error:.4f}" if q.standard_error else ""
+    cap = f"; cap with more members {q.cap:.3f}" if q.cap is not None else ""
+    lines = [
+        f"{verdict} {report.summary()}; {report.within_budget_share:.1%} of turns within "
+        f"{report.budget.total_ms:.0f} ms",
+        f"quality: accuracy {q.accuracy:.4f}{se} ({q.method}); best single member {q.best_member:.3f}{cap}",
+        f"cost: ${result.cost_per_turn_usd:.6f} per turn",
+        f"expected user time per completed request: {result.expected_user_time_ms:.0f} ms "
+        f"({result.exchanges:.3f} exchanges)",
+    ]
+    return Group(table, waterfall(report), *(Text.from_markup(x) for x in lines), Text(""))
