@@ -223,6 +223,100 @@ def models_cmd(
         Console(highlight=False).print(render_catalog("models"))
 
 
+class TraceFormatIn(StrEnum):
+    """Trace formats ``check``/``fit`` read."""
+
+    pipecat = "pipecat"
+    livekit = "livekit"
+    otel = "otel"
+
+
+class FitMethodOpt(StrEnum):
+    """How ``fit`` turns observed stages into distributions."""
+
+    joint = "joint"
+    empirical = "empirical"
+    lognormal = "lognormal"
+
+
+TracesArg = Annotated[
+    list[Path], typer.Argument(help="Trace files: Pipecat logs, LiveKit metrics JSON lines, OTLP JSON span exports.")
+]
+FormatInOpt = Annotated[
+    TraceFormatIn | None, typer.Option("--format-in", help="Trace format (default: detected from the content).")
+]
+IncludeOpt = Annotated[
+    bool, typer.Option("--include-anomalies", help="Count flagged turns (that have a total) in the statistics.")
+]
+StopSecsOpt = Annotated[float, typer.Option("--stop-secs", min=0, help="Pipecat VAD stop_secs in s (default 0.2).")]
+AbsurdOpt = Annotated[
+    float, typer.Option("--absurd-ms", min=0, help="Flag any stage longer than this, ms (default 20000).")
+]
+
+
+@app.command("check")
+def check_cmd(
+    traces: TracesArg,
+    budget_ms: BudgetOpt = None,
+    percentile: PercentileOpt = None,
+    fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+    format_in: FormatInOpt = None,
+    include_anomalies: IncludeOpt = False,
+    stop_secs: StopSecsOpt = 0.2,
+    absurd_ms: AbsurdOpt = 20_000.0,
+) -> None:
+    """Check real turns from traces against the budget: per-turn table, stage percentiles, tail
+    attribution, first turn vs steady state, anomalies (flagged, excluded unless --include-anomalies).
+
+    Exit code 0 within budget, 1 over, 2 unreadable or unknown-format trace.
+    """
+    from voicebudget.traces import check_traces
+
+    with user_errors():
+        budget = budget_override(Budget(), budget_ms, percentile)
+        result = check_traces(traces, budget, fmt=format_in.value if format_in else None,
+                              include_anomalies=include_anomalies, stop_secs=stop_secs, absurd_ms=absurd_ms)
+    if fmt is TableOrJson.json:
+        emit_json(result.to_dict())
+    else:
+        from voicebudget.traces._render import render_check
+
+        Console(highlight=False).print(render_check(result))
+    raise typer.Exit(EXIT_OK if result.passed else EXIT_OVER_BUDGET)
+
+
+@app.command("fit")
+def fit_cmd(
+    traces: TracesArg,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Scenario file to write (.toml).")],
+    method: Annotated[FitMethodOpt, typer.Option("--method", help="joint (default), empirical or lognormal.")] = (
+        FitMethodOpt.joint
+    ),
+    budget_ms: BudgetOpt = None,
+    percentile: PercentileOpt = None,
+    format_in: FormatInOpt = None,
+    include_anomalies: IncludeOpt = False,
+    stop_secs: StopSecsOpt = 0.2,
+    absurd_ms: AbsurdOpt = 20_000.0,
+) -> None:
+    """Fit a scenario to traces: stages are the observed distributions, so `voicebudget run` on the
+    written file reproduces the traces' percentiles and variants can swap a stage for a model.
+    """
+    from voicebudget.traces import fit_traces
+    from voicebudget.traces._render import render_fit
+
+    with user_errors():
+        budget = budget_override(Budget(), budget_ms, percentile)
+        result = fit_traces(traces, method=method.value, budget=budget,
+                            fmt=format_in.value if format_in else None,
+                            include_anomalies=include_anomalies, stop_secs=stop_secs, absurd_ms=absurd_ms)
+    try:
+        result.write(output)
+    except OSError as exc:
+        fail(f"{output}: cannot write: {exc.strerror or exc}")
+    sys.stdout.write(render_fit(result, str(output)) + "\n")
+
+
 Command = Callable[..., Any]
 
 

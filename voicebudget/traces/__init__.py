@@ -16,6 +16,7 @@ records, never averaged in. See docs/traces.md.
 
 from __future__ import annotations
 
+from voicebudget.traces._api import check_traces, fit_traces, read_traces
 from voicebudget.traces._check import TraceCheck, check, usable_turns
 from voicebudget.traces._fit import FIT_METHODS, FitMethod, TraceFit, fit
 from voicebudget.traces._livekit import read_livekit
@@ -39,11 +40,14 @@ __all__ = [
     "TraceTable",
     "TraceTurn",
     "check",
+    "check_traces",
     "detect_format",
     "fit",
+    "fit_traces",
     "read_livekit",
     "read_otel",
     "read_pipecat",
     "read_trace",
+    "read_traces",
     "usable_turns",
 ]

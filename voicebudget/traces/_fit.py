@@ -54,6 +54,8 @@ class TraceFit:
     n_turns: int
     shape: str
     sources: tuple[str, ...] = field(default=())
+    verification: dict[str, float] | None = None
+    """Result of :meth:`verify` when it was run (simulated p50/p95 and relative errors)."""
 
     def write(self, path: str | Path) -> Path:
         """Write the TOML to ``path`` (parent folders created); returns the path."""
@@ -83,7 +85,8 @@ def _columns(turns: list[TraceTurn]) -> dict[str, list[float]]:
     by total. ``asr`` (clamped to the endpointing wait it runs inside) when every turn has it."""
     turns = sorted(turns, key=lambda t: t.total_ms or 0.0)
     names = [s for s in ON_PATH if s != "other" and all(s in t.stages_ms for t in turns)]
-    cols: dict[str, list[float]] = {s: [t.stages_ms[s] for t in turns] for s in names}
+    # Negative values (flagged turns, when included) count as 0: a stage cannot take negative time.
+    cols: dict[str, list[float]] = {s: [max(t.stages_ms[s], 0.0) for t in turns] for s in names}
     totals = [float(t.total_ms or 0.0) for t in turns]
     other = [max(tot - sum(cols[s][i] for s in names), 0.0) for i, tot in enumerate(totals)]
     if any(x > 0 for x in other):

@@ -113,7 +113,7 @@ class _Reader:
         anomalies = list(self.loose)
         for index, builder in enumerate(self.turns.values()):
             builder.require(_NEEDED)
-            builder.close_with_residual(None, builder.line, "")
+            builder.close_with_residual(None, builder.line, "", required=tuple(_NEEDED))
             turns.append(builder.build(index))
             anomalies.extend(builder.anomalies)
         anomalies.sort(key=lambda a: a.line)

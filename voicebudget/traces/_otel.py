@@ -249,13 +249,14 @@ class _Reader:
                 value, owner = attrs[key]
                 b.set_stage(stage, b.seconds(value, line=self.loc.attr_line(owner, key), fld=key))
         optional = _OPTIONAL if total_key.startswith("lk.") else _OPTIONAL | {"endpointing"}
-        b.require({k: (v, v) for k, v in names.items() if k not in optional})
+        needed = {k: (v, v) for k, v in names.items() if k not in optional}
+        b.require(needed)
         total = None
         if total_key in attrs:
             value, owner = attrs[total_key]
             line = self.loc.attr_line(owner, total_key)
             total = b.seconds(value, line=line, fld=total_key)
-        b.close_with_residual(total, span.line, total_key)
+        b.close_with_residual(total, span.line, total_key, required=tuple(needed))
         return b
 
 

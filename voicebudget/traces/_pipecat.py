@@ -102,14 +102,12 @@ class _Reader:
         self.s_suffix = False
         self.done: list[_Turn] = []
         self.loose: list[Anomaly] = []
-        self.count = 0
 
     def start(self, lineno: int, speech_end: float | None) -> None:
         cur = self.current
         if cur is not None and (cur.closed or "llm" in cur.values or cur.builder.anomalies or self.breakdown):
             self.done.append(cur)
-        self.count += 1
-        builder = TurnBuilder(f"turn-{self.count}", lineno, self.origin, self.absurd_ms)
+        builder = TurnBuilder(f"turn-{len(self.done) + 1}", lineno, self.origin, self.absurd_ms)
         self.current = _Turn(builder, speech_end)
 
     def flag(self, lineno: int, fld: str, value: object, reason: str) -> None:
@@ -200,28 +198,29 @@ class _Reader:
         if llm is not None:
             b.set_stage("llm_ttft", llm[0] * 1000.0)
             if turn.speech_end is not None and llm[1] is not None:
-                commit = (llm[1] - llm[0] - turn.speech_end) * 1000.0
+                commit = round((llm[1] - llm[0] - turn.speech_end) * 1000.0, 3)
                 b.set_stage("endpointing", b.ms(commit, line=llm[2], fld="LLM TTFB (request start)"))
         if turn.agg is not None:
             b.set_stage("first_phrase", turn.agg * 1000.0)
         elif llm is not None and tts is not None and llm[1] is not None and tts[1] is not None:
-            b.set_stage("first_phrase", max((tts[1] - tts[0] - llm[1]) * 1000.0, 0.0))
+            b.set_stage("first_phrase", max(round((tts[1] - tts[0] - llm[1]) * 1000.0, 3), 0.0))
         if tts is not None:
             b.set_stage("tts_ttfb", tts[0] * 1000.0)
         if turn.silence is not None:
             b.set_stage("leading_silence", b.ms(turn.silence[0] * 1000.0, line=turn.silence[1], fld="TTFA"))
         needed = {
-            "endpointing": ("User turn" if self.breakdown else "User stopped speaking", "end of user speech"),
             "llm_ttft": ("LLM TTFB", "LLM TTFB line"),
             "tts_ttfb": ("TTS TTFB", "TTS TTFB line"),
         }
+        if self.breakdown:  # from the log, endpointing comes with the LLM TTFB line's time
+            needed["endpointing"] = ("User turn", "User turn event")
         b.require(needed)
         total = None
         if tts is not None and tts[1] is not None and turn.speech_end is not None and b.stages_ms.keys() >= {
             "endpointing", "llm_ttft", "tts_ttfb"
         }:
-            total = (tts[1] - turn.speech_end) * 1000.0
-        b.close_with_residual(total, tts[2] if tts else b.line, "TTS TTFB (line time)")
+            total = round((tts[1] - turn.speech_end) * 1000.0, 3)
+        b.close_with_residual(total, tts[2] if tts else b.line, "TTS TTFB (line time)", required=tuple(needed))
 
     def table(self) -> TraceTable:
         if self.current is not None and (self.current.values or self.current.builder.anomalies or self.breakdown):

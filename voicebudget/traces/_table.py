@@ -23,7 +23,7 @@ endpointing wait) and ``leading_silence`` (silence at the start of the first aud
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -195,17 +195,19 @@ class TurnBuilder:
         return self.ms(float(value) * 1000.0, line=line, fld=fld, source_value=value)
 
     def ms(self, value_ms: float, *, line: int, fld: str, source_value: Any = None) -> float | None:
-        """Check a duration already in ms (e.g. rebuilt from timestamps); None when it is flagged."""
+        """Check a duration already in ms (e.g. rebuilt from timestamps).
+
+        A negative or absurd value is flagged and still returned (the turn is excluded from statistics
+        unless anomalies are included, and then it counts as measured); a non-finite one gives None.
+        """
         shown = value_ms / 1000.0 if source_value is None else source_value
         if not math.isfinite(value_ms):
             self.flag(line, fld, shown, "not a finite number")
             return None
         if value_ms < 0:
             self.flag(line, fld, shown, "negative duration")
-            return None
-        if value_ms > self.absurd_ms:
+        elif value_ms > self.absurd_ms:
             self.flag(line, fld, shown, f"absurd value: over {self.absurd_ms / 1000:g} s (stale anchor?)")
-            return None
         return value_ms
 
     def set_stage(self, name: str, value_ms: float | None) -> None:
@@ -221,21 +223,26 @@ class TurnBuilder:
             if name not in self.stages_ms and not any(a.field == fld for a in self.anomalies):
                 self.flag(self.line, fld, None, f"turn has no {what}")
 
-    def close_with_residual(self, source_total_ms: float | None, line: int, fld: str) -> None:
+    def close_with_residual(
+        self, source_total_ms: float | None, line: int, fld: str, required: Collection[str] = ()
+    ) -> None:
         """Set the total from the source's own figure and put what the stages do not cover in ``other``.
 
-        Without a source total, the total is the sum of the on-path stages.
+        Without a source total, the total is the sum of the on-path stages, or None when a stage in
+        ``required`` is missing (a partial sum is not a turn latency).
         """
         path = sum(v for k, v in self.stages_ms.items() if k in ON_PATH)
         if source_total_ms is None:
-            self.total_ms = path if self.stages_ms.keys() & set(ON_PATH) else None
+            complete = all(r in self.stages_ms for r in required) and bool(self.stages_ms.keys() & set(ON_PATH))
+            self.total_ms = path if complete else None
             return
         residual = source_total_ms - path
         if residual < -RESIDUAL_TOLERANCE_MS:
             self.flag(line, fld, source_total_ms / 1000.0,
                       f"total {source_total_ms:.1f} ms is less than the sum of its stages {path:.1f} ms")
-        self.stages_ms["other"] = max(residual, 0.0)
-        self.total_ms = path + self.stages_ms["other"]
+        if residual > 0:
+            self.stages_ms["other"] = residual
+        self.total_ms = path + max(residual, 0.0)
 
     def build(self, index: int) -> TraceTurn:
         return TraceTurn(

@@ -1,0 +1,76 @@
+"""One call per CLI command: read the files, then check or fit."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from voicebudget._budget import Budget
+from voicebudget.traces._check import TraceCheck, check
+from voicebudget.traces._fit import FitMethod, TraceFit, fit
+from voicebudget.traces._pipecat import DEFAULT_STOP_SECS
+from voicebudget.traces._read import TraceFormat, read_trace
+from voicebudget.traces._table import ABSURD_MS, TraceTable
+
+__all__ = ["check_traces", "fit_traces", "read_traces"]
+
+
+def read_traces(
+    paths: Sequence[str | Path],
+    fmt: TraceFormat | None = None,
+    *,
+    stop_secs: float = DEFAULT_STOP_SECS,
+    absurd_ms: float = ABSURD_MS,
+) -> list[TraceTable]:
+    """:func:`~voicebudget.traces.read_trace` on every path (same options for all).
+
+    :raises ScenarioError: a file is missing, unreadable, in no known format, or has no turn.
+    """
+    return [read_trace(p, fmt, stop_secs=stop_secs, absurd_ms=absurd_ms) for p in paths]
+
+
+def check_traces(
+    paths: Sequence[str | Path],
+    budget: Budget | None = None,
+    *,
+    fmt: TraceFormat | None = None,
+    include_anomalies: bool = False,
+    stop_secs: float = DEFAULT_STOP_SECS,
+    absurd_ms: float = ABSURD_MS,
+) -> TraceCheck:
+    """Read trace files and judge their turns against ``budget`` (``voicebudget check``).
+
+    :param paths: Pipecat logs, LiveKit metrics JSON lines or OTLP JSON span exports.
+    :param budget: default ``Budget()`` (800 ms at p95).
+    :param fmt: the files' format, or None to detect each from its content.
+    :param include_anomalies: count flagged turns (that have a total) in the statistics.
+    :param stop_secs: Pipecat's VAD ``stop_secs``, s.
+    :param absurd_ms: a stage above this many ms is flagged.
+    :raises ScenarioError: a file cannot be read, or no turn is usable.
+    """
+    tables = read_traces(paths, fmt, stop_secs=stop_secs, absurd_ms=absurd_ms)
+    return check(tables, budget, include_anomalies=include_anomalies)
+
+
+def fit_traces(
+    paths: Sequence[str | Path],
+    *,
+    method: FitMethod = "joint",
+    budget: Budget | None = None,
+    fmt: TraceFormat | None = None,
+    include_anomalies: bool = False,
+    stop_secs: float = DEFAULT_STOP_SECS,
+    absurd_ms: float = ABSURD_MS,
+    verify_samples: int = 200_000,
+) -> TraceFit:
+    """Read trace files and fit a scenario to their turns (``voicebudget fit``), then simulate it
+    once to report how close it comes (``TraceFit.verification``; skipped when ``verify_samples`` is 0).
+
+    :raises ScenarioError: a file cannot be read, or no turn is usable.
+    """
+    tables = read_traces(paths, fmt, stop_secs=stop_secs, absurd_ms=absurd_ms)
+    result = fit(tables, method=method, budget=budget, include_anomalies=include_anomalies)
+    if verify_samples:
+        result = replace(result, verification=result.verify(samples=verify_samples))
+    return result

@@ -1,0 +1,102 @@
+"""Terminal rendering of a trace check and a fit (rich renderables; imported by the CLI only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from voicebudget._report import Report
+from voicebudget.traces._check import TraceCheck
+from voicebudget.traces._fit import TraceFit
+from voicebudget.traces._table import OFF_PATH, ON_PATH
+
+__all__ = ["render_check", "render_fit"]
+
+MAX_TURN_ROWS = 50
+
+
+def _ms(x: float | None) -> str:
+    return "-" if x is None or x != x else f"{x:.0f}"
+
+
+def _stage_table(report: Report, title: str) -> Any:
+    from rich.table import Table
+
+    label = report.budget.label
+    table = Table(title=title, title_justify="left")
+    for col in ("stage", "p50 ms", "p90 ms", f"{label} ms", "p99 ms", "tail ms", "tail share"):
+        table.add_column(col, justify="left" if col == "stage" else "right")
+    for s in report.stages:
+        st = s.stats
+        table.add_row(s.name, _ms(st.p50_ms), _ms(st.p90_ms), _ms(st.at_percentile_ms), _ms(st.p99_ms),
+                      _ms(s.tail_ms), f"{s.tail_share:.0%}")
+    t = report.total
+    table.add_row("[bold]total[/]", _ms(t.p50_ms), _ms(t.p90_ms), _ms(t.at_percentile_ms), _ms(t.p99_ms), "", "")
+    return table
+
+
+def _turn_table(result: TraceCheck) -> Any:
+    from rich.table import Table
+
+    names = [s for s in (*ON_PATH, *OFF_PATH) if any(s in t.stages_ms for t in result.turns)]
+    table = Table(title="turns (ms; t = 0 at the actual end of speech)", title_justify="left")
+    for col in ("file", "turn", "line", *names, "total", ""):
+        table.add_column(col, justify="left" if col in ("file", "turn", "") else "right")
+    for turn, inc in list(zip(result.turns, result.included, strict=True))[:MAX_TURN_ROWS]:
+        note = "first" if turn.index == 0 else ""
+        note += " cold" if turn.cold else ""
+        note += " flagged" + (" (included)" if inc else "") if turn.flagged else ""
+        style = None if inc else "dim"
+        table.add_row(turn.origin.rsplit("/", 1)[-1], turn.id, str(turn.line),
+                      *(_ms(turn.stages_ms.get(s)) for s in names), _ms(turn.total_ms), note.strip(), style=style)
+    return table
+
+
+def _anomaly_table(result: TraceCheck) -> Any:
+    from rich.table import Table
+
+    table = Table(title=f"anomalies ({len(result.anomalies)})", title_justify="left")
+    for col in ("file", "line", "field", "value", "reason"):
+        table.add_column(col, justify="right" if col == "line" else "left", overflow="fold")
+    for a in result.anomalies:
+        table.add_row(a.origin.rsplit("/", 1)[-1], str(a.line), a.field, str(a.value)[:40], a.reason)
+    return table
+
+
+def render_check(result: TraceCheck) -> Any:
+    """A rich renderable: verdict, per-stage percentiles and tail attribution, first-turn vs steady
+    state, the per-turn table and the anomalies."""
+    from rich.console import Group
+    from rich.text import Text
+
+    r = result.report
+    verdict = "[green]PASS[/]" if r.passed else "[red]FAIL[/]"
+    parts: list[Any] = [Text.from_markup(f"{verdict} {r.summary()}; {r.within_budget_share:.1%} of "
+                                         f"{r.n_turns} turns within {r.budget.total_ms:g} ms")]
+    for tab in result.tables:
+        parts.append(Text(f"{tab.origin} [{tab.format}]: t = 0 is {tab.anchor}; total = {tab.total}"))
+    parts.append(_stage_table(r, "stages (tail: mean contribution in turns at or beyond the target percentile)"))
+    for label, rep in (("first turn", result.first_turn), ("steady state", result.steady_state)):
+        if rep is not None:
+            parts.append(Text(f"{label}: {rep.n_turns} turns, p50 {rep.total.p50_ms:.0f} ms, "
+                              f"{rep.budget.label} {rep.total.at_percentile_ms:.0f} ms, "
+                              f"{rep.within_budget_share:.0%} within budget"))
+    parts.append(_turn_table(result))
+    if result.anomalies:
+        excluded = "included in the statistics" if result.include_anomalies else "excluded from the statistics"
+        parts.append(_anomaly_table(result))
+        parts.append(Text(f"flagged turns are {excluded} (--include-anomalies to change)"))
+    return Group(*parts)
+
+
+def render_fit(result: TraceFit, path: str) -> str:
+    """Plain text: where the scenario went and how closely it reproduces the trace."""
+    obs = result.observed_ms
+    lines = [
+        f"wrote {path}: {result.shape} fitted to {result.n_turns} turns (method {result.method})",
+        f"observed total: p50 {obs['p50_ms']:.1f} ms, p95 {obs['p95_ms']:.1f} ms",
+    ]
+    v = result.verification
+    if v is not None:
+        lines.append(f"simulated:      p50 {v['p50_ms']:.1f} ms ({v['p50_error']:+.1%}), "
+                     f"p95 {v['p95_ms']:.1f} ms ({v['p95_error']:+.1%})")
+    return "\n".join(lines)
