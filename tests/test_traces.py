@@ -1,0 +1,175 @@
+"""Trace readers: per-turn numbers against the sample truth files, and flagged defects in files
+written for these tests (tests/data/traces/README.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from voicebudget import ScenarioError
+from voicebudget.traces import detect_format, read_trace
+
+DATA = Path(__file__).parent / "data" / "traces"
+# The sample logs round values: LiveKit/OTel to 0.1 ms (4 decimals in s), Pipecat TTFBs to 1 ms and
+# its timestamps to 1 ms, so values rebuilt from two timestamps and a TTFB are within ~1.5 ms.
+LK_TOL_MS = 0.06
+PC_VALUE_TOL_MS = 0.51
+PC_DERIVED_TOL_MS = 1.6
+
+
+def truth(name: str) -> list[dict[str, float]]:
+    return json.loads((DATA / name).read_text())["turns"]
+
+
+def test_livekit_sample_per_turn() -> None:
+    table = read_trace(DATA / "livekit-metrics.jsonl")
+    expected = truth("livekit-metrics.truth.json")
+    assert table.format == "livekit"
+    assert table.anomalies == ()
+    assert [t.id for t in table.turns] == [t["speech_id"] for t in expected]
+    for turn, exp in zip(table.turns, expected, strict=True):
+        assert turn.stages_ms["endpointing"] == pytest.approx(exp["eou_s"] * 1000, abs=LK_TOL_MS)
+        assert turn.stages_ms["llm_ttft"] == pytest.approx(exp["ttft_s"] * 1000, abs=LK_TOL_MS)
+        assert turn.stages_ms["tts_ttfb"] == pytest.approx(exp["ttfb_s"] * 1000, abs=LK_TOL_MS)
+        assert turn.total_ms == pytest.approx(exp["total_s"] * 1000, abs=3 * LK_TOL_MS)
+    # the first turn opened the TTS connection (connection_reused false, acquire_time 0.23 s)
+    assert table.turns[0].cold and not any(t.cold for t in table.turns[1:])
+
+
+def test_pipecat_sample_per_turn() -> None:
+    table = read_trace(DATA / "pipecat.log")
+    expected = truth("pipecat.truth.json")
+    assert table.format == "pipecat"
+    assert "0.2 s" in table.anchor
+    assert table.anomalies == ()
+    assert len(table.turns) == len(expected) == 20
+    for turn, exp in zip(table.turns, expected, strict=True):
+        s = turn.stages_ms
+        assert s["asr"] == pytest.approx(exp["stt_ttfb_s"] * 1000, abs=PC_VALUE_TOL_MS)
+        assert s["llm_ttft"] == pytest.approx(exp["llm_ttfb_s"] * 1000, abs=PC_VALUE_TOL_MS)
+        assert s["first_phrase"] == pytest.approx(exp["text_aggregation_s"] * 1000, abs=1e-6)
+        assert s["tts_ttfb"] == pytest.approx(exp["tts_ttfb_s"] * 1000, abs=PC_VALUE_TOL_MS)
+        assert s["leading_silence"] == pytest.approx(exp["leading_silence_s"] * 1000, abs=PC_VALUE_TOL_MS)
+        assert s["endpointing"] == pytest.approx(exp["turn_commit_s"] * 1000, abs=PC_DERIVED_TOL_MS)
+        assert turn.total_ms == pytest.approx(exp["voice_to_voice_server_s"] * 1000, abs=PC_DERIVED_TOL_MS)
+
+
+def test_pipecat_stop_secs_moves_the_anchor() -> None:
+    base = read_trace(DATA / "pipecat.log").turns[0]
+    shifted = read_trace(DATA / "pipecat.log", stop_secs=0.3).turns[0]
+    assert shifted.total_ms == pytest.approx(base.total_ms + 100, abs=1e-6)
+    assert shifted.stages_ms["endpointing"] == pytest.approx(base.stages_ms["endpointing"] + 100, abs=1e-6)
+
+
+def test_otel_livekit_sample_per_turn() -> None:
+    table = read_trace(DATA / "otel-spans.json")
+    expected = truth("otel-spans.truth.json")
+    assert table.format == "otel-livekit"
+    assert table.anomalies == ()
+    assert len(table.turns) == 20
+    for turn, exp in zip(table.turns, expected, strict=True):
+        assert turn.stages_ms["endpointing"] == pytest.approx(exp["eou_s"] * 1000, abs=LK_TOL_MS)
+        assert turn.stages_ms["llm_ttft"] == pytest.approx(exp["ttft_s"] * 1000, abs=LK_TOL_MS)
+        assert turn.stages_ms["tts_ttfb"] == pytest.approx(exp["ttfb_s"] * 1000, abs=LK_TOL_MS)
+        assert turn.total_ms == pytest.approx(exp["e2e_s"] * 1000, abs=LK_TOL_MS)
+        # what lk.e2e_latency has beyond the three stages (first sentence, playout start)
+        assert turn.stages_ms["other"] == pytest.approx(
+            (exp["e2e_s"] - exp["eou_s"] - exp["ttft_s"] - exp["ttfb_s"]) * 1000, abs=4 * LK_TOL_MS
+        )
+
+
+def anomalies(path: str) -> list[tuple[int, str, str]]:
+    return [(a.line, a.field, a.reason) for a in read_trace(DATA / path).anomalies]
+
+
+def test_livekit_broken_lines_are_flagged_with_line_numbers() -> None:
+    table = read_trace(DATA / "livekit-broken.jsonl")
+    found = {(a.line, a.field): a for a in table.anomalies}
+    assert found[(6, "ttft")].reason == "no first token (ttft = -1)"
+    assert found[(8, "end_of_utterance_delay")].value == 200.5
+    assert "absurd" in found[(8, "transcription_delay")].reason
+    assert "unparseable JSON" in found[(12, "")].reason
+    assert found[(11, "ttft")].reason == "turn has no llm_metrics line"
+    assert "duplicate eou_metrics" in found[(17, "speech_id")].reason
+    assert found[(21, "end_of_utterance_delay")].reason == "turn has no eou_metrics line"  # a greeting
+    assert "unparseable JSON" in found[(24, "")].reason
+    assert found[(29, "ttfb")].reason == "negative duration"
+    assert len(table.anomalies) == 10
+    clean = {t.id: t.total_ms for t in table.turns if not t.flagged}
+    assert clean == {"a": 1870.0, "f": 1090.0, "j": 860.0, "k": 890.0}
+
+
+def test_pipecat_broken_lines_are_flagged() -> None:
+    table = read_trace(DATA / "pipecat-broken.log")
+    assert anomalies("pipecat-broken.log") == [
+        (18, "LLM TTFB", "turn has no LLM TTFB line"),
+        (20, "", "unparseable metrics line (cut short?)"),
+        (24, "LLM TTFB", "negative duration"),
+        (26, "TTS TTFB", "turn has no TTS TTFB line"),
+        (35, "LLM TTFB", "absurd value: over 20 s (stale anchor?)"),
+        (35, "LLM TTFB (request start)", "negative duration"),
+    ]
+    clean = [t for t in table.turns if not t.flagged]
+    # turn 2: the user paused (VAD stop at 20.2 s), spoke again, stopped at 21.0 s: anchor 20.8 s
+    assert [(t.id, t.total_ms) for t in clean] == [("turn-1", 1750.0), ("turn-2", 1450.0), ("turn-6", 1350.0)]
+    first = clean[0].stages_ms
+    assert first == {"asr": 250.0, "endpointing": 800.0, "llm_ttft": 600.0, "first_phrase": 150.0,
+                     "tts_ttfb": 200.0, "leading_silence": 50.0}
+    # no text aggregation line: first phrase rebuilt from timestamps (TTS start 41.25 s - first token 41.0 s)
+    assert clean[2].stages_ms["first_phrase"] == pytest.approx(250.0)
+
+
+def test_otel_livekit_jsonl_nested_spans_and_broken_line() -> None:
+    table = read_trace(DATA / "otel-livekit-broken.jsonl")
+    assert table.format == "otel-livekit"
+    assert [(a.line, a.field, a.turn) for a in table.anomalies] == [
+        (3, "lk.response.ttft", "s3"),
+        (4, "lk.response.ttft", "s4"),
+        (4, "lk.response.ttfb", "s4"),
+        (5, "", None),
+        (6, "lk.e2e_latency", "s5"),
+    ]
+    s1 = table.turns[0]
+    assert s1.stages_ms == {"endpointing": 500.0, "asr": 200.0, "llm_ttft": 800.0, "tts_ttfb": 300.0,
+                            "other": pytest.approx(100.0)}
+    assert s1.total_ms == pytest.approx(1700.0)
+    assert [t.id for t in table.turns if not t.flagged] == ["s1", "s2", "s6"]
+
+
+def test_otel_pipecat_turn_spans() -> None:
+    table = read_trace(DATA / "otel-pipecat.json")
+    assert table.format == "otel-pipecat"
+    assert table.anomalies == ()
+    t1 = table.turns[0]
+    assert t1.total_ms == pytest.approx(1950.0)
+    assert t1.stages_ms["endpointing"] == pytest.approx(900.0)
+    assert t1.stages_ms["asr"] == pytest.approx(250.0)
+    assert t1.stages_ms["llm_ttft"] == pytest.approx(450.0)
+    assert t1.stages_ms["first_phrase"] == pytest.approx(200.0)
+    assert t1.stages_ms["tts_ttfb"] == pytest.approx(150.0)
+    assert t1.stages_ms["other"] == pytest.approx(250.0)
+    assert "first_phrase" not in table.turns[3].stages_ms  # turn 4 logged no text aggregation
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [("pipecat.log", "pipecat"), ("livekit-metrics.jsonl", "livekit"), ("otel-spans.json", "otel"),
+     ("otel-livekit-broken.jsonl", "otel"), ("pipecat-broken.log", "pipecat")],
+)
+def test_format_detection(name: str, fmt: str) -> None:
+    assert detect_format((DATA / name).read_text()) == fmt
+
+
+def test_unknown_and_missing_files_raise_scenario_error(tmp_path: Path) -> None:
+    junk = tmp_path / "notes.txt"
+    junk.write_text("hello\nworld\n")
+    with pytest.raises(ScenarioError, match="unknown trace format"):
+        read_trace(junk)
+    with pytest.raises(ScenarioError, match="cannot read trace"):
+        read_trace(tmp_path / "missing.log")
+    cut = tmp_path / "cut.json"
+    cut.write_text((DATA / "otel-spans.json").read_text()[:500])
+    with pytest.raises(ScenarioError, match="not an OTLP JSON span export"):
+        read_trace(cut)
