@@ -317,6 +317,44 @@ def fit_cmd(
     sys.stdout.write(render_fit(result, str(output)) + "\n")
 
 
+@app.command("council")
+def council_cmd(
+    file: Annotated[Path, typer.Argument(help="Council file (.toml/.yaml), e.g. councils/intent-wafer-all.toml.")],
+    budget_ms: Annotated[
+        float | None, typer.Option("--budget-ms", help="Budget for the council in ms (default: the file's, or 800).")
+    ] = None,
+    percentile: PercentileOpt = None,
+    samples: Annotated[int | None, typer.Option("--samples", "-n", min=1, help="Simulated turns.")] = None,
+    seed: SeedOpt = None,
+    fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Also draw the council's and members' CDFs and a waterfall to a PNG.")
+    ] = None,
+) -> None:
+    """Evaluate a council of models: latency against the budget (and the member driving the tail),
+    quality, cost per turn and expected user time per completed request.
+
+    Exit code 0 within budget, 1 over budget, 2 on an invalid file.
+    """
+    from voicebudget.councils import run_council
+
+    with user_errors():
+        result = run_council(file, budget_ms=budget_ms, percentile=percentile, samples=samples, seed=seed)
+    if plot is not None:
+        try:
+            from voicebudget._plot import plot_council
+        except ImportError as exc:
+            fail(f"--plot needs matplotlib: pip install 'voicebudget[plot]' ({exc})")
+        plot_council(result, plot)
+    if fmt is TableOrJson.json:
+        emit_json(result.to_dict())
+    else:
+        from voicebudget.councils._render import render_council
+
+        Console(highlight=False).print(render_council(result))
+    raise typer.Exit(EXIT_OK if result.passed else EXIT_OVER_BUDGET)
+
+
 Command = Callable[..., Any]
 
 
