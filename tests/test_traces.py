@@ -35,7 +35,8 @@ def test_livekit_sample_per_turn() -> None:
         assert turn.stages_ms["tts_ttfb"] == pytest.approx(exp["ttfb_s"] * 1000, abs=LK_TOL_MS)
         assert turn.total_ms == pytest.approx(exp["total_s"] * 1000, abs=3 * LK_TOL_MS)
     # the first turn opened the TTS connection (connection_reused false, acquire_time 0.23 s)
-    assert table.turns[0].cold and not any(t.cold for t in table.turns[1:])
+    assert table.turns[0].cold
+    assert not any(t.cold for t in table.turns[1:])
 
 
 def test_pipecat_sample_per_turn() -> None:

@@ -1,0 +1,184 @@
+"""Checking traces against a budget, fitting a scenario to them, and the CLI commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import voicebudget
+from voicebudget import Budget, Observed, Sequence, evaluate, load_scenario, simulate
+from voicebudget.cli import app
+from voicebudget.traces import check, fit, read_trace
+
+DATA = Path(__file__).parent / "data" / "traces"
+SAMPLES = ["pipecat.log", "livekit-metrics.jsonl", "otel-spans.json"]
+TRUTH_TOTAL = {"pipecat.log": ("pipecat.truth.json", "voice_to_voice_server_s"),
+               "livekit-metrics.jsonl": ("livekit-metrics.truth.json", "total_s"),
+               "otel-spans.json": ("otel-spans.truth.json", "e2e_s")}
+runner = CliRunner()
+
+
+def truth_totals_ms(sample: str) -> np.ndarray:
+    name, key = TRUTH_TOTAL[sample]
+    return np.array([t[key] * 1000 for t in json.loads((DATA / name).read_text())["turns"]])
+
+
+@pytest.mark.parametrize("sample", SAMPLES)
+def test_check_percentiles_match_the_truth(sample: str) -> None:
+    result = check([read_trace(DATA / sample)], Budget(total_ms=1500))
+    p50, p95 = np.percentile(truth_totals_ms(sample), [50, 95])
+    assert result.report.total.p50_ms == pytest.approx(p50, abs=1.6)
+    assert result.report.total.p95_ms == pytest.approx(p95, abs=1.6)
+    share = float(np.mean(truth_totals_ms(sample) <= 1500))
+    assert result.report.within_budget_share == pytest.approx(share)
+    # tail shares of on-path stages add up to the whole tail (stages follow one another)
+    assert sum(s.tail_share for s in result.report.stages) == pytest.approx(1.0)
+
+
+def test_first_turn_vs_steady_state_livekit() -> None:
+    result = check([read_trace(DATA / "livekit-metrics.jsonl")])
+    totals = truth_totals_ms("livekit-metrics.jsonl")
+    assert result.first_turn is not None
+    assert result.steady_state is not None
+    assert result.first_turn.n_turns == 1
+    assert result.first_turn.total.p50_ms == pytest.approx(totals[0], abs=0.2)  # the cold turn: 2417 ms
+    assert result.steady_state.total.p50_ms == pytest.approx(np.median(totals[1:]), abs=0.2)
+
+
+def test_anomalies_excluded_by_default_and_included_on_request() -> None:
+    table = read_trace(DATA / "livekit-broken.jsonl")
+    default = check([table])
+    assert default.report.n_turns == 4
+    assert default.report.total.p50_ms == pytest.approx(990.0)  # median of 860, 890, 1090, 1870
+    included = check([table], include_anomalies=True)
+    # + c (201000 ms, stale anchor), e (860, duplicate line), i (550, negative TTS TTFB)
+    assert included.report.n_turns == 7
+    assert included.report.total.p50_ms == pytest.approx(890.0)
+
+
+def test_check_json_has_the_run_keys_plus_turns_and_anomalies() -> None:
+    doc = check([read_trace(DATA / "livekit-broken.jsonl")]).to_dict()
+    assert {"scenario", "seed", "samples", "budget", "variants"} <= doc.keys()
+    assert {"turns", "anomalies", "split", "sources"} <= doc.keys()
+    variant = doc["variants"][0]
+    assert variant["total"]["p50_ms"] == pytest.approx(990.0)
+    assert variant["n_turns"] == 4
+    assert doc["anomalies"][0] == {"line": 6, "field": "ttft", "value": -1, "reason": "no first token (ttft = -1)",
+                                   "file": str(DATA / "livekit-broken.jsonl"), "turn": "b"}
+    assert {a["line"] for a in doc["anomalies"]} == {6, 8, 11, 12, 17, 21, 24, 25, 29}
+    rows = {r["turn"]: r for r in doc["turns"]}
+    assert rows["a"]["included"]
+    assert rows["a"]["first"]
+    assert rows["a"]["cold"]
+    assert not rows["c"]["included"]
+    assert rows["c"]["endpointing_ms"] == pytest.approx(200500.0)
+    json.dumps(doc, allow_nan=False)
+
+
+@pytest.mark.parametrize("sample", SAMPLES)
+def test_fitted_scenario_reproduces_p50_and_p95_within_5_percent(sample: str, tmp_path: Path) -> None:
+    fitted = fit([read_trace(DATA / sample)])
+    path = fitted.write(tmp_path / "from-traces.toml")
+    assert "fit method: joint" in path.read_text()
+    run = simulate(load_scenario(path), samples=100_000, seed=7)
+    p50, p95 = np.percentile(truth_totals_ms(sample), [50, 95])
+    total = run.reports[0].total
+    assert total.p50_ms == pytest.approx(p50, rel=0.05)
+    assert total.p95_ms == pytest.approx(p95, rel=0.05)
+    # in fact much closer: the joint table reproduces the linear-interpolated percentiles
+    assert total.p95_ms == pytest.approx(p95, rel=0.01)
+
+
+@pytest.mark.parametrize("method", ["empirical", "lognormal"])
+def test_independent_fits_are_valid_scenarios_in_voice_turn_shape(method: str, tmp_path: Path) -> None:
+    fitted = fit([read_trace(DATA / "pipecat.log")], method=method)
+    scenario = load_scenario(fitted.write(tmp_path / "s.toml"))
+    assert scenario.pipeline.kind == "voice_turn"
+    assert f"method {method}" in scenario.description
+    check_ = fitted.verify(samples=50_000)
+    assert abs(check_["p50_error"]) < 0.05  # pipecat's stages are nearly independent
+
+
+def test_fit_variant_can_swap_the_llm_stage(tmp_path: Path) -> None:
+    text = fit([read_trace(DATA / "livekit-metrics.jsonl")]).toml
+    text += '\n[variants.fast-llm]\nllm = { kind = "lognormal", p50_ms = 150, p95_ms = 250 }\n'
+    path = tmp_path / "v.toml"
+    path.write_text(text)
+    run = simulate(load_scenario(path), samples=50_000, seed=3)
+    base, fast = run.reports
+    assert fast.total.p50_ms < base.total.p50_ms
+    # common random numbers: the endpointing draws are the same turns in both variants
+    assert fast.stage("endpointing").stats.p50_ms == pytest.approx(base.stage("endpointing").stats.p50_ms)
+
+
+def test_observed_columns_draw_the_same_turns() -> None:
+    a = Observed(table="t", values_ms=(100.0, 200.0, 300.0))
+    b = Observed(table="t", values_ms=(10.0, 20.0, 30.0))
+    ev = evaluate(Sequence(stages={"a": a, "b": b}), 10_000, seed=5)
+    np.testing.assert_allclose(ev.stages["b"], ev.stages["a"] / 10)
+    # interpolation: the sum's percentiles are numpy's linear percentiles of the row totals
+    assert np.percentile(ev.total, 50) == pytest.approx(220.0, rel=0.02)
+    rows = Observed(table="t", values_ms=(1.0, 5.0), interpolate=False).sample(np.random.default_rng(1), 1000)
+    assert set(np.unique(rows)) == {1.0, 5.0}
+    with pytest.raises(voicebudget.ScenarioError):
+        voicebudget.parse_scenario({"name": "x", "pipeline": {"kind": "observed", "table": "t", "values_ms": [-1]}})
+
+
+def test_cli_check_exit_codes_and_json() -> None:
+    over = runner.invoke(app, ["check", str(DATA / "livekit-metrics.jsonl"), "--format", "json"])
+    assert over.exit_code == 1, over.output
+    doc = json.loads(over.stdout)
+    assert doc["variants"][0]["total"]["p95_ms"] == pytest.approx(3032.9, abs=0.2)
+    ok = runner.invoke(app, ["check", str(DATA / "livekit-metrics.jsonl"), "--budget-ms", "3100"])
+    assert ok.exit_code == 0, ok.output
+    assert "3033" in ok.stdout
+    p50 = runner.invoke(app, ["check", str(DATA / "otel-spans.json"), "--budget-ms", "1400", "--percentile", "50"])
+    assert p50.exit_code == 0, p50.output
+    forced = runner.invoke(app, ["check", str(DATA / "pipecat.log"), "--format-in", "livekit"])
+    assert forced.exit_code == 2
+    assert "no turns" in forced.output
+
+
+def test_cli_check_include_anomalies_changes_the_numbers() -> None:
+    args = ["check", str(DATA / "livekit-broken.jsonl"), "--format", "json"]
+    default = json.loads(runner.invoke(app, args).stdout)
+    included = json.loads(runner.invoke(app, [*args, "--include-anomalies"]).stdout)
+    assert default["variants"][0]["n_turns"] == 4
+    assert included["variants"][0]["n_turns"] == 7
+
+
+def test_cli_unreadable_trace_exits_2_without_traceback(tmp_path: Path) -> None:
+    junk = tmp_path / "x.bin"
+    junk.write_bytes(b"\x00\x01 nothing here")
+    result = runner.invoke(app, ["check", str(junk)])
+    assert result.exit_code == 2
+    assert "unknown trace format" in result.output
+    assert "Traceback" not in result.output
+    missing = runner.invoke(app, ["check", str(tmp_path / "nope.log")])
+    assert missing.exit_code == 2
+    assert "cannot read trace" in missing.output
+
+
+def test_cli_fit_then_run_reproduces_the_trace(tmp_path: Path) -> None:
+    out = tmp_path / "scenarios" / "from-traces.toml"
+    result = runner.invoke(app, ["fit", str(DATA / "otel-spans.json"), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "observed total: p50 1361.7 ms, p95 1819.0 ms" in result.stdout
+    run = runner.invoke(app, ["run", str(out), "--format", "json", "--samples", "100000", "--budget-ms", "5000"])
+    assert run.exit_code == 0, run.output
+    total = json.loads(run.stdout)["variants"][0]["total"]
+    p50, p95 = np.percentile(truth_totals_ms("otel-spans.json"), [50, 95])
+    assert total["p50_ms"] == pytest.approx(p50, rel=0.05)
+    assert total["p95_ms"] == pytest.approx(p95, rel=0.05)
+
+
+@pytest.mark.parametrize("command", ["check", "fit"])
+def test_cli_commands_have_help(command: str) -> None:
+    result = runner.invoke(app, [command, "--help"])
+    assert result.exit_code == 0
+    assert "--format-in" in result.stdout
+    assert "--include-anomalies" in result.stdout
