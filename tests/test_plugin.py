@@ -1,0 +1,301 @@
+"""The pytest plugin as a user meets it: pytester files run in a subprocess with the installed plugin."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+
+import voicebudget
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Turns built from explicit timestamps: the figures in the output are exact.
+EXACT_TURNS = """
+    import pytest
+
+    def record(recorder, llm_ms):
+        for i, extra in enumerate([0, 10, 20, 30, 40, 50, 60, 70, 80, 90]):
+            turn = recorder.turn()
+            turn.mark("speech_end", at_ns=0)
+            turn.add_stage("asr", start_ms=-500.0, end_ms=100.0)
+            turn.add_stage("llm", start_ms=100.0, end_ms=100.0 + llm_ms + extra)
+            turn.add_stage("tts", start_ms=100.0 + llm_ms + extra, end_ms=250.0 + llm_ms + extra)
+            turn.mark("first_audio", at_ms=250.0 + llm_ms + extra)
+            turn.end()
+
+    @pytest.mark.voice_budget(total_ms=600, stages={"llm": 400})
+    def test_fast(voice_budget):
+        record(voice_budget, 200.0)
+
+    @pytest.mark.voice_budget(total_ms=600, percentile=95)
+    def test_slow(voice_budget):
+        record(voice_budget, 400.0)
+"""
+
+
+INSTALLED = any(ep.value == "voicebudget.pytest_plugin" for ep in entry_points(group="pytest11"))
+"""Installed (pip install -e .): pytest loads the plugin through its entry point, as for a user."""
+PLUGIN_ARGS = () if INSTALLED else ("-p", "voicebudget.pytest_plugin")
+# hypothesis's plugin costs ~0.8 s of start-up per subprocess and plays no part here
+QUICK = ("-p", "no:hypothesispytest", "-p", "no:cacheprovider")
+
+
+@pytest.fixture(autouse=True)
+def _importable_from_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not INSTALLED:
+        monkeypatch.setenv("PYTHONPATH", str(ROOT))
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("--strict-markers", *QUICK, *PLUGIN_ARGS, *args, timeout=120)
+
+
+def test_entry_point_is_declared() -> None:
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert meta["project"]["entry-points"]["pytest11"] == {"voicebudget": "voicebudget.pytest_plugin"}
+
+
+def test_over_budget_fails_with_breakdown_and_within_budget_passes(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_agent=EXACT_TURNS)
+    result = run(pytester)
+    result.assert_outcomes(passed=1, failed=1)
+    # totals 650..740 ms: p95 = 650 + 0.95 * 9 * 10 = 735.5; the tail turn is the 740 ms one
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_slow _*",
+            "voice budget exceeded: p95 735.5 ms > 600.0 ms; llm stage 490.0 ms of it",
+            "  10 turns measured, 0.0% within 600.0 ms; tail = the 1 turn(s) at or above p95",
+            "  stage * p50 ms * p95 ms * budget ms * tail ms * tail share",
+            "  asr * 100.0 * 100.0 * - * 100.0 * 13.5%",
+            "  llm * 445.0 * 485.5 * - * 490.0 * 66.2%",
+            "  tts * 150.0 * 150.0 * - * 150.0 * 20.3%",
+            "  voice-to-voice * 695.0 * 735.5 * 600.0 * 740.0 * 100.0%",
+            "  tail driver: llm (490.0 ms, 66.2% of the tail)",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*= voice budget =*",
+            "passed test_agent.py::test_fast: p95 535.5 ms <= 600.0 ms; tail driver llm 54% (10 turns)",
+            "FAILED test_agent.py::test_slow: p95 735.5 ms > 600.0 ms; tail driver llm 66% (10 turns)",
+            "2 budgeted test(s): 1 over budget",
+        ]
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_stage_over_allocation_fails_the_test(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.voice_budget(total_ms=800, stages={"llm": 300})
+        def test_llm_heavy(voice_budget):
+            turn = voice_budget.turn()
+            turn.mark("speech_end", at_ns=0)
+            turn.add_stage("llm", start_ms=0.0, end_ms=350.0)
+            turn.mark("first_audio", at_ms=400.0)
+            turn.end()
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "voice budget exceeded: p95 400.0 ms <= 800.0 ms; llm stage 350.0 ms of it;"
+            " llm p95 350.0 ms > allocation 300.0 ms",
+            "  llm * 350.0 * 350.0 * 300.0 * 350.0 * 87.5%  over allocation",
+            "  untracked * 50.0 * 50.0 * - * 50.0 * 12.5%",
+        ]
+    )
+
+
+def test_real_async_turns_on_both_backends(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import anyio
+        import pytest
+
+        @pytest.fixture(params=["asyncio", "trio"])
+        def anyio_backend(request):
+            return request.param
+
+        @pytest.mark.anyio
+        @pytest.mark.voice_budget(total_ms=30)
+        async def test_sleepy(voice_budget):
+            async with voice_budget.turn() as turn:
+                turn.mark("speech_end")
+                async with turn.stage("llm"):
+                    await anyio.sleep(0.05)
+                turn.mark("first_audio")
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["voice budget exceeded: p95 *.* ms > 30.0 ms; llm stage *.* ms of it"] * 2)
+
+
+def test_unknown_marker_kwargs_are_an_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.voice_budget(totl_ms=800, p=95)
+        def test_typo(voice_budget):
+            pass
+
+        @pytest.mark.voice_budget(800)
+        def test_positional(voice_budget):
+            pass
+
+        @pytest.mark.voice_budget(percentile=120)
+        def test_bad_value(voice_budget):
+            pass
+
+        @pytest.mark.voice_budget(total_ms=800)
+        def test_no_fixture():
+            pass
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(errors=4)
+    result.stdout.fnmatch_lines_random(
+        [
+            "test_unknown_marker_kwargs_are_an_error.py::test_typo: @pytest.mark.voice_budget got unknown keyword"
+            " argument(s) p, totl_ms; allowed: total_ms, percentile, stages, stage_shares",
+            "*::test_positional: @pytest.mark.voice_budget takes keyword arguments only"
+            " (total_ms, percentile, stages, stage_shares)",
+            "*::test_bad_value: @pytest.mark.voice_budget: percentile: Input should be less than or equal to 100",
+            "*::test_no_fixture: @pytest.mark.voice_budget needs the voice_budget fixture to record turns*",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*Traceback*")
+
+
+def test_json_report_has_the_keys_of_run_format_json(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_agent=EXACT_TURNS)
+    result = run(pytester, "--voicebudget-json", "out/budget.json")
+    result.assert_outcomes(passed=1, failed=1)
+    doc = json.loads((pytester.path / "out" / "budget.json").read_text(encoding="utf-8"))
+
+    scenario = voicebudget.load_scenario(ROOT / "voicebudget" / "data" / "webrtc-cascade.toml")
+    run_doc = voicebudget.simulate(scenario, samples=200, seed=1).to_dict()
+    assert set(doc) == set(run_doc) == {"scenario", "seed", "samples", "budget", "variants"}
+    assert set(doc["budget"]) == set(run_doc["budget"])
+    simulated_keys = set(run_doc["variants"][0]) - {"server_side"}  # the recorder does not see the server
+    for variant in doc["variants"]:
+        assert set(variant) - {"budget"} == simulated_keys
+        assert set(variant["total"]) == set(run_doc["variants"][0]["total"])
+
+    assert doc["seed"] is None
+    assert doc["samples"] == 20
+    assert doc["budget"] == {"total_ms": 800.0, "percentile": 95.0}  # the session default
+    fast, slow = doc["variants"]
+    assert fast["name"] == "test_agent.py::test_fast"
+    assert fast["budget"] == {"total_ms": 600.0, "percentile": 95.0}
+    assert fast["passed"] is True
+    assert slow["passed"] is False
+    assert slow["total"]["p95_ms"] == pytest.approx(735.5)
+    assert slow["slack_ms"] == pytest.approx(-135.5)
+    assert slow["tail_driver"] == "llm"
+    assert [s["name"] for s in slow["stages"]] == ["asr", "llm", "tts", "untracked"]
+    assert [s["tail_ms"] for s in slow["stages"]] == pytest.approx([100.0, 490.0, 150.0, 0.0])
+    result.stdout.fnmatch_lines(["voicebudget JSON report: *budget.json"])
+
+
+def test_ini_keys_and_options_set_the_default_budget(pytester: pytest.Pytester) -> None:
+    pytester.makeini(
+        """
+        [pytest]
+        voicebudget_total_ms = 700
+        voicebudget_percentile = 50
+        voicebudget_json = reports/vb.json
+        """
+    )
+    pytester.makepyfile(
+        """
+        def test_default_budget(voice_budget):
+            for v2v in (600.0, 650.0, 900.0):
+                turn = voice_budget.turn()
+                turn.mark("speech_end", at_ns=0)
+                turn.mark("first_audio", at_ms=v2v)
+                turn.end()
+        """
+    )
+    by_ini = run(pytester)
+    by_ini.assert_outcomes(passed=1)  # p50 650.0 <= 700
+    by_ini.stdout.fnmatch_lines(
+        [
+            "passed test_ini_keys_and_options_set_the_default_budget.py::test_default_budget:"
+            " p50 650.0 ms <= 700.0 ms; tail driver untracked 100% (3 turns)"
+        ]
+    )
+    doc = json.loads((pytester.path / "reports" / "vb.json").read_text(encoding="utf-8"))
+    assert doc["budget"] == {"total_ms": 700.0, "percentile": 50.0}
+
+    by_option = run(pytester, "--voicebudget-percentile", "90", "--voicebudget-total-ms", "800")
+    by_option.assert_outcomes(failed=1)  # p90 = 650 + 0.8 * 250 = 850 > 800
+    by_option.stdout.fnmatch_lines(["voice budget exceeded: p90 850.0 ms > 800.0 ms*"])
+
+    bad = run(pytester, "--voicebudget-percentile", "ninety")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["*--voicebudget-percentile: expected a number, got 'ninety'*"])
+
+
+def test_no_complete_turn_fails_the_test_with_the_turns_listed(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        def test_forgot_first_audio(voice_budget):
+            with voice_budget.turn() as turn:
+                turn.mark("speech_end")
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "voice budget not checked: *::test_forgot_first_audio: turns: no complete turn (with first_audio) to"
+            " report on; 1 recorded: turn 0 incomplete: no first_audio mark"
+        ]
+    )
+
+
+def test_help_lists_the_options(pytester: pytest.Pytester) -> None:
+    result = run(pytester, "--help")
+    result.stdout.fnmatch_lines(
+        ["*voice latency budgets (voicebudget)*", "*--voicebudget-json=PATH*", "*--voicebudget-percentile=P*"]
+    )
+    markers = run(pytester, "--markers")
+    markers.stdout.fnmatch_lines(["@pytest.mark.voice_budget(total_ms=800, percentile=95, stages=None,*"])
+
+
+def test_plugin_import_does_not_import_typer_or_rich() -> None:
+    code = "import sys, voicebudget.pytest_plugin; print(sorted(m for m in ('typer', 'rich') if m in sys.modules))"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.strip() == "[]"
+
+
+def test_example_pipeline_passes_one_budget_and_fails_the_other(pytester: pytest.Pytester) -> None:
+    example = ROOT / "docs" / "examples" / "test_voice_agent_budget.py"
+    pytester.makepyfile(test_voice_agent_budget=example.read_text(encoding="utf-8"))
+    result = run(pytester, "-k", "asyncio")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_agent_on_congested_llm_endpoint*asyncio* _*",
+            "voice budget exceeded: p95 * ms > 800.0 ms; llm stage * ms of it; llm p95 * ms > allocation 450.0 ms",
+            "  tail driver: llm *",
+            "*= voice budget =*",
+            "passed test_voice_agent_budget.py::test_agent_within_budget*asyncio*: p95 * ms <= 800.0 ms*",
+        ]
+    )
