@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
@@ -64,6 +65,15 @@ def _log_beta(a: float, b: float) -> float:
     return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
 
 
+@lru_cache(maxsize=4)
+def _legendre(n: int) -> tuple[FloatArray, FloatArray]:
+    """Gauss-Legendre nodes and weights on [-1, 1] (an eigenvalue problem: computed once per ``n``)."""
+    x, w = np.polynomial.legendre.leggauss(n)
+    x.setflags(write=False)
+    w.setflags(write=False)
+    return x, w
+
+
 def _beta_quadrature(a: float, b: float, n: int = _NODES) -> tuple[FloatArray, FloatArray]:
     """Nodes and weights for ``E[h(theta)]``, ``theta ~ Beta(a, b)``; weights sum to 1.
 
@@ -71,7 +81,7 @@ def _beta_quadrature(a: float, b: float, n: int = _NODES) -> tuple[FloatArray, F
     the mirror image near 1) turns the density's endpoint factor into the integer power
     ``s**(ceil(a) - 1)``, so the integrand is smooth and the rule converges fast.
     """
-    x, w = np.polynomial.legendre.leggauss(n)
+    x, w = _legendre(n)
     ca, cb = a / math.ceil(a), b / math.ceil(b)
     lo_end, hi_end = 0.5**ca, 0.5**cb
     s = (x + 1.0) * lo_end / 2.0
