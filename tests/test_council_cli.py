@@ -180,3 +180,17 @@ def test_side_by_side_scenario_single_council_cache(root: Path) -> None:
     assert cache.total.p95_ms > base.total.p95_ms - 60
     # routing 26% of turns to the slow model puts the slow model in the p95
     assert router.total.p95_ms > 2 * base.total.p95_ms
+
+
+def test_plot_without_matplotlib_exits_2_with_the_extra_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    monkeypatch.delitem(sys.modules, "voicebudget._plot", raising=False)
+    out = tmp_path / "c.png"
+    result = runner.invoke(app, ["council", str(write(tmp_path, COUNCIL)), "--samples", "500", "--plot", str(out)])
+    assert result.exit_code == 2
+    assert "pip install 'voicebudget[plot]'" in result.output
+    assert not out.exists()

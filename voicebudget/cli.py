@@ -17,6 +17,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from voicebudget._budget import Budget
 from voicebudget._errors import ModelError, ScenarioError, VoiceBudgetError
@@ -58,7 +59,7 @@ PercentileOpt = Annotated[float | None, typer.Option("--percentile", help="Targe
 
 def fail(message: str, code: int = EXIT_INVALID) -> NoReturn:
     """Print ``message`` to stderr and exit with ``code`` (2: invalid input)."""
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]error:[/] {message}", markup=True)
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]error:[/] {escape(message)}", markup=True)
     raise typer.Exit(code)
 
 
