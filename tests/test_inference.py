@@ -328,3 +328,20 @@ def test_hardware_scenario_loads_and_orders(root: Path) -> None:
     res = vb.simulate(sc, samples=5_000, seed=2)
     p50 = {r.name: r.total.p50_ms for r in res.reports}
     assert p50["cerebras-wse3"] < p50["h100-concurrency-4"] < p50["baseline"]
+
+
+def test_arrival_rate_littles_law_fixed_point() -> None:
+    dep, wl = vb.Deployment(chips=2, precision="fp8"), vb.Workload(prompt_tokens=2000, output_tokens=200)
+    lam = 5.0  # requests per second
+    r = vb.estimate_at_arrival_rate("llama-3.3-70b", "h100-sxm", dep, wl, lam)
+
+    def in_flight(c: int) -> float:  # Little's law: lambda x request time
+        x = vb.estimate_inference("llama-3.3-70b", "h100-sxm", dep.model_copy(update={"concurrency": c}), wl)
+        return lam * (x.ttft_ms + 200 * x.tpot_ms) / 1e3
+
+    c = r.concurrency
+    assert c >= in_flight(c)
+    assert c - 1 < in_flight(c - 1)
+    assert "Little's law" in r.notes[-1]
+    with pytest.raises(vb.ModelError, match="requests/s exceeds what this deployment serves"):
+        vb.estimate_at_arrival_rate("llama-3.3-70b", "h100-sxm", dep, wl, 200.0)

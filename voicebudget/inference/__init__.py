@@ -17,6 +17,7 @@ from voicebudget.inference._catalog import (
     get_model,
 )
 from voicebudget.inference._fastmode import FastModeComparison, FastModePlan, compare_policies, plan_fast_mode
+from voicebudget.inference._load import estimate_at_arrival_rate
 from voicebudget.inference._predict import DEFAULT_CALIBRATION, estimate_inference
 from voicebudget.inference._speculative import SpeculativeDecoding
 from voicebudget.inference._stage import APIStage, FastTier, GPUStage, WaferStage
@@ -43,6 +44,7 @@ __all__ = [
     "WaferStage",
     "Workload",
     "compare_policies",
+    "estimate_at_arrival_rate",
     "estimate_inference",
     "get_hardware",
     "get_model",
