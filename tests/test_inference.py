@@ -345,3 +345,12 @@ def test_arrival_rate_littles_law_fixed_point() -> None:
     assert "Little's law" in r.notes[-1]
     with pytest.raises(vb.ModelError, match="requests/s exceeds what this deployment serves"):
         vb.estimate_at_arrival_rate("llama-3.3-70b", "h100-sxm", dep, wl, 200.0)
+
+
+def test_fast_mode_on_more_chips() -> None:
+    base = vb.Deployment(chips=2, tensor_parallel=2, precision="fp8", concurrency=8)
+    more = base.model_copy(update={"chips": 4, "tensor_parallel": 4})
+    cmp = vb.compare_policies("llama-3.3-70b", "h100-sxm", base, more, NIM_WL)
+    assert cmp.speedup > 1.2
+    # chip-time per token: twice the chips, same users, each token speedup-times faster
+    assert cmp.price_ratio == pytest.approx(2.0 / cmp.speedup, rel=1e-9)
