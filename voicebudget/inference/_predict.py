@@ -155,7 +155,7 @@ def _estimate_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal
 
 def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload) -> InferenceResult:
     _, reported, kv = _precisions(m, dep)
-    prec = dep.precision or m.native_precision
+    prec = dep.precision  # None: the released precision mix (gpt-oss: fp4 experts)
     ctx = wl.prompt_tokens + wl.output_tokens
     needed = wafer_chips_needed(m, hw, prec, kv, dep.concurrency, ctx)
     chips = dep.chips or needed

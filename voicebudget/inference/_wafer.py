@@ -32,15 +32,15 @@ def _timing(hw: Hardware) -> SramTiming:
     return hw.sram
 
 
-def wafer_memory(model: ModelArch, hw: Hardware, precision: str, kv_precision: str, concurrency: int,
+def wafer_memory(model: ModelArch, hw: Hardware, precision: str | None, kv_precision: str, concurrency: int,
                  context: int, chips: int) -> MemoryUse:
-    """Weights + KV bytes and the chips' total SRAM."""
+    """Weights + KV bytes and the chips' total SRAM (``precision`` None: the released precision mix)."""
     w = total_weights_bytes(model, precision)
     kv = concurrency * context * kv_bytes_per_token(model, kv_precision)
     return MemoryUse(weights_bytes=w, kv_cache_bytes=kv, capacity_bytes=chips * hw.memory_bytes)
 
 
-def wafer_chips_needed(model: ModelArch, hw: Hardware, precision: str, kv_precision: str, concurrency: int,
+def wafer_chips_needed(model: ModelArch, hw: Hardware, precision: str | None, kv_precision: str, concurrency: int,
                        context: int) -> int:
     """Fewest chips whose usable SRAM holds the weights and the KV cache."""
     use = wafer_memory(model, hw, precision, kv_precision, concurrency, context, 1)
@@ -48,7 +48,7 @@ def wafer_chips_needed(model: ModelArch, hw: Hardware, precision: str, kv_precis
     return max(1, math.ceil((use.weights_bytes + use.kv_cache_bytes) / usable))
 
 
-def check_wafer_fits(model: ModelArch, hw: Hardware, precision: str, use: MemoryUse, chips: int, needed: int,
+def check_wafer_fits(model: ModelArch, hw: Hardware, precision: str | None, use: MemoryUse, chips: int, needed: int,
                      concurrency: int, context: int) -> None:
     """Raise :class:`ModelError` naming the gap when the chips' SRAM cannot hold the model."""
     if chips >= needed:
@@ -57,20 +57,21 @@ def check_wafer_fits(model: ModelArch, hw: Hardware, precision: str, use: Memory
     usable = use.capacity_bytes * frac
     need = use.weights_bytes + use.kv_cache_bytes
     raise ModelError(
-        f"{model.name} {precision} on {chips} x {hw.name} does not fit: needs {need / 1e9:.1f} GB of SRAM "
+        f"{model.name} {precision or model.native_precision} on {chips} x {hw.name} does not fit: "
+        f"needs {need / 1e9:.1f} GB of SRAM "
         f"(weights {use.weights_bytes / 1e9:.1f} GB + KV cache {use.kv_cache_bytes / 1e9:.1f} GB for "
         f"{concurrency} x {context} tokens) but has {usable / 1e9:.2f} GB usable ({frac:.0%} of {chips} x "
         f"{hw.memory_bytes / 1e9:g} GB); short by {(need - usable) / 1e9:.1f} GB; it fits on {needed} chips"
     )
 
 
-def wafer_token_step(model: ModelArch, hw: Hardware, precision: str, chips: int) -> StepBreakdown:
+def wafer_token_step(model: ModelArch, hw: Hardware, precision: str | None, chips: int) -> StepBreakdown:
     """Per-output-token time of one request, ms, with its terms."""
     t = _timing(hw)
     layer = model.layers * t.tau_layer_ms + t.tau_step_ms
     hops = (chips - 1) * t.tau_hop_ms
     weights = 1e3 * total_weights_bytes(model, precision) / (chips * hw.memory_bandwidth_bytes_per_s)
-    compute = 1e3 * 2.0 * model.active_params / (chips * hw.flops_per_s(precision))
+    compute = 1e3 * 2.0 * model.active_params / (chips * hw.flops_per_s(precision or model.native_precision))
     floor = max(weights, compute)
     latency = layer + hops
     total = max(latency, floor)
@@ -83,10 +84,10 @@ def wafer_token_step(model: ModelArch, hw: Hardware, precision: str, chips: int)
                          overhead_ms=layer, communication_ms=hops, total_ms=total, bound=bound)
 
 
-def wafer_prefill_ms(model: ModelArch, hw: Hardware, precision: str, chips: int, prompt_tokens: float,
+def wafer_prefill_ms(model: ModelArch, hw: Hardware, precision: str | None, chips: int, prompt_tokens: float,
                      token_ms: float) -> float:
     """TTFT on SRAM chips: the prompt's FLOPs (linear + causal attention) at the chips' peak plus one
     pipeline traversal, ms."""
     flops = 2.0 * model.active_params * prompt_tokens
     flops += 2.0 * model.layers * model.q_heads * model.head_dim * prompt_tokens * prompt_tokens
-    return 1e3 * flops / (chips * hw.flops_per_s(precision)) + token_ms
+    return 1e3 * flops / (chips * hw.flops_per_s(precision or model.native_precision)) + token_ms
