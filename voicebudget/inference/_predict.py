@@ -143,6 +143,7 @@ def _estimate_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal
     conc = math.ceil(dep.concurrency / plan.replicas)
     use = memory_need(plan, conc, wl.prompt_tokens + wl.output_tokens)
     notes = (f"chips not given: the fewest that fit ({plan.tp * plan.pp * plan.replicas})",) if chosen else ()
+    notes += _precision_notes(m, dep)
     return InferenceResult(
         kind="gpu", model=m.id, hardware=hw.id, precision=reported, kv_precision=kv,
         chips=plan.chips_per_replica * plan.replicas, tensor_parallel=plan.tp, pipeline_parallel=plan.pp,
@@ -168,6 +169,7 @@ def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload) -
         step = step.model_copy(update={"total_ms": compute_limit, "bound": "compute"})
     ttft = wafer_prefill_ms(m, hw, prec, chips, float(wl.prompt_tokens), step.total_ms)
     notes = (f"chips not given: the fewest whose SRAM holds the model ({chips})",) if dep.chips is None else ()
+    notes += _precision_notes(m, dep)
     return InferenceResult(
         kind="wafer", model=m.id, hardware=hw.id, precision=reported, kv_precision=kv,
         chips=chips, tensor_parallel=1, pipeline_parallel=chips, replicas=1, chips_chosen=dep.chips is None,
@@ -176,6 +178,12 @@ def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload) -
         throughput_tokens_per_s=dep.concurrency * 1e3 / step.total_ms, cost_per_million_output_tokens=None,
         price=None, bound=step.bound, step=step, memory=use, notes=notes,
     )
+
+
+def _precision_notes(m: ModelArch, dep: Deployment) -> tuple[str, ...]:
+    if dep.precision is None and m.native_expert_precision not in (None, m.native_precision):
+        return (f"released weights: routed experts {m.native_expert_precision}, the rest {m.native_precision}",)
+    return ()
 
 
 def _finish(r: InferenceResult, spec: SpeculativeDecoding | None, price: ChipPrice | None) -> InferenceResult:
