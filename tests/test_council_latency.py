@@ -166,3 +166,14 @@ def test_a_council_is_a_stage_in_a_scenario(tmp_path: object) -> None:
     base, fast = run.report("baseline"), run.report("fastest")
     assert base.stage("llm").stats.p50_ms == pytest.approx(member_quantile(0.5 ** (1 / 3)), rel=0.01)
     assert fast.stage("llm").stats.p50_ms == pytest.approx(member_quantile(1 - 0.5 ** (1 / 3)), rel=0.01)
+
+
+def test_first_k_reads_exactly_k_answers_even_when_latencies_tie() -> None:
+    members = [
+        {"name": f"m{i}", "p": p, "output_tokens": 10, "stage": {"kind": "fixed", "value_ms": 300}}
+        for i, p in enumerate([0.9, 0.6, 0.6])
+    ]
+    agg = {"ttft": {"kind": "fixed", "value_ms": 0}, "prefill_ms_per_token": 1.0}
+    res = evaluate_council(council("first_k", k=1, members=members, aggregator=agg), samples=100)
+    assert res.report.total.p50_ms == pytest.approx(300 + 10)  # one answer of 10 tokens read
+    assert res.quality.accuracy == pytest.approx(0.9)  # ties break in member order: m0 is first

@@ -110,14 +110,19 @@ def _parallel(council: Council, lat: FloatArray, seed: int) -> CouncilSamples:
     correct = np.empty(0)
     if council.topology == "all":
         which = np.argmax(lat, axis=0)
-    elif council.topology == "first_k":
-        k = council.k or 1
-        which = np.argpartition(lat, k - 1, axis=0)[k - 1]
+        read = np.ones_like(lat, dtype=bool)
     else:
-        which, correct = _vote(council, lat, seed)
+        order = np.argsort(lat, axis=0, kind="stable")
+        ranks = np.empty_like(order)
+        np.put_along_axis(ranks, order, np.arange(n_members)[:, None], axis=0)
+        if council.topology == "first_k":
+            k = council.k or 1
+            which, read = order[k - 1], ranks < k
+        else:
+            which, correct, pos = _vote(council, lat, order, seed)
+            read = ranks <= pos[None, :]
     total = _pick(lat, which)
     parts = {mb.name: lat[i] for i, mb in enumerate(council.members)}
-    read = lat <= total[None, :] if n_members > 1 else np.ones_like(lat, dtype=bool)
     return CouncilSamples(total, parts, _critical_members(council, lat, which), read, correct)
 
 
@@ -139,12 +144,14 @@ def answers(council: Council, n: int, seed: int) -> NDArray[np.bool_]:
     return np.asarray(u < q)
 
 
-def _vote(council: Council, lat: FloatArray, seed: int) -> tuple[NDArray[np.intp], FloatArray]:
-    """Who completes the vote, and whether the agreed answer is right (1, 0, or 0.5 on a tie)."""
+def _vote(
+    council: Council, lat: FloatArray, order: NDArray[np.intp], seed: int
+) -> tuple[NDArray[np.intp], FloatArray, NDArray[np.intp]]:
+    """Who completes the vote, whether the agreed answer is right (1, 0, or 0.5 on a tie), and the
+    stopping position in finishing order."""
     m = council.m or 1
     n_members, n = lat.shape
     right = answers(council, n, seed)
-    order = np.argsort(lat, axis=0)
     right_sorted = np.take_along_axis(right, order, axis=0)
     cum_right = np.cumsum(right_sorted, axis=0)
     cum_wrong = np.arange(1, n_members + 1)[:, None] - cum_right
@@ -155,7 +162,7 @@ def _vote(council: Council, lat: FloatArray, seed: int) -> tuple[NDArray[np.intp
     right_at = np.take_along_axis(cum_right, pos[None, :], axis=0)[0]
     fallback = np.where(2 * right_at > n_members, 1.0, np.where(2 * right_at == n_members, 0.5, 0.0))
     correct = np.where(decided, (right_at >= m).astype(np.float64), fallback)
-    return which, correct
+    return which, correct, pos
 
 
 def _router(council: Council, lat: FloatArray, seed: int) -> CouncilSamples:
