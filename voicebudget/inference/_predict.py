@@ -142,7 +142,8 @@ def _estimate_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal
     ttft = wait + prefill_ms(plan, p, budget, others, p + o / 2.0)
     conc = math.ceil(dep.concurrency / plan.replicas)
     use = memory_need(plan, conc, wl.prompt_tokens + wl.output_tokens)
-    notes = (f"chips not given: the fewest that fit ({plan.tp * plan.pp * plan.replicas})",) if chosen else ()
+    n_chips = plan.tp * plan.pp * plan.replicas
+    notes: tuple[str, ...] = (f"chips not given: the fewest that fit ({n_chips})",) if chosen else ()
     notes += _precision_notes(m, dep)
     return InferenceResult(
         kind="gpu", model=m.id, hardware=hw.id, precision=reported, kv_precision=kv,
@@ -168,7 +169,9 @@ def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload) -
     if compute_limit > step.total_ms:
         step = step.model_copy(update={"total_ms": compute_limit, "bound": "compute"})
     ttft = wafer_prefill_ms(m, hw, prec, chips, float(wl.prompt_tokens), step.total_ms)
-    notes = (f"chips not given: the fewest whose SRAM holds the model ({chips})",) if dep.chips is None else ()
+    notes: tuple[str, ...] = ()
+    if dep.chips is None:
+        notes = (f"chips not given: the fewest whose SRAM holds the model ({chips})",)
     notes += _precision_notes(m, dep)
     return InferenceResult(
         kind="wafer", model=m.id, hardware=hw.id, precision=reported, kv_precision=kv,
