@@ -14,7 +14,6 @@ is recorded as ``cancelled`` on either backend.
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -65,7 +64,10 @@ class StageSpan(NamedTuple):
         return (self.end_ns - self.start_ns) / _NS_PER_MS
 
 
-_OPEN_STAGE: ContextVar[tuple[Turn, int] | None] = ContextVar("voicebudget_open_stage", default=None)
+_RawSpan = tuple[str, int, int, bool, "StageTimer | None"]
+"""A span while recording: name, start, end, ok, and its timer (whose token knows the outer stage)."""
+
+_OPEN_STAGE: ContextVar[StageTimer | None] = ContextVar("voicebudget_open_stage", default=None)
 """The innermost ``with`` stage open in this task (context variables follow spawned tasks)."""
 
 
@@ -77,21 +79,16 @@ class StageTimer:
     for stages that begin and end in different callbacks, record none.
     """
 
-    __slots__ = ("_clock", "_ids", "_spans", "_token", "_turn", "id", "name", "parent", "start_ns")
+    __slots__ = ("_token", "_turn", "name", "start_ns")
 
     def __init__(self, turn: Turn, name: str) -> None:
         self._turn = turn
-        self._clock = turn._clock
-        self._spans = turn._spans
-        self._ids = turn._ids
         self.name = name
         self.start_ns = -1
-        self.id = -1
-        self.parent = -1
 
     def start(self) -> StageTimer:
         """Start the clock now. :returns: ``self``."""
-        self.start_ns = self._clock()
+        self.start_ns = self._turn._clock()
         return self
 
     def stop(self, ok: bool = True) -> None:
@@ -100,30 +97,55 @@ class StageTimer:
         :param ok: False when the stage failed (recorded on the span).
         :raises RuntimeError: the stage was not started.
         """
-        end = self._clock()
+        end = self._turn._clock()
         if self.start_ns < 0:
             raise RuntimeError(f"stage {self.name!r} stopped before it was started")
-        self._spans.append(StageSpan(self.name, self.start_ns, end, ok))
+        self._turn._spans.append((self.name, self.start_ns, end, ok, None))
 
+    # The with forms are the hot path (see benchmarks/bench_recorder.py): two clock reads, one
+    # context variable set/reset, one tuple; nesting is resolved when the spans are read.
     def __enter__(self) -> StageTimer:
-        outer = _OPEN_STAGE.get()
-        if outer is not None and outer[0] is self._turn:
-            self.parent = outer[1]
-        self.id = next(self._ids)
-        self._token = _OPEN_STAGE.set((self._turn, self.id))
-        self.start_ns = self._clock()
+        self._token = _OPEN_STAGE.set(self)
+        self.start_ns = self._turn._clock()
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
-        end = self._clock()
+        turn = self._turn
+        end = turn._clock()
         _OPEN_STAGE.reset(self._token)
-        self._spans.append(StageSpan(self.name, self.start_ns, end, exc_type is None, self.id, self.parent))
+        turn._spans.append((self.name, self.start_ns, end, exc_type is None, self))
 
     async def __aenter__(self) -> StageTimer:
-        return self.__enter__()
+        self._token = _OPEN_STAGE.set(self)
+        self.start_ns = self._turn._clock()
+        return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
-        self.__exit__(exc_type, exc, tb)
+        turn = self._turn
+        end = turn._clock()
+        _OPEN_STAGE.reset(self._token)
+        turn._spans.append((self.name, self.start_ns, end, exc_type is None, self))
+
+    def _outer(self) -> StageTimer | None:
+        """The stage of the same turn this one was entered inside, if any."""
+        token = getattr(self, "_token", None)
+        outer = None if token is None else token.old_value
+        return outer if isinstance(outer, StageTimer) and outer._turn is self._turn else None
+
+
+def _freeze(raw: list[_RawSpan]) -> tuple[StageSpan, ...]:
+    """Recorded spans with nesting resolved: ``with`` stages numbered in start order."""
+    timers = sorted((r for r in raw if r[4] is not None), key=lambda r: r[1])
+    ids = {id(r[4]): i for i, r in enumerate(timers)}
+    out = []
+    for name, start, end, ok, timer in raw:
+        if timer is None:
+            out.append(StageSpan(name, start, end, ok))
+            continue
+        outer = timer._outer()
+        parent = -1 if outer is None else ids.get(id(outer), -1)
+        out.append(StageSpan(name, start, end, ok, ids[id(timer)], parent))
+    return tuple(out)
 
 
 class Turn:
@@ -141,15 +163,14 @@ class Turn:
     Only complete turns enter the latency report; the others are listed in it.
     """
 
-    __slots__ = ("_clock", "_ids", "_marks", "_spans", "created_ns", "index", "name", "reason", "status")
+    __slots__ = ("_clock", "_marks", "_spans", "created_ns", "index", "name", "reason", "status")
 
     def __init__(self, index: int, name: str, clock: Clock) -> None:
         self.index = index
         self.name = name
         self._clock = clock
         self._marks: dict[str, int] = {}
-        self._spans: list[StageSpan] = []
-        self._ids = itertools.count()
+        self._spans: list[_RawSpan] = []  # plain tuples while recording: cheaper than StageSpan
         self.created_ns = clock()
         self.status: TurnStatus = "open"
         self.reason = "turn not ended"
@@ -217,7 +238,7 @@ class Turn:
         if end < start:
             raise ValueError(f"stage {name!r} ends {(start - end) / _NS_PER_MS:.3f} ms before it starts")
         span = StageSpan(name, start, end)
-        self._spans.append(span)
+        self._spans.append((name, start, end, True, None))
         return span
 
     def _resolve(self, at_ns: int | None, at_ms: float | None, *, what: str) -> int:
@@ -267,7 +288,7 @@ class Turn:
     @property
     def spans(self) -> tuple[StageSpan, ...]:
         """The stage spans recorded so far, in the order they stopped."""
-        return tuple(self._spans)
+        return _freeze(self._spans)
 
     @property
     def origin_ns(self) -> int:
