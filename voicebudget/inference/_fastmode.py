@@ -97,7 +97,7 @@ def plan_fast_mode(
     """Find the concurrency that gives ``target_speedup`` over ``baseline`` (same chips), by bisection
     (the speed-up falls monotonically with concurrency).
 
-    :param target_speedup: wanted per-user output-speed multiple, ``> 1``... or ``>= 1``.
+    :param target_speedup: wanted per-user output-speed multiple over the baseline, ``>= 1``.
     :returns: the plan; ``reachable`` is ``False`` (and ``message`` says so) when even concurrency 1
         falls short, with ``ceiling`` the best available.
     :raises ModelError: the baseline does not fit; ``target_speedup`` below 1.
@@ -128,7 +128,8 @@ def plan_fast_mode(
             lo = mid
         else:
             hi = mid
-    best = compare(hi) if compare(hi).speedup >= target_speedup else compare(lo)
+    at_hi = compare(hi)
+    best = at_hi if at_hi.speedup >= target_speedup else compare(lo)
     c = best.fast.concurrency
     return FastModePlan(
         target_speedup=target_speedup, baseline_concurrency=b0, ceiling=top.speedup, reachable=True,

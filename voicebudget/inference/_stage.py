@@ -105,8 +105,7 @@ class _ModelledStage(BaseModel):
         prompts = sample_tokens(self.prompt_tokens, rng, n)
         uniq, inverse = np.unique(prompts, return_inverse=True)
         base = self.predict()
-        ttft_u = np.array([self.predict(int(p)).ttft_ms for p in uniq]) if uniq.size > 1 else np.array(
-            [self.predict(int(uniq[0])).ttft_ms])
+        ttft_u = np.array([self.predict(int(p)).ttft_ms for p in uniq])  # one prediction per distinct prompt
         ttft = ttft_u[inverse.reshape(-1)]
         step = base.tpot_ms
         if self.concurrency > 1 and base.kind == "gpu":
