@@ -246,7 +246,7 @@ def test_ini_keys_and_options_set_the_default_budget(pytester: pytest.Pytester) 
     by_option.assert_outcomes(failed=1)  # p90 = 650 + 0.8 * 250 = 850 > 800
     by_option.stdout.fnmatch_lines(["voice budget exceeded: p90 850.0 ms > 800.0 ms*"])
 
-    bad = run(pytester, "--voicebudget-percentile", "ninety")
+    bad = pytester.runpytest_inprocess(*QUICK, *PLUGIN_ARGS, "--voicebudget-percentile", "ninety")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["*--voicebudget-percentile: expected a number, got 'ninety'*"])
 
@@ -270,11 +270,11 @@ def test_no_complete_turn_fails_the_test_with_the_turns_listed(pytester: pytest.
 
 
 def test_help_lists_the_options(pytester: pytest.Pytester) -> None:
-    result = run(pytester, "--help")
+    result = pytester.runpytest_inprocess(*QUICK, *PLUGIN_ARGS, "--help")
     result.stdout.fnmatch_lines(
         ["*voice latency budgets (voicebudget)*", "*--voicebudget-json=PATH*", "*--voicebudget-percentile=P*"]
     )
-    markers = run(pytester, "--markers")
+    markers = pytester.runpytest_inprocess(*QUICK, *PLUGIN_ARGS, "--markers")
     markers.stdout.fnmatch_lines(["@pytest.mark.voice_budget(total_ms=800, percentile=95, stages=None,*"])
 
 
