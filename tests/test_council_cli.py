@@ -194,3 +194,17 @@ def test_plot_without_matplotlib_exits_2_with_the_extra_to_install(
     assert result.exit_code == 2
     assert "pip install 'voicebudget[plot]'" in result.output
     assert not out.exists()
+
+
+def test_yaml_council_files(tmp_path: Path) -> None:
+    text = """
+topology: first_k
+k: 2
+members:
+  - {name: a, p: 0.7, stage: {kind: fixed, value_ms: 100}}
+  - {name: b, p: 0.7, stage: {kind: fixed, value_ms: 200}}
+  - {name: c, p: 0.7, stage: {kind: fixed, value_ms: 300}}
+"""
+    res = evaluate_council(load_council(write(tmp_path, text, "c.yaml")), samples=100)
+    assert res.report.total.p95_ms == pytest.approx(200.0)
+    assert res.quality.accuracy == pytest.approx(0.7 * 0.7 + 0.5 * 2 * 0.7 * 0.3)  # two voters, tie = coin
