@@ -309,6 +309,9 @@ def _inline(doc: Any) -> Any:
 def load_council(path: str | Path, *, overrides: dict[str, Any] | None = None) -> Council:
     """Read and validate a council file (``.toml``, ``.yaml`` or ``.yml``).
 
+    A top-level ``[search]`` table (the tuner's search space, see docs/tuning.md) is ignored: the
+    file's base council is what is loaded.
+
     :param overrides: top-level fields that replace the file's (used by ``file = ...`` in scenarios).
     :raises ScenarioError: missing/unreadable file or invalid content; the message names the file,
         the field path (e.g. ``members.2.p``) and what is allowed.
@@ -317,6 +320,7 @@ def load_council(path: str | Path, *, overrides: dict[str, Any] | None = None) -
 
     path = Path(path)
     data = {**read_document(path), **(overrides or {})}
+    data.pop("search", None)  # the tuner's search space (voicebudget tune); the base council is evaluated
     try:
         return Council.model_validate(data, context={"base_dir": str(path.parent)})
     except ValidationError as exc:
