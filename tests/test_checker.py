@@ -194,6 +194,20 @@ def test_explicit_timestamps_overlap_and_clipping() -> None:
     assert exc.value.report is report
 
 
+def test_audio_sent_marks_give_server_side_figures() -> None:
+    recorder = TurnRecorder()
+    for sent_ms, heard_ms in ((400.0, 520.0), (450.0, 600.0)):
+        with recorder.turn() as turn:
+            turn.mark("speech_end", at_ns=0)
+            turn.mark("audio_sent", at_ms=sent_ms)  # left the server (what Pipecat/LiveKit report)
+            turn.mark("first_audio", at_ms=heard_ms)  # heard by the listener
+    report = recorder.report()
+    assert report.server_side is not None
+    assert report.server_side.p50_ms == 425.0
+    assert report.total.p50_ms == 560.0
+    assert report.to_dict()["server_side"]["p50_ms"] == 425.0
+
+
 def test_report_percentiles_over_turns_not_sums() -> None:
     """p95 of voice-to-voice comes from per-turn totals (numpy linear interpolation), not stage p95s."""
     recorder = TurnRecorder()
@@ -210,16 +224,17 @@ def test_report_percentiles_over_turns_not_sums() -> None:
     assert report.total.p95_ms < report.stage("llm").stats.p95_ms + report.stage("tts").stats.p95_ms
 
 
-def test_marks_first_audio_keeps_first_speech_end_keeps_last() -> None:
+def test_marks_first_audio_keeps_earliest_speech_end_keeps_last() -> None:
     recorder = TurnRecorder()
     turn = recorder.turn()
     turn.mark("speech_end", at_ns=100 * MS)
     turn.mark("speech_end", at_ns=200 * MS)  # the user resumed speaking
     turn.mark("first_audio", at_ns=700 * MS)
     turn.mark("first_audio", at_ns=720 * MS)  # later audio chunks
+    turn.mark("first_audio", at_ms=450.0)  # an earlier instant reported late (at 650 ms on the clock)
     turn.end()
-    assert turn.voice_to_voice_ms == 500.0
-    assert turn.marks_ns == {"speech_end": 200 * MS, "first_audio": 700 * MS}
+    assert turn.voice_to_voice_ms == 450.0
+    assert turn.marks_ns == {"speech_end": 200 * MS, "first_audio": 650 * MS}
 
 
 def test_incomplete_invalid_and_open_turns_are_listed() -> None:

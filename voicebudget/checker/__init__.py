@@ -6,9 +6,19 @@ Public names are re-exported from :mod:`voicebudget`; see docs/checker.md.
 from __future__ import annotations
 
 from voicebudget.checker._analysis import ExcludedTurn, RecorderReport
-from voicebudget.checker._recorder import FIRST_AUDIO, SPEECH_END, UNTRACKED, StageSpan, StageTimer, Turn, TurnRecorder
+from voicebudget.checker._recorder import (
+    AUDIO_SENT,
+    FIRST_AUDIO,
+    SPEECH_END,
+    UNTRACKED,
+    StageSpan,
+    StageTimer,
+    Turn,
+    TurnRecorder,
+)
 
 __all__ = [
+    "AUDIO_SENT",
     "FIRST_AUDIO",
     "SPEECH_END",
     "UNTRACKED",

@@ -34,9 +34,9 @@ from numpy.typing import NDArray
 from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError
 from voicebudget._report import Report, build_report
-from voicebudget.checker._recorder import FIRST_AUDIO, UNTRACKED, StageSpan, Turn
+from voicebudget.checker._recorder import AUDIO_SENT, FIRST_AUDIO, UNTRACKED, StageSpan, Turn
 
-__all__ = ["ExcludedTurn", "RecorderReport", "attribute_ns", "build_recorder_report", "measure"]
+__all__ = ["ExcludedTurn", "RecorderReport", "attribute_ns", "build_recorder_report", "measure", "server_side_ms"]
 
 FloatArray = NDArray[np.float64]
 _NS_PER_MS = 1_000_000
@@ -166,6 +166,13 @@ def measure(turns: Sequence[Turn]) -> tuple[FloatArray, dict[str, FloatArray]]:
     return total, stages
 
 
+def server_side_ms(turns: Sequence[Turn]) -> FloatArray | None:
+    """``audio_sent - speech_end`` per turn, ms, when every turn has an ``audio_sent`` mark, else None."""
+    if not all(AUDIO_SENT in t.marks_ns for t in turns):
+        return None
+    return np.array([(t.marks_ns[AUDIO_SENT] - t.origin_ns) / _NS_PER_MS for t in turns])
+
+
 def build_recorder_report(name: str, budget: Budget, turns: Sequence[Turn]) -> RecorderReport:
     """Judge the complete turns; list the others.
 
@@ -184,6 +191,7 @@ def build_recorder_report(name: str, budget: Budget, turns: Sequence[Turn]) -> R
         total,
         stages,
         contributions=lambda tail: {k: np.nan_to_num(v[tail], nan=0.0) for k, v in stages.items()},
+        server_side_ms=server_side_ms(complete),
         source="recorder",
     )
     fields = {f: getattr(report, f) for f in report.__dataclass_fields__}

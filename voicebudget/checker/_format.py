@@ -47,16 +47,20 @@ def _table(report: Report) -> list[str]:
             "100.0%",
         ]
     )
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     flags = ["  over allocation" if s.over_allocation else "" for s in report.stages] + [""]
+    if report.server_side is not None:
+        ss = report.server_side
+        rows.append(["server-side", _ms(ss.p50_ms), _ms(ss.at_percentile_ms), "-", "-", ""])
+        flags.append("  (to audio_sent)")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     return [_row(header, widths), *(_row(r, widths) + f for r, f in zip(rows, flags, strict=True))]
 
 
 def breakdown(report: Report) -> str:
     """A multi-line verdict with the per-stage table and the stage that drove the tail.
 
-    Stage times are the time each stage ran inside the voice-to-voice window; ``tail ms`` is its mean
-    critical-path contribution over the turns at or beyond the target percentile.
+    Stage figures are the time credited to each stage on the turn's critical path (they add up to
+    voice-to-voice); ``tail ms`` is their mean over the turns at or beyond the target percentile.
     """
     label = report.budget.label
     n_tail = int(np.sum(report.total_samples_ms >= report.total.at_percentile_ms))

@@ -24,12 +24,26 @@ if TYPE_CHECKING:
     from voicebudget._budget import Budget
     from voicebudget.checker._analysis import RecorderReport
 
-__all__ = ["FIRST_AUDIO", "SPEECH_END", "UNTRACKED", "StageSpan", "StageTimer", "Turn", "TurnRecorder", "TurnStatus"]
+__all__ = [
+    "AUDIO_SENT",
+    "FIRST_AUDIO",
+    "SPEECH_END",
+    "UNTRACKED",
+    "StageSpan",
+    "StageTimer",
+    "Turn",
+    "TurnRecorder",
+    "TurnStatus",
+]
 
 SPEECH_END = "speech_end"
 """Mark name of the end of the user's speech: the origin of the turn's time axis."""
 FIRST_AUDIO = "first_audio"
 """Mark name of the first agent audio: voice-to-voice latency = first_audio - speech_end."""
+AUDIO_SENT = "audio_sent"
+"""Optional mark: the first audio left your server. When every complete turn has it, the report's
+``server_side`` figures are ``audio_sent - speech_end`` (what Pipecat and LiveKit report as latency);
+the rest of voice-to-voice is transport and playout to the listener."""
 UNTRACKED = "untracked"
 """Reserved stage name: time inside [speech_end, first_audio] covered by no recorded stage."""
 
@@ -180,9 +194,8 @@ class Turn:
     def mark(self, name: str, at_ns: int | None = None, *, at_ms: float | None = None) -> int:
         """Record an instant.
 
-        ``first_audio`` keeps its first call (later ones are ignored, so it may be called on every
-        audio chunk); every other mark keeps its latest call (a user who resumes speaking moves
-        ``speech_end``).
+        ``first_audio`` keeps its earliest instant (so it may be called on every audio chunk); every
+        other mark keeps its latest call (a user who resumes speaking moves ``speech_end``).
 
         :param name: ``"speech_end"``, ``"first_audio"`` or any other name.
         :param at_ns: the instant on the recorder's clock, ns (a timestamp taken elsewhere with the
@@ -193,7 +206,7 @@ class Turn:
         """
         t = self._resolve(at_ns, at_ms, what=f"mark {name!r}")
         if name == FIRST_AUDIO and FIRST_AUDIO in self._marks:
-            return self._marks[FIRST_AUDIO]
+            t = min(t, self._marks[FIRST_AUDIO])
         self._marks[name] = t
         return t
 
