@@ -51,6 +51,8 @@ class _Session:
     default: Budget
     json_path: Path | None
     results: list[Report] = field(default_factory=list)
+    unchecked: list[tuple[str, str]] = field(default_factory=list)
+    """(node id, why) of budgeted tests that recorded no complete turn."""
 
 
 _SESSION = pytest.StashKey[_Session]()
@@ -230,6 +232,7 @@ def _judge(item: pytest.Item, *, enforce: bool) -> None:
         report = recorder.report(budget)
     except ScenarioError as exc:
         message = f"voice budget not checked: {exc}"
+        item.config.stash[_SESSION].unchecked.append((item.nodeid, exc.detail))
     else:
         item.config.stash[_SESSION].results.append(report)
         if not enforce or report.passed:
@@ -276,12 +279,15 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     from voicebudget.checker._format import summary_line
 
     state = config.stash.get(_SESSION, None)
-    if state is None or not (state.results or state.json_path):
+    if state is None or not (state.results or state.unchecked or state.json_path):
         return
     terminalreporter.write_sep("=", "voice budget")
     for report in state.results:
         terminalreporter.write_line(summary_line(report))
+    for nodeid, why in state.unchecked:
+        terminalreporter.write_line(f"NOT CHECKED {nodeid}: {why}")
     failed = sum(not r.passed for r in state.results)
-    terminalreporter.write_line(f"{len(state.results)} budgeted test(s): {failed} over budget")
+    line = f"{len(state.results)} budgeted test(s): {failed} over budget"
+    terminalreporter.write_line(line + (f", {len(state.unchecked)} not checked" if state.unchecked else ""))
     if state.json_path is not None:
         terminalreporter.write_line(f"voicebudget JSON report: {state.json_path}")
