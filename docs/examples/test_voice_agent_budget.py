@@ -7,8 +7,9 @@ per-stage breakdown.
 The pipeline is a fake cascade with the shape of a real one: streaming ASR finalises the transcript
 after the user stops speaking, the LLM streams tokens, and TTS starts on the first sentence while the
 LLM keeps streaming. Stage times are anyio sleeps with jitter drawn from a seeded ``random.Random``
-(the randomness is passed in). The figures are the right order of magnitude for a cloud cascade
-(shared/reference/component-latencies.csv has measured ones), scaled for a quick test.
+(the randomness is passed in). The figures are made up to keep the test quick, not measurements: a
+real streaming STT returns its final transcript some 250 ms after the end of speech at p50, for
+example (Pipecat stt-benchmark, in shared/reference/component-latencies.csv).
 """
 
 from __future__ import annotations
