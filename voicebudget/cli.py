@@ -356,6 +356,52 @@ def council_cmd(
     raise typer.Exit(EXIT_OK if result.passed else EXIT_OVER_BUDGET)
 
 
+@app.command("tune")
+def tune_cmd(
+    file: Annotated[Path, typer.Argument(help="Council file with a [search] table, e.g. councils/tune-intent.toml.")],
+    scenario: Annotated[
+        Path | None,
+        typer.Option("--scenario", help="Judge voice-to-voice latency with the council as this scenario's LLM."),
+    ] = None,
+    budget_ms: BudgetOpt = None,
+    percentile: PercentileOpt = None,
+    samples: Annotated[int, typer.Option("--samples", "-n", min=1, help="Turns per configuration.")] = 2_000,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="One seed for all configurations.")] = 1,
+    workers: Annotated[int, typer.Option("--workers", "-w", min=1, help="Local worker processes.")] = 1,
+    scheduler: Annotated[
+        str | None, typer.Option("--scheduler", help="Dask scheduler address (tcp://host:8786).")
+    ] = None,
+    trials: Annotated[int, typer.Option("--trials", min=1, help="Optuna trials when the space is too large.")] = 2_000,
+    fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+) -> None:
+    """Search a council's configuration space; print the Pareto front of expected user time, latency at
+    the target percentile and cost among configurations within budget, and the recommended pick.
+
+    Exit code 0 when a configuration is within budget, 1 when none is, 2 on invalid input or when an
+    evaluation failed (the errors are listed).
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    from voicebudget.tuning import tune_council
+    from voicebudget.tuning._render import render_tune
+
+    columns = ("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar, user_errors():
+        task = bar.add_task("tuning", total=None)
+        result = tune_council(
+            file, scenario=scenario, budget_ms=budget_ms, percentile=percentile, samples=samples, seed=seed,
+            workers=workers, scheduler=scheduler, trials=trials,
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
+        )
+    if fmt is TableOrJson.json:
+        emit_json(result.to_dict())
+    else:
+        Console(highlight=False).print(render_tune(result))
+    if result.errors:
+        fail(f"{len(result.errors)} of {result.space_size} evaluations failed (listed above); results are incomplete")
+    raise typer.Exit(EXIT_OK if result.best is not None else EXIT_OVER_BUDGET)
+
+
 Command = Callable[..., Any]
 
 

@@ -90,7 +90,31 @@ def sample_council(council: Council, n: int, seed: int) -> CouncilSamples:
 def sample_stage(stage: Any, name: str, n: int, seed: int) -> FloatArray:
     """Samples of any stage called ``name``: a leaf draws from ``stage_rng(seed, name)`` (as in the
     algebra); a combinator is evaluated with a seed derived from ``(seed, name)``, so two members
-    built from same-named parts do not share samples."""
+    built from same-named parts do not share samples.
+
+    The samples are a pure function of ``(stage spec, name, n, seed)``, so they are memoised
+    (:func:`_memo_samples`, at most 256 entries): the tuner evaluates thousands of councils that
+    share members, and each member is drawn once per process. Returns a fresh copy.
+    """
+    key = (stage.model_dump_json() if hasattr(stage, "model_dump_json") else repr(stage), name, n, seed)
+    return _memo_samples(key, stage).copy()
+
+
+_MEMO: dict[tuple[str, str, int, int], FloatArray] = {}
+_MEMO_MAX = 256
+
+
+def _memo_samples(key: tuple[str, str, int, int], stage: Any) -> FloatArray:
+    hit = _MEMO.get(key)
+    if hit is None:
+        hit = _draw_stage(stage, key[1], key[2], key[3])
+        if len(_MEMO) >= _MEMO_MAX:
+            _MEMO.pop(next(iter(_MEMO)))  # drop the oldest entry
+        _MEMO[key] = hit
+    return hit
+
+
+def _draw_stage(stage: Any, name: str, n: int, seed: int) -> FloatArray:
     if isinstance(stage, Sampler):
         return np.asarray(stage.sample(stage_rng(seed, name), n), dtype=np.float64)
     sub_seed = int(stage_rng(seed, name).integers(0, 2**63 - 1))

@@ -1,0 +1,218 @@
+"""Tuning councils: the front is the non-dominated feasible set, reproducible on any executor."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import voicebudget as vb
+from voicebudget.cli import app
+from voicebudget.tuning import pareto_front, tune_council
+from voicebudget.tuning._pareto import dominates
+
+runner = CliRunner()
+DATA = Path(__file__).parent / "data"
+SMALL = DATA / "tune-small.toml"
+
+
+def test_small_space_front_is_exactly_the_non_dominated_feasible_set() -> None:
+    result = tune_council(SMALL)
+    # 3 members: sizes 1-3 (7 sets) x {all (+rule for n>1), first_k (k<=n, +rule for k>1), vote (majority m)}
+    assert result.space_size == 33
+    assert result.evaluated == 33
+    assert result.errors == ()
+    # Re-evaluate the whole space by hand and compute the front independently (brute force).
+    from voicebudget.tuning._tune import _comparable
+
+    everything = tune_council(SMALL, max_exhaustive=10_000)
+    assert [c.config for c in everything.pareto] == [c.config for c in result.pareto]
+    feasible = [c for c in _all_candidates() if c.feasible]
+    assert len(feasible) == result.feasible
+    obj = _comparable(np.array([c.objectives() for c in feasible]))
+    brute = {i for i in range(len(feasible)) if not any(dominates(obj[j], obj[i]) for j in range(len(feasible)))}
+    assert {str(feasible[i].config) for i in brute} == {str(c.config) for c in result.pareto}
+    assert set(pareto_front(obj).tolist()) == brute
+    # every member of the front satisfies the budget at its percentile; the pick is on the front
+    assert all(c.p95_ms <= result.budget.total_ms for c in result.pareto)
+    assert result.best in result.pareto
+    assert result.best.expected_user_time_ms == min(c.expected_user_time_ms for c in result.pareto)
+
+
+def _all_candidates():
+    return _evaluate_all(SMALL)[1]
+
+
+def _evaluate_all(path: Path, **kw):
+    """Tune and also return every evaluated candidate (front or not)."""
+    from voicebudget.tuning import _tune
+
+    captured = []
+    original = _tune._summarise
+
+    def spy(name, scope, budget, strategy, size, candidates, *rest):
+        captured.extend(candidates)
+        return original(name, scope, budget, strategy, size, candidates, *rest)
+
+    _tune._summarise = spy
+    try:
+        result = tune_council(path, **kw)
+    finally:
+        _tune._summarise = original
+    return result, captured
+
+
+def test_known_answer_the_best_member_alone_wins_when_latency_is_free(tmp_path: Path) -> None:
+    # Three members with identical fixed latency: the front trades accuracy against cost only.
+    text = SMALL.read_text()
+    for old in (
+        '{ kind = "lognormal", p50_ms = 200, p95_ms = 300 }',
+        '{ kind = "lognormal", p50_ms = 300, p95_ms = 500 }',
+        '{ kind = "lognormal", p50_ms = 500, p95_ms = 900 }',
+    ):
+        text = text.replace(old, '{ kind = "fixed", value_ms = 300 }')
+    path = tmp_path / "fixed.toml"
+    path.write_text(
+        text.replace('topology = ["all", "first_k", "vote"]', 'topology = ["all"]').replace("rho = 0.2", "rho = 0.0")
+    )
+    result = tune_council(path)
+    # all-of with majority: {a}=0.8 ($1e-5), {b}=0.85, {c}=0.9, {a,b,c}: Condorcet 0.8*0.85 + ... = 0.919
+    acc = {tuple(c.config["members"]): c.quality for c in result.pareto}
+    p = (0.8, 0.85, 0.9)
+    condorcet = p[0] * p[1] + p[0] * p[2] + p[1] * p[2] - 2 * p[0] * p[1] * p[2]
+    assert acc[("a", "b", "c")] == pytest.approx(condorcet, abs=1e-9)
+    assert result.best.config["members"] == ("a", "b", "c")
+    assert all(c.p95_ms == pytest.approx(300) for c in result.pareto)
+
+
+def test_budget_constraint_and_cost_limit_filter_the_front(tmp_path: Path) -> None:
+    tight = tune_council(SMALL, budget_ms=300)
+    assert tight.pareto
+    assert all(c.p95_ms <= 300 for c in tight.pareto)
+    assert tight.feasible < tune_council(SMALL).feasible
+    path = tmp_path / "cost.toml"
+    path.write_text(SMALL.read_text() + "[search.constraints]\nmax_cost_per_turn = 0.00006\n")
+    cheap = tune_council(path)
+    assert cheap.pareto
+    assert all(c.cost_per_turn <= 0.00006 for c in cheap.pareto)
+    nothing = tune_council(SMALL, budget_ms=50)
+    assert nothing.best is None
+    assert "no configuration is within 50 ms" in nothing.why
+
+
+def test_same_seed_same_front_on_processes_and_dask() -> None:
+    single = tune_council(SMALL, seed=7)
+    again = tune_council(SMALL, seed=7)
+    pooled = tune_council(SMALL, seed=7, workers=2)
+    assert single.to_dict() == again.to_dict() == pooled.to_dict()
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cl:
+        with distributed.Client(cl) as client:
+            on_dask = tune_council(SMALL, seed=7, scheduler=client)
+    assert on_dask.to_dict() == single.to_dict()
+
+
+def test_against_a_scenario_the_rest_of_the_turn_is_added(root: Path) -> None:
+    scenario = vb.load_scenario(root / "scenarios" / "telephony-pstn.toml")
+    from voicebudget.tuning import rest_of_turn
+
+    rest = rest_of_turn(scenario, 2000, 1)
+    alone = tune_council(SMALL, budget_ms=5000)
+    voice = tune_council(SMALL, scenario=root / "scenarios" / "telephony-pstn.toml", budget_ms=5000)
+    assert "voice-to-voice" in voice.latency_scope
+    by_config = {str(c.config): c for c in alone.pareto}
+    common = [c for c in voice.pareto if str(c.config) in by_config]
+    assert common
+    for c in common:  # means add exactly: voice-to-voice = rest of turn + council, turn by turn
+        assert c.mean_ms == pytest.approx(by_config[str(c.config)].mean_ms + rest.mean(), rel=1e-9)
+
+
+def test_an_evaluation_error_is_reported_not_scored_infeasible(monkeypatch) -> None:
+    from voicebudget.tuning import _tune
+
+    original = _tune.evaluate_council
+
+    def flaky(council, **kw):
+        if len(council.members) == 2:
+            raise vb.ModelError("model does not fit")
+        return original(council, **kw)
+
+    monkeypatch.setattr(_tune, "evaluate_council", flaky)
+    result = tune_council(SMALL)
+    # 3 pairs x (all: 2 rules; first_k: k=1, k=2 x 2 rules; vote m=2) = 3 x 6 configurations raise
+    assert len(result.errors) == 18
+    assert all("ModelError: model does not fit" in e["error"] for e in result.errors)
+    assert all(len(c.config["members"]) != 2 for c in result.pareto)
+
+
+def test_cli_tune_json_keys_and_exit_codes(tmp_path: Path, root: Path) -> None:
+    out = runner.invoke(app, ["tune", str(SMALL), "--format", "json"])
+    assert out.exit_code == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert {"evaluated", "feasible", "pareto", "best"} <= set(doc)
+    assert {"config", "p95_ms", "quality", "cost_per_turn", "expected_user_time_ms"} <= set(doc["pareto"][0])
+    assert doc["best"] in doc["pareto"]
+    assert runner.invoke(app, ["tune", str(SMALL), "--budget-ms", "50"]).exit_code == 1
+    refused = runner.invoke(app, ["tune", str(root / "councils" / "intent-wafer-all.toml")])
+    assert refused.exit_code == 2
+    assert "declares no search space" in refused.stderr
+    bad = tmp_path / "bad.toml"
+    bad.write_text(SMALL.read_text().replace("k = [1, 2]", "k = [0]"))
+    invalid = runner.invoke(app, ["tune", str(bad)])
+    assert invalid.exit_code == 2
+    assert "search" in invalid.stderr
+    table = runner.invoke(app, ["tune", str(SMALL)])
+    assert "Pareto front" in table.stdout
+    assert "pick:" in table.stdout
+
+
+def test_large_space_goes_to_optuna_and_returns_a_non_dominated_front() -> None:
+    pytest.importorskip("optuna")
+    result = tune_council(SMALL, max_exhaustive=10, trials=60, seed=3)
+    assert result.strategy.startswith("optuna")
+    assert result.evaluated <= 33
+    assert result.pareto
+    from voicebudget.tuning._tune import _comparable
+
+    obj = _comparable(np.array([c.objectives() for c in result.pareto]))
+    assert len(pareto_front(obj)) == len(result.pareto)
+    again = tune_council(SMALL, max_exhaustive=10, trials=60, seed=3)
+    assert [c.config for c in again.pareto] == [c.config for c in result.pareto]
+
+
+def test_cache_knob_agrees_with_evaluate_cache(root: Path, tmp_path: Path) -> None:
+    from voicebudget.councils import ReplyCache, evaluate_cache, evaluate_council
+    from voicebudget.councils._config import Council
+    from voicebudget.tuning import load_search
+
+    text = (root / "councils" / "tune-intent.toml").read_text()
+    path = tmp_path / "tune-intent-small.toml"
+    path.write_text(
+        text.replace("n = [1, 2, 3, 4]", "n = [1, 2]").replace("concurrency = [1, 16, 64]", "concurrency = [1]")
+    )
+    result, every = _evaluate_all(path, samples=4000)
+    cached = [
+        c
+        for c in every
+        if c.config.get("cache")
+        and c.config["members"] == ("llama-8b",)
+        and c.config["topology"] == "all"
+        and c.config.get("concurrency") == 1
+    ]
+    assert len(cached) == 1
+    doc, space = load_search(path)
+    council = Council.model_validate({**doc, "members": [doc["members"][0]]}, context={"base_dir": str(path.parent)})
+    plain = evaluate_council(council, samples=4000, seed=1)
+    spec = space.cache_spec.model_dump()
+    cache = ReplyCache.model_validate(
+        {**spec, "miss": council, "miss_error_rate": plain.quality.error_rate, "miss_usd": plain.cost_per_turn_usd}
+    )
+    ref = evaluate_cache(cache, samples=4000, seed=1, user_time=council.user_time)
+    c = cached[0]
+    assert c.quality == pytest.approx(1 - ref.error_rate, abs=1e-12)
+    assert c.cost_per_turn == pytest.approx(ref.cost_per_turn_usd, rel=1e-12)
+    assert c.p95_ms == pytest.approx(ref.report.total.p95_ms, rel=0.03)  # same model, other draws of the miss path
+    assert result.evaluated == len(every) == 4 * 3 * 2 + 10 * 6 * 2  # singles: 3 topologies; pairs: 6; x cache

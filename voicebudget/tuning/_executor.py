@@ -1,0 +1,131 @@
+"""Mapping an evaluation over configurations: in process, on local processes, or on Dask.
+
+The function mapped must be a picklable top-level callable. Results come back in input order.
+An exception inside an evaluation is not swallowed: it is collected with the configuration that
+raised it, so the caller reports it as an error (never as "infeasible").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+__all__ = ["EvaluationFailure", "Outcome", "map_evaluations"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class EvaluationFailure:
+    """An evaluation that raised: the configuration index and the error's type and message."""
+
+    index: int
+    error: str
+
+
+@dataclass(frozen=True)
+class Outcome(Generic[R]):
+    """The result of one evaluation, or its failure."""
+
+    index: int
+    value: R | None
+    failure: EvaluationFailure | None = None
+
+
+def _safe_batch(fn: Callable[[Any], Any], batch: Sequence[tuple[int, Any]]) -> list[Outcome[Any]]:
+    out: list[Outcome[Any]] = []
+    for index, item in batch:
+        try:
+            out.append(Outcome(index, fn(item)))
+        except Exception as exc:  # noqa: BLE001 - reported to the caller as a failure, not swallowed
+            out.append(Outcome(index, None, EvaluationFailure(index, f"{type(exc).__name__}: {exc}")))
+    return out
+
+
+def _batches(items: Sequence[T], size: int) -> Iterator[list[tuple[int, T]]]:
+    for start in range(0, len(items), size):
+        yield [(start + j, x) for j, x in enumerate(items[start : start + size])]
+
+
+_WORKER_FN: Callable[[Any], Any] | None = None
+"""The evaluation function of a worker process, set once by :func:`_init_worker` (not per task)."""
+
+
+def _init_worker(fn: Callable[[Any], Any]) -> None:
+    global _WORKER_FN
+    _WORKER_FN = fn
+
+
+def _worker_batch(batch: Sequence[tuple[int, Any]]) -> list[Outcome[Any]]:
+    assert _WORKER_FN is not None, "worker not initialised"
+    return _safe_batch(_WORKER_FN, batch)
+
+
+def map_evaluations(
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    *,
+    workers: int = 1,
+    scheduler: Any = None,
+    batch_size: int = 128,
+    progress: Callable[[int], None] | None = None,
+) -> list[Outcome[R]]:
+    """Evaluate ``fn`` on every item, in input order.
+
+    :param workers: 1: in this process; > 1: a local process pool of that size (``fn`` is sent to
+        each worker once, at start-up).
+    :param scheduler: a Dask scheduler address (``tcp://host:8786``), or a ``distributed.Client``;
+        overrides ``workers``. ``fn`` is scattered to the cluster once.
+    :param batch_size: items per task (amortises scheduling).
+    :param progress: called with the number of items just finished.
+    :returns: one :class:`Outcome` per item.
+    :raises ValueError: ``workers < 1``.
+    """
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    batches = list(_batches(items, batch_size))
+    results: list[Outcome[R]] = []
+    if scheduler is not None:
+        results = _dask_map(fn, batches, scheduler, progress)
+    elif workers == 1 or len(batches) == 1:
+        for batch in batches:
+            results.extend(_safe_batch(fn, batch))
+            if progress:
+                progress(len(batch))
+    else:
+        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(fn,)) as pool:
+            for batch_out in pool.map(_worker_batch, batches):
+                results.extend(batch_out)
+                if progress:
+                    progress(len(batch_out))
+    return sorted(results, key=lambda o: o.index)
+
+
+def _dask_map(
+    fn: Callable[[Any], Any],
+    batches: list[list[tuple[int, Any]]],
+    scheduler: Any,
+    progress: Callable[[int], None] | None,
+) -> list[Outcome[Any]]:
+    try:
+        from distributed import Client, as_completed
+    except ImportError as exc:  # pragma: no cover - depends on the optional extra
+        raise ImportError("a Dask scheduler needs: pip install 'voicebudget[tune]'") from exc
+    own_client = not isinstance(scheduler, Client)
+    client = Client(scheduler) if own_client else scheduler  # type: ignore[no-untyped-call]
+    try:
+        remote_fn = client.scatter(fn, broadcast=True)
+        futures = [client.submit(_safe_batch, remote_fn, batch, pure=False) for batch in batches]
+        out: list[Outcome[Any]] = []
+        for future in as_completed(futures):  # type: ignore[no-untyped-call]
+            batch_out = future.result()
+            out.extend(batch_out)
+            if progress:
+                progress(len(batch_out))
+        return out
+    finally:
+        if own_client:
+            client.close()

@@ -1,0 +1,519 @@
+"""Tune a council: evaluate the configurations of its search space, keep those within budget, and
+return the Pareto front of expected user time, latency at the target percentile and cost.
+
+Every configuration is evaluated in process (or on worker processes / Dask, same code) with the
+same seed, so a member keeps its samples across configurations (common random numbers) and two
+configurations differ by their design, not by noise. The rest of the voice turn (endpointing, ASR,
+TTS, transport, from a scenario) is simulated once and added turn by turn.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import BaseModel, ValidationError
+
+from voicebudget._algebra import evaluate
+from voicebudget._budget import Budget
+from voicebudget._errors import ScenarioError
+from voicebudget._report import percentiles
+from voicebudget._scenario import Scenario, load_scenario, read_document, validation_error
+from voicebudget._voice_turn import VoiceTurn
+from voicebudget.councils._config import Council, Member
+from voicebudget.councils._evaluate import evaluate_council
+from voicebudget.councils._speculation import ReplyCache
+from voicebudget.tuning._executor import map_evaluations
+from voicebudget.tuning._pareto import pareto_front
+from voicebudget.tuning._space import Configuration, SearchSpace
+
+__all__ = ["Candidate", "TuneResult", "load_search", "tune_council"]
+
+FloatArray = NDArray[np.float64]
+DEFAULT_TUNE_SAMPLES = 2_000
+"""Turns per configuration. At 2,000 turns the share within budget near p95 carries a Monte Carlo
+standard error of ~0.5 percentage points; common random numbers make comparisons far tighter."""
+MAX_EXHAUSTIVE = 50_000
+"""Spaces up to this size are enumerated; larger ones are sampled by Optuna's NSGA-II."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One evaluated configuration.
+
+    :ivar p95_ms: latency at the budget's target percentile (p95 by default), ms: voice-to-voice
+        when tuned against a scenario, else the council's own.
+    :ivar quality: probability the answer is right.
+    :ivar cost_per_turn: USD per turn.
+    :ivar expected_user_time_ms: ``X * (T_user + L + T_agent)``, ``X = 1 + e/(1-e_r)``.
+    :ivar skipped: why the configuration is not a valid council (then no figures), else ``None``.
+    """
+
+    index: int
+    config: Configuration
+    p95_ms: float = math.nan
+    mean_ms: float = math.nan
+    quality: float = math.nan
+    cost_per_turn: float = math.nan
+    expected_user_time_ms: float = math.nan
+    within_budget: bool = False
+    within_cost: bool = True
+    tail_driver: str | None = None
+    skipped: str | None = None
+
+    @property
+    def feasible(self) -> bool:
+        """Valid, within the latency budget and within the cost constraint."""
+        return self.skipped is None and self.within_budget and self.within_cost
+
+    def objectives(self) -> tuple[float, float, float]:
+        """``(expected_user_time_ms, p95_ms, cost_per_turn)``, all minimised."""
+        return (self.expected_user_time_ms, self.p95_ms, self.cost_per_turn)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "config": _jsonable(self.config),
+            "p95_ms": self.p95_ms,
+            "mean_ms": self.mean_ms,
+            "quality": self.quality,
+            "cost_per_turn": self.cost_per_turn,
+            "expected_user_time_ms": self.expected_user_time_ms if math.isfinite(self.expected_user_time_ms) else None,
+            "tail_driver": self.tail_driver,
+        }
+
+
+def _jsonable(config: Configuration) -> dict[str, Any]:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in config.items()}
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    """What ``voicebudget tune`` reports.
+
+    :ivar evaluated: configurations evaluated (valid ones; ``skipped`` are not counted).
+    :ivar feasible: of those, within budget and the cost constraint.
+    :ivar pareto: the non-dominated feasible configurations, by expected user time.
+    :ivar best: the recommended pick (on the front), ``why`` says why.
+    :ivar errors: evaluations that raised: ``{"config", "error"}``; never scored as infeasible.
+    """
+
+    council: str
+    latency_scope: str
+    budget: Budget
+    strategy: str
+    space_size: int
+    evaluated: int
+    feasible: int
+    skipped: int
+    pareto: tuple[Candidate, ...]
+    best: Candidate | None
+    why: str
+    errors: tuple[dict[str, Any], ...] = ()
+    seed: int = 1
+    samples: int = DEFAULT_TUNE_SAMPLES
+    skip_reasons: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of ``voicebudget tune --format json``."""
+        return {
+            "council": self.council,
+            "latency_scope": self.latency_scope,
+            "budget": {"total_ms": self.budget.total_ms, "percentile": self.budget.percentile},
+            "strategy": self.strategy,
+            "seed": self.seed,
+            "samples": self.samples,
+            "space_size": self.space_size,
+            "evaluated": self.evaluated,
+            "feasible": self.feasible,
+            "skipped": self.skipped,
+            "skip_reasons": self.skip_reasons,
+            "errors": list(self.errors),
+            "pareto": [c.to_dict() for c in self.pareto],
+            "best": self.best.to_dict() if self.best else None,
+            "why": self.why,
+        }
+
+
+def load_search(path: str | Path) -> tuple[dict[str, Any], SearchSpace]:
+    """Read a council file and its ``[search]`` table.
+
+    :returns: the council document (without ``search``) and the validated search space.
+    :raises ScenarioError: missing/invalid file, or no search space declared.
+    """
+    path = Path(path)
+    doc = read_document(path)
+    raw = doc.pop("search", None)
+    if not raw:
+        raise ScenarioError(
+            "declares no search space: add a [search] table (e.g. topology = [\"all\", \"first_k\"], "
+            "members = { n = [1, 2, 3] }); see docs/tuning.md",
+            origin=str(path),
+            field="search",
+        )
+    context = {"base_dir": str(path.parent)}
+    try:
+        space = _SearchDoc.model_validate({"search": raw}, context=context).search
+        Council.model_validate(doc, context=context)
+    except ValidationError as exc:
+        raise validation_error(exc, str(path), {"search": raw, **doc}) from None
+    if space.is_empty():
+        raise ScenarioError("declares an empty search space: no knob has values", origin=str(path), field="search")
+    return doc, space
+
+
+class _SearchDoc(BaseModel):
+    """Wraps the space so validation errors carry the ``search.`` prefix."""
+
+    search: SearchSpace
+
+
+@dataclass(frozen=True)
+class _Evaluator:
+    """Evaluates one configuration; picklable, so worker processes and Dask run the same code.
+
+    :ivar members: validated pool members per ``(name, concurrency)`` (``None``: as declared), with
+        prices rescaled for the batch policy; councils are built from them without re-validation.
+    :ivar cache_hit_ms: ``float64[n]`` hit latency, and ``cache_hit``: ``bool[n]`` which turns hit,
+        drawn once (common to every configuration with the cache on).
+    """
+
+    base: dict[str, Any]
+    members: dict[tuple[str, int | None], Member]
+    space: SearchSpace
+    budget: Budget
+    samples: int
+    seed: int
+    base_dir: str
+    rest_ms: FloatArray | None
+    cache_hit_ms: FloatArray | None = None
+    cache_hit: NDArray[np.bool_] | None = None
+
+    def __call__(self, item: tuple[int, Configuration]) -> Candidate:
+        index, config = item
+        try:
+            council = Council.model_validate(self.council_doc(config), context={"base_dir": self.base_dir})
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            return Candidate(index, config, skipped=f"{'.'.join(map(str, err['loc']))}: {err['msg']}")
+        return self.judge(index, config, council)
+
+    def council_doc(self, config: Configuration) -> dict[str, Any]:
+        doc = {key: v for key, v in self.base.items() if key not in ("k", "m")}
+        doc["topology"] = topology = config["topology"]
+        doc.update({key: config[key] for key in ("k", "m", "rule") if key in config})
+        if topology != "router":
+            doc.pop("router", None)
+        if topology != "cascade":
+            doc.pop("scorer", None)
+        conc = config.get("concurrency")
+        members = _name_members([self.members[(name, conc)] for name in config["members"]])
+        doc["members"] = _normalise_shares(members) if topology == "router" else members
+        if "aggregator" in config:
+            spec = self.space.aggregator_spec
+            agg = spec.model_dump() if spec is not None else self.base.get("aggregator")
+            doc["aggregator"] = agg if config["aggregator"] else None
+        if topology in ("router", "cascade"):
+            doc.pop("aggregator", None)
+        return doc
+
+    def judge(self, index: int, config: Configuration, council: Council) -> Candidate:
+        res = evaluate_council(council, samples=self.samples, seed=self.seed)
+        latency = res.report.total_samples_ms
+        error, cost, driver = res.quality.error_rate, res.cost_per_turn_usd, res.tail_driver
+        if config.get("cache"):
+            latency, error, cost = self.behind_cache(latency, error, cost)
+        total = latency + self.rest_ms if self.rest_ms is not None else latency
+        at_pct = float(percentiles(total, [self.budget.percentile])[0])
+        mean = float(np.mean(total))
+        ut = council.user_time
+        other = 0.0 if self.rest_ms is not None else ut.other_latency_ms
+        eut = ut.exchanges(error) * (ut.user_turn_ms + mean + other + ut.agent_turn_ms)
+        max_cost = self.space.constraints.max_cost_per_turn
+        return Candidate(
+            index, config, at_pct, mean, 1.0 - error, cost, eut,
+            within_budget=at_pct <= self.budget.total_ms,
+            within_cost=max_cost is None or cost <= max_cost,
+            tail_driver=driver,
+        )
+
+    def behind_cache(self, miss_ms: FloatArray, miss_error: float, miss_usd: float) -> tuple[FloatArray, float, float]:
+        """The council behind the reply cache: per turn the hit or the council's latency, and the
+        error rate and price of :func:`~voicebudget.councils.evaluate_cache` (``h e_f + (1-h) e_miss``;
+        lookup + candidates x TTS + ``(1-h)`` x the council's price)."""
+        spec = self.space.cache_spec
+        assert spec is not None
+        assert self.cache_hit is not None
+        assert self.cache_hit_ms is not None
+        h = spec.hit_rate
+        latency = np.where(self.cache_hit, self.cache_hit_ms, miss_ms)
+        error = h * spec.false_hit_rate + (1 - h) * miss_error
+        cost = spec.lookup_usd + spec.candidates_per_turn * spec.tts_usd_per_candidate + (1 - h) * miss_usd
+        return latency, error, cost
+
+
+def _cache_draws(space: SearchSpace, samples: int, seed: int) -> tuple[FloatArray | None, NDArray[np.bool_] | None]:
+    """Hit latency and hit/miss per turn, drawn as :class:`~voicebudget.councils.ReplyCache` draws them
+    (stream ``cache_hit``, and the ``choice`` stream of ``reply_cache``)."""
+    spec = space.cache_spec
+    if spec is None or True not in space.cache:
+        return None, None
+    cache = ReplyCache.model_validate({**spec.model_dump(), "miss": {"kind": "fixed", "value_ms": 0.0}})
+    ev = evaluate(cache.tree(), samples, seed, name="reply_cache")
+    hit_ms = ev.stages["cache_hit"] if "cache_hit" in ev.stages else ev.groups["cache_hit"]
+    return hit_ms, np.asarray(ev.root.which == 0, dtype=bool)  # branch 0 of the choice is the hit
+
+
+def _prepared_members(
+    pool: dict[str, dict[str, Any]], concurrencies: tuple[int, ...], base_dir: str
+) -> dict[tuple[str, int | None], Member]:
+    """Validate every pool member once per batch policy (prices rescaled by :func:`price_factors`)."""
+    factors = price_factors(pool, concurrencies) if concurrencies else {}
+    context = {"base_dir": base_dir}
+    out: dict[tuple[str, int | None], Member] = {}
+    for name, member in pool.items():
+        out[(name, None)] = Member.model_validate(member, context=context)
+        for conc in concurrencies:
+            doc = _scale_prices({**member, "stage": _set_concurrency(member["stage"], conc)},
+                                factors.get((name, conc), 1.0))
+            out[(name, conc)] = Member.model_validate(doc, context=context)
+    return out
+
+
+def _name_members(members: list[Member]) -> list[Member]:
+    """Repeated pool members get distinct names (``name#2``), hence independent samples."""
+    seen: dict[str, int] = {}
+    out = []
+    for mb in members:
+        count = seen.get(mb.name, 0) + 1
+        seen[mb.name] = count
+        out.append(mb if count == 1 else mb.model_copy(update={"name": f"{mb.name}#{count}"}))
+    return out
+
+
+def _normalise_shares(members: list[Member]) -> list[Member]:
+    """A router over a subset of the pool: renormalise the subset's shares to sum to 1."""
+    shares = [mb.share for mb in members]
+    if any(s is None for s in shares):
+        return members
+    total = float(sum(s for s in shares if s is not None))
+    if total <= 0:
+        return members
+    return [mb.model_copy(update={"share": (mb.share or 0.0) / total}) for mb in members]
+
+
+def _scale_prices(member: dict[str, Any], factor: float) -> dict[str, Any]:
+    if factor == 1.0:
+        return member
+    keys = ("input_usd_per_mtok", "output_usd_per_mtok", "usd_per_call")
+    return {**member, **{k: member[k] * factor for k in keys if k in member}}
+
+
+def _modelled_stages(stage: Any) -> list[dict[str, Any]]:
+    if isinstance(stage, dict):
+        if stage.get("kind") in ("gpu", "wafer"):
+            return [stage]
+        return [s for v in stage.values() for s in _modelled_stages(v)]
+    if isinstance(stage, list):
+        return [s for v in stage for s in _modelled_stages(v)]
+    return []
+
+
+def price_factors(pool: dict[str, dict[str, Any]], concurrencies: tuple[int, ...]) -> dict[tuple[str, int], float]:
+    """How a self-hosted member's price moves with the batch policy.
+
+    Cost per token is chip time per token: ``chips * T_step(B) / B`` (shared/DESIGN.md section 4), so
+    a member on ``gpu``/``wafer`` hardware declared at concurrency ``B0`` costs
+    ``cost(B) / cost(B0)`` times its declared prices at concurrency ``B`` (the fast-mode trade).
+    Members without a modelled stage keep their prices (factor 1).
+
+    :returns: ``(member name, concurrency) -> price factor``.
+    """
+    from voicebudget.inference import GPUStage, WaferStage
+
+    out: dict[tuple[str, int], float] = {}
+    for name, member in pool.items():
+        stages = _modelled_stages(member["stage"])
+        if not stages:
+            continue
+        model = GPUStage if stages[0]["kind"] == "gpu" else WaferStage
+        spec = {k: v for k, v in stages[0].items() if k != "kind"}
+        base = model.model_validate(spec).predict().cost_per_million_output_tokens
+        if not base:
+            continue  # no chip price for this hardware: keep the declared prices
+        for conc in concurrencies:
+            cost = model.model_validate({**spec, "concurrency": conc}).predict().cost_per_million_output_tokens
+            out[(name, conc)] = (cost or base) / base
+    return out
+
+
+def _set_concurrency(stage: Any, concurrency: int) -> Any:
+    """Set the batch policy (``concurrency``) of every ``gpu``/``wafer`` stage in a stage tree."""
+    if isinstance(stage, dict):
+        if stage.get("kind") in ("gpu", "wafer"):
+            return {**stage, "concurrency": concurrency}
+        return {k: _set_concurrency(v, concurrency) for k, v in stage.items()}
+    if isinstance(stage, list):
+        return [_set_concurrency(v, concurrency) for v in stage]
+    return stage
+
+
+def rest_of_turn(scenario: Scenario, samples: int, seed: int) -> FloatArray:
+    """Per-turn latency of everything but the LLM stage of a scenario's ``voice_turn``, ms.
+
+    The voice turn is a sequence after the turn commit, so voice-to-voice = rest + LLM exactly.
+
+    :returns: ``float64[samples]``.
+    :raises ScenarioError: the scenario's pipeline is not a ``voice_turn``.
+    """
+    if not isinstance(scenario.pipeline, VoiceTurn):
+        raise ScenarioError("tuning against a scenario needs a voice_turn pipeline", field="pipeline")
+    ev = evaluate(scenario.pipeline.to_tree(), samples, seed)
+    return ev.total - ev.stages["llm"]
+
+
+def tune_council(
+    path: str | Path,
+    *,
+    scenario: str | Path | None = None,
+    budget_ms: float | None = None,
+    percentile: float | None = None,
+    samples: int = DEFAULT_TUNE_SAMPLES,
+    seed: int = 1,
+    workers: int = 1,
+    scheduler: Any = None,
+    trials: int = 2_000,
+    max_exhaustive: int = MAX_EXHAUSTIVE,
+    progress: Callable[[int, int], None] | None = None,
+) -> TuneResult:
+    """Search a council file's space and return the Pareto front of feasible configurations.
+
+    :param path: a council file with a ``[search]`` table.
+    :param scenario: judge voice-to-voice latency: the scenario's ``voice_turn`` with its LLM stage
+        replaced by each configuration (and the scenario's budget). Without it, the council's own
+        latency is judged against the council's budget (as ``voicebudget council`` does).
+    :param samples: turns per configuration (default 2,000).
+    :param seed: one seed for every configuration (common random numbers).
+    :param workers: local processes (1: in this process).
+    :param scheduler: a Dask scheduler address or ``distributed.Client``.
+    :param trials: configurations Optuna evaluates when the space exceeds ``max_exhaustive``.
+    :param progress: ``progress(done, total)`` after each batch.
+    :raises ScenarioError: invalid file, no search space, or bad budget override.
+    """
+    doc, space = load_search(path)
+    base_dir = str(Path(path).parent)
+    council = Council.model_validate(doc, context={"base_dir": base_dir})
+    budget, rest, scope = _scope(council, scenario, budget_ms, percentile, samples, seed, str(path))
+    base = council.model_dump(mode="json", exclude={"members"}, exclude_none=True)
+    pool = {mb.name: mb.model_dump(mode="json", exclude_none=True) for mb in (*council.members, *space.pool)}
+    if len(pool) < len(council.members) + len(space.pool):
+        raise ScenarioError("pool member names must differ from the council's members", origin=str(path),
+                            field="search.pool")
+    members = _prepared_members(pool, space.concurrency, base_dir)
+    hit_ms, hit = _cache_draws(space, samples, seed)
+    evaluator = _Evaluator(base, members, space, budget, samples, seed, base_dir, rest, hit_ms, hit)
+    configs = list(space.configurations(list(pool), council.topology))
+    if scheduler is not None and importlib.util.find_spec("distributed") is None:
+        raise ScenarioError("a Dask scheduler needs: pip install 'voicebudget[tune]'", origin=str(path))
+    if len(configs) <= max_exhaustive:
+        candidates, errors = _exhaustive(evaluator, configs, workers, scheduler, progress)
+        strategy = "exhaustive"
+    else:
+        from voicebudget.tuning._optuna import optuna_search
+
+        try:
+            candidates, errors = optuna_search(evaluator, configs, trials, seed, workers, scheduler, progress)
+        except ImportError as exc:
+            raise ScenarioError(
+                f"the space has {len(configs):,} configurations, more than the exhaustive limit "
+                f"({max_exhaustive:,}): {exc}", origin=str(path), field="search") from None
+        strategy = f"optuna NSGA-II ({trials} trials)"
+    return _summarise(council.name, scope, budget, strategy, len(configs), candidates, errors, seed, samples)
+
+
+def _scope(
+    council: Council, scenario: str | Path | None, budget_ms: float | None, percentile: float | None,
+    samples: int, seed: int, origin: str,
+) -> tuple[Budget, FloatArray | None, str]:
+    rest = None
+    base_budget = council.budget
+    scope = "council latency (no scenario)"
+    if scenario is not None:
+        sc = load_scenario(scenario)
+        rest = rest_of_turn(sc, samples, seed)
+        base_budget = sc.budget
+        scope = f"voice-to-voice in scenario {sc.name!r} (LLM stage = the council)"
+    update = {k: v for k, v in (("total_ms", budget_ms), ("percentile", percentile)) if v is not None}
+    try:
+        budget = Budget.model_validate({**base_budget.model_dump(), **update})
+    except ValidationError as exc:
+        raise ScenarioError(f"--budget-ms must be > 0 and --percentile in (0, 100]: {exc.errors()[0]['msg']}",
+                            origin=origin, field="budget") from None
+    return budget, rest, scope
+
+
+def _exhaustive(
+    evaluator: _Evaluator, configs: list[Configuration], workers: int, scheduler: Any,
+    progress: Callable[[int, int], None] | None,
+) -> tuple[list[Candidate], list[dict[str, Any]]]:
+    done = [0]
+
+    def tick(k: int) -> None:
+        done[0] += k
+        if progress:
+            progress(done[0], len(configs))
+
+    outcomes = map_evaluations(evaluator, list(enumerate(configs)), workers=workers, scheduler=scheduler,
+                               progress=tick)
+    candidates = [o.value for o in outcomes if o.value is not None]
+    errors = [{"config": _jsonable(configs[o.index]), "error": o.failure.error} for o in outcomes if o.failure]
+    return candidates, errors
+
+
+def _summarise(
+    name: str, scope: str, budget: Budget, strategy: str, size: int, candidates: list[Candidate],
+    errors: list[dict[str, Any]], seed: int, samples: int,
+) -> TuneResult:
+    valid = [c for c in candidates if c.skipped is None]
+    reasons: dict[str, int] = {}
+    for c in candidates:
+        if c.skipped is not None:
+            reasons[c.skipped] = reasons.get(c.skipped, 0) + 1
+    feasible = [c for c in valid if c.feasible]
+    front: list[Candidate] = []
+    if feasible:
+        obj = _comparable(np.array([c.objectives() for c in feasible], dtype=np.float64))
+        front = sorted((feasible[i] for i in pareto_front(obj)), key=lambda c: (*c.objectives(), c.index))
+    best, why = _pick(front, valid, budget)
+    return TuneResult(name, scope, budget, strategy, size, len(valid), len(feasible), len(candidates) - len(valid),
+                      tuple(front), best, why, tuple(errors), seed, samples, reasons)
+
+
+def _comparable(obj: FloatArray) -> FloatArray:
+    """Objectives rounded to 10 significant digits (quadrature and float noise must not split ties);
+    infinite expected user time (every repair fails) sorts last."""
+    obj = np.where(np.isfinite(obj), obj, np.finfo(np.float64).max)
+    with np.errstate(divide="ignore"):
+        scale = 10.0 ** (9 - np.floor(np.log10(np.abs(np.where(obj == 0, 1.0, obj)))))
+    return np.asarray(np.round(obj * scale) / scale, dtype=np.float64)
+
+
+def _pick(front: list[Candidate], valid: list[Candidate], budget: Budget) -> tuple[Candidate | None, str]:
+    label = budget.label
+    if not front:
+        if not valid:
+            return None, "no valid configuration in the space"
+        fastest = min(valid, key=lambda c: c.p95_ms)
+        return None, (f"no configuration is within {budget.total_ms:.0f} ms at {label} (and the cost limit); "
+                      f"the fastest reaches {fastest.p95_ms:.1f} ms")
+    best = front[0]
+    return best, (
+        f"lowest expected user time on the front ({best.expected_user_time_ms:.0f} ms per completed request: "
+        f"accuracy {best.quality:.3f}, {label} {best.p95_ms:.1f} ms <= {budget.total_ms:.0f} ms, "
+        f"${best.cost_per_turn:.6f}/turn); {len(front)} configurations on the front"
+    )
