@@ -5,62 +5,167 @@ Everything a user may import is here; modules with a leading underscore are priv
 
 from __future__ import annotations
 
-from voicebudget._algebra import AllOf, Choice, Evaluation, KOfN, Race, Sampler, Sequence, evaluate, stage_rng
-from voicebudget._budget import Budget
-from voicebudget._distributions import Distribution, Empirical, Fixed, LogNormal, Mixture, Normal, Shifted, Uniform
-from voicebudget._errors import BudgetExceeded, ModelError, ScenarioError, VoiceBudgetError
-from voicebudget._observed import Observed
-from voicebudget._report import LatencyStats, Report, StageReport, build_report
-from voicebudget._scenario import PipelineSpec, Scenario, load_scenario, parse_scenario, scenario_json_schema
-from voicebudget._simulate import RunResult, simulate, simulate_pipeline
-from voicebudget._stage_models import ColdConnection, LLMStage, NetworkStage, TokenRange, TTSStage
-from voicebudget._stages import StageSpec
-from voicebudget._voice_turn import STAGE_ORDER, VoiceTurn
-from voicebudget.checker import ExcludedTurn, RecorderReport, StageSpan, StageTimer, Turn, TurnRecorder
-from voicebudget.councils import (
-    CacheResult,
-    Council,
-    CouncilResult,
-    Preemptive,
-    PreemptiveResult,
-    QualityResult,
-    ReplyCache,
-    UserTime,
-    break_even_false_hit_rate,
-    evaluate_cache,
-    evaluate_council,
-    evaluate_preemptive,
-    load_council,
-    majority_accuracy,
-    run_council,
-    weighted_vote_accuracy,
-)
-from voicebudget.inference import (
-    HARDWARE,
-    MODELS,
-    APIStage,
-    ChipPrice,
-    Deployment,
-    FastModeComparison,
-    FastModePlan,
-    FastTier,
-    GPUCalibration,
-    GPUStage,
-    Hardware,
-    InferenceResult,
-    ModelArch,
-    SpeculativeDecoding,
-    WaferStage,
-    Workload,
-    compare_policies,
-    estimate_at_arrival_rate,
-    estimate_inference,
-    get_hardware,
-    get_model,
-    plan_fast_mode,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from voicebudget._algebra import AllOf, Choice, Evaluation, KOfN, Race, Sampler, Sequence, evaluate, stage_rng
+    from voicebudget._budget import Budget
+    from voicebudget._distributions import (
+        Distribution,
+        Empirical,
+        Fixed,
+        LogNormal,
+        Mixture,
+        Normal,
+        Shifted,
+        Uniform,
+    )
+    from voicebudget._errors import BudgetExceeded, ModelError, ScenarioError, VoiceBudgetError
+    from voicebudget._observed import Observed
+    from voicebudget._report import LatencyStats, Report, StageReport, build_report
+    from voicebudget._scenario import PipelineSpec, Scenario, load_scenario, parse_scenario, scenario_json_schema
+    from voicebudget._simulate import RunResult, simulate, simulate_pipeline
+    from voicebudget._stage_models import ColdConnection, LLMStage, NetworkStage, TokenRange, TTSStage
+    from voicebudget._stages import StageSpec
+    from voicebudget._voice_turn import STAGE_ORDER, VoiceTurn
+    from voicebudget.checker import ExcludedTurn, RecorderReport, StageSpan, StageTimer, Turn, TurnRecorder
+    from voicebudget.councils import (
+        CacheResult,
+        Council,
+        CouncilResult,
+        Preemptive,
+        PreemptiveResult,
+        QualityResult,
+        ReplyCache,
+        UserTime,
+        break_even_false_hit_rate,
+        evaluate_cache,
+        evaluate_council,
+        evaluate_preemptive,
+        load_council,
+        majority_accuracy,
+        run_council,
+        weighted_vote_accuracy,
+    )
+    from voicebudget.inference import (
+        HARDWARE,
+        MODELS,
+        APIStage,
+        ChipPrice,
+        Deployment,
+        FastModeComparison,
+        FastModePlan,
+        FastTier,
+        GPUCalibration,
+        GPUStage,
+        Hardware,
+        InferenceResult,
+        ModelArch,
+        SpeculativeDecoding,
+        WaferStage,
+        Workload,
+        compare_policies,
+        estimate_at_arrival_rate,
+        estimate_inference,
+        get_hardware,
+        get_model,
+        plan_fast_mode,
+    )
 
 __version__ = "0.1.0"
+
+# Public name -> the module that defines it. Imported on first use (PEP 562), so that
+# ``import voicebudget`` (and the pytest plugin, which every pytest run loads) stays cheap.
+_LAZY: dict[str, str] = {
+    "APIStage": "voicebudget.inference",
+    "AllOf": "voicebudget._algebra",
+    "Budget": "voicebudget._budget",
+    "BudgetExceeded": "voicebudget._errors",
+    "CacheResult": "voicebudget.councils",
+    "ChipPrice": "voicebudget.inference",
+    "Choice": "voicebudget._algebra",
+    "ColdConnection": "voicebudget._stage_models",
+    "Council": "voicebudget.councils",
+    "CouncilResult": "voicebudget.councils",
+    "Deployment": "voicebudget.inference",
+    "Distribution": "voicebudget._distributions",
+    "Empirical": "voicebudget._distributions",
+    "Evaluation": "voicebudget._algebra",
+    "ExcludedTurn": "voicebudget.checker",
+    "FastModeComparison": "voicebudget.inference",
+    "FastModePlan": "voicebudget.inference",
+    "FastTier": "voicebudget.inference",
+    "Fixed": "voicebudget._distributions",
+    "GPUCalibration": "voicebudget.inference",
+    "GPUStage": "voicebudget.inference",
+    "HARDWARE": "voicebudget.inference",
+    "Hardware": "voicebudget.inference",
+    "InferenceResult": "voicebudget.inference",
+    "KOfN": "voicebudget._algebra",
+    "LLMStage": "voicebudget._stage_models",
+    "LatencyStats": "voicebudget._report",
+    "LogNormal": "voicebudget._distributions",
+    "MODELS": "voicebudget.inference",
+    "Mixture": "voicebudget._distributions",
+    "ModelArch": "voicebudget.inference",
+    "ModelError": "voicebudget._errors",
+    "NetworkStage": "voicebudget._stage_models",
+    "Normal": "voicebudget._distributions",
+    "Observed": "voicebudget._observed",
+    "PipelineSpec": "voicebudget._scenario",
+    "Preemptive": "voicebudget.councils",
+    "PreemptiveResult": "voicebudget.councils",
+    "QualityResult": "voicebudget.councils",
+    "Race": "voicebudget._algebra",
+    "RecorderReport": "voicebudget.checker",
+    "ReplyCache": "voicebudget.councils",
+    "Report": "voicebudget._report",
+    "RunResult": "voicebudget._simulate",
+    "STAGE_ORDER": "voicebudget._voice_turn",
+    "Sampler": "voicebudget._algebra",
+    "Scenario": "voicebudget._scenario",
+    "ScenarioError": "voicebudget._errors",
+    "Sequence": "voicebudget._algebra",
+    "Shifted": "voicebudget._distributions",
+    "SpeculativeDecoding": "voicebudget.inference",
+    "StageReport": "voicebudget._report",
+    "StageSpan": "voicebudget.checker",
+    "StageSpec": "voicebudget._stages",
+    "StageTimer": "voicebudget.checker",
+    "TTSStage": "voicebudget._stage_models",
+    "TokenRange": "voicebudget._stage_models",
+    "Turn": "voicebudget.checker",
+    "TurnRecorder": "voicebudget.checker",
+    "Uniform": "voicebudget._distributions",
+    "UserTime": "voicebudget.councils",
+    "VoiceBudgetError": "voicebudget._errors",
+    "VoiceTurn": "voicebudget._voice_turn",
+    "WaferStage": "voicebudget.inference",
+    "Workload": "voicebudget.inference",
+    "break_even_false_hit_rate": "voicebudget.councils",
+    "build_report": "voicebudget._report",
+    "compare_policies": "voicebudget.inference",
+    "estimate_at_arrival_rate": "voicebudget.inference",
+    "estimate_inference": "voicebudget.inference",
+    "evaluate": "voicebudget._algebra",
+    "evaluate_cache": "voicebudget.councils",
+    "evaluate_council": "voicebudget.councils",
+    "evaluate_preemptive": "voicebudget.councils",
+    "get_hardware": "voicebudget.inference",
+    "get_model": "voicebudget.inference",
+    "load_council": "voicebudget.councils",
+    "load_scenario": "voicebudget._scenario",
+    "majority_accuracy": "voicebudget.councils",
+    "parse_scenario": "voicebudget._scenario",
+    "plan_fast_mode": "voicebudget.inference",
+    "run_council": "voicebudget.councils",
+    "scenario_json_schema": "voicebudget._scenario",
+    "simulate": "voicebudget._simulate",
+    "simulate_pipeline": "voicebudget._simulate",
+    "stage_rng": "voicebudget._algebra",
+    "weighted_vote_accuracy": "voicebudget.councils",
+}
 
 __all__ = [
     "APIStage",
@@ -151,3 +256,16 @@ __all__ = [
     "stage_rng",
     "weighted_vote_accuracy",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'voicebudget' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -1,21 +1,36 @@
 """The budget checker: time real (async or sync) voice turns and judge them like the simulator does.
 
-Public names are re-exported from :mod:`voicebudget`; see docs/checker.md.
+Public names are re-exported from :mod:`voicebudget`; see docs/checker.md. Names are imported on
+first use (PEP 562), so the pytest plugin, which every pytest run loads, does not pay for numpy and
+pydantic until a test records a turn.
 """
 
 from __future__ import annotations
 
-from voicebudget.checker._analysis import ExcludedTurn, RecorderReport
-from voicebudget.checker._recorder import (
-    AUDIO_SENT,
-    FIRST_AUDIO,
-    SPEECH_END,
-    UNTRACKED,
-    StageSpan,
-    StageTimer,
-    Turn,
-    TurnRecorder,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from voicebudget.checker._analysis import ExcludedTurn, RecorderReport
+    from voicebudget.checker._recorder import (
+        AUDIO_SENT,
+        FIRST_AUDIO,
+        SPEECH_END,
+        UNTRACKED,
+        StageSpan,
+        StageTimer,
+        Turn,
+        TurnRecorder,
+    )
+
+_LAZY = {
+    "ExcludedTurn": "voicebudget.checker._analysis",
+    "RecorderReport": "voicebudget.checker._analysis",
+    **dict.fromkeys(
+        ("AUDIO_SENT", "FIRST_AUDIO", "SPEECH_END", "UNTRACKED", "StageSpan", "StageTimer", "Turn", "TurnRecorder"),
+        "voicebudget.checker._recorder",
+    ),
+}
 
 __all__ = [
     "AUDIO_SENT",
@@ -29,3 +44,12 @@ __all__ = [
     "Turn",
     "TurnRecorder",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'voicebudget.checker' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
