@@ -267,3 +267,12 @@ def test_import_voicebudget_does_not_import_typer() -> None:
 
     code = "import sys, voicebudget; sys.exit('typer' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_run_plot_writes_a_png(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "run.png"
+    result = runner.invoke(app, ["run", "-n", "5000", "--plot", str(out)])
+    assert result.exit_code == 1  # the default scenario is over budget; the plot is drawn anyway
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert out.stat().st_size > 10_000
