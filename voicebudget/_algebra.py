@@ -99,7 +99,7 @@ class AllOf(_Combinator):
     def combine(self, children: list[FloatArray], rng: np.random.Generator) -> tuple[FloatArray, NDArray[Any]]:
         stack = np.stack(children)
         which = np.argmax(stack, axis=0)
-        return np.take_along_axis(stack, which[None, :], axis=0)[0], which
+        return _pick(stack, which), which
 
 
 class KOfN(_Combinator):
@@ -118,7 +118,7 @@ class KOfN(_Combinator):
         stack = np.stack(children)
         order = np.argpartition(stack, self.k - 1, axis=0)
         which: NDArray[Any] = order[self.k - 1]
-        return np.take_along_axis(stack, which[None, :], axis=0)[0], which
+        return _pick(stack, which), which
 
 
 class Race(_Combinator):
@@ -129,7 +129,7 @@ class Race(_Combinator):
     def combine(self, children: list[FloatArray], rng: np.random.Generator) -> tuple[FloatArray, NDArray[Any]]:
         stack = np.stack(children)
         which = np.argmin(stack, axis=0)
-        return np.take_along_axis(stack, which[None, :], axis=0)[0], which
+        return _pick(stack, which), which
 
 
 class Choice(_Combinator):
@@ -150,7 +150,12 @@ class Choice(_Combinator):
         n = children[0].shape[0]
         which: NDArray[Any] = np.asarray(rng.choice(len(children), size=n, p=np.asarray(self.weights)))
         stack = np.stack(children)
-        return np.take_along_axis(stack, which[None, :], axis=0)[0], which
+        return _pick(stack, which), which
+
+
+def _pick(stack: FloatArray, which: NDArray[Any]) -> FloatArray:
+    """Per turn, the value of the child ``which[turn]``: ``stack[which[t], t]``."""
+    return np.asarray(np.take_along_axis(stack, which[None, :], axis=0)[0], dtype=np.float64)
 
 
 COMBINATORS: tuple[type[_Combinator], ...] = (Sequence, AllOf, KOfN, Race, Choice)
