@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
+import pytest
+
 import voicebudget
 
 
@@ -24,3 +29,23 @@ def test_exception_tree() -> None:
     assert issubclass(voicebudget.ScenarioError, voicebudget.VoiceBudgetError)
     assert issubclass(voicebudget.ModelError, voicebudget.VoiceBudgetError)
     assert issubclass(voicebudget.BudgetExceeded, voicebudget.VoiceBudgetError)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "import voicebudget as m; m.Sequence",
+        "from voicebudget.councils import Council",
+        "from voicebudget.inference import GPUStage",
+        "from voicebudget.traces import check_traces",
+        "from voicebudget.tuning import tune_council",
+    ],
+)
+def test_every_entry_point_completes_the_stage_models_in_a_fresh_interpreter(entry: str) -> None:
+    # The public surface is lazy; whichever entry a user imports first, combinators must validate.
+    code = (
+        f"{entry}\nimport voicebudget as vb\n"
+        "vb.Sequence.model_validate({'stages': {'x': {'kind': 'fixed', 'value_ms': 1}}})"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]

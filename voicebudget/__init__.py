@@ -262,6 +262,7 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'voicebudget' has no attribute {name!r}")
+    importlib.import_module("voicebudget._stages")  # completes the stage union's forward references
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -60,3 +60,7 @@ __all__ = [
     "sample_council",
     "weighted_vote_accuracy",
 ]
+
+# Complete the stage union's forward references (combinators, councils, caches) for users who
+# import this sub-package before anything else.
+import voicebudget._stages  # noqa: E402, F401, I001

@@ -50,3 +50,7 @@ __all__ = [
     "get_model",
     "plan_fast_mode",
 ]
+
+# Complete the stage union's forward references (combinators, councils, caches) for users who
+# import this sub-package before anything else.
+import voicebudget._stages  # noqa: E402, F401, I001

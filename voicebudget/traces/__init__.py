@@ -51,3 +51,7 @@ __all__ = [
     "read_traces",
     "usable_turns",
 ]
+
+# Complete the stage union's forward references (combinators, councils, caches) for users who
+# import this sub-package before anything else.
+import voicebudget._stages  # noqa: E402, F401, I001
