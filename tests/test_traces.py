@@ -174,3 +174,33 @@ def test_unknown_and_missing_files_raise_scenario_error(tmp_path: Path) -> None:
     cut.write_text((DATA / "otel-spans.json").read_text()[:500])
     with pytest.raises(ScenarioError, match="not an OTLP JSON span export"):
         read_trace(cut)
+
+
+@pytest.mark.parametrize("sample", ["livekit-metrics.jsonl", "pipecat.log", "otel-spans.json"])
+def test_a_line_cut_short_never_changes_clean_numbers_silently(sample: str, tmp_path: Path) -> None:
+    """Cut one line at a time (every 5th line or ~60 lines per file, at 30% and 70% of its length): the reader either
+    flags something or gives the same clean turns as the intact file; it never raises."""
+    lines = (DATA / sample).read_text().splitlines()
+    base = read_trace(DATA / sample)
+    clean = {t.id: t.total_ms for t in base.turns if not t.flagged}
+    for k in range(0, len(lines), max(5, len(lines) // 60)):
+        for frac in (0.3, 0.7):
+            cut = list(lines)
+            cut[k] = cut[k][: int(len(cut[k]) * frac)]
+            path = tmp_path / sample
+            path.write_text("\n".join(cut) + "\n")
+            table = read_trace(path)
+            now = {t.id: t.total_ms for t in table.turns if not t.flagged}
+            assert table.anomalies or now == clean, (k + 1, cut[k])
+
+
+def test_damaged_pretty_otel_document_keeps_the_intact_spans(tmp_path: Path) -> None:
+    lines = (DATA / "otel-spans.json").read_text().splitlines()
+    assert lines[39].strip() == "{"
+    lines[39] = ""  # line 40 opens an attribute of the first span
+    path = tmp_path / "damaged.json"
+    path.write_text("\n".join(lines))
+    table = read_trace(path)
+    assert len(table.turns) == 19
+    assert table.anomalies[0].line == 41
+    assert "span cut short or broken" in table.anomalies[0].reason

@@ -72,6 +72,7 @@ class _Span:
     attrs: dict[str, Any]
     line: int
     offset: int
+    bad: list[str]
 
 
 def _value(v: Any) -> Any:
@@ -92,12 +93,18 @@ def _value(v: Any) -> Any:
     return v
 
 
-def _attrs(raw: Any) -> dict[str, Any]:
+def _attrs(raw: Any) -> tuple[dict[str, Any], list[str]]:
+    """Attributes as a dict, and a description of each malformed entry (no key, no value)."""
     if isinstance(raw, dict):
-        return {str(k): _value(v) for k, v in raw.items()}
-    if isinstance(raw, list):
-        return {str(a.get("key")): _value(a.get("value")) for a in raw if isinstance(a, dict)}
-    return {}
+        return {str(k): _value(v) for k, v in raw.items()}, []
+    out: dict[str, Any] = {}
+    bad: list[str] = []
+    for a in raw if isinstance(raw, list) else []:
+        if isinstance(a, dict) and isinstance(a.get("key"), str) and isinstance(a.get("value"), dict):
+            out[a["key"]] = _value(a["value"])
+        else:
+            bad.append(json.dumps(a)[:80])
+    return out, bad
 
 
 def _spans_of(doc: Any) -> Iterator[dict[str, Any]]:
@@ -157,19 +164,23 @@ def _span(raw: dict[str, Any], loc: _Locator, base: int) -> _Span:
         start_ns = int(start)
     except (TypeError, ValueError):
         start_ns = 0
+    attrs, bad = _attrs(raw.get("attributes"))
     return _Span(
         name=str(raw.get("name", "")),
         trace=str(raw.get("traceId") or raw.get("trace_id") or ctx.get("trace_id") or ""),
         id=sid,
         parent=str(raw.get("parentSpanId") or raw.get("parent_span_id") or raw.get("parent_id") or ""),
         start_ns=start_ns,
-        attrs=_attrs(raw.get("attributes")),
+        attrs=attrs,
         line=loc.line_of(offset),
         offset=offset,
+        bad=bad,
     )
 
 
 def _documents(text: str, loc: _Locator, anomalies: list[Anomaly], origin: str) -> list[tuple[Any, int]]:
+    """The JSON documents in ``text`` with their offsets: the whole text, else one per line (OTLP
+    JSON lines), else the span objects that still parse in a damaged document."""
     try:
         return [(json.loads(text), 0)]
     except json.JSONDecodeError as whole:
@@ -183,11 +194,38 @@ def _documents(text: str, loc: _Locator, anomalies: list[Anomaly], origin: str) 
             except json.JSONDecodeError as exc:
                 snippet = raw.strip()[:120]
                 bad.append(Anomaly(i + 1, "", snippet, f"unparseable JSON (line cut short?): {exc.msg}", origin))
-        if not docs:
+        if any(True for doc, _ in docs for _span in _spans_of(doc)):
+            anomalies.extend(bad)
+            return docs
+        n_before = len(anomalies)
+        salvaged = _salvage(text, loc, anomalies, origin)
+        if not salvaged or len(anomalies) == n_before:
             anomalies.append(Anomaly(whole.lineno, "", "", f"unparseable JSON (file cut short?): {whole.msg}", origin))
-            return []
-        anomalies.extend(bad)
-        return docs
+        return salvaged
+
+
+_SPAN_START = re.compile(r'\{[^{}\[\]]*?"(?:spanId|span_id)"\s*:')
+
+
+def _salvage(text: str, loc: _Locator, anomalies: list[Anomaly], origin: str) -> list[tuple[Any, int]]:
+    """Span objects that still decode in a damaged document; each one that does not is an anomaly
+    on the line it starts (the turn it carried is lost)."""
+    decoder = json.JSONDecoder()
+    found: list[tuple[Any, int]] = []
+    pos = 0
+    while (m := _SPAN_START.search(text, pos)) is not None:
+        try:
+            obj, end = decoder.raw_decode(text, m.start())
+        except json.JSONDecodeError as exc:
+            line = loc.line_of(exc.pos)
+            anomalies.append(Anomaly(line, "", text[m.start():m.start() + 80].replace("\n", " "),
+                                     f"span cut short or broken ({exc.msg} on line {line}); span skipped", origin))
+            pos = m.end()
+            continue
+        if isinstance(obj, dict):
+            found.append((obj, m.start()))
+        pos = end
+    return found
 
 
 class _Reader:
@@ -206,17 +244,24 @@ class _Reader:
             return "livekit"
         return "pipecat"
 
+    def subtree(self, turn: _Span) -> list[_Span]:
+        """The turn span and its descendants, breadth first, siblings by start time."""
+        out = [turn]
+        queue = sorted(self.children.get((turn.trace, turn.id), []), key=lambda s: s.start_ns)
+        while queue:
+            span = queue.pop(0)
+            out.append(span)
+            queue.extend(sorted(self.children.get((span.trace, span.id), []), key=lambda s: s.start_ns))
+        return out
+
     def attributes(self, turn: _Span) -> dict[str, tuple[Any, _Span]]:
         """The turn span's attributes, then its descendants' (children of Pipecat service spans as
         ``<span name>:<key>``), first value wins."""
         out = {k: (v, turn) for k, v in turn.attrs.items()}
-        queue = sorted(self.children.get((turn.trace, turn.id), []), key=lambda s: s.start_ns)
-        while queue:
-            span = queue.pop(0)
+        for span in self.subtree(turn)[1:]:
             for k, v in span.attrs.items():
                 out.setdefault(k, (v, span))
                 out.setdefault(f"{span.name}:{k}", (v, span))
-            queue.extend(sorted(self.children.get((span.trace, span.id), []), key=lambda s: s.start_ns))
         return out
 
     def table(self) -> TraceTable:
@@ -244,6 +289,9 @@ class _Reader:
     def turn(self, tid: str, span: _Span, attrs: dict[str, tuple[Any, _Span]], names: dict[str, str],
              total_key: str) -> TurnBuilder:
         b = TurnBuilder(tid, span.line, self.origin, self.absurd_ms)
+        for member in self.subtree(span):
+            for entry in member.bad:
+                b.flag(member.line, "attributes", entry, "malformed attribute (no key or no value)")
         for stage, key in names.items():
             if key in attrs:
                 value, owner = attrs[key]
@@ -256,6 +304,8 @@ class _Reader:
             value, owner = attrs[total_key]
             line = self.loc.attr_line(owner, total_key)
             total = b.seconds(value, line=line, fld=total_key)
+        else:
+            b.flag(span.line, total_key, None, f"turn has no {total_key} (the source's own total)")
         b.close_with_residual(total, span.line, total_key, required=tuple(needed))
         return b
 

@@ -39,7 +39,8 @@ TOTAL_BREAKDOWN = "user turn + LLM TTFB + text aggregation + TTS TTFB (Pipecat l
 
 _NUM = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf|-inf)"
 _PREFIX = re.compile(
-    r"^(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)\S*\s*\|\s*[A-Z]+\s*\|\s*\S*\s+-\s(?P<msg>.*)$"
+    r"^(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)\S*"
+    r"\s*\|\s*[A-Z]+\s*\|\s*(?P<where>\S*)\s+-\s(?P<msg>.*)$"
 )
 _TS_START = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d")
 _VAD_STOP = re.compile(r"\bUser stopped speaking\b")
@@ -52,6 +53,8 @@ _TEMPLATES = ("TTFB", "text aggregation time", "TTFA", "User stopped speaking")
 _BD_TURN = re.compile(r"\bUser turn: " + _NUM)
 _BD_TTFB = re.compile(r"(?P<proc>[\w.]+#\d+): TTFB " + _NUM)
 _BD_AGG = re.compile(r"(?P<proc>[\w.]+#\d+): text aggregation " + _NUM)
+_METRIC_FUNCS = (":stop_ttfb_metrics:", ":stop_text_aggregation_metrics:", ":_check_ttfa:", ":on_speech_stopped:")
+_ANY_VALUE = re.compile(r"(TTFB|text aggregation time|TTFA)(?: \([^)]*\))?: " + _NUM + r"|User stopped speaking")
 _KEYWORDS = ("TTFB", "text aggregation", "TTFA", "User stopped speak", "User turn")
 
 
@@ -129,6 +132,9 @@ class _Reader:
             ts, msg = None, raw
         else:
             ts, msg = _timestamp(m.group("ts")), m.group("msg")
+            if any(f in m.group("where") for f in _METRIC_FUNCS) and not _ANY_VALUE.search(msg):
+                self.flag(lineno, "", msg[:120], "unparseable metrics line (cut short?)")
+                return
         if self.breakdown:
             self.breakdown_message(lineno, msg)
         else:
