@@ -204,3 +204,14 @@ def test_damaged_pretty_otel_document_keeps_the_intact_spans(tmp_path: Path) -> 
     assert len(table.turns) == 19
     assert table.anomalies[0].line == 41
     assert "span cut short or broken" in table.anomalies[0].reason
+
+
+def test_livekit_follow_up_requests_wrapped_events_and_errors() -> None:
+    table = read_trace(DATA / "livekit-multi.jsonl")
+    t1, t2, t3 = table.turns
+    # a tool-call follow-up LLM request and a second TTS segment are not on the speaking path
+    assert t1.stages_ms == {"endpointing": 550.0, "asr": 300.0, "llm_ttft": 420.0, "tts_ttfb": 130.0}
+    assert not t1.flagged
+    assert t2.total_ms == pytest.approx(860.0)  # {"metrics": {...}} events
+    assert t3.flagged  # 0.x sequence_id joins the turn; the LLM reported an error
+    assert [(a.line, a.field, a.reason) for a in table.anomalies] == [(10, "error", "llm_metrics reports an error")]

@@ -9,7 +9,10 @@ Shapes from ``livekit-agents/livekit/agents/metrics/base.py`` (``EOUMetrics``, `
 - ``tts_metrics``: ``ttfb`` (first text -> first audio byte), ``connection_reused``,
   ``acquire_time``, ``speech_id``.
 
-Lines are joined into turns by ``speech_id``. Other types (``stt_metrics``, which is per request
+Lines are joined into turns by ``speech_id`` (``sequence_id`` in the 0.x ``VoicePipelineAgent``
+metrics). Within a turn the first ``llm_metrics``/``tts_metrics`` counts (a tool-call follow-up or
+a later TTS segment has another ``request_id`` and is not on the speaking path); the same request
+twice, or a second ``eou_metrics``, is a duplicate. Other types (``stt_metrics``, which is per request
 and has no ``speech_id``; ``vad_metrics``; ...) are skipped. A line may also be wrapped as
 ``{"metrics": {...}}`` (an event logged whole). The turn total is LiveKit's documented turn latency
 ``end_of_utterance_delay + ttft + ttfb`` (docs.livekit.io, "Logs, metrics, and telemetry"), which
@@ -48,7 +51,7 @@ class _Reader:
         self.origin = origin
         self.absurd_ms = absurd_ms
         self.turns: dict[str, TurnBuilder] = {}
-        self.seen: dict[tuple[str, str], int] = {}
+        self.seen: dict[tuple[str, str], tuple[int, str]] = {}
         self.loose: list[Anomaly] = []
 
     def turn(self, speech_id: str, line: int) -> TurnBuilder:
@@ -78,17 +81,24 @@ class _Reader:
         kind = obj.get("type")
         if kind not in _TYPES:
             return
-        speech_id = obj.get("speech_id")
+        speech_id = obj.get("speech_id") or obj.get("sequence_id")  # sequence_id: VoicePipelineAgent (0.x)
         if not isinstance(speech_id, str) or not speech_id:
             self.loose.append(Anomaly(lineno, "speech_id", speech_id, f"{kind} without a speech_id", self.origin))
             return
         self.record(self.turn(speech_id, lineno), str(kind), obj, lineno)
 
     def record(self, turn: TurnBuilder, kind: str, obj: dict[str, Any], lineno: int) -> None:
-        first = self.seen.setdefault((turn.id, kind), lineno)
-        if first != lineno:
-            turn.flag(lineno, "speech_id", turn.id, f"duplicate {kind} for this speech_id (first on line {first})")
+        request = str(obj.get("request_id") or "")
+        first = self.seen.setdefault((turn.id, kind), (lineno, request))
+        if first[0] != lineno:
+            if kind == "eou_metrics" or request == first[1]:
+                turn.flag(lineno, "speech_id", turn.id,
+                          f"duplicate {kind} for this speech_id (first on line {first[0]})")
+            # else: a later request of the same turn (tool-call follow-up, next TTS segment); the
+            # first one is on the speaking path
             return
+        if obj.get("error"):
+            turn.flag(lineno, "error", str(obj["error"])[:80], f"{kind} reports an error")
         if kind == "eou_metrics":
             turn.set_stage("endpointing", turn.seconds(obj.get("end_of_utterance_delay"), line=lineno,
                                                        fld="end_of_utterance_delay"))
