@@ -215,3 +215,22 @@ def test_livekit_follow_up_requests_wrapped_events_and_errors() -> None:
     assert t2.total_ms == pytest.approx(860.0)  # {"metrics": {...}} events
     assert t3.flagged  # 0.x sequence_id joins the turn; the LLM reported an error
     assert [(a.line, a.field, a.reason) for a in table.anomalies] == [(10, "error", "llm_metrics reports an error")]
+
+
+def test_log_prefixes_and_terminal_colours_are_tolerated(tmp_path: Path) -> None:
+    lk = tmp_path / "agent.log"
+    lk.write_text(
+        '2025-01-01 12:00:00 INFO agent - metrics {"type": "eou_metrics", "end_of_utterance_delay": 0.5, '
+        '"transcription_delay": 0.2, "speech_id": "x"}\nstarting {worker}\n'
+        '{"type": "llm_metrics", "ttft": 0.3, "speech_id": "x"}\n'
+        '{"type": "tts_metrics", "ttfb": 0.1, "speech_id": "x"}\n'
+    )
+    table = read_trace(lk)
+    assert table.format == "livekit"
+    assert [(t.id, t.total_ms) for t in table.turns] == [("x", 900.0)]
+    assert table.anomalies == ()
+    coloured = tmp_path / "pipecat.log"
+    text = (DATA / "pipecat.log").read_text()
+    coloured.write_text(text.replace("2025-11-29 ", "\x1b[32m2025-11-29 ").replace(" | DEBUG", "\x1b[0m | DEBUG"))
+    plain = read_trace(DATA / "pipecat.log")
+    assert [t.total_ms for t in read_trace(coloured).turns] == [t.total_ms for t in plain.turns]

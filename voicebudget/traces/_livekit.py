@@ -68,9 +68,14 @@ class _Reader:
             self.loose.append(Anomaly(lineno, "", snippet, reason, self.origin))
 
     def line(self, lineno: int, raw: str) -> None:
+        start = raw.find("{")
+        if start < 0:
+            return  # not JSON: a plain log line around the metrics
         try:
-            obj = json.loads(raw)
+            obj = json.loads(raw[start:])  # a log prefix before the JSON object is allowed
         except json.JSONDecodeError as exc:
+            if start > 0 and not _SPEECH_ID.search(raw) and "_metrics" not in raw:
+                return  # a plain log line that happens to contain a brace
             self.broken(lineno, raw, f"unparseable JSON (line cut short?): {exc.msg}")
             return
         if isinstance(obj, dict) and isinstance(obj.get("metrics"), dict) and "type" in obj["metrics"]:

@@ -42,6 +42,7 @@ _PREFIX = re.compile(
     r"^(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)\S*"
     r"\s*\|\s*[A-Z]+\s*\|\s*(?P<where>\S*)\s+-\s(?P<msg>.*)$"
 )
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # loguru colours, when a terminal's output was saved
 _TS_START = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d")
 _VAD_STOP = re.compile(r"\bUser stopped speaking\b")
 _TTFB = re.compile(r"(?P<proc>[\w.]+#\d+) TTFB: " + _NUM + r"(?P<s>s)?$")
@@ -260,7 +261,7 @@ def read_pipecat(
         user spoke again). Flagged: broken metrics lines, negative or absurd values, an LLM request
         before the end of speech, turns without an LLM or TTS TTFB.
     """
-    lines = text.splitlines()
+    lines = [_ANSI.sub("", x) for x in text.splitlines()]
     breakdown = not any(_VAD_STOP.search(x) and "LATENCY" not in x for x in lines) and any(
         _BD_TURN.search(x) for x in lines
     )
