@@ -234,3 +234,31 @@ def test_log_prefixes_and_terminal_colours_are_tolerated(tmp_path: Path) -> None
     coloured.write_text(text.replace("2025-11-29 ", "\x1b[32m2025-11-29 ").replace(" | DEBUG", "\x1b[0m | DEBUG"))
     plain = read_trace(DATA / "pipecat.log")
     assert [t.total_ms for t in read_trace(coloured).turns] == [t.total_ms for t in plain.turns]
+
+
+def test_pipecat_turns_missing_a_line(tmp_path: Path) -> None:
+    """Drop turn 3's VAD stop line (line 13) and turn 5's TTS TTFB line (line 29)."""
+    lines = (DATA / "pipecat.log").read_text().splitlines()
+    assert "User stopped speaking" in lines[12]
+    assert "CartesiaTTSService#0 TTFB" in lines[28]
+    path = tmp_path / "missing.log"
+    path.write_text("\n".join(x for i, x in enumerate(lines, 1) if i not in (13, 29)) + "\n")
+    table = read_trace(path)
+    # line numbers are the new file's: the orphan LLM TTFB is on line 14, turn 5 starts on line 24
+    assert [(a.line, a.turn) for a in table.anomalies] == [(14, "turn-3"), (24, "turn-5")]
+    assert "VAD line missing" in table.anomalies[0].reason
+    assert table.anomalies[1].reason == "turn has no TTS TTFB line"
+    assert [t.total_ms is None for t in table.turns][:6] == [False, False, True, False, True, False]
+    assert len(table.turns) == 20
+
+
+def test_pipecat_stt_ttfb_before_the_vad_stop_line(tmp_path: Path) -> None:
+    """A transcript faster than stop_secs is logged before the VAD stop event; it still belongs to
+    the turn that follows."""
+    lines = (DATA / "pipecat.log").read_text().splitlines()
+    stt = lines[1].replace("12:20:00.289", "12:20:00.150").replace("TTFB: 0.289s", "TTFB: 0.150s")
+    path = tmp_path / "early.log"
+    path.write_text("\n".join([stt, lines[0], *lines[2:]]) + "\n")
+    table = read_trace(path)
+    assert table.anomalies == ()
+    assert table.turns[0].stages_ms["asr"] == pytest.approx(150.0)

@@ -104,6 +104,7 @@ class _Reader:
         self.origin, self.stop_secs, self.absurd_ms, self.breakdown = origin, stop_secs, absurd_ms, breakdown
         self.current: _Turn | None = None
         self.s_suffix = False
+        self.pending_stt: tuple[float, float, int] | None = None
         self.done: list[_Turn] = []
         self.loose: list[Anomaly] = []
 
@@ -146,6 +147,7 @@ class _Reader:
         msg = msg.rstrip()
         if _VAD_STOP.search(msg) and "LATENCY" not in msg:
             self.start(lineno, ts - self.stop_secs)
+            self.adopt_pending_stt()
             return
         cut = _PROC_REST.match(msg)
         if cut is not None and len(cut.group("rest")) >= 4 and "User stopped speaking".startswith(cut.group("rest")):
@@ -153,12 +155,14 @@ class _Reader:
             self.flag(lineno, "User stopped speaking", msg[:120], "unparseable VAD line (cut short?)")
             return
         if self.current is None:
+            self.between_turns(lineno, ts, msg)
             return
         if (m := _TTFA.search(msg)) is not None:
             if self.current.silence is None:
                 self.current.silence = (float(m.group(3)), lineno)
             return
         if self.current.closed:
+            self.between_turns(lineno, ts, msg)
             return
         m = _TTFB.search(msg) or _TTFB_OBS.search(msg)
         if m is not None and not (self.s_suffix and m.re is _TTFB and not m.group("s")):
@@ -168,6 +172,28 @@ class _Reader:
                 self.current.agg = self.check(lineno, "text aggregation time", float(m.group(2)))
         elif _is_cut(msg):
             self.flag(lineno, "", msg[:120], "unparseable metrics line (cut short?)")
+
+    def between_turns(self, lineno: int, ts: float, msg: str) -> None:
+        """A service TTFB outside an open turn. An STT TTFB may land before the VAD stop line (the
+        transcript came within ``stop_secs``): kept for the next turn. An LLM TTFB means a turn whose
+        VAD stop line is missing (or a second LLM call after the reply started): flagged turn."""
+        m = _TTFB.search(msg)
+        if m is None:
+            return
+        role = _role(m.group("proc"))
+        if role == "stt":
+            self.pending_stt = (float(m.group(2)), ts, lineno)
+        elif role == "llm":
+            self.start(lineno, None)
+            self.flag(lineno, "User stopped speaking", None,
+                      "LLM TTFB with no 'User stopped speaking' line since the last reply (VAD line missing?)")
+            self.value(lineno, role, float(m.group(2)), ts)
+
+    def adopt_pending_stt(self) -> None:
+        pending, self.pending_stt = self.pending_stt, None
+        cur = self.current
+        if pending is not None and cur is not None and cur.speech_end is not None and pending[1] >= cur.speech_end:
+            cur.values["stt"] = pending
 
     def breakdown_message(self, lineno: int, msg: str) -> None:
         if (m := _BD_TURN.search(msg)) is not None:
@@ -227,7 +253,8 @@ class _Reader:
             "endpointing", "llm_ttft", "tts_ttfb"
         }:
             total = round((tts[1] - turn.speech_end) * 1000.0, 3)
-        b.close_with_residual(total, tts[2] if tts else b.line, "TTS TTFB (line time)", required=tuple(needed))
+        b.close_with_residual(total, tts[2] if tts else b.line, "TTS TTFB (line time)",
+                              required=(*needed, "endpointing"))
 
     def table(self) -> TraceTable:
         if self.current is not None and (self.current.values or self.current.builder.anomalies or self.breakdown):
