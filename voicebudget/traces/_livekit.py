@@ -33,7 +33,9 @@ ANCHOR = "LiveKit: the last audio frame the VAD classed as speech (EOUMetrics.en
 TOTAL = "end_of_utterance_delay + llm ttft + tts ttfb (LiveKit's documented turn latency; server side)"
 
 _TYPES = {"eou_metrics", "llm_metrics", "tts_metrics"}
-_SPEECH_ID = re.compile(r'"speech_id"\s*:\s*"([^"]+)"')
+_SPEECH_ID = re.compile(r'"(?:speech_id|sequence_id)"\s*:\s*"([^"]+)"')
+_TYPE = re.compile(r'"type"\s*:\s*"(\w+_metrics)"')
+_FIELD = {"eou_metrics": "end_of_utterance_delay", "llm_metrics": "ttft", "tts_metrics": "ttfb"}
 _NEEDED = {
     "endpointing": ("end_of_utterance_delay", "eou_metrics line"),
     "llm_ttft": ("ttft", "llm_metrics line"),
@@ -53,6 +55,7 @@ class _Reader:
         self.turns: dict[str, TurnBuilder] = {}
         self.seen: dict[tuple[str, str], tuple[int, str]] = {}
         self.loose: list[Anomaly] = []
+        self.unplaced: list[tuple[int, str, str, str]] = []
 
     def turn(self, speech_id: str, line: int) -> TurnBuilder:
         if speech_id not in self.turns:
@@ -60,12 +63,37 @@ class _Reader:
         return self.turns[speech_id]
 
     def broken(self, lineno: int, raw: str, reason: str) -> None:
+        """Flag a broken line on its turn: the one its ``speech_id`` names, else (the id was cut off)
+        resolved by position in :meth:`resolve`."""
         snippet = raw if len(raw) <= 120 else raw[:117] + "..."
+        kind_match = _TYPE.search(raw)
+        kind = kind_match.group(1) if kind_match else ""
         match = _SPEECH_ID.search(raw)
         if match:
-            self.turn(match.group(1), lineno).flag(lineno, "", snippet, reason)
+            turn = self.turn(match.group(1), lineno)
+            turn.flag(lineno, _FIELD.get(kind, ""), snippet, reason)
+            if kind in _TYPES:
+                self.seen.setdefault((turn.id, kind), (lineno, ""))
         else:
-            self.loose.append(Anomaly(lineno, "", snippet, reason, self.origin))
+            self.unplaced.append((lineno, kind, snippet, reason))
+
+    def resolve(self) -> None:
+        """Place broken lines without a ``speech_id``: an ``eou_metrics`` line opens a turn, so it
+        goes to the next turn still lacking one; an ``llm``/``tts`` line to the previous turn still
+        lacking that type. That turn is then not flagged a second time for the missing line."""
+        order = list(self.turns.values())
+        for lineno, kind, snippet, reason in self.unplaced:
+            lacking = [t for t in order if kind in _TYPES and (t.id, kind) not in self.seen]
+            if kind == "eou_metrics":
+                target = next((t for t in lacking if t.line > lineno), None)
+            else:
+                target = next((t for t in reversed(lacking) if t.line < lineno), None)
+            if target is None:
+                self.loose.append(Anomaly(lineno, _FIELD.get(kind, ""), snippet, reason, self.origin))
+                continue
+            target.flag(lineno, _FIELD[kind], snippet, reason)
+            self.seen[(target.id, kind)] = (lineno, "")
+            target.line = min(target.line, lineno)
 
     def line(self, lineno: int, raw: str) -> None:
         start = raw.find("{")
@@ -124,6 +152,7 @@ class _Reader:
         return turn.seconds(value, line=lineno, fld=fld)
 
     def table(self) -> TraceTable:
+        self.resolve()
         turns = []
         anomalies = list(self.loose)
         for index, builder in enumerate(self.turns.values()):

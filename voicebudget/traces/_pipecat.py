@@ -65,6 +65,18 @@ def looks_like_pipecat(text: str) -> bool:
     return bool(_VAD_STOP.search(head) or re.search(r"[\w.]+#\d+\]? TTFB", head) or _BD_TURN.search(head))
 
 
+def _cut_field(msg: str) -> str:
+    """The field a cut metrics line was about (``"LLM TTFB"``), so the turn is not flagged twice."""
+    m = _PROC_REST.match(msg)
+    role = _role(m.group("proc")) if m else None
+    if m is None or role is None:
+        return ""
+    rest = m.group("rest")
+    if "TTFB".startswith(rest) or rest.startswith("TTFB"):
+        return f"{role.upper()} TTFB"
+    return "text aggregation time" if "text aggregation time".startswith(rest[:22]) else ""
+
+
 def _is_cut(msg: str) -> bool:
     """A Pipecat metrics or VAD message that ends before its value (a line cut short)."""
     m = _PROC_REST.match(msg)
@@ -135,7 +147,7 @@ class _Reader:
         else:
             ts, msg = _timestamp(m.group("ts")), m.group("msg")
             if any(f in m.group("where") for f in _METRIC_FUNCS) and not _ANY_VALUE.search(msg):
-                self.flag(lineno, "", msg[:120], "unparseable metrics line (cut short?)")
+                self.flag(lineno, _cut_field(msg), msg[:120], "unparseable metrics line (cut short?)")
                 return
         if self.breakdown:
             self.breakdown_message(lineno, msg)
@@ -171,7 +183,7 @@ class _Reader:
             if self.current.agg is None:
                 self.current.agg = self.check(lineno, "text aggregation time", float(m.group(2)))
         elif _is_cut(msg):
-            self.flag(lineno, "", msg[:120], "unparseable metrics line (cut short?)")
+            self.flag(lineno, _cut_field(msg), msg[:120], "unparseable metrics line (cut short?)")
 
     def between_turns(self, lineno: int, ts: float, msg: str) -> None:
         """A service TTFB outside an open turn. An STT TTFB may land before the VAD stop line (the
