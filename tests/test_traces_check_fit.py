@@ -182,3 +182,18 @@ def test_cli_commands_have_help(command: str) -> None:
     assert result.exit_code == 0
     assert "--format-in" in result.stdout
     assert "--include-anomalies" in result.stdout
+
+
+def test_fitted_file_carries_a_what_if_variant_that_runs(tmp_path: Path) -> None:
+    text = fit([read_trace(DATA / "pipecat.log")]).toml
+    head, example = text.split("# [variants.cerebras-wse3]")
+    variant = "[variants.cerebras-wse3]" + "".join(
+        line.removeprefix("# ") + "\n" for line in example.splitlines(keepends=False)
+    )
+    path = tmp_path / "what-if.toml"
+    path.write_text(head + variant)
+    base, wafer = simulate(load_scenario(path), samples=20_000, seed=2).reports
+    assert wafer.name == "cerebras-wse3"
+    # the observed stages are drawn identically; only the LLM changed
+    assert wafer.stage("endpointing").stats.p50_ms == pytest.approx(base.stage("endpointing").stats.p50_ms)
+    assert wafer.stage("llm").stats.p50_ms != pytest.approx(base.stage("llm_ttft").stats.p50_ms, rel=0.01)

@@ -110,6 +110,13 @@ def _stage(values: list[float], method: str) -> dict[str, Any]:
 
 _ZERO = {"kind": "fixed", "value_ms": 0.0}
 
+WHAT_IF = """What if the LLM ran on other hardware? Uncomment a variant: it replaces the observed LLM stage
+and keeps every other stage's observed draws (common random numbers). Kinds and catalogs: docs/.
+[variants.cerebras-wse3]
+description = "The observed turns with the LLM served from wafer-scale SRAM."
+llm = { kind = "wafer", model = "llama-3.3-70b", hardware = "wse-3", prompt_tokens = { low = 500, high = 3000 }, \
+output_tokens = 200, first_phrase_tokens = { low = 6, high = 14 } }"""
+
 
 def _voice_turn(cols: dict[str, list[float]], method: str) -> tuple[dict[str, Any], dict[str, str]]:
     stage = {k: _stage(v, method) for k, v in cols.items()}
@@ -136,7 +143,7 @@ def _voice_turn(cols: dict[str, list[float]], method: str) -> tuple[dict[str, An
         "pipeline.network": "The observed TTFT was timed from the agent server: it already includes the network.",
         "pipeline.llm": "Observed LLM: request -> first token (TTFT)" + (
             ", then first token -> first phrase (text aggregation)." if "first_phrase" in stage else "."
-        ) + "\nSwap it in a variant for a hardware model, e.g. [variants.gpu] llm = { kind = \"llm\", ... }.",
+        ) + "\nWhat if it ran elsewhere: swap it in a variant (example at the end of this file).",
         "pipeline.tts": "Observed TTS: first text -> first audio byte (TTFB).",
         "pipeline.transport": "The trace is server side (audio leaving the agent). Add the path to the listener\n"
                               "to judge voice-to-voice (WebRTC: { kind = \"lognormal\", p50_ms = 60, p95_ms = 150 })",
@@ -203,5 +210,7 @@ def fit(
         f"turns used: {len(turns)}; observed total p50 {p50:.1f} ms, p95 {p95:.1f} ms",
         *(f"source: {t.origin} [{t.format}] anchor: {t.anchor}; total: {t.total}" for t in tables),
     ])
-    return TraceFit(method, doc, dumps(doc, header=header, comments=comments), {"p50_ms": p50, "p95_ms": p95},
+    footer = WHAT_IF if voice else ""
+    return TraceFit(method, doc, dumps(doc, header=header, comments=comments, footer=footer),
+                    {"p50_ms": p50, "p95_ms": p95},
                     len(turns), "voice_turn" if voice else "sequence", origins)

@@ -57,12 +57,18 @@ def _table(path: list[str], table: Mapping[str, Any], comments: Mapping[str, str
             _table([*path, key], value, comments, out)
 
 
-def dumps(doc: Mapping[str, Any], *, header: str = "", comments: Mapping[str, str] | None = None) -> str:
+def dumps(
+    doc: Mapping[str, Any], *, header: str = "", comments: Mapping[str, str] | None = None, footer: str = ""
+) -> str:
     """Write ``doc`` as TOML.
 
     :param header: comment lines for the top of the file.
+    :param footer: comment lines for the end of the file.
     :param comments: dotted table path (``"pipeline.llm"``) -> comment lines above that table.
     """
     out = [f"# {line}".rstrip() for line in header.splitlines()]
     _table([], doc, comments or {}, out)
+    if footer:
+        out.append("")
+        out.extend(f"# {line}".rstrip() for line in footer.splitlines())
     return "\n".join(out).strip("\n") + "\n"
