@@ -38,7 +38,9 @@ def _turn_table(result: TraceCheck) -> Any:
     from rich.table import Table
 
     names = [s for s in (*ON_PATH, *OFF_PATH) if any(s in t.stages_ms for t in result.turns)]
-    table = Table(title="turns (ms; t = 0 at the actual end of speech)", title_justify="left")
+    shown = min(len(result.turns), MAX_TURN_ROWS)
+    more = f"; first {shown} of {len(result.turns)}, all in --format json" if shown < len(result.turns) else ""
+    table = Table(title=f"turns (ms; t = 0 at the actual end of speech{more})", title_justify="left")
     for col in ("file", "turn", "line", *names, "total", ""):
         table.add_column(col, justify="left" if col in ("file", "turn", "") else "right")
     for turn, inc in list(zip(result.turns, result.included, strict=True))[:MAX_TURN_ROWS]:
