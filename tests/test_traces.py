@@ -263,3 +263,17 @@ def test_pipecat_stt_ttfb_before_the_vad_stop_line(tmp_path: Path) -> None:
     table = read_trace(path)
     assert table.anomalies == ()
     assert table.turns[0].stages_ms["asr"] == pytest.approx(150.0)
+
+
+def test_livekit_per_message_metrics_from_the_chat_history() -> None:
+    table = read_trace(DATA / "livekit-history.json")
+    assert table.format == "livekit-history"
+    a0 = table.turns[0]
+    assert a0.stages_ms == {"endpointing": 620.0, "asr": 310.0, "llm_ttft": 520.0, "tts_ttfb": 180.0,
+                            "other": pytest.approx(200.0)}
+    assert a0.total_ms == pytest.approx(1520.0)  # e2e_latency
+    assert [(a.line, a.field, a.turn) for a in table.anomalies] == [
+        (92, "llm_node_ttft", "item_a2"),
+        (140, "end_of_turn_delay", "item_a_greet"),  # a reply with no user turn before it
+    ]
+    assert [t.id for t in table.turns if not t.flagged] == ["item_a0", "item_a1", "item_a3"]
