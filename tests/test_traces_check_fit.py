@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import voicebudget
@@ -197,3 +199,20 @@ def test_fitted_file_carries_a_what_if_variant_that_runs(tmp_path: Path) -> None
     # the observed stages are drawn identically; only the LLM changed
     assert wafer.stage("endpointing").stats.p50_ms == pytest.approx(base.stage("endpointing").stats.p50_ms)
     assert wafer.stage("llm").stats.p50_ms != pytest.approx(base.stage("llm_ttft").stats.p50_ms, rel=0.01)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(st.floats(0, 3000), st.floats(0, 2000), st.floats(0, 500)), min_size=2, max_size=40
+    )
+)
+def test_joint_observed_table_reproduces_linear_percentiles_of_the_totals(
+    rows: list[tuple[float, float, float]],
+) -> None:
+    rows = sorted(rows, key=sum)
+    cols = {name: Observed(table="p", values_ms=tuple(r[i] for r in rows)) for i, name in enumerate("abc")}
+    total = evaluate(Sequence(stages=cols), 60_000, seed=11).total
+    expected = np.percentile([sum(r) for r in rows], [50, 95])
+    spread = max(sum(rows[-1]) - sum(rows[0]), 1.0)
+    np.testing.assert_allclose(np.percentile(total, [50, 95]), expected, atol=0.02 * spread)

@@ -20,6 +20,7 @@ from voicebudget.traces._api import check_traces, fit_traces, read_traces
 from voicebudget.traces._check import TraceCheck, check, usable_turns
 from voicebudget.traces._fit import FIT_METHODS, FitMethod, TraceFit, fit
 from voicebudget.traces._livekit import read_livekit
+from voicebudget.traces._livekit_history import read_livekit_history
 from voicebudget.traces._otel import read_otel
 from voicebudget.traces._pipecat import DEFAULT_STOP_SECS, read_pipecat
 from voicebudget.traces._read import FORMATS, TraceFormat, detect_format, read_trace
@@ -45,6 +46,7 @@ __all__ = [
     "fit",
     "fit_traces",
     "read_livekit",
+    "read_livekit_history",
     "read_otel",
     "read_pipecat",
     "read_trace",
