@@ -131,8 +131,8 @@ def test_stage_over_allocation_fails_the_test(pytester: pytest.Pytester) -> None
     )
     result.stdout.fnmatch_lines(
         [
-            "voice budget exceeded: p95 400.0 ms <= 800.0 ms; llm stage 350.0 ms of it;"
-            " llm p95 350.0 ms > allocation 300.0 ms",
+            "voice budget exceeded: llm p95 350.0 ms > allocation 300.0 ms;"
+            " total p95 400.0 ms <= 800.0 ms; llm stage 350.0 ms of it",
             "  llm * 350.0 * 350.0 * 300.0 * 350.0 * 87.5%  over allocation",
             "  untracked * 50.0 * 50.0 * - * 50.0 * 12.5%",
         ]

@@ -136,8 +136,7 @@ INVALID = {
         "valid number",
     ),
     "p95 < p50": (
-        'name="x"\n[pipeline]\nkind="sequence"\n[pipeline.stages.asr]\n'
-        'kind="lognormal"\np50_ms=247\np95_ms=200\n',
+        'name="x"\n[pipeline]\nkind="sequence"\n[pipeline.stages.asr]\nkind="lognormal"\np50_ms=247\np95_ms=200\n',
         "pipeline.stages.asr.p95_ms",
         "must be >= p50_ms",
     ),
@@ -162,8 +161,7 @@ INVALID = {
         "greater than or equal to 0",
     ),
     "bad budget": (
-        'name="x"\n[budget]\npercentile=120\n[pipeline]\nkind="sequence"\n'
-        'stages.a={kind="fixed",value_ms=1}\n',
+        'name="x"\n[budget]\npercentile=120\n[pipeline]\nkind="sequence"\nstages.a={kind="fixed",value_ms=1}\n',
         "budget.percentile",
         "less than or equal to 100",
     ),
@@ -178,6 +176,16 @@ INVALID = {
         "k = 3 but only 1 stages",
     ),
     "toml syntax": ('name = "x\n', "", "cannot parse"),
+    "infinite ms": (
+        'name="x"\n[pipeline]\nkind="sequence"\n[pipeline.stages.a]\nkind="fixed"\nvalue_ms=inf\n',
+        "pipeline.stages.a.value_ms",
+        "finite number",
+    ),
+    "unknown variant stage": (
+        SIMPLE + '[variants.v]\nnosuch = { kind = "fixed", value_ms = 1 }\n',
+        "variants.v.nosuch",
+        "allowed for kind 'sequence': stages, kind",
+    ),
 }
 
 
@@ -276,3 +284,41 @@ def test_run_plot_writes_a_png(tmp_path: Path) -> None:
     assert result.exit_code == 1  # the default scenario is over budget; the plot is drawn anyway
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert out.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--percentile", "150"], "--percentile: must be a number in (0, 100], got 150.0"),
+        (["--percentile", "0"], "--percentile: must be a number in (0, 100], got 0.0"),
+        (["--budget-ms", "inf"], "--budget-ms: must be a finite number > 0 ms, got inf"),
+        (["--budget-ms", "-1"], "--budget-ms: must be a finite number > 0 ms, got -1.0"),
+        (["--plot", "/nonexistent-folder/x.png"], "folder /nonexistent-folder does not exist"),
+        (["--plot", "out.txt"], "unknown image format '.txt'"),
+        (["--samples", "1000000000000"], "turns fit in half of this machine's memory"),
+    ],
+)
+def test_bad_options_exit_2_naming_the_option(args: list[str], message: str) -> None:
+    result = runner.invoke(app, ["run", *args])
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_allocation_for_a_stage_that_does_not_exist_is_an_error(tmp_path: Path) -> None:
+    path = write(tmp_path, SIMPLE.replace("percentile = 95", "percentile = 95\nstages = { lmm = 300 }"))
+    result = runner.invoke(app, ["run", str(path), "-n", "100"])
+    assert result.exit_code == 2
+    assert f"{path}: budget.stages: allocates ['lmm'] but there is no such stage; stages: ['asr', 'llm']" in (
+        result.stderr
+    )
+
+
+def test_overflowing_values_are_reported_not_averaged(tmp_path: Path) -> None:
+    text = (
+        'name="x"\n[pipeline]\nkind="sequence"\n'
+        'stages.a={kind="fixed",value_ms=1e308}\nstages.b={kind="fixed",value_ms=1e308}\n'
+    )
+    result = runner.invoke(app, ["run", str(write(tmp_path, text)), "-n", "10"])
+    assert result.exit_code == 2
+    assert "10 turns have a non-finite latency" in result.stderr

@@ -61,7 +61,7 @@ class Sampler(Protocol):
 
 
 class _Combinator(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     stages: dict[str, StageSpec] = Field(
         description="Named child stages (distributions, models or combinators); names are unique in a pipeline."
@@ -86,8 +86,9 @@ class Sequence(_Combinator):
 
     def combine(self, children: list[FloatArray], rng: np.random.Generator) -> tuple[FloatArray, NDArray[Any]]:
         total = children[0].copy()
-        for c in children[1:]:
-            total += c
+        with np.errstate(over="ignore"):  # overflow to inf is reported by build_report, by turn count
+            for c in children[1:]:
+                total += c
         return total, np.empty(0, dtype=np.int8)
 
 

@@ -21,7 +21,7 @@ class Budget(BaseModel):
     :param stage_shares: optional per-stage allocations as shares of ``total_ms`` (0 < share <= 1).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     total_ms: float = Field(default=DEFAULT_TOTAL_MS, gt=0, description="Voice-to-voice budget in ms.")
     percentile: float = Field(default=95.0, gt=0, le=100, description="Target percentile, e.g. 95 for p95.")

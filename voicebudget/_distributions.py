@@ -46,7 +46,7 @@ FloatArray = NDArray[np.float64]
 
 
 class _Dist(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     def sample(self, rng: np.random.Generator, n: int) -> FloatArray:  # pragma: no cover - abstract
         """Draw ``n`` samples.

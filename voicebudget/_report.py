@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from voicebudget._budget import Budget
-from voicebudget._errors import BudgetExceeded
+from voicebudget._errors import BudgetExceeded, ModelError, ScenarioError
 
 __all__ = ["LatencyStats", "Report", "StageReport", "build_report"]
 
@@ -152,17 +152,22 @@ class Report:
         raise KeyError(f"no stage {name!r}; stages: {[s.name for s in self.stages]}")
 
     def summary(self) -> str:
-        """One line with the numbers, e.g. ``p95 912.4 ms > 800.0 ms; llm stage 610.2 ms of it``."""
+        """One line with the numbers, what failed first: ``p95 912.4 ms > 800.0 ms; llm stage 610.2 ms
+        of it``, or ``llm p95 480.2 ms > allocation 450.0 ms; total p95 712.0 ms <= 800.0 ms``."""
         label = self.budget.label
         cmp = "<=" if self.slack_ms >= 0 else ">"
-        line = f"{label} {self.total.at_percentile_ms:.1f} ms {cmp} {self.budget.total_ms:.1f} ms"
+        total = f"{label} {self.total.at_percentile_ms:.1f} ms {cmp} {self.budget.total_ms:.1f} ms"
         driver = self.tail_driver
         if driver is not None:
-            line += f"; {driver.name} stage {driver.tail_ms:.1f} ms of it"
-        over = [s for s in self.stages if s.over_allocation]
-        for s in over:
-            line += f"; {s.name} {label} {s.stats.at_percentile_ms:.1f} ms > allocation {s.allocation_ms:.1f} ms"
-        return line
+            total += f"; {driver.name} stage {driver.tail_ms:.1f} ms of it"
+        over = [
+            f"{s.name} {label} {s.stats.at_percentile_ms:.1f} ms > allocation {s.allocation_ms:.1f} ms"
+            for s in self.stages
+            if s.over_allocation
+        ]
+        if over and self.slack_ms >= 0:
+            return "; ".join(over) + f"; total {total}"
+        return "; ".join([total, *over])
 
     def raise_for_budget(self) -> Report:
         """Return ``self`` when within budget.
@@ -228,6 +233,17 @@ def build_report(
     total = np.asarray(total_ms, dtype=np.float64)
     if total.size == 0:
         raise ValueError("no turns to report on")
+    if not np.all(np.isfinite(total)):
+        raise ModelError(
+            f"{name}: {int(np.sum(~np.isfinite(total)))} turns have a non-finite latency (inf or NaN); "
+            "a stage's values are too large to add up (e.g. 1e308 ms)"
+        )
+    unknown = sorted(set(budget.allocations_ms()) - set(stages_ms))
+    if unknown:
+        raise ScenarioError(
+            f"allocates {unknown} but there is no such stage; stages: {list(stages_ms)}",
+            origin=name, field="budget.stages",
+        )
     for key, arr in stages_ms.items():
         if np.shape(arr) != total.shape:
             raise ValueError(f"stage {key!r} has {np.shape(arr)} samples, total has {total.shape}")

@@ -48,7 +48,7 @@ class Scenario(BaseModel):
     :param seed: default seed (``--seed`` overrides it).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     name: str = Field(min_length=1)
     description: str = ""
@@ -216,8 +216,11 @@ def _allowed_fields(doc: Any, parent: list[int | str]) -> str:
 
         from voicebudget._stages import StageSpec  # local: only for the message
 
-        schema = TypeAdapter(StageSpec).json_schema()
-        for definition in schema.get("$defs", {}).values():
+        defs = {
+            **TypeAdapter(StageSpec).json_schema().get("$defs", {}),
+            **TypeAdapter(PipelineSpec).json_schema().get("$defs", {}),
+        }
+        for definition in defs.values():
             kind = definition.get("properties", {}).get("kind", {})
             if kind.get("const") == node["kind"] or kind.get("default") == node["kind"]:
                 return f"; allowed for kind {node['kind']!r}: {', '.join(definition['properties'])}"

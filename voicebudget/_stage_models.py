@@ -20,7 +20,7 @@ FloatArray = NDArray[np.float64]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class TokenRange(_Model):

@@ -50,7 +50,7 @@ class VoiceTurn(BaseModel):
     :param transport: server to the listener's ear: network, jitter buffer, playout, ms.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     kind: Literal["voice_turn"] = "voice_turn"
     commit: Literal["vad", "stt"] = "vad"

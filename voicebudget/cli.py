@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
@@ -53,8 +54,12 @@ class TableOrJson(StrEnum):
 
 SamplesOpt = Annotated[int | None, typer.Option("--samples", "-n", min=1, help="Simulated turns per variant.")]
 SeedOpt = Annotated[int | None, typer.Option("--seed", min=0, help="Random seed (recorded in the output).")]
-BudgetOpt = Annotated[float | None, typer.Option("--budget-ms", help="Voice-to-voice budget in ms (default 800).")]
-PercentileOpt = Annotated[float | None, typer.Option("--percentile", help="Target percentile (default 95).")]
+BudgetOpt = Annotated[
+    float | None, typer.Option("--budget-ms", help="Budget in ms (default: the file's [budget], else 800).")
+]
+PercentileOpt = Annotated[
+    float | None, typer.Option("--percentile", help="Target percentile (default: the file's, else 95).")
+]
 
 
 def fail(message: str, code: int = EXIT_INVALID) -> NoReturn:
@@ -85,8 +90,25 @@ def budget_override(base: Budget, budget_ms: float | None, percentile: float | N
         return base
     try:
         return Budget.model_validate({**base.model_dump(), **update})
-    except ValueError as exc:
-        fail(f"--budget-ms must be > 0 and --percentile in (0, 100]: {exc}".splitlines()[0])
+    except ValidationError as exc:
+        option = {"total_ms": "--budget-ms", "percentile": "--percentile"}
+        err = exc.errors()[0]
+        name = option.get(str(err["loc"][0]), str(err["loc"][0]))
+        allowed = "a finite number > 0 ms" if name == "--budget-ms" else "a number in (0, 100]"
+        fail(f"{name}: must be {allowed}, got {err['input']!r} ({err['msg']})")
+
+
+PLOT_SUFFIXES = (".png", ".pdf", ".svg", ".jpg", ".jpeg")
+
+
+def check_plot_path(path: Path | None) -> None:
+    """Refuse a ``--plot`` target before any work: its folder must exist and the format be known."""
+    if path is None:
+        return
+    if path.suffix.lower() not in PLOT_SUFFIXES:
+        fail(f"--plot {path}: unknown image format {path.suffix!r}; allowed: {', '.join(PLOT_SUFFIXES)}")
+    if not path.parent.is_dir():
+        fail(f"--plot {path}: folder {path.parent} does not exist")
 
 
 def default_scenario_path() -> Path:
@@ -118,12 +140,18 @@ def run(
     Exit code 0 when every variant is within budget, 1 when any is over, 2 on invalid input.
     """
     paths = scenarios or [default_scenario_path()]
+    check_plot_path(plot)
     results = []
     with user_errors():
         for path in paths:
             scenario = load_scenario(path)
             budget = budget_override(scenario.budget, budget_ms, percentile)
-            results.append(simulate(scenario, samples=samples, seed=seed, budget=budget))
+            try:
+                results.append(simulate(scenario, samples=samples, seed=seed, budget=budget))
+            except ScenarioError as exc:  # raised while judging: name the file it came from
+                raise ScenarioError(exc.detail, origin=str(path), field=exc.field) from None
+            except ModelError as exc:
+                raise ModelError(f"{path}: {exc}") from None
     if plot is not None:
         _plot_run(results, plot)
     _render_runs(results, fmt)
@@ -337,6 +365,7 @@ def council_cmd(
 
     Exit code 0 within budget, 1 over budget, 2 on an invalid file.
     """
+    check_plot_path(plot)
     from voicebudget.councils import run_council
 
     with user_errors():
@@ -358,7 +387,7 @@ def council_cmd(
 
 @app.command("tune")
 def tune_cmd(
-    file: Annotated[Path, typer.Argument(help="Council file with a [search] table, e.g. councils/tune-intent.toml.")],
+    file: Annotated[Path, typer.Argument(help=r"Council file with a \[search] table, e.g. councils/tune-intent.toml.")],
     scenario: Annotated[
         Path | None,
         typer.Option("--scenario", help="Judge voice-to-voice latency with the council as this scenario's LLM."),

@@ -69,7 +69,7 @@ class ReplyCache(BaseModel):
     :param conversation_turns: ``T``, turns per conversation for the per-conversation rates.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     kind: Literal["reply_cache"] = "reply_cache"
     hit_rate: float = Field(ge=0, le=1)
@@ -113,7 +113,7 @@ class Preemptive(BaseModel):
     :param speculative_tts: TTS also runs on the speculative reply (extra TTS calls).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     kind: Literal["preemptive"] = "preemptive"
     stage: StageSpec

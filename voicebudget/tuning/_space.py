@@ -41,7 +41,7 @@ Configuration = dict[str, Any]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class MemberChoice(_Model):
@@ -104,7 +104,7 @@ class SearchSpace(_Model):
     aggregator_spec: Aggregator | None = Field(default=None, alias="aggregator_config")
     cache_spec: CacheSpec | None = Field(default=None, alias="cache_config")
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
     @model_validator(mode="after")
     def _needs(self) -> SearchSpace:
