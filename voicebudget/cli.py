@@ -192,7 +192,7 @@ def infer(
     model: Annotated[str, typer.Option("--model", "-m", help="Model id (see `voicebudget models`).")],
     hardware: Annotated[str, typer.Option("--hardware", "-H", help="Hardware id (see `voicebudget hardware`).")],
     chips: Annotated[int | None, typer.Option("--chips", min=1, help="Chips (default: the fewest that fit).")] = None,
-    tp: Annotated[int | None, typer.Option("--tp", min=1, help="Tensor-parallel group size.")] = None,
+    tp: Annotated[int | None, typer.Option("--tp", min=1, help="Tensor-parallel size (splits the heads).")] = None,
     precision: Annotated[
         str | None, typer.Option("--precision", help="Weights: bf16, fp16, fp8, fp4 (default: native).")
     ] = None,
@@ -206,7 +206,8 @@ def infer(
 ) -> None:
     """Predict TTFT, TPOT, throughput and cost of a model on hardware (docs/inference.md).
 
-    Exit code 2 when the model does not fit the chips (the message names the gap).
+    Exit code 2 when the model does not fit the chips (the message names the gap), when prompt + output
+    tokens exceed the model's context, or when --tp does not split the attention heads.
     """
     from voicebudget.inference import ChipPrice, Deployment, Workload, estimate_inference
     from voicebudget.inference._render import render_inference

@@ -114,6 +114,9 @@ class ModelArch(_Frozen):
     :param native_precision: the precision of the released weights.
     :param native_expert_precision: released precision of the routed experts when it differs
         (gpt-oss ships MXFP4 experts).
+    :param max_context_tokens: the longest sequence (prompt + output tokens) the model is released
+        for, from its ``config.json`` ``max_position_embeddings`` (the source says which variant);
+        ``None`` (the default for user-defined models): not checked.
     """
 
     id: str = Field(min_length=1)
@@ -130,6 +133,7 @@ class ModelArch(_Frozen):
     moe_layers: int | None = Field(default=None, ge=1)
     native_precision: Precision = "bf16"
     native_expert_precision: Precision | None = None
+    max_context_tokens: int | None = Field(default=None, ge=1)
     source: str = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -168,6 +172,21 @@ class ModelArch(_Frozen):
     def routed_params(self) -> float:
         """All routed-expert parameters."""
         return self.expert_params * self.n_moe_layers * (self.experts or 0)
+
+    def tensor_parallel_options(self, limit: int | None = None) -> list[int]:
+        """Tensor-parallel degrees this model splits into, ascending (up to ``limit`` when given).
+
+        A degree ``tp`` must divide the query heads, and either divide the KV heads or be a multiple
+        of them (each KV head is then replicated on ``tp / kv_heads`` chips): the rule vLLM's
+        attention layers assert (vllm/model_executor/models/llama.py, ``LlamaAttention``).
+        """
+        return [t for t in range(1, self.q_heads + 1)
+                if self.q_heads % t == 0 and (self.kv_heads % t == 0 or t % self.kv_heads == 0)
+                and (limit is None or t <= limit)]
+
+    def kv_replication(self, tp: int) -> float:
+        """Copies of each KV head a tensor-parallel group of ``tp`` chips holds: ``max(1, tp / kv_heads)``."""
+        return max(1.0, tp / self.kv_heads)
 
     def kv_elements_per_token(self) -> float:
         """KV-cache elements per token across all layers: ``2 * layers * kv_heads * head_dim``."""
@@ -248,27 +267,41 @@ MODELS: dict[str, ModelArch] = {
     m.id: m
     for m in (
         _m(id="llama-3.1-8b", name="Llama-3.1-8B", total_params=8.03e9, active_params=8.03e9, layers=32,
-           d_model=4096, q_heads=32, kv_heads=8, head_dim=128, source="meta-llama/Llama-3.1-8B config.json"),
+           d_model=4096, q_heads=32, kv_heads=8, head_dim=128, max_context_tokens=131072,
+           source="meta-llama/Llama-3.1-8B config.json (max_position_embeddings 131072)"),
         _m(id="llama-3.1-70b", name="Llama-3.1-70B", total_params=70.6e9, active_params=70.6e9, layers=80,
            d_model=8192, q_heads=64, kv_heads=8, head_dim=128,
-           source="meta-llama/Llama-3.1-70B config.json (Llama-3.3-70B: same architecture)"),
+           max_context_tokens=131072,
+           source="meta-llama/Llama-3.1-70B config.json (max_position_embeddings 131072; "
+                  "Llama-3.3-70B: same architecture and context)"),
         _m(id="llama-3.1-405b", name="Llama-3.1-405B", total_params=405.9e9, active_params=405.9e9, layers=126,
-           d_model=16384, q_heads=128, kv_heads=8, head_dim=128, source="meta-llama/Llama-3.1-405B config.json"),
+           d_model=16384, q_heads=128, kv_heads=8, head_dim=128, max_context_tokens=131072,
+           source="meta-llama/Llama-3.1-405B config.json (max_position_embeddings 131072)"),
         _m(id="llama-2-7b", name="Llama-2-7B", total_params=6.74e9, active_params=6.74e9, layers=32,
            d_model=4096, q_heads=32, kv_heads=32, head_dim=128,
-           source="meta-llama/Llama-2-7b-hf config.json (6.74e9 parameters, multi-head attention)"),
+           max_context_tokens=4096,
+           source="meta-llama/Llama-2-7b-hf config.json (6.74e9 parameters, multi-head attention, "
+                  "max_position_embeddings 4096)"),
         _m(id="llama-2-70b", name="Llama-2-70B", total_params=69e9, active_params=69e9, layers=80,
-           d_model=8192, q_heads=64, kv_heads=8, head_dim=128, source="meta-llama/Llama-2-70b-hf config.json"),
+           d_model=8192, q_heads=64, kv_heads=8, head_dim=128, max_context_tokens=4096,
+           source="meta-llama/Llama-2-70b-hf config.json (max_position_embeddings 4096)"),
         _m(id="glm-4.7", name="GLM-4.7", total_params=358e9, active_params=32e9, layers=92, d_model=5120,
            q_heads=96, kv_heads=8, head_dim=128, experts=160, experts_per_token=8, moe_layers=89,
-           source="NVIDIA Megatron-Bridge glm45.md; Cerebras GLM-4.7 migration notes (3 dense + 89 MoE layers)"),
+           max_context_tokens=202752,
+           source="NVIDIA Megatron-Bridge glm45.md; Cerebras GLM-4.7 migration notes (3 dense + 89 MoE layers); "
+                  "context: zai-org/GLM-4.7 config.json max_position_embeddings 202752 (docs.z.ai GLM-4.7: "
+                  "200K; deepinfra.com/zai-org/GLM-4.7: 202,752)"),
         _m(id="gpt-oss-120b", name="gpt-oss-120b", total_params=116.8e9, active_params=5.1e9, layers=36,
            d_model=2880, q_heads=64, kv_heads=8, head_dim=64, experts=128, experts_per_token=4,
            native_expert_precision="fp4",
-           source="openai/gpt-oss-120b config.json (MXFP4 expert weights; sliding-window layers not modelled)"),
+           max_context_tokens=131072,
+           source="openai/gpt-oss-120b config.json (MXFP4 expert weights; sliding-window layers not modelled; "
+                  "max_position_embeddings 131072)"),
         _m(id="qwen3-235b-a22b", name="Qwen3-235B-A22B", total_params=235e9, active_params=22e9, layers=94,
            d_model=4096, q_heads=64, kv_heads=4, head_dim=128, experts=128, experts_per_token=8,
-           source="Qwen/Qwen3-235B-A22B config.json"),
+           max_context_tokens=32768,
+           source="Qwen/Qwen3-235B-A22B config.json; context: the model card's native 32,768 tokens "
+                  "(131,072 needs YaRN rope scaling, off by default: define the model inline to use it)"),
     )
 }
 """Model-architecture catalog by id."""

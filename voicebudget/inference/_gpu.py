@@ -12,6 +12,7 @@ tokens (chunked prefill of other users' prompts) on ``tp`` tensor-parallel chips
 ``weights_read`` of a mixture-of-experts model counts the distinct experts the step's tokens touch,
 ``E * (1 - (1 - k/E)^n)`` per MoE layer. ``T_collectives`` is two ring all-reduces per layer across
 the tensor-parallel group, ``2 * layers * (latency + 2 (tp-1)/tp * tokens * d_model * 2 B / link)``.
+KV heads fewer than ``tp`` are replicated (``tp / kv_heads`` copies: more KV bytes to hold and read).
 Pipeline stages add one hop each; they do not cut a single user's latency (the weight term uses the
 ``tp`` chips of one stage) but they do add throughput (compute and KV terms use all chips).
 
@@ -65,6 +66,12 @@ class GPUPlan:
         peak = self.hardware.flops_per_s(self.compute_precision)
         low = peak > self.hardware.bf16_flops_per_s
         return peak * (self.cal.low_precision_compute_efficiency if low else self.cal.compute_efficiency)
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        """KV-cache bytes per token across the tensor-parallel group, KV heads replicated when
+        ``tp > kv_heads`` (each chip holds whole KV heads, as vLLM and TensorRT-LLM do)."""
+        return kv_bytes_per_token(self.model, self.kv_precision) * self.model.kv_replication(self.tp)
 
     @property
     def bandwidth(self) -> float:
@@ -136,7 +143,7 @@ def decode_step(plan: GPUPlan, decode_tokens: float, context_tokens: float, pref
     n = decode_tokens + prefill_tokens
     weights = 1e3 * weights_read_bytes(m, plan.precision, n / plan.pp) / (plan.tp * plan.bandwidth)
     compute = 1e3 * 2.0 * m.active_params * n / (chips * plan.peak_flops)
-    kv = 1e3 * decode_tokens * context_tokens * kv_bytes_per_token(m, plan.kv_precision) / (chips * plan.bandwidth)
+    kv = 1e3 * decode_tokens * context_tokens * plan.kv_bytes_per_token / (chips * plan.bandwidth)
     attn_flops = 4.0 * m.layers * m.q_heads * m.head_dim * (decode_tokens * context_tokens
                                                             + prefill_tokens * prefill_context)
     attention = 1e3 * attn_flops / (chips * plan.peak_flops)
@@ -175,7 +182,7 @@ def prefill_ms(plan: GPUPlan, prompt_tokens: float, chunk_tokens: float, others_
         n = c + others_decoding
         weights = 1e3 * weights_read_bytes(m, plan.precision, n) / (plan.tp * plan.bandwidth)
         compute = 1e3 * 2.0 * m.active_params * n / (flops_chips * plan.peak_flops)
-        kv = 1e3 * others_decoding * others_context * kv_bytes_per_token(m, plan.kv_precision) / (
+        kv = 1e3 * others_decoding * others_context * plan.kv_bytes_per_token / (
             plan.chips_per_replica * plan.bandwidth)
         total += max(weights, compute) + kv + _overhead_ms(plan) + _collectives_ms(plan, n)
     attn_flops = 2.0 * m.layers * m.q_heads * m.head_dim * prompt_tokens * prompt_tokens
@@ -185,7 +192,7 @@ def prefill_ms(plan: GPUPlan, prompt_tokens: float, chunk_tokens: float, others_
 def memory_need(plan: GPUPlan, concurrency_per_replica: int, context_tokens: int) -> MemoryUse:
     """Weights + KV cache of one replica vs its usable memory (``capacity_bytes`` before utilisation)."""
     w = total_weights_bytes(plan.model, plan.precision)
-    kv = concurrency_per_replica * context_tokens * kv_bytes_per_token(plan.model, plan.kv_precision)
+    kv = concurrency_per_replica * context_tokens * plan.kv_bytes_per_token
     return MemoryUse(weights_bytes=w, kv_cache_bytes=kv,
                      capacity_bytes=plan.chips_per_replica * plan.hardware.memory_bytes)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from voicebudget._errors import ModelError
-from voicebudget.inference._catalog import ChipPrice, Hardware, ModelArch, get_hardware, get_model
+from voicebudget.inference._catalog import PRECISION_BYTES, ChipPrice, Hardware, ModelArch, get_hardware, get_model
 from voicebudget.inference._gpu import GPUPlan, check_fits, decode_step, memory_need, prefill_ms
 from voicebudget.inference._speculative import SpeculativeDecoding
 from voicebudget.inference._types import Deployment, GPUCalibration, InferenceResult, Workload
@@ -51,16 +51,48 @@ def estimate_inference(
     :param price: $/chip-hour overriding the catalog's (needed for a cost on hardware without one).
     :param calibration: the fitted GPU constants.
     :returns: the frozen :class:`InferenceResult` (times in ms).
-    :raises ModelError: unknown ids, an impossible parallel layout, or weights + KV cache that do not
-        fit the chips (the message names the gap and the chip count that would fit).
+    :raises ModelError: unknown ids; prompt + output tokens beyond the model's maximum context; a
+        tensor-parallel degree that does not split the attention heads or another impossible parallel
+        layout; weights + KV cache that do not fit the chips (the message names the gap and the chip
+        count that would fit).
     """
     m, hw = get_model(model), get_hardware(hardware)
     dep, wl = deployment or Deployment(), workload or Workload()
+    _check_context(m, wl)
     if hw.memory_kind == "sram":
         result = _estimate_wafer(m, hw, dep, wl)
     else:
         result = _estimate_gpu(m, hw, dep, wl, calibration)
+    alias = model.strip().lower() if isinstance(model, str) else None
+    if alias is not None and alias != m.id:
+        result = result.model_copy(update={"model_alias": alias})
     return _finish(result, speculative, price or hw.price)
+
+
+def _check_context(m: ModelArch, wl: Workload) -> None:
+    """Refuse a request longer than the model's maximum context (no check when it is not given)."""
+    limit, total = m.max_context_tokens, wl.prompt_tokens + wl.output_tokens
+    if limit is None or total <= limit:
+        return
+    room = limit - wl.output_tokens
+    hint = (f"; with {wl.output_tokens:,} output tokens the prompt can be at most {room:,} tokens" if room > 0
+            else "; the output alone exceeds it")
+    raise ModelError(
+        f"prompt {wl.prompt_tokens:,} + output {wl.output_tokens:,} = {total:,} tokens exceeds {m.name}'s maximum "
+        f"context of {limit:,} tokens (max_context_tokens, from its config.json max_position_embeddings){hint}"
+    )
+
+
+def _check_tp(m: ModelArch, hw: Hardware, tp: int) -> None:
+    """Refuse a tensor-parallel degree beyond the scale-up domain or one that does not split the heads."""
+    if tp > hw.max_tensor_parallel:
+        raise ModelError(f"tensor_parallel {tp} exceeds {hw.name}'s scale-up domain of {hw.max_tensor_parallel} chips")
+    options = m.tensor_parallel_options()
+    if tp not in options:
+        raise ModelError(
+            f"tensor_parallel {tp} does not split {m.name}'s attention: tp must divide {m.q_heads} query heads "
+            f"(and divide, or be a multiple of, its {m.kv_heads} KV heads): {', '.join(map(str, options))}"
+        )
 
 
 def _precisions(m: ModelArch, dep: Deployment) -> tuple[str | None, str, str]:
@@ -70,9 +102,9 @@ def _precisions(m: ModelArch, dep: Deployment) -> tuple[str | None, str, str]:
     return dep.precision, reported, kv
 
 
-def _tp_candidates(hw: Hardware) -> list[int]:
-    out = [t for t in (1, 2, 4, 8, 16, 32, 64) if t < hw.max_tensor_parallel]
-    return [*out, hw.max_tensor_parallel]
+def _tp_candidates(m: ModelArch, hw: Hardware) -> list[int]:
+    """Valid tensor-parallel degrees within one scale-up domain, ascending (1 is always valid)."""
+    return m.tensor_parallel_options(hw.max_tensor_parallel)
 
 
 def _plan(m: ModelArch, hw: Hardware, dep: Deployment, cal: GPUCalibration, tp: int, pp: int,
@@ -87,7 +119,7 @@ def _fits(plan: GPUPlan, dep: Deployment, wl: Workload) -> bool:
 
 
 def _fewest(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal: GPUCalibration) -> GPUPlan | None:
-    tps = [dep.tensor_parallel] if dep.tensor_parallel else _tp_candidates(hw)
+    tps = [dep.tensor_parallel] if dep.tensor_parallel else _tp_candidates(m, hw)
     options = sorted(((tp * pp, tp, pp) for tp in tps for pp in range(1, MAX_PIPELINE_STAGES + 1)
                       if pp == 1 or tp == tps[-1]), key=lambda x: (x[0], -x[1]))
     for _, tp, pp in options:
@@ -101,6 +133,8 @@ def _fewest(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal: GPUC
 
 def _resolve_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload,
                  cal: GPUCalibration) -> tuple[GPUPlan, bool]:
+    if dep.tensor_parallel is not None:
+        _check_tp(m, hw, dep.tensor_parallel)
     if dep.chips is None:
         plan = _fewest(m, hw, dep, wl, cal)
         if plan is None:
@@ -108,9 +142,7 @@ def _resolve_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload,
                              f"of {hw.max_tensor_parallel} chips")
         return plan, True
     chips = dep.chips
-    tp = dep.tensor_parallel or min(chips, hw.max_tensor_parallel)
-    if tp > hw.max_tensor_parallel:
-        raise ModelError(f"tensor_parallel {tp} exceeds {hw.name}'s scale-up domain of {hw.max_tensor_parallel} chips")
+    tp = dep.tensor_parallel or max(t for t in _tp_candidates(m, hw) if chips % t == 0)
     if chips % tp:
         raise ModelError(f"chips ({chips}) must be a multiple of tensor_parallel ({tp})")
     pps = [dep.pipeline_parallel] if dep.pipeline_parallel else [d for d in range(1, chips // tp + 1)
@@ -144,7 +176,8 @@ def _estimate_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal
     use = memory_need(plan, conc, wl.prompt_tokens + wl.output_tokens)
     n_chips = plan.tp * plan.pp * plan.replicas
     notes: tuple[str, ...] = (f"chips not given: the fewest that fit ({n_chips})",) if chosen else ()
-    notes += _precision_notes(m, dep)
+    notes += _layout_notes(m, hw, dep, plan)
+    notes += _precision_notes(m, hw, dep)
     return InferenceResult(
         kind="gpu", model=m.id, hardware=hw.id, precision=reported, kv_precision=kv,
         chips=plan.chips_per_replica * plan.replicas, tensor_parallel=plan.tp, pipeline_parallel=plan.pp,
@@ -172,7 +205,7 @@ def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload) -
     notes: tuple[str, ...] = ()
     if dep.chips is None:
         notes = (f"chips not given: the fewest whose SRAM holds the model ({chips})",)
-    notes += _precision_notes(m, dep)
+    notes += _precision_notes(m, hw, dep)
     return InferenceResult(
         kind="wafer", model=m.id, hardware=hw.id, precision=reported, kv_precision=kv,
         chips=chips, tensor_parallel=1, pipeline_parallel=chips, replicas=1, chips_chosen=dep.chips is None,
@@ -183,10 +216,29 @@ def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload) -
     )
 
 
-def _precision_notes(m: ModelArch, dep: Deployment) -> tuple[str, ...]:
+def _layout_notes(m: ModelArch, hw: Hardware, dep: Deployment, plan: GPUPlan) -> tuple[str, ...]:
+    out: tuple[str, ...] = ()
+    if dep.chips is not None and dep.tensor_parallel is None and plan.tp < min(dep.chips, hw.max_tensor_parallel):
+        out += (f"tp {plan.tp}: the largest degree that divides {dep.chips} chips and splits {m.q_heads} query / "
+                f"{m.kv_heads} KV heads; the rest as {plan.pp} pipeline stage(s) x {plan.replicas} replica(s)",)
+    if plan.tp > m.kv_heads:
+        out += (f"tp {plan.tp} > {m.kv_heads} KV heads: each KV head replicated on {plan.tp // m.kv_heads} chips "
+                f"(KV cache x{plan.tp // m.kv_heads})",)
+    return out
+
+
+def _precision_notes(m: ModelArch, hw: Hardware, dep: Deployment) -> tuple[str, ...]:
+    out: tuple[str, ...] = ()
     if dep.precision is None and m.native_expert_precision not in (None, m.native_precision):
-        return (f"released weights: routed experts {m.native_expert_precision}, the rest {m.native_precision}",)
-    return ()
+        out += (f"released weights: routed experts {m.native_expert_precision}, the rest {m.native_precision}",)
+    rate = {"fp8": hw.fp8_flops_per_s, "fp4": hw.fp4_flops_per_s}
+    if dep.precision in rate and rate[dep.precision] is None:
+        runs_at = "fp8" if dep.precision == "fp4" and hw.fp8_flops_per_s is not None else "bf16"
+        kv = dep.kv_precision or "fp8"
+        out += (f"{hw.name} lists no {dep.precision} FLOP/s (no {dep.precision} tensor cores): modelled as "
+                f"weight-only {dep.precision}: weights read at {PRECISION_BYTES[dep.precision]:g} byte(s) per "
+                f"parameter and the KV cache at {PRECISION_BYTES[kv]:g}, GEMMs at the {runs_at} rate",)
+    return out
 
 
 def _finish(r: InferenceResult, spec: SpeculativeDecoding | None, price: ChipPrice | None) -> InferenceResult:

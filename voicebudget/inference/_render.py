@@ -36,7 +36,8 @@ def model_rows() -> list[dict[str, Any]]:
             "id": m.id, "name": m.name, "aliases": aliases.get(m.id, []), "total_params": m.total_params,
             "active_params": m.active_params, "layers": m.layers, "d_model": m.d_model, "kv_heads": m.kv_heads,
             "experts": m.experts, "experts_per_token": m.experts_per_token,
-            "native_precision": m.native_precision, "source": m.source,
+            "native_precision": m.native_precision, "max_context_tokens": m.max_context_tokens,
+            "source": m.source,
         }
         for m in MODELS.values()
     ]
@@ -56,18 +57,21 @@ def render_catalog(kind: str) -> Table:
                       _g(r["memory_bandwidth_bytes_per_s"], 1e12, "{:g}"), _g(r["bf16_flops_per_s"], 1e12),
                       _g(r["fp8_flops_per_s"], 1e12), _g(r["usd_per_chip_hour"], 1, "{:.2f}"))
         return t
-    t = Table("id", "params B", "active B", "layers", "kv heads", "experts", "aliases", title="Models")
+    t = Table("id", "params B", "active B", "layers", "kv heads", "max ctx", "experts", "aliases", title="Models")
     t.columns[0].no_wrap = True
+    t.columns[-1].overflow = "fold"  # ids have no spaces: fold them over lines rather than cut them with "..."
     for r in model_rows():
-        experts = f"{r['experts']} (top {r['experts_per_token']})" if r["experts"] else "dense"
+        experts = f"{r['experts']} top {r['experts_per_token']}" if r["experts"] else "dense"
+        ctx = "-" if r["max_context_tokens"] is None else f"{r['max_context_tokens'] / 1024:g}k"
         t.add_row(r["id"], f"{r['total_params'] / 1e9:.1f}", f"{r['active_params'] / 1e9:.1f}",
-                  str(r["layers"]), str(r["kv_heads"]), experts, ", ".join(r["aliases"]))
+                  str(r["layers"]), str(r["kv_heads"]), ctx, experts, "\n".join(r["aliases"]))
     return t
 
 
 def render_inference(r: InferenceResult) -> Table:
     """One prediction as a two-column table."""
-    t = Table("", "", title=f"{r.model} on {r.chips} x {r.hardware} ({r.precision})", show_header=False)
+    model = r.model if r.model_alias is None else f"{r.model_alias} (same architecture as {r.model})"
+    t = Table("", "", title=f"{model} on {r.chips} x {r.hardware} ({r.precision})", show_header=False)
     cost = "-" if r.cost_per_million_output_tokens is None else f"${r.cost_per_million_output_tokens:.2f}"
     price = (f"${r.price.usd_per_chip_hour:.2f}/chip-hour ({r.price.source})" if r.price
              else "no public per-chip price (--price-per-chip-hour)")

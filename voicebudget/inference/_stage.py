@@ -121,7 +121,8 @@ class GPUStage(_ModelledStage):
 
     :param model: catalog id (``llama-3.1-70b``) or an inline :class:`ModelArch` table.
     :param hardware: catalog id (``h100-sxm``) or an inline :class:`Hardware` table.
-    :param chips: chips (default: the fewest that fit); ``tensor_parallel`` defaults to them all.
+    :param chips: chips (default: the fewest that fit); ``tensor_parallel`` defaults to the largest degree
+        that divides them and splits the attention heads (see :class:`Deployment`).
     :param concurrency: requests in flight on the deployment (the batch policy).
     :param prompt_tokens: prompt per turn (int, ``{low, high}`` or observed counts).
     :param output_tokens: mean reply length (sets other users' prefill load per step).

@@ -23,7 +23,9 @@ class Deployment(_Frozen):
 
     :param chips: chips in the deployment; ``None``: the fewest the model fits on (with tensor
         parallelism up to the hardware's NVLink domain, then pipeline stages).
-    :param tensor_parallel: chips per tensor-parallel group; ``None``: ``min(chips, max_tensor_parallel)``.
+    :param tensor_parallel: chips per tensor-parallel group; it must split the attention heads
+        (:meth:`ModelArch.tensor_parallel_options`). ``None``: the largest valid degree that divides
+        ``chips`` within the hardware's scale-up domain (the rest become pipeline stages or replicas).
     :param pipeline_parallel: pipeline stages; ``None``: the fewest that fit. Chips left over after
         ``tensor_parallel x pipeline_parallel`` become data-parallel replicas sharing the load.
     :param precision: weight precision; ``None``: the model's native precision.
@@ -106,10 +108,14 @@ class InferenceResult(_Frozen):
     :ivar cost_per_million_output_tokens: US dollars, from ``price`` (``None`` without a price).
     :ivar bound: what limits the decode step.
     :ivar chips_chosen: ``True`` when the tool picked the fewest chips that fit.
+    :ivar model_alias: the id the caller asked for when it is an alias of ``model``
+        (``llama-3.3-70b`` for ``llama-3.1-70b``), else ``None``.
+    :ivar notes: what the tool chose or assumed for this prediction, one sentence each.
     """
 
     kind: Literal["gpu", "wafer"]
     model: str
+    model_alias: str | None = None
     hardware: str
     precision: Precision
     kv_precision: Precision

@@ -1,0 +1,198 @@
+"""Inference refusals and honesty: context limits, tensor-parallel splits, weight-only low precision,
+aliases in the output, catalog tables that fold rather than cut (review findings on issue 3)."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+
+import pytest
+from typer.testing import CliRunner
+
+import voicebudget as vb
+from voicebudget.cli import app
+
+runner = CliRunner()
+
+LLAMA70 = ["infer", "--model", "llama-3.3-70b", "--hardware", "h100-sxm"]
+
+
+def _refused(args: list[str]) -> str:
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit)
+    return " ".join(res.output.split())  # undo the console's line wrapping
+
+
+def _json(args: list[str]) -> dict:  # type: ignore[type-arg]
+    res = runner.invoke(app, [*args, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)  # type: ignore[no-any-return]
+
+
+# ---------------------------------------------------------------- 1. maximum context
+
+
+def test_catalog_context_lengths() -> None:
+    # config.json max_position_embeddings of each release (Qwen3: native, without YaRN)
+    want = {"llama-3.1-8b": 131072, "llama-3.1-70b": 131072, "llama-3.1-405b": 131072, "llama-2-7b": 4096,
+            "llama-2-70b": 4096, "glm-4.7": 202752, "gpt-oss-120b": 131072, "qwen3-235b-a22b": 32768}
+    assert {k: m.max_context_tokens for k, m in vb.MODELS.items()} == want
+    for m in vb.MODELS.values():
+        assert "max_position_embeddings" in m.source or "native 32,768" in m.source
+
+
+def test_cli_refuses_a_prompt_beyond_the_context() -> None:
+    out = _refused([*LLAMA70, "--prompt-tokens", "10000000"])
+    assert "10,000,200 tokens exceeds Llama-3.1-70B's maximum context of 131,072 tokens" in out
+    assert "the prompt can be at most 130,872 tokens" in out
+
+
+def test_context_limit_is_prompt_plus_output() -> None:
+    ok = vb.estimate_inference("llama-2-7b", "a100-80gb", workload=vb.Workload(prompt_tokens=3896, output_tokens=200))
+    assert ok.prompt_tokens + ok.output_tokens == 4096
+    with pytest.raises(vb.ModelError, match=r"3,897 \+ output 200 = 4,097 tokens exceeds .*4,096"):
+        vb.estimate_inference("llama-2-7b", "a100-80gb", workload=vb.Workload(prompt_tokens=3897, output_tokens=200))
+    with pytest.raises(vb.ModelError, match="the output alone exceeds it"):
+        vb.estimate_inference("llama-2-70b", "groq-lpu", workload=vb.Workload(prompt_tokens=1, output_tokens=4096))
+
+
+def _tiny(**kw: object) -> vb.ModelArch:
+    return vb.ModelArch.model_validate(
+        {"id": "tiny", "name": "Tiny", "total_params": 1e8, "active_params": 1e8, "layers": 2, "d_model": 256,
+         "q_heads": 4, "kv_heads": 1, "head_dim": 64, "source": "test", **kw})
+
+
+def test_inline_model_context_is_optional() -> None:
+    long = vb.Workload(prompt_tokens=200_000, output_tokens=10)
+    assert vb.estimate_inference(_tiny(), "h200", workload=long).prompt_tokens == 200_000  # no limit: no check
+    with pytest.raises(vb.ModelError, match="Tiny's maximum context of 1,000 tokens"):
+        vb.estimate_inference(_tiny(max_context_tokens=1000), "h200", workload=long)
+
+
+SCENARIO = """
+name = "ctx"
+[pipeline]
+kind = "sequence"
+[pipeline.stages.llm]
+kind = "gpu"
+model = "llama-2-70b"
+hardware = "h200"
+prompt_tokens = 5000
+"""
+
+
+def test_scenario_context_error_names_the_field() -> None:
+    with pytest.raises(vb.ScenarioError, match=r"ctx.toml: pipeline.stages.llm.*maximum context of 4,096"):
+        vb.parse_scenario(tomllib.loads(SCENARIO), origin="ctx.toml")
+
+
+# ---------------------------------------------------------------- 2. tensor parallelism
+
+
+def test_tensor_parallel_options_follow_the_heads() -> None:
+    assert vb.MODELS["llama-3.1-70b"].tensor_parallel_options() == [1, 2, 4, 8, 16, 32, 64]
+    # 96 query / 8 KV heads: 3, 6, 12 divide the query heads but neither divide nor are multiples of 8
+    assert vb.MODELS["glm-4.7"].tensor_parallel_options() == [1, 2, 4, 8, 16, 24, 32, 48, 96]
+    assert vb.MODELS["qwen3-235b-a22b"].tensor_parallel_options(8) == [1, 2, 4, 8]
+
+
+def test_cli_refuses_tp_that_does_not_split_the_heads() -> None:
+    out = _refused([*LLAMA70, "--tp", "3", "--chips", "3"])
+    assert "tp must divide 64 query heads" in out
+    assert "1, 2, 4, 8, 16, 32, 64" in out
+
+
+def test_chips_without_tp_pick_a_valid_split() -> None:
+    doc = _json([*LLAMA70, "--chips", "3"])
+    assert (doc["tensor_parallel"], doc["pipeline_parallel"], doc["replicas"], doc["chips"]) == (1, 3, 1, 3)
+    assert any("tp 1: the largest degree that divides 3 chips" in n for n in doc["notes"])
+    six = _json([*LLAMA70, "--chips", "6"])  # tp 2 divides 6 and 64; 141.2 GB + KV fit 2 x 0.9 x 80 GB: 3 replicas
+    assert (six["tensor_parallel"], six["pipeline_parallel"], six["replicas"]) == (2, 1, 3)
+
+
+def test_kv_heads_replicated_beyond_their_count() -> None:
+    # Qwen3-235B: 4 KV heads; at tp 8 each is held twice. fp8 KV: 2 * 94 layers * 4 heads * 128 * 1 B per token.
+    wl = vb.Workload(prompt_tokens=1000, output_tokens=200)
+    r = vb.estimate_inference("qwen3-235b-a22b", "h200", vb.Deployment(chips=8, tensor_parallel=8, precision="fp8"),
+                              wl)
+    assert r.memory.kv_cache_bytes == pytest.approx(1200 * 2 * 94 * 4 * 128 * 1.0 * 2)
+    assert any("each KV head replicated on 2 chips" in n for n in r.notes)
+    r4 = vb.estimate_inference("qwen3-235b-a22b", "h200", vb.Deployment(chips=8, tensor_parallel=4, precision="fp8"),
+                               wl)
+    assert r4.replicas == 2
+    assert r4.memory.kv_cache_bytes == pytest.approx(1200 * 2 * 94 * 4 * 128 * 1.0)  # per replica, one copy
+    assert not any("replicated" in n for n in r4.notes)
+
+
+def test_fewest_chips_never_pick_an_invalid_tp() -> None:
+    for hw in ("h100-sxm", "gb200", "mi300x"):
+        for mid, m in vb.MODELS.items():
+            r = vb.estimate_inference(mid, hw)
+            assert r.tensor_parallel in m.tensor_parallel_options(), (mid, hw)
+
+
+# ---------------------------------------------------------------- 3. weight-only low precision
+
+
+def test_fp8_on_a100_is_weight_only_and_says_so() -> None:
+    args = ["infer", "--model", "llama-3.3-70b", "--hardware", "a100-80gb", "--chips", "2"]
+    fp8 = _json([*args, "--precision", "fp8"])
+    bf16 = _json([*args, "--precision", "bf16"])
+    assert any("weight-only fp8" in n and "GEMMs at the bf16 rate" in n for n in fp8["notes"])
+    assert not any("weight-only" in n for n in bf16["notes"])
+    # weights read at 1 byte: the memory-bound decode step speeds up...
+    assert fp8["memory"]["weights_bytes"] == pytest.approx(bf16["memory"]["weights_bytes"] / 2)
+    assert fp8["step"]["weights_ms"] == pytest.approx(bf16["step"]["weights_ms"] / 2)
+    assert fp8["tpot_ms"] < 0.6 * bf16["tpot_ms"]
+    # ...the compute stays at the bf16 rate (no fp8 tensor cores on Ampere)
+    assert fp8["step"]["compute_ms"] == pytest.approx(bf16["step"]["compute_ms"])
+    table = runner.invoke(app, [*args, "--precision", "fp8"], env={"COLUMNS": "200"})
+    assert "weight-only fp8" in table.stdout
+
+
+def test_fp8_on_h100_has_no_weight_only_note() -> None:
+    doc = _json([*LLAMA70, "--precision", "fp8"])
+    assert not any("weight-only" in n for n in doc["notes"])
+    fp4 = _json([*LLAMA70, "--precision", "fp4"])  # H100: no fp4 tensor cores, fp8 ones
+    assert any("weight-only fp4" in n and "GEMMs at the fp8 rate" in n for n in fp4["notes"])
+
+
+# ---------------------------------------------------------------- 4. aliases in the output
+
+
+def test_alias_explained_in_title_and_json() -> None:
+    res = runner.invoke(app, LLAMA70, env={"COLUMNS": "200"})
+    assert res.exit_code == 0
+    assert "llama-3.3-70b (same architecture as llama-3.1-70b) on 2 x h100-sxm (bf16)" in res.stdout
+    doc = _json(LLAMA70)
+    assert (doc["model"], doc["model_alias"]) == ("llama-3.1-70b", "llama-3.3-70b")
+    plain = runner.invoke(app, ["infer", "--model", "llama-3.1-70b", "--hardware", "h100-sxm"],
+                          env={"COLUMNS": "200"})
+    assert "llama-3.1-70b on 2 x h100-sxm (bf16)" in plain.stdout
+    assert "same architecture" not in plain.stdout
+    assert _json(["infer", "--model", "llama-3.1-70b", "--hardware", "h100-sxm"])["model_alias"] is None
+
+
+def _column_cells(table: str, row_id: str) -> str:
+    """The aliases cell of ``row_id``'s row, its folded lines joined."""
+    lines = [ln.split("│") for ln in table.splitlines() if ln.startswith("│")]
+    start = next(i for i, cells in enumerate(lines) if cells[1].strip() == row_id)
+    parts = [lines[start][-2].strip()]
+    for cells in lines[start + 1:]:
+        if cells[1].strip():
+            break
+        parts.append(cells[-2].strip())
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("columns", ["80", "200"])
+def test_models_table_folds_aliases(columns: str) -> None:
+    res = runner.invoke(app, ["models"], env={"COLUMNS": columns})
+    assert res.exit_code == 0
+    assert _column_cells(res.stdout, "llama-3.1-70b") == "llama-3.3-70b"
+    assert _column_cells(res.stdout, "llama-2-7b") == "llama-2-7b-hf"
+    assert "…" not in "".join(ln.split("│")[-2] for ln in res.stdout.splitlines() if ln.startswith("│"))
+    models = json.loads(runner.invoke(app, ["models", "--format", "json"]).stdout)
+    assert next(r for r in models if r["id"] == "llama-2-70b")["max_context_tokens"] == 4096
