@@ -197,10 +197,7 @@ def test_cache_knob_agrees_with_evaluate_cache(root: Path, tmp_path: Path) -> No
     cached = [
         c
         for c in every
-        if c.config.get("cache")
-        and c.config["members"] == ("llama-8b",)
-        and c.config["topology"] == "all"
-        and c.config.get("concurrency") == 1
+        if c.config.get("cache") and c.config["members"] == ("llama-8b",) and c.config["topology"] == "all"
     ]
     assert len(cached) == 1
     doc, space = load_search(path)
@@ -216,3 +213,43 @@ def test_cache_knob_agrees_with_evaluate_cache(root: Path, tmp_path: Path) -> No
     assert c.cost_per_turn == pytest.approx(ref.cost_per_turn_usd, rel=1e-12)
     assert c.p95_ms == pytest.approx(ref.report.total.p95_ms, rel=0.03)  # same model, other draws of the miss path
     assert result.evaluated == len(every) == 4 * 3 * 2 + 10 * 6 * 2  # singles: 3 topologies; pairs: 6; x cache
+
+
+def test_batch_policy_knob_only_multiplies_councils_it_changes(root: Path) -> None:
+    # Llama-8B and gpt-oss on WSE-3 (no chip price; one wafer's latency does not move with concurrency
+    # here) get no concurrency knob; Qwen3-235B does (at 64 in flight its KV cache needs a 13th wafer),
+    # and so does the self-hosted GPU member, whose price moves with it (chip time per token).
+    result, every = _evaluate_all(root / "councils" / "tune-intent.toml", samples=500)
+    wafer_only = [c for c in every if set(c.config["members"]) <= {"llama-8b", "gpt-oss-120b"}]
+    gpu = [
+        c
+        for c in every
+        if c.config["members"] == ("llama-8b-h100",) and c.config["topology"] == "all" and not c.config.get("cache")
+    ]
+    assert wafer_only
+    assert all("concurrency" not in c.config for c in wafer_only)
+    by_conc = {c.config["concurrency"]: c for c in gpu}
+    assert sorted(by_conc) == [1, 16, 64]
+    # price moves by the inference model's chip-time ratio against the declared concurrency (16)
+    from voicebudget.inference import GPUStage
+
+    def cost(c: int) -> float:
+        stage = GPUStage(
+            model="llama-3.1-8b",
+            hardware="h100-sxm",
+            concurrency=c,
+            prompt_tokens=600,
+            output_tokens=4,
+            first_phrase_tokens=4,
+        )
+        return stage.predict().cost_per_million_output_tokens
+
+    for conc in (1, 64):
+        ratio = by_conc[conc].cost_per_turn / by_conc[16].cost_per_turn
+        assert ratio == pytest.approx(cost(conc) / cost(16), rel=1e-9)
+    assert by_conc[1].cost_per_turn > max(by_conc[16].cost_per_turn, by_conc[64].cost_per_turn)
+    assert by_conc[1].mean_ms < by_conc[64].mean_ms
+    assert result.best is not None
+    from voicebudget.tuning._tune import describe
+
+    assert result.why.startswith(describe(result.best.config) + ": lowest expected user time")

@@ -6,17 +6,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from voicebudget.tuning._tune import TuneResult
+from voicebudget.tuning._tune import TuneResult, describe
 
 __all__ = ["render_tune"]
-
-
-def _config_text(config: dict[str, object]) -> str:
-    parts = []
-    for key, value in config.items():
-        shown = "+".join(map(str, value)) if isinstance(value, tuple | list) else str(value)
-        parts.append(shown if key in ("members", "topology") else f"{key}={shown}")
-    return " ".join(parts)
 
 
 def render_tune(result: TuneResult) -> RenderableType:
@@ -30,11 +22,12 @@ def render_tune(result: TuneResult) -> RenderableType:
     )
     table = Table(title=f"Pareto front ({len(result.pareto)}): expected user time, {label}, cost", title_justify="left")
     for col in ("#", "configuration", "user time ms", f"{label} ms", "accuracy", "$/turn", "tail"):
-        table.add_column(col, justify="left" if col in ("configuration", "tail") else "right")
+        table.add_column(col, justify="left" if col in ("configuration", "tail") else "right",
+                         overflow="fold", ratio=4 if col == "configuration" else None)
     for i, c in enumerate(result.pareto, 1):
         style = "bold green" if c is result.best else ""
         table.add_row(
-            str(i), _config_text(c.config), f"{c.expected_user_time_ms:.0f}", f"{c.p95_ms:.1f}",
+            str(i), describe(c.config), f"{c.expected_user_time_ms:.0f}", f"{c.p95_ms:.1f}",
             f"{c.quality:.3f}", f"{c.cost_per_turn:.6f}", c.tail_driver or "", style=style,
         )
     parts: list[RenderableType] = [head, table, Text.from_markup(f"[bold]pick:[/] {result.why}")]

@@ -121,20 +121,27 @@ class SearchSpace(_Model):
         knobs = (self.topology, self.k, self.m, self.rule, self.aggregator, self.cache, self.concurrency)
         return self.members is None and not any(knobs)
 
-    def configurations(self, pool: list[str], base_topology: str) -> Iterator[Configuration]:
+    def configurations(
+        self, pool: list[str], base_topology: str, batch_sensitive: frozenset[str] | None = None
+    ) -> Iterator[Configuration]:
         """Every configuration, in a fixed order (the same space gives the same sequence).
 
         :param pool: member names available (the council's members, then ``search.pool``).
         :param base_topology: the council's topology, used when ``topology`` is not a knob.
+        :param batch_sensitive: members whose latency or price depends on the batch policy; a member
+            set without any gets no ``concurrency`` knob (it would only repeat the same council).
+            ``None``: every member is.
         """
         max_members = self.constraints.max_members
         for members in self._member_sets(pool):
             if max_members is not None and len(members) > max_members:
                 continue
+            sensitive = batch_sensitive is None or not batch_sensitive.isdisjoint(members)
+            concurrency = self.concurrency if sensitive and self.concurrency else (None,)
             for topology in self.topology or (base_topology,):
                 for extra in self._topology_knobs(topology, len(members)):
                     for agg, cache, conc in itertools.product(
-                        self.aggregator or (None,), self.cache or (None,), self.concurrency or (None,)
+                        self.aggregator or (None,), self.cache or (None,), concurrency
                     ):
                         if agg and topology in ("router", "cascade"):
                             continue  # an aggregator reads parallel answers only

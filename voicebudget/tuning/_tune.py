@@ -307,6 +307,33 @@ def _normalise_shares(members: list[Member]) -> list[Member]:
     return [mb.model_copy(update={"share": (mb.share or 0.0) / total}) for mb in members]
 
 
+def _batch_sensitive(members: dict[tuple[str, int | None], Member], concurrencies: tuple[int, ...]) -> frozenset[str]:
+    """Pool members whose price or modelled TTFT/TPOT differs between the batch policies tried."""
+    out = set()
+    for name in {name for name, _ in members}:
+        looks = set()
+        for conc in concurrencies:
+            mb = members[(name, conc)]
+            figures = tuple(
+                (round(r.ttft_ms, 6), round(r.tpot_ms, 6))
+                for r in (stage.predict() for stage in _modelled_objects(mb.stage))
+            )
+            looks.add((mb.input_usd_per_mtok, mb.output_usd_per_mtok, mb.usd_per_call, figures))
+        if len(looks) > 1:
+            out.add(name)
+    return frozenset(out)
+
+
+def _modelled_objects(stage: Any) -> list[Any]:
+    """The ``gpu``/``wafer`` stage objects inside a validated stage tree."""
+    if getattr(stage, "kind", None) in ("gpu", "wafer"):
+        return [stage]
+    children = getattr(stage, "stages", None)
+    if isinstance(children, dict):
+        return [s for c in children.values() for s in _modelled_objects(c)]
+    return []
+
+
 def _scale_prices(member: dict[str, Any], factor: float) -> dict[str, Any]:
     if factor == 1.0:
         return member
@@ -417,7 +444,8 @@ def tune_council(
     members = _prepared_members(pool, space.concurrency, base_dir)
     hit_ms, hit = _cache_draws(space, samples, seed)
     evaluator = _Evaluator(base, members, space, budget, samples, seed, base_dir, rest, hit_ms, hit)
-    configs = list(space.configurations(list(pool), council.topology))
+    sensitive = _batch_sensitive(members, space.concurrency)
+    configs = list(space.configurations(list(pool), council.topology, sensitive))
     if scheduler is not None and importlib.util.find_spec("distributed") is None:
         raise ScenarioError("a Dask scheduler needs: pip install 'voicebudget[tune]'", origin=str(path))
     if len(configs) <= max_exhaustive:
@@ -494,6 +522,15 @@ def _summarise(
                       tuple(front), best, why, tuple(errors), seed, samples, reasons)
 
 
+def describe(config: Configuration) -> str:
+    """A configuration in one line, e.g. ``llama-8b+qwen3-235b first_k k=1 cache=True``."""
+    parts = []
+    for key, value in config.items():
+        shown = "+".join(map(str, value)) if isinstance(value, tuple | list) else str(value)
+        parts.append(shown if key in ("members", "topology") else f"{key}={shown}")
+    return " ".join(parts)
+
+
 def _comparable(obj: FloatArray) -> FloatArray:
     """Objectives rounded to 10 significant digits (quadrature and float noise must not split ties);
     infinite expected user time (every repair fails) sorts last."""
@@ -513,7 +550,8 @@ def _pick(front: list[Candidate], valid: list[Candidate], budget: Budget) -> tup
                       f"the fastest reaches {fastest.p95_ms:.1f} ms")
     best = front[0]
     return best, (
-        f"lowest expected user time on the front ({best.expected_user_time_ms:.0f} ms per completed request: "
+        f"{describe(best.config)}: lowest expected user time on the front "
+        f"({best.expected_user_time_ms:.0f} ms per completed request: "
         f"accuracy {best.quality:.3f}, {label} {best.p95_ms:.1f} ms <= {budget.total_ms:.0f} ms, "
         f"${best.cost_per_turn:.6f}/turn); {len(front)} configurations on the front"
     )
