@@ -18,9 +18,11 @@ from voicebudget.traces import check, fit, read_trace
 
 DATA = Path(__file__).parent / "data" / "traces"
 SAMPLES = ["pipecat.log", "livekit-metrics.jsonl", "otel-spans.json"]
-TRUTH_TOTAL = {"pipecat.log": ("pipecat.truth.json", "voice_to_voice_server_s"),
-               "livekit-metrics.jsonl": ("livekit-metrics.truth.json", "total_s"),
-               "otel-spans.json": ("otel-spans.truth.json", "e2e_s")}
+TRUTH_TOTAL = {
+    "pipecat.log": ("pipecat.truth.json", "voice_to_voice_server_s"),
+    "livekit-metrics.jsonl": ("livekit-metrics.truth.json", "total_s"),
+    "otel-spans.json": ("otel-spans.truth.json", "e2e_s"),
+}
 runner = CliRunner()
 
 
@@ -69,8 +71,14 @@ def test_check_json_has_the_run_keys_plus_turns_and_anomalies() -> None:
     variant = doc["variants"][0]
     assert variant["total"]["p50_ms"] == pytest.approx(990.0)
     assert variant["n_turns"] == 4
-    assert doc["anomalies"][0] == {"line": 6, "field": "ttft", "value": -1, "reason": "no first token (ttft = -1)",
-                                   "file": str(DATA / "livekit-broken.jsonl"), "turn": "b"}
+    assert doc["anomalies"][0] == {
+        "line": 6,
+        "field": "ttft",
+        "value": -1,
+        "reason": "no first token (ttft = -1)",
+        "file": str(DATA / "livekit-broken.jsonl"),
+        "turn": "b",
+    }
     assert {a["line"] for a in doc["anomalies"]} == {6, 8, 12, 17, 21, 24, 29}
     rows = {r["turn"]: r for r in doc["turns"]}
     assert rows["a"]["included"]
@@ -167,6 +175,7 @@ def test_cli_unreadable_trace_exits_2_without_traceback(tmp_path: Path) -> None:
 
 def test_cli_fit_then_run_reproduces_the_trace(tmp_path: Path) -> None:
     out = tmp_path / "scenarios" / "from-traces.toml"
+    out.parent.mkdir()
     result = runner.invoke(app, ["fit", str(DATA / "otel-spans.json"), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert "observed total: p50 1361.7 ms, p95 1819.0 ms" in result.stdout
@@ -202,11 +211,7 @@ def test_fitted_file_carries_a_what_if_variant_that_runs(tmp_path: Path) -> None
 
 
 @settings(max_examples=25, deadline=None)
-@given(
-    rows=st.lists(
-        st.tuples(st.floats(0, 3000), st.floats(0, 2000), st.floats(0, 500)), min_size=2, max_size=40
-    )
-)
+@given(rows=st.lists(st.tuples(st.floats(0, 3000), st.floats(0, 2000), st.floats(0, 500)), min_size=2, max_size=40))
 def test_joint_observed_table_reproduces_linear_percentiles_of_the_totals(
     rows: list[tuple[float, float, float]],
 ) -> None:
@@ -216,3 +221,30 @@ def test_joint_observed_table_reproduces_linear_percentiles_of_the_totals(
     expected = np.percentile([sum(r) for r in rows], [50, 95])
     spread = max(sum(rows[-1]) - sum(rows[0]), 1.0)
     np.testing.assert_allclose(np.percentile(total, [50, 95]), expected, atol=0.02 * spread)
+
+
+def test_fit_writes_yaml_for_yaml_and_refuses_other_targets(tmp_path) -> None:
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    import voicebudget as vb
+    from voicebudget.cli import app
+
+    runner = CliRunner()
+    sample = Path(__file__).parent / "data" / "traces" / "pipecat.log"
+    out = tmp_path / "fitted.yaml"
+    assert runner.invoke(app, ["fit", str(sample), "-o", str(out)]).exit_code == 0
+    toml_out = tmp_path / "fitted.toml"
+    assert runner.invoke(app, ["fit", str(sample), "-o", str(toml_out)]).exit_code == 0
+    from_yaml = vb.simulate(vb.load_scenario(out), samples=20_000).reports[0].total
+    from_toml = vb.simulate(vb.load_scenario(toml_out), samples=20_000).reports[0].total
+    assert from_yaml == from_toml  # the same document, two syntaxes
+    for target, message in (
+        (tmp_path / "x.json", "allowed: .toml, .yaml, .yml"),
+        (tmp_path / "missing" / "x.toml", "does not exist"),
+    ):
+        result = runner.invoke(app, ["fit", str(sample), "-o", str(target)])
+        assert result.exit_code == 2
+        assert message in result.stderr
+    assert not (tmp_path / "missing").exists()

@@ -341,7 +341,8 @@ def fit_cmd(
                             fmt=format_in.value if format_in else None,
                             include_anomalies=include_anomalies, stop_secs=stop_secs, absurd_ms=absurd_ms)
     try:
-        result.write(output)
+        with user_errors():
+            result.write(output)
     except OSError as exc:
         fail(f"{output}: cannot write: {exc.strerror or exc}")
     sys.stdout.write(render_fit(result, str(output)) + "\n")

@@ -58,10 +58,23 @@ class TraceFit:
     """Result of :meth:`verify` when it was run (simulated p50/p95 and relative errors)."""
 
     def write(self, path: str | Path) -> Path:
-        """Write the TOML to ``path`` (parent folders created); returns the path."""
+        """Write the scenario to ``path``: TOML for ``.toml`` (with its source comments), YAML for
+        ``.yaml``/``.yml`` (the same document, without comments); returns the path.
+
+        :raises ScenarioError: another extension, or the folder does not exist (it is not created).
+        """
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.toml, encoding="utf-8")
+        suffix = path.suffix.lower()
+        if suffix not in (".toml", ".yaml", ".yml"):
+            raise ScenarioError(f"unknown scenario file type {suffix!r}; allowed: .toml, .yaml, .yml", origin=str(path))
+        if not path.parent.is_dir():
+            raise ScenarioError(f"folder {path.parent} does not exist", origin=str(path))
+        if suffix == ".toml":
+            path.write_text(self.toml, encoding="utf-8")
+        else:
+            import yaml
+
+            path.write_text(yaml.safe_dump(self.document, sort_keys=False), encoding="utf-8")
         return path
 
     def verify(self, *, samples: int = 200_000, seed: int = 1) -> dict[str, float]:
