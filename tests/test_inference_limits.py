@@ -86,6 +86,12 @@ prompt_tokens = 5000
 def test_scenario_context_error_names_the_field() -> None:
     with pytest.raises(vb.ScenarioError, match=r"ctx.toml: pipeline.stages.llm.*maximum context of 4,096"):
         vb.parse_scenario(tomllib.loads(SCENARIO), origin="ctx.toml")
+    # a prompt range whose mean fits but whose longest prompt does not is refused when loading, not mid-run
+    ranged = SCENARIO.replace("prompt_tokens = 5000", "prompt_tokens = { low = 1000, high = 4000 }")
+    with pytest.raises(vb.ScenarioError, match=r"prompt 4,000 \+ output 200 = 4,200 tokens exceeds"):
+        vb.parse_scenario(tomllib.loads(ranged), origin="ctx.toml")
+    fits = SCENARIO.replace("prompt_tokens = 5000", "prompt_tokens = { low = 1000, high = 3896 }")
+    assert vb.parse_scenario(tomllib.loads(fits), origin="ctx.toml").name == "ctx"
 
 
 # ---------------------------------------------------------------- 2. tensor parallelism

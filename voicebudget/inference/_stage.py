@@ -45,6 +45,14 @@ def _mean_tokens(count: TokenCount) -> int:
     return max(round((count.low + count.high) / 2), 1)
 
 
+def _max_tokens(count: TokenCount) -> int:
+    if isinstance(count, int):
+        return max(count, 1)
+    if isinstance(count, tuple):
+        return max(max(count), 1)
+    return max(count.high, 1)
+
+
 def _jitter(rng: np.random.Generator, n: int, cv: float) -> FloatArray:
     if cv <= 0:
         return np.ones(n)
@@ -92,6 +100,9 @@ class _ModelledStage(BaseModel):
                 other = "wafer" if hw.memory_kind == "sram" else "gpu"
                 raise ValueError(f"{hw.name} keeps weights in {hw.memory_kind.upper()}; use kind = {other!r}")
             self.predict()
+            longest = _max_tokens(self.prompt_tokens)
+            if longest != _mean_tokens(self.prompt_tokens):
+                self.predict(longest)  # the longest prompt sampled must fit the context and the memory too
         except VoiceBudgetError as exc:
             raise ValueError(str(exc)) from None
         return self
