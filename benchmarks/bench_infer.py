@@ -6,7 +6,7 @@ existing analytical predictor on PyPI takes 0.2 ms to 60 ms per prediction on th
 target, measured in this run.
 
 ``--fit`` re-runs the grid search that fixed :class:`voicebudget.GPUCalibration` against the GPU rows
-of shared/reference/inference-calibration.csv (the cases of tests/test_inference_calibration.py),
+of docs/reference/inference-calibration.csv (the cases of tests/test_inference_calibration.py),
 minimising the worst error relative to each row's tolerance, and prints the best constants.
 
 Usage: ``python benchmarks/bench_infer.py [--calls N] [--repeat R] [--fit]``.

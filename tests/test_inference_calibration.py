@@ -1,6 +1,6 @@
-"""The inference models against EVERY row of shared/reference/inference-calibration.csv.
+"""The inference models against EVERY row of docs/reference/inference-calibration.csv.
 
-Tolerances per metric (shared/DESIGN.md section 4):
+Tolerances per metric (docs/design.md section 4):
   decode at concurrency 1 (ITL, tokens/s per user): 15%;  TTFT: 25%;  loaded TPOT (concurrency > 1): 30%.
 The fitted constants (GPUCalibration, the SRAM timings in the hardware catalog) are physics terms fitted
 once across these rows (docs/inference.md), not one knob per row. The median absolute percentage error is

@@ -9,7 +9,7 @@ __all__ = ["Budget"]
 DEFAULT_TOTAL_MS = 800.0
 """Voice-to-voice budget. Human turn gaps cluster around 200 ms (Stivers et al. 2009, PNAS
 106(26) 10587); voice-agent practice treats ~800 ms as the point past which users notice the pause
-and talk over it (shared/DESIGN.md)."""
+and talk over it (docs/design.md)."""
 
 
 class Budget(BaseModel):

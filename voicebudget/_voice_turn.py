@@ -1,6 +1,6 @@
 """The voice turn: the ready-made pipeline shape of one conversational turn.
 
-Time axis (shared/DESIGN.md section 1): ``t = 0`` is the actual end of the user's speech::
+Time axis (docs/design.md section 1): ``t = 0`` is the actual end of the user's speech::
 
     speech end ─┬─ endpointing wait ┐ turn commit: max(...) in VAD mode (ASR finalises while the
                 ├─ ASR finalisation ┘ silence timer runs), sum in STT mode (the wait starts at the

@@ -9,7 +9,7 @@ after the user stops speaking, the LLM streams tokens, and TTS starts on the fir
 LLM keeps streaming. Stage times are anyio sleeps with jitter drawn from a seeded ``random.Random``
 (the randomness is passed in). The figures are made up to keep the test quick, not measurements: a
 real streaming STT returns its final transcript some 250 ms after the end of speech at p50, for
-example (Pipecat stt-benchmark, in shared/reference/component-latencies.csv).
+example (Pipecat stt-benchmark, in docs/reference/component-latencies.csv).
 """
 
 from __future__ import annotations

@@ -157,7 +157,7 @@ def _members_of(info: ValidationInfo) -> tuple[Member, ...]:
 
 
 class Council(_Model):
-    """A council of models answering one turn (shared/DESIGN.md section 5). Usable as a stage.
+    """A council of models answering one turn (docs/design.md section 5). Usable as a stage.
 
     :param topology: ``all`` (wait for every member), ``first_k`` (the first ``k`` to finish),
         ``vote`` (stop when ``m`` answers agree), ``router`` (one member per turn), ``cascade``

@@ -1,6 +1,6 @@
 """Catalogs of accelerator hardware and model architectures: frozen, typed, each entry sourced.
 
-Spec-sheet values come from ``shared/reference/hardware-specs.csv`` and ``models.csv`` (their
+Spec-sheet values come from ``docs/reference/hardware-specs.csv`` and ``models.csv`` (their
 sources are repeated on each entry). Users add their own entries inline in a scenario file
 (``hardware = {...}`` instead of an id) or in code by building :class:`Hardware` /
 :class:`ModelArch` directly.
@@ -197,7 +197,7 @@ def _hw(**kw: object) -> Hardware:
     return Hardware.model_validate(kw)
 
 
-_SPECS = "shared/reference/hardware-specs.csv"
+_SPECS = "docs/reference/hardware-specs.csv"
 _PRICE_SRC = "mercatus-ai.com/blog/cloud-gpu-pricing (May 2026), specialty-cloud on-demand range midpoint"
 
 HARDWARE: dict[str, Hardware] = {

@@ -6,7 +6,7 @@ fewer prompts of other users prefilled in each step), so each user's tokens come
 token costs more, because fewer users share the chips. The speed-up is capped by the step at batch
 1: ``ceiling = T_step(B) / T_step(1)``; a target above it is out of reach by batch policy alone.
 
-Anthropic's fast mode for Claude Opus 4.6 (shared/reference/inference-calibration.csv row A2): up to
+Anthropic's fast mode for Claude Opus 4.6 (docs/reference/inference-calibration.csv row A2): up to
 2.5x output tokens/s at 6x the price, TTFT not the target. At equal chips, price multiple =
 concurrency ratio / speed-up, so 6x at 2.5x implies a concurrency ratio of 15.
 """

@@ -2,7 +2,7 @@
 
 A continuous-batching step that carries ``b`` decode tokens (mean context ``S``) and ``p`` prefill
 tokens (chunked prefill of other users' prompts) on ``tp`` tensor-parallel chips takes
-(shared/DESIGN.md section 4)::
+(docs/design.md section 4)::
 
     T_gemm = max(weights_read(b + p) / (tp * BW * eta_m),  2 * active * (b + p) / (chips * F * eta_c))
     T_kv   = b * S * kv_bytes_per_token / (chips * BW * eta_m)      (decode attention: memory-bound)
@@ -99,7 +99,7 @@ def weights_read_bytes(model: ModelArch, precision: str | None, tokens: float) -
     """Weight bytes one step reads for ``tokens`` tokens: dense part + distinct experts touched.
 
     Distinct experts of ``E`` with ``k`` per token among ``n`` tokens: ``E * (1 - (1 - k/E)^n)``
-    (uniform routing assumption, shared/DESIGN.md section 4).
+    (uniform routing assumption, docs/design.md section 4).
     """
     dense, expert = weights_bytes(model, precision)
     if not model.is_moe:

@@ -58,7 +58,7 @@ class Workload(_Frozen):
 class GPUCalibration(_Frozen):
     """The few fitted constants of the GPU serving model (physics, not rows).
 
-    Fitted once by grid search on the calibration rows (shared/reference/inference-calibration.csv:
+    Fitted once by grid search on the calibration rows (docs/reference/inference-calibration.csv:
     G1, G1p, G3, G3p, G5a, P4, P8, M18, M3), minimising the worst error relative to each row's tolerance
     (benchmarks/bench_infer.py re-runs the fit); see docs/inference.md. Five constants for nine rows.
 

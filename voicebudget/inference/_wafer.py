@@ -2,7 +2,7 @@
 
 Chips needed: ``ceil((weights + KV cache) / (sram_bytes * usable_sram_fraction))``. Measured speeds
 are far below the SRAM-bandwidth bound and track the layer count and the number of chips a token
-crosses, so per output token (shared/DESIGN.md section 4)::
+crosses, so per output token (docs/design.md section 4)::
 
     T_token = max(layers * tau_layer + (chips - 1) * tau_hop + tau_step,  floor)
     floor   = max(weight bytes / (chips * SRAM BW),  2 * active / (chips * peak FLOP/s))

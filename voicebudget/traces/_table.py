@@ -1,6 +1,6 @@
 """The common per-turn table every trace reader produces, and the anomaly record.
 
-Time axis (shared/DESIGN.md section 1): ``t = 0`` is the actual end of the user's speech. Every
+Time axis (docs/design.md section 1): ``t = 0`` is the actual end of the user's speech. Every
 reader converts the source's seconds to ms and says in :attr:`TraceTable.anchor` what "user
 stopped speaking" meant in the source.
 

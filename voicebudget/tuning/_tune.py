@@ -354,7 +354,7 @@ def _modelled_stages(stage: Any) -> list[dict[str, Any]]:
 def price_factors(pool: dict[str, dict[str, Any]], concurrencies: tuple[int, ...]) -> dict[tuple[str, int], float]:
     """How a self-hosted member's price moves with the batch policy.
 
-    Cost per token is chip time per token: ``chips * T_step(B) / B`` (shared/DESIGN.md section 4), so
+    Cost per token is chip time per token: ``chips * T_step(B) / B`` (docs/design.md section 4), so
     a member on ``gpu``/``wafer`` hardware declared at concurrency ``B0`` costs
     ``cost(B) / cost(B0)`` times its declared prices at concurrency ``B`` (the fast-mode trade).
     Members without a modelled stage keep their prices (factor 1).
