@@ -132,6 +132,12 @@ def test_kv_heads_replicated_beyond_their_count() -> None:
     assert not any("replicated" in n for n in r4.notes)
 
 
+def test_tp_refused_on_sram_chips() -> None:
+    out = _refused(["infer", "--model", "llama-3.1-8b", "--hardware", "wse-3", "--tp", "2"])
+    assert "tensor_parallel 2 does not apply to Cerebras WSE-3" in out
+    assert _json(["infer", "--model", "llama-3.1-8b", "--hardware", "wse-3", "--tp", "1"])["tensor_parallel"] == 1
+
+
 def test_fewest_chips_never_pick_an_invalid_tp() -> None:
     for hw in ("h100-sxm", "gb200", "mi300x"):
         for mid, m in vb.MODELS.items():

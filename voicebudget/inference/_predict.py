@@ -189,6 +189,9 @@ def _estimate_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal
 
 
 def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload) -> InferenceResult:
+    if (dep.tensor_parallel or 1) > 1:
+        raise ModelError(f"tensor_parallel {dep.tensor_parallel} does not apply to {hw.name}: SRAM-resident chips "
+                         "hold whole layers and run as a pipeline (leave tp unset or 1; set chips)")
     _, reported, kv = _precisions(m, dep)
     prec = dep.precision  # None: the released precision mix (gpt-oss: fp4 experts)
     ctx = wl.prompt_tokens + wl.output_tokens
