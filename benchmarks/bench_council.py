@@ -2,7 +2,9 @@
 
 For each council in councils/ (and a synthetic 5-member vote), times ``evaluate_council`` at a few
 thousand turns (latency samples, critical-path attribution, report, exact quality, cost, user time)
-and prints it beside the floor: drawing the members' random numbers alone. Target (issue 4): a few
+and prints it beside the floor: drawing the members' random numbers alone. ``cold`` draws the members
+afresh each time; ``warm`` reuses them (member samples are memoised per process, as in the tuner,
+where thousands of councils share members). Target (issue 4): a few
 ms per configuration at ~4,000 turns, so the tuner can score thousands in seconds.
 Usage: ``python benchmarks/bench_council.py [--turns N] [--repeat R]``.
 """
@@ -15,8 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from voicebudget.councils import Council, evaluate_council, load_council
-from voicebudget.councils._latency import sample_stage
+from voicebudget.councils import Council, _latency, evaluate_council, load_council
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,14 +47,20 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=50)
     args = parser.parse_args()
     councils = [load_council(p) for p in sorted((ROOT / "councils").glob("*.toml"))] + [synthetic_vote()]
-    print(f"{'council':60s} {'evaluate ms':>12s} {'draws ms':>9s} {'ratio':>6s}")
+    print(f"{'council':56s} {'cold ms':>8s} {'warm ms':>8s} {'draws ms':>9s} {'cold/draws':>10s}")
     for c in councils:
-        t_eval = best_of(args.repeat, lambda c=c: evaluate_council(c, samples=args.turns, seed=1))
+
+        def cold(c: Council = c) -> None:
+            _latency._MEMO.clear()
+            evaluate_council(c, samples=args.turns, seed=1)
+
+        t_cold = best_of(args.repeat, cold)
+        t_warm = best_of(args.repeat, lambda c=c: evaluate_council(c, samples=args.turns, seed=1))
         t_draw = best_of(
             args.repeat,
-            lambda c=c: np.stack([sample_stage(m.stage, m.name, args.turns, 1) for m in c.members]),
+            lambda c=c: np.stack([_latency._draw_stage(m.stage, m.name, args.turns, 1) for m in c.members]),
         )
-        print(f"{c.name[:60]:60s} {t_eval * 1e3:12.2f} {t_draw * 1e3:9.2f} {t_eval / t_draw:6.1f}")
+        print(f"{c.name[:56]:56s} {t_cold * 1e3:8.2f} {t_warm * 1e3:8.2f} {t_draw * 1e3:9.2f} {t_cold / t_draw:10.1f}")
 
 
 if __name__ == "__main__":
