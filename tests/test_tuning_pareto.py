@@ -68,3 +68,13 @@ def test_map_progress_counts_every_item() -> None:
     map_evaluations(square_or_fail, list(range(10)), batch_size=4, progress=seen.append)
     assert sum(seen) == 10
     assert list(itertools.accumulate(seen))[-1] == 10
+
+
+def test_unreachable_dask_scheduler_is_a_clear_error(monkeypatch) -> None:
+    pytest.importorskip("distributed")
+    import voicebudget as vb
+    from voicebudget.tuning import _executor
+
+    monkeypatch.setattr(_executor, "CONNECT_TIMEOUT_S", 1)
+    with pytest.raises(vb.ScenarioError, match="cannot reach the Dask scheduler at 'tcp://127.0.0.1:1' within 1 s"):
+        map_evaluations(square_or_fail, [1, 2], scheduler="tcp://127.0.0.1:1")

@@ -12,6 +12,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from voicebudget._errors import ScenarioError
+
 __all__ = ["EvaluationFailure", "Outcome", "map_evaluations"]
 
 T = TypeVar("T")
@@ -49,6 +51,9 @@ def _batches(items: Sequence[T], size: int) -> Iterator[list[tuple[int, T]]]:
     for start in range(0, len(items), size):
         yield [(start + j, x) for j, x in enumerate(items[start : start + size])]
 
+
+CONNECT_TIMEOUT_S = 10
+"""How long to wait for a Dask scheduler before giving up, seconds."""
 
 _WORKER_FN: Callable[[Any], Any] | None = None
 """The evaluation function of a worker process, set once by :func:`_init_worker` (not per task)."""
@@ -115,7 +120,17 @@ def _dask_map(
     except ImportError as exc:  # pragma: no cover - depends on the optional extra
         raise ImportError("a Dask scheduler needs: pip install 'voicebudget[tune]'") from exc
     own_client = not isinstance(scheduler, Client)
-    client = Client(scheduler) if own_client else scheduler  # type: ignore[no-untyped-call]
+    client: Any
+    if own_client:
+        try:
+            client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)  # type: ignore[no-untyped-call]
+        except (OSError, TimeoutError) as exc:
+            raise ScenarioError(
+                f"cannot reach the Dask scheduler at {scheduler!r} within {CONNECT_TIMEOUT_S} s: {exc}",
+                origin="--scheduler",
+            ) from None
+    else:
+        client = scheduler
     try:
         remote_fn = client.scatter(fn, broadcast=True)
         futures = [client.submit(_safe_batch, remote_fn, batch, pure=False) for batch in batches]
