@@ -23,7 +23,6 @@ random numbers).
 from __future__ import annotations
 
 import math
-import zlib
 from typing import Literal
 
 import numpy as np
@@ -97,6 +96,7 @@ def table_uniforms(rng: np.random.Generator, table: str, n: int) -> FloatArray:
             f"observed table {table!r}: the generator has no SeedSequence to derive the table's shared "
             "stream from; sample through voicebudget.simulate/evaluate or pass np.random.default_rng(seed)"
         )
-    key = zlib.crc32(f"observed-table:{table}".encode())
-    shared = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed_seq.entropy, spawn_key=(key,))))
-    return shared.random(n)
+    from voicebudget._algebra import stage_rng
+
+    # the table's stream is the engine's stream of a pseudo-stage named after the table
+    return stage_rng(int(seed_seq.entropy), f"observed-table:{table}").random(n)
