@@ -91,7 +91,7 @@ def table_uniforms(rng: np.random.Generator, table: str, n: int) -> FloatArray:
     :raises ModelError: ``rng`` has no SeedSequence.
     """
     seed_seq = getattr(rng.bit_generator, "seed_seq", None)
-    if not isinstance(seed_seq, np.random.SeedSequence) or seed_seq.entropy is None:
+    if not isinstance(seed_seq, np.random.SeedSequence) or not isinstance(seed_seq.entropy, int):
         raise ModelError(
             f"observed table {table!r}: the generator has no SeedSequence to derive the table's shared "
             "stream from; sample through voicebudget.simulate/evaluate or pass np.random.default_rng(seed)"
@@ -99,4 +99,4 @@ def table_uniforms(rng: np.random.Generator, table: str, n: int) -> FloatArray:
     from voicebudget._algebra import stage_rng
 
     # the table's stream is the engine's stream of a pseudo-stage named after the table
-    return stage_rng(int(seed_seq.entropy), f"observed-table:{table}").random(n)
+    return stage_rng(seed_seq.entropy, f"observed-table:{table}").random(n)
