@@ -321,4 +321,45 @@ def test_overflowing_values_are_reported_not_averaged(tmp_path: Path) -> None:
     )
     result = runner.invoke(app, ["run", str(write(tmp_path, text)), "-n", "10"])
     assert result.exit_code == 2
-    assert "10 turns have a non-finite latency" in result.stderr
+    assert (
+        "10 turns take longer than 3,600,000,000 ms (1,000 hours) or are not finite; "
+        "stages with such values: ['a', 'b']" in result.stderr
+    )
+
+
+def test_absurd_values_that_overflow_only_in_means_are_refused(tmp_path: Path) -> None:
+    text = (
+        'name="x"\n[pipeline]\nkind="choice"\nweights=[0.9, 0.1]\n'
+        'stages.a={kind="fixed",value_ms=100}\nstages.cold={kind="fixed",value_ms=1e308}\n'
+    )
+    result = runner.invoke(app, ["run", str(write(tmp_path, text)), "-n", "1000", "-f", "json"])
+    assert result.exit_code == 2
+    assert "stages with such values: ['cold']" in result.stderr
+
+
+def test_yaml_duplicate_keys_bom_and_header_only_csv(tmp_path: Path) -> None:
+    dup = write(tmp_path, "name: x\nbudget: {total_ms: 800}\nbudget: {total_ms: 100}\n", "d.yaml")
+    with pytest.raises(vb.ScenarioError, match=r"duplicate key 'budget' \(line 3\)"):
+        vb.load_scenario(dup)
+    bom = tmp_path / "bom.toml"
+    bom.write_bytes(b'\xef\xbb\xbfname="x"\n[pipeline]\nkind="sequence"\nstages.a={kind="fixed",value_ms=1}\n')
+    assert vb.load_scenario(bom).name == "x"
+    (tmp_path / "hdr.csv").write_text("latency_ms\n")
+    emp = write(tmp_path, 'name="x"\n[pipeline]\nkind="sequence"\nstages.a={kind="empirical",file="hdr.csv"}\n')
+    with pytest.raises(vb.ScenarioError, match=r"hdr.csv: no samples \(header only\)"):
+        vb.load_scenario(emp)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["council", "councils/intent-wafer-all.toml", "--percentile", "150"],
+        ["tune", "tests/data/tune-small.toml", "--percentile", "150"],
+        ["check", "tests/data/traces/pipecat.log", "--percentile", "150"],
+    ],
+)
+def test_every_budgeted_command_names_the_bad_option(args: list[str], root: Path, monkeypatch) -> None:
+    monkeypatch.chdir(root)
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: --percentile: must be a number in (0, 100], got 150.0")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-__all__ = ["Budget"]
+from voicebudget._errors import ScenarioError
+
+__all__ = ["Budget", "with_overrides"]
 
 DEFAULT_TOTAL_MS = 800.0
 """Voice-to-voice budget. Human turn gaps cluster around 200 ms (Stivers et al. 2009, PNAS
@@ -54,3 +56,23 @@ class Budget(BaseModel):
     def label(self) -> str:
         """``p95`` for percentile 95, ``p99.9`` for 99.9."""
         return f"p{self.percentile:g}"
+
+
+def with_overrides(budget: Budget, total_ms: float | None = None, percentile: float | None = None) -> Budget:
+    """``budget`` with a new total and/or percentile (the CLI's ``--budget-ms``/``--percentile``).
+
+    :raises ScenarioError: a value out of range; the error's origin is the option at fault
+        (``--budget-ms: must be a finite number > 0 ms, got -1.0``).
+    """
+    update = {k: v for k, v in (("total_ms", total_ms), ("percentile", percentile)) if v is not None}
+    if not update:
+        return budget
+    try:
+        return Budget.model_validate({**budget.model_dump(), **update})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        option, allowed = {
+            "total_ms": ("--budget-ms", "a finite number > 0 ms"),
+            "percentile": ("--percentile", "a number in (0, 100]"),
+        }[str(err["loc"][0])]
+        raise ScenarioError(f"must be {allowed}, got {err['input']!r} ({err['msg']})", origin=option) from None

@@ -208,6 +208,8 @@ def _read_samples(path: Path, column: str | None) -> list[float]:
         rows = rows[1:]
     elif not _is_number(rows[0][0]):
         rows = rows[1:]
+    if not rows:
+        raise ValueError(f"{path}: no samples (header only)")
     try:
         return [float(r[index]) for r in rows]
     except (ValueError, IndexError) as exc:

@@ -46,6 +46,7 @@ class ScenarioError(VoiceBudgetError, ValueError):
     @classmethod
     def from_errors(cls, origin: str, errors: list[tuple[str, str]]) -> ScenarioError:
         """Build one error from several ``(field path, message)`` pairs (all of them are shown)."""
+        errors = list(dict.fromkeys(errors))  # the same error reached by several union branches: once
         first_field, first_message = errors[0]
         if len(errors) == 1:
             return cls(first_message, origin=origin, field=first_field)

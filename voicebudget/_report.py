@@ -21,6 +21,9 @@ __all__ = ["LatencyStats", "Report", "StageReport", "build_report"]
 
 FloatArray = NDArray[np.float64]
 _QS = (50.0, 90.0, 95.0, 99.0)
+MAX_LATENCY_MS = 3.6e9
+"""Longest turn a report accepts: 1,000 hours. Beyond it a value is a unit or typing error (1e308 ms),
+and its sums and means would overflow to inf; the report refuses it and names the stage."""
 
 
 def percentiles(samples_ms: FloatArray, qs: list[float]) -> FloatArray:
@@ -233,10 +236,12 @@ def build_report(
     total = np.asarray(total_ms, dtype=np.float64)
     if total.size == 0:
         raise ValueError("no turns to report on")
-    if not np.all(np.isfinite(total)):
+    if not np.all(np.isfinite(total)) or float(np.max(total)) > MAX_LATENCY_MS:
+        too_big = [k for k, v in stages_ms.items() if _beyond(np.asarray(v, dtype=np.float64))]
+        n_bad = int(np.sum(~(np.abs(total) <= MAX_LATENCY_MS)))
         raise ModelError(
-            f"{name}: {int(np.sum(~np.isfinite(total)))} turns have a non-finite latency (inf or NaN); "
-            "a stage's values are too large to add up (e.g. 1e308 ms)"
+            f"{name}: {n_bad} turns take longer than {MAX_LATENCY_MS:,.0f} ms ({MAX_LATENCY_MS / 3.6e6:,.0f} hours) "
+            f"or are not finite; stages with such values: {too_big or 'none'}"
         )
     unknown = sorted(set(budget.allocations_ms()) - set(stages_ms))
     if unknown:
@@ -276,6 +281,12 @@ def build_report(
         source=source,
         total_samples_ms=total,
     )
+
+
+def _beyond(values: FloatArray) -> bool:
+    """Any value (NaN: a stage that did not run, ignored) beyond :data:`MAX_LATENCY_MS` or infinite."""
+    ran = np.abs(values[~np.isnan(values)])
+    return bool(np.any(ran > MAX_LATENCY_MS))
 
 
 def _proportional(total: FloatArray, stages: Mapping[str, FloatArray]) -> dict[str, FloatArray]:

@@ -88,11 +88,11 @@ def read_document(path: Path) -> dict[str, Any]:
         raise ScenarioError("file not found", origin=origin)
     suffix = path.suffix.lower()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a UTF-8 byte-order mark is dropped
         if suffix == ".toml":
             data: Any = tomllib.loads(text)
         elif suffix in (".yaml", ".yml"):
-            data = yaml.safe_load(text)
+            data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
         else:
             raise ScenarioError(f"unknown file type {suffix!r}; allowed: .toml, .yaml, .yml", origin=origin)
     except (tomllib.TOMLDecodeError, yaml.YAMLError, UnicodeDecodeError, OSError) as exc:
@@ -100,6 +100,22 @@ def read_document(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ScenarioError("expected a table (mapping) at the top level", origin=origin)
     return data
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, except that a key given twice in one mapping is an error (as in TOML)
+    instead of the last one silently winning."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen and key != "<<":
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (line {key_node.start_mark.line + 1})", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
 def parse_scenario(data: Mapping[str, Any], *, origin: str = "<scenario>", base_dir: str | Path = ".") -> Scenario:

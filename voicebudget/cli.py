@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from voicebudget._budget import Budget
+from voicebudget._budget import Budget, with_overrides
 from voicebudget._errors import ModelError, ScenarioError, VoiceBudgetError
 from voicebudget._scenario import load_scenario, scenario_json_schema
 from voicebudget._simulate import simulate
@@ -80,22 +79,11 @@ def user_errors() -> Iterator[None]:
 
 
 def budget_override(base: Budget, budget_ms: float | None, percentile: float | None) -> Budget:
-    """``base`` with the CLI's ``--budget-ms``/``--percentile`` applied (exit 2 if out of range)."""
-    update: dict[str, Any] = {}
-    if budget_ms is not None:
-        update["total_ms"] = budget_ms
-    if percentile is not None:
-        update["percentile"] = percentile
-    if not update:
-        return base
+    """``base`` with the CLI's ``--budget-ms``/``--percentile`` applied (exit 2 naming the option)."""
     try:
-        return Budget.model_validate({**base.model_dump(), **update})
-    except ValidationError as exc:
-        option = {"total_ms": "--budget-ms", "percentile": "--percentile"}
-        err = exc.errors()[0]
-        name = option.get(str(err["loc"][0]), str(err["loc"][0]))
-        allowed = "a finite number > 0 ms" if name == "--budget-ms" else "a number in (0, 100]"
-        fail(f"{name}: must be {allowed}, got {err['input']!r} ({err['msg']})")
+        return with_overrides(base, budget_ms, percentile)
+    except ScenarioError as exc:
+        fail(str(exc))
 
 
 PLOT_SUFFIXES = (".png", ".pdf", ".svg", ".jpg", ".jpeg")

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from voicebudget._budget import Budget
+from voicebudget._budget import Budget, with_overrides
 from voicebudget._report import Report, build_report
 from voicebudget.councils._config import Council, load_council
 from voicebudget.councils._latency import CouncilSamples, sample_council
@@ -173,24 +173,10 @@ def run_council(
 
     :raises ScenarioError: invalid file, or ``budget_ms``/``percentile`` out of range.
     """
-    from pydantic import ValidationError
 
-    from voicebudget._errors import ScenarioError
 
     council = load_council(path)
-    update: dict[str, Any] = {}
-    if budget_ms is not None:
-        update["total_ms"] = budget_ms
-    if percentile is not None:
-        update["percentile"] = percentile
-    try:
-        budget = Budget.model_validate({**council.budget.model_dump(), **update})
-    except ValidationError as exc:
-        raise ScenarioError(
-            f"--budget-ms must be > 0 and --percentile in (0, 100]: {exc.errors()[0]['msg']}",
-            origin=str(path),
-            field="budget",
-        ) from None
+    budget = with_overrides(council.budget, budget_ms, percentile)
     return evaluate_council(council, budget, samples=samples, seed=seed)
 
 

@@ -124,7 +124,7 @@ def _dask_map(
     if own_client:
         try:
             client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)  # type: ignore[no-untyped-call]
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, ValueError) as exc:  # unreachable, or not an address
             raise ScenarioError(
                 f"cannot reach the Dask scheduler at {scheduler!r} within {CONNECT_TIMEOUT_S} s: {exc}",
                 origin="--scheduler",

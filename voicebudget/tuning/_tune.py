@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ValidationError
 
 from voicebudget._algebra import evaluate
-from voicebudget._budget import Budget
+from voicebudget._budget import Budget, with_overrides
 from voicebudget._errors import ScenarioError
 from voicebudget._report import percentiles
 from voicebudget._scenario import Scenario, load_scenario, read_document, validation_error
@@ -476,12 +476,7 @@ def _scope(
         rest = rest_of_turn(sc, samples, seed)
         base_budget = sc.budget
         scope = f"voice-to-voice in scenario {sc.name!r} (LLM stage = the council)"
-    update = {k: v for k, v in (("total_ms", budget_ms), ("percentile", percentile)) if v is not None}
-    try:
-        budget = Budget.model_validate({**base_budget.model_dump(), **update})
-    except ValidationError as exc:
-        raise ScenarioError(f"--budget-ms must be > 0 and --percentile in (0, 100]: {exc.errors()[0]['msg']}",
-                            origin=origin, field="budget") from None
+    budget = with_overrides(base_budget, budget_ms, percentile)
     return budget, rest, scope
 
 
