@@ -253,3 +253,15 @@ def test_batch_policy_knob_only_multiplies_councils_it_changes(root: Path) -> No
     from voicebudget.tuning._tune import describe
 
     assert result.why.startswith(describe(result.best.config) + ": lowest expected user time")
+
+
+def test_configurations_with_equal_objectives_share_one_front_row(root: Path) -> None:
+    from voicebudget.tuning._tune import _comparable
+
+    result = tune_council(root / "councils" / "tune-intent.toml", samples=500)
+    rows = [tuple(r) for r in _comparable(np.array([c.objectives() for c in result.pareto]))]
+    assert len(set(rows)) == len(rows)
+    merged = [c for c in result.pareto if c.equivalent]
+    assert merged, "identical members under two combining rules should collapse"
+    for c in merged:
+        assert all(e["members"] == c.config["members"] for e in c.equivalent)

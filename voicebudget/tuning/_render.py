@@ -26,8 +26,9 @@ def render_tune(result: TuneResult) -> RenderableType:
                          overflow="fold", ratio=4 if col == "configuration" else None)
     for i, c in enumerate(result.pareto, 1):
         style = "bold green" if c is result.best else ""
+        same = f" (= {len(c.equivalent)} more)" if c.equivalent else ""
         table.add_row(
-            str(i), describe(c.config), f"{c.expected_user_time_ms:.0f}", f"{c.p95_ms:.1f}",
+            str(i), describe(c.config) + same, f"{c.expected_user_time_ms:.0f}", f"{c.p95_ms:.1f}",
             f"{c.quality:.3f}", f"{c.cost_per_turn:.6f}", c.tail_driver or "", style=style,
         )
     parts: list[RenderableType] = [head, table, Text.from_markup(f"[bold]pick:[/] {result.why}")]

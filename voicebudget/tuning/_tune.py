@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib.util
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,9 @@ class Candidate:
     within_cost: bool = True
     tail_driver: str | None = None
     skipped: str | None = None
+    equivalent: tuple[Configuration, ...] = ()
+    """Other configurations with the same objectives (e.g. two combining rules over identical
+    members): one row on the front, the first in the space's order, lists them here."""
 
     @property
     def feasible(self) -> bool:
@@ -85,6 +88,7 @@ class Candidate:
             "cost_per_turn": self.cost_per_turn,
             "expected_user_time_ms": self.expected_user_time_ms if math.isfinite(self.expected_user_time_ms) else None,
             "tail_driver": self.tail_driver,
+            "equivalent": [_jsonable(c) for c in self.equivalent],
         }
 
 
@@ -511,7 +515,13 @@ def _summarise(
     front: list[Candidate] = []
     if feasible:
         obj = _comparable(np.array([c.objectives() for c in feasible], dtype=np.float64))
-        front = sorted((feasible[i] for i in pareto_front(obj)), key=lambda c: (*c.objectives(), c.index))
+        ties: dict[tuple[float, ...], list[int]] = {}
+        for i in sorted(pareto_front(obj), key=lambda i: feasible[i].index):
+            ties.setdefault(tuple(obj[i]), []).append(int(i))
+        front = sorted(
+            (replace(feasible[g[0]], equivalent=tuple(feasible[j].config for j in g[1:])) for g in ties.values()),
+            key=lambda c: (*c.objectives(), c.index),
+        )
     best, why = _pick(front, valid, budget)
     return TuneResult(name, scope, budget, strategy, size, len(valid), len(feasible), len(candidates) - len(valid),
                       tuple(front), best, why, tuple(errors), seed, samples, reasons)
