@@ -181,6 +181,16 @@ INVALID = {
         "pipeline.stages.a.value_ms",
         "finite number",
     ),
+    "variant adds a stage": (
+        SIMPLE + '[variants.v]\nstages.lmm = { kind = "fixed", value_ms = 1 }\n',
+        "variants.v.stages.lmm",
+        "no stage 'lmm' in the baseline; stages: ['asr', 'llm']",
+    ),
+    "variant switches kind": (
+        SIMPLE + '[variants.v]\nkind = "all_of"\n',
+        "variants.v.stages",
+        "required field missing",
+    ),
     "unknown variant stage": (
         SIMPLE + '[variants.v]\nnosuch = { kind = "fixed", value_ms = 1 }\n',
         "variants.v.nosuch",

@@ -142,7 +142,10 @@ def parse_scenario(data: Mapping[str, Any], *, origin: str = "<scenario>", base_
         if vname == BASELINE:
             raise ScenarioError(f"{BASELINE!r} is the scenario's own pipeline; pick another name",
                                 origin=origin, field=f"variants.{vname}")
-        merged[vname] = merge_override(pipeline_raw, override) if isinstance(pipeline_raw, dict) else override
+        try:
+            merged[vname] = merge_override(pipeline_raw, override) if isinstance(pipeline_raw, dict) else override
+        except _NewStage as exc:
+            raise ScenarioError(str(exc), origin=origin, field=".".join(["variants", vname, *exc.path])) from None
     doc = {**raw, "variants": merged, "variant_descriptions": descriptions}
     try:
         return Scenario.model_validate(doc, context={"base_dir": str(base_dir)})
@@ -150,13 +153,31 @@ def parse_scenario(data: Mapping[str, Any], *, origin: str = "<scenario>", base_
         raise validation_error(exc, origin, doc, raw_variants) from None
 
 
-def merge_override(base: Any, override: Any) -> Any:
-    """Deep-merge ``override`` into ``base``; a mapping with ``kind`` replaces instead of merging."""
+class _NewStage(ValueError):
+    def __init__(self, message: str, path: list[str]) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+def merge_override(base: Any, override: Any, path: list[str] | None = None) -> Any:
+    """Deep-merge ``override`` into ``base``; a mapping with ``kind`` replaces instead of merging.
+
+    A variant changes stages; it does not add them by merging: a name in a ``stages`` table that the
+    baseline lacks (usually a typo) is an error. To restructure, give the parent with its ``kind``.
+
+    :raises ValueError: (``_NewStage``) a new stage name, with the path of the offending key.
+    """
+    path = path or []
     if not isinstance(base, dict) or not isinstance(override, dict) or "kind" in override:
         return copy.deepcopy(override)
     out = copy.deepcopy(base)
     for key, value in override.items():
-        out[key] = merge_override(out.get(key), value)
+        if path and path[-1] == "stages" and key not in base:
+            raise _NewStage(
+                f"no stage {key!r} in the baseline; stages: {list(base)}. A variant changes stages; to add "
+                "one, give the whole parent with its kind (it replaces)", [*path, key],
+            )
+        out[key] = merge_override(out.get(key), value, [*path, str(key)])
     return out
 
 
@@ -174,7 +195,7 @@ def validation_error(
         path = _user_path(doc, err["loc"])
         if overrides and len(path) >= 2 and path[0] == "variants":
             rest = path[2:]
-            if _has_path(overrides.get(str(path[1]), {}), rest):
+            if _from_override(overrides.get(str(path[1]), {}), rest):
                 path = ["variants", path[1], *rest]
             else:
                 path = ["pipeline", *rest]
@@ -208,9 +229,13 @@ def _user_path(doc: Any, loc: tuple[int | str, ...]) -> list[int | str]:
 _WRAPPER_PARTS = frozenset({"function-after", "function-before", "function-wrap"})
 
 
-def _has_path(doc: Any, path: list[int | str]) -> bool:
-    node = doc
+def _from_override(override: Any, path: list[int | str]) -> bool:
+    """Whether the field at ``path`` of a merged variant came from the variant's override: the override
+    has the path, or replaced a table above it (a table with ``kind`` replaces the baseline's)."""
+    node = override
     for part in path:
+        if isinstance(node, dict) and "kind" in node:
+            return True
         if isinstance(node, dict) and part in node:
             node = node[part]
         else:
