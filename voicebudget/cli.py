@@ -136,7 +136,9 @@ def run(
             budget = budget_override(scenario.budget, budget_ms, percentile)
             try:
                 results.append(simulate(scenario, samples=samples, seed=seed, budget=budget))
-            except ScenarioError as exc:  # raised while judging: name the file it came from
+            except ScenarioError as exc:  # raised while judging: name the option or file it came from
+                if exc.field == "samples" and samples is not None:
+                    raise ScenarioError(exc.detail, origin="--samples/-n") from None
                 raise ScenarioError(exc.detail, origin=str(path), field=exc.field) from None
             except ModelError as exc:
                 raise ModelError(f"{path}: {exc}") from None
