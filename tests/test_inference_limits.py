@@ -36,8 +36,16 @@ def _json(args: list[str]) -> dict:  # type: ignore[type-arg]
 
 def test_catalog_context_lengths() -> None:
     # config.json max_position_embeddings of each release (Qwen3: native, without YaRN)
-    want = {"llama-3.1-8b": 131072, "llama-3.1-70b": 131072, "llama-3.1-405b": 131072, "llama-2-7b": 4096,
-            "llama-2-70b": 4096, "glm-4.7": 202752, "gpt-oss-120b": 131072, "qwen3-235b-a22b": 32768}
+    want = {
+        "llama-3.1-8b": 131072,
+        "llama-3.1-70b": 131072,
+        "llama-3.1-405b": 131072,
+        "llama-2-7b": 4096,
+        "llama-2-70b": 4096,
+        "glm-4.7": 202752,
+        "gpt-oss-120b": 131072,
+        "qwen3-235b-a22b": 32768,
+    }
     assert {k: m.max_context_tokens for k, m in vb.MODELS.items()} == want
     for m in vb.MODELS.values():
         assert "max_position_embeddings" in m.source or "native 32,768" in m.source
@@ -60,8 +68,20 @@ def test_context_limit_is_prompt_plus_output() -> None:
 
 def _tiny(**kw: object) -> vb.ModelArch:
     return vb.ModelArch.model_validate(
-        {"id": "tiny", "name": "Tiny", "total_params": 1e8, "active_params": 1e8, "layers": 2, "d_model": 256,
-         "q_heads": 4, "kv_heads": 1, "head_dim": 64, "source": "test", **kw})
+        {
+            "id": "tiny",
+            "name": "Tiny",
+            "total_params": 1e8,
+            "active_params": 1e8,
+            "layers": 2,
+            "d_model": 256,
+            "q_heads": 4,
+            "kv_heads": 1,
+            "head_dim": 64,
+            "source": "test",
+            **kw,
+        }
+    )
 
 
 def test_inline_model_context_is_optional() -> None:
@@ -121,12 +141,12 @@ def test_chips_without_tp_pick_a_valid_split() -> None:
 def test_kv_heads_replicated_beyond_their_count() -> None:
     # Qwen3-235B: 4 KV heads; at tp 8 each is held twice. fp8 KV: 2 * 94 layers * 4 heads * 128 * 1 B per token.
     wl = vb.Workload(prompt_tokens=1000, output_tokens=200)
-    r = vb.estimate_inference("qwen3-235b-a22b", "h200", vb.Deployment(chips=8, tensor_parallel=8, precision="fp8"),
-                              wl)
+    r = vb.estimate_inference("qwen3-235b-a22b", "h200", vb.Deployment(chips=8, tensor_parallel=8, precision="fp8"), wl)
     assert r.memory.kv_cache_bytes == pytest.approx(1200 * 2 * 94 * 4 * 128 * 1.0 * 2)
     assert any("each KV head replicated on 2 chips" in n for n in r.notes)
-    r4 = vb.estimate_inference("qwen3-235b-a22b", "h200", vb.Deployment(chips=8, tensor_parallel=4, precision="fp8"),
-                               wl)
+    r4 = vb.estimate_inference(
+        "qwen3-235b-a22b", "h200", vb.Deployment(chips=8, tensor_parallel=4, precision="fp8"), wl
+    )
     assert r4.replicas == 2
     assert r4.memory.kv_cache_bytes == pytest.approx(1200 * 2 * 94 * 4 * 128 * 1.0)  # per replica, one copy
     assert not any("replicated" in n for n in r4.notes)
@@ -180,8 +200,7 @@ def test_alias_explained_in_title_and_json() -> None:
     assert "llama-3.3-70b (same architecture as llama-3.1-70b) on 2 x h100-sxm (bf16)" in res.stdout
     doc = _json(LLAMA70)
     assert (doc["model"], doc["model_alias"]) == ("llama-3.1-70b", "llama-3.3-70b")
-    plain = runner.invoke(app, ["infer", "--model", "llama-3.1-70b", "--hardware", "h100-sxm"],
-                          env={"COLUMNS": "200"})
+    plain = runner.invoke(app, ["infer", "--model", "llama-3.1-70b", "--hardware", "h100-sxm"], env={"COLUMNS": "200"})
     assert "llama-3.1-70b on 2 x h100-sxm (bf16)" in plain.stdout
     assert "same architecture" not in plain.stdout
     assert _json(["infer", "--model", "llama-3.1-70b", "--hardware", "h100-sxm"])["model_alias"] is None
@@ -192,7 +211,7 @@ def _column_cells(table: str, row_id: str) -> str:
     lines = [ln.split("│") for ln in table.splitlines() if ln.startswith("│")]
     start = next(i for i, cells in enumerate(lines) if cells[1].strip() == row_id)
     parts = [lines[start][-2].strip()]
-    for cells in lines[start + 1:]:
+    for cells in lines[start + 1 :]:
         if cells[1].strip():
             break
         parts.append(cells[-2].strip())
@@ -208,3 +227,15 @@ def test_models_table_folds_aliases(columns: str) -> None:
     assert "…" not in "".join(ln.split("│")[-2] for ln in res.stdout.splitlines() if ln.startswith("│"))
     models = json.loads(runner.invoke(app, ["models", "--format", "json"]).stdout)
     assert next(r for r in models if r["id"] == "llama-2-70b")["max_context_tokens"] == 4096
+
+
+def test_infinite_chip_price_is_refused() -> None:
+    from typer.testing import CliRunner
+
+    from voicebudget.cli import app
+
+    result = CliRunner().invoke(
+        app, ["infer", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--price-per-chip-hour", "inf"]
+    )
+    assert result.exit_code == 2
+    assert "--price-per-chip-hour: must be a finite number" in result.stderr

@@ -7,6 +7,7 @@ Exit codes: 0 within budget, 1 over budget, 2 invalid input (message on stderr, 
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -204,6 +205,8 @@ def infer(
 
     if precision is not None and precision not in ("bf16", "fp16", "fp8", "fp4"):
         fail(f"--precision must be one of bf16, fp16, fp8, fp4, got {precision!r}")
+    if price is not None and not math.isfinite(price):
+        fail(f"--price-per-chip-hour: must be a finite number of US$ > 0, got {price}")
     chip_price = ChipPrice(usd_per_chip_hour=price, source="--price-per-chip-hour") if price else None
     with user_errors():
         result = estimate_inference(

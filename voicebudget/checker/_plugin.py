@@ -287,7 +287,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     for nodeid, why in state.unchecked:
         terminalreporter.write_line(f"NOT CHECKED {nodeid}: {why}")
     failed = sum(not r.passed for r in state.results)
-    line = f"{len(state.results)} budgeted test(s): {failed} over budget"
+    line = f"{len(state.results) + len(state.unchecked)} budgeted test(s): {failed} over budget"
     terminalreporter.write_line(line + (f", {len(state.unchecked)} not checked" if state.unchecked else ""))
     if state.json_path is not None:
         terminalreporter.write_line(f"voicebudget JSON report: {state.json_path}")

@@ -43,7 +43,7 @@ class _Frozen(BaseModel):
 class ChipPrice(_Frozen):
     """The price assumption behind a cost figure: US dollars per chip-hour, and where it comes from."""
 
-    usd_per_chip_hour: float = Field(gt=0)
+    usd_per_chip_hour: float = Field(gt=0, allow_inf_nan=False)
     source: str = Field(min_length=1)
 
 
