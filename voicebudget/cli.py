@@ -273,7 +273,7 @@ IncludeOpt = Annotated[
 ]
 StopSecsOpt = Annotated[float, typer.Option("--stop-secs", min=0, help="Pipecat VAD stop_secs in s (default 0.2).")]
 AbsurdOpt = Annotated[
-    float, typer.Option("--absurd-ms", min=0, help="Flag any stage longer than this, ms (default 20000).")
+    float, typer.Option("--absurd-ms", min=1, help="Flag any stage longer than this, ms (>= 1; default 20000).")
 ]
 
 
