@@ -12,7 +12,7 @@ Usage: ``python benchmarks/bench_council.py [--turns N] [--repeat R]``.
 from __future__ import annotations
 
 import argparse
-import time
+import timeit
 from pathlib import Path
 
 import numpy as np
@@ -23,12 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def best_of(repeat: int, fn) -> float:  # type: ignore[no-untyped-def]
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    """Best wall time of ``repeat`` single calls, seconds."""
+    return min(timeit.repeat(fn, repeat=repeat, number=1))
 
 
 def synthetic_vote() -> Council:

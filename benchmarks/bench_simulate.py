@@ -9,7 +9,7 @@ stochastic stage per turn, plus the cold-connection coin flips). Target: ratio <
 from __future__ import annotations
 
 import argparse
-import time
+import timeit
 from importlib import resources
 
 import numpy as np
@@ -23,12 +23,8 @@ VARIATES_PER_TURN = 10
 
 
 def best_of(repeat: int, fn) -> float:  # type: ignore[no-untyped-def]
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    """Best wall time of ``repeat`` single calls, seconds."""
+    return min(timeit.repeat(fn, repeat=repeat, number=1))
 
 
 def main() -> None:
