@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     )
     from voicebudget._errors import BudgetExceeded, ModelError, ScenarioError, VoiceBudgetError
     from voicebudget._observed import Observed
-    from voicebudget._report import LatencyStats, Report, StageReport, build_report
+    from voicebudget._report import LatencyStats, Report, StagePart, StageReport, build_report
     from voicebudget._scenario import PipelineSpec, Scenario, load_scenario, parse_scenario, scenario_json_schema
     from voicebudget._simulate import RunResult, simulate, simulate_pipeline
     from voicebudget._stage_models import ColdConnection, LLMStage, NetworkStage, TokenRange, TTSStage
@@ -129,6 +129,7 @@ _LAZY: dict[str, str] = {
     "Sequence": "voicebudget._algebra",
     "Shifted": "voicebudget._distributions",
     "SpeculativeDecoding": "voicebudget.inference",
+    "StagePart": "voicebudget._report",
     "StageReport": "voicebudget._report",
     "StageSpan": "voicebudget.checker",
     "StageSpec": "voicebudget._stages",
@@ -219,6 +220,7 @@ __all__ = [
     "Sequence",
     "Shifted",
     "SpeculativeDecoding",
+    "StagePart",
     "StageReport",
     "StageSpan",
     "StageSpec",

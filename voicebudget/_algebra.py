@@ -55,7 +55,13 @@ FloatArray = NDArray[np.float64]
 
 @runtime_checkable
 class Sampler(Protocol):
-    """Anything that draws per-turn latencies: ``sample(rng, n) -> float64[n]`` in ms."""
+    """Anything that draws per-turn latencies: ``sample(rng, n) -> float64[n]`` in ms.
+
+    A stage made of parts (a council of members) may also offer ``sample_parts(rng, n) ->
+    (float64[n], {part: float64[n]})``: the same samples as ``sample`` for the same ``rng``, plus
+    each part's per-turn contribution along its own critical path (summing to the samples). The
+    engine then uses it, and reports break the stage's tail share down by part.
+    """
 
     def sample(self, rng: np.random.Generator, n: int) -> FloatArray: ...
 
@@ -198,6 +204,24 @@ class Evaluation:
     stages: dict[str, FloatArray]
     groups: dict[str, FloatArray]
     root: _Node
+    parts: dict[str, dict[str, FloatArray]] = field(default_factory=dict)
+    """Leaf stage -> its parts' per-turn critical-path contributions (``float64[n_turns]`` each, summing
+    to the leaf's samples), for leaves that report them (``sample_parts``, e.g. a council's members)."""
+
+    def part_contributions(self, turns: NDArray[np.intp]) -> dict[str, dict[str, FloatArray]]:
+        """Each reporting leaf's contribution in the given turns, split into its parts.
+
+        :param turns: ``intp[m]`` turn indices.
+        :returns: leaf -> part -> ``float64[m]`` ms; per turn a leaf's parts sum to the leaf's
+            :meth:`contributions` (zero in turns where the leaf is off the critical path).
+        """
+        leaf = self.contributions(turns)
+        out: dict[str, dict[str, FloatArray]] = {}
+        for name, parts in self.parts.items():
+            own = self.stages[name][turns]
+            on_path = np.divide(leaf[name], own, out=np.zeros_like(own), where=own > 0)
+            out[name] = {part: values[turns] * on_path for part, values in parts.items()}
+        return out
 
     def contributions(self, turns: NDArray[np.intp]) -> dict[str, FloatArray]:
         """Critical-path contribution of every leaf stage in the given turns.
@@ -235,8 +259,9 @@ def evaluate(node: Any, n: int, seed: int, name: str = "total") -> Evaluation:
     """
     stages: dict[str, FloatArray] = {}
     groups: dict[str, FloatArray] = {}
-    root = _eval(node, name, n, seed, stages, groups)
-    return Evaluation(total=root.samples, stages=stages, groups=groups, root=root)
+    parts: dict[str, dict[str, FloatArray]] = {}
+    root = _eval(node, name, n, seed, stages, groups, parts)
+    return Evaluation(total=root.samples, stages=stages, groups=groups, root=root, parts=parts)
 
 
 def _eval(
@@ -246,15 +271,22 @@ def _eval(
     seed: int,
     stages: dict[str, FloatArray],
     groups: dict[str, FloatArray],
+    parts: dict[str, dict[str, FloatArray]],
 ) -> _Node:
     if isinstance(node, _Combinator):
-        kids = [_eval(child, key, n, seed, stages, groups) for key, child in node.stages.items()]
+        kids = [_eval(child, key, n, seed, stages, groups, parts) for key, child in node.stages.items()]
         samples, which = node.combine([k.samples for k in kids], stage_rng(seed, name + "/choice"))
         _claim(name, stages, groups)
         groups[name] = samples
         return _Node(name, samples, kids, which if which.size else None)
     _claim(name, stages, groups)
-    samples = np.asarray(node.sample(stage_rng(seed, name), n), dtype=np.float64)
+    sample_parts = getattr(node, "sample_parts", None)
+    if callable(sample_parts):  # a leaf that can say which of its parts set each turn's latency
+        drawn, leaf_parts = sample_parts(stage_rng(seed, name), n)
+        parts[name] = {k: np.asarray(v, dtype=np.float64) for k, v in leaf_parts.items()}
+        samples = np.asarray(drawn, dtype=np.float64)
+    else:
+        samples = np.asarray(node.sample(stage_rng(seed, name), n), dtype=np.float64)
     if samples.shape != (n,):
         raise ValueError(f"stage {name!r} returned shape {samples.shape}, expected ({n},)")
     stages[name] = samples

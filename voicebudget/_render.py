@@ -40,6 +40,9 @@ def render_report(report: Report, title: str | None = None) -> RenderableType:
             s.name, *(f"{v:.1f}" for v in (st.mean_ms, st.p50_ms, st.p90_ms, st.p95_ms, st.p99_ms)),
             f"{s.tail_share:.1%}", *alloc,
         )
+        for part in s.parts:  # a council's members: their share of the tail
+            table.add_row(f"[dim]  └ {part.name}[/]", "", "", "", "", "", f"[dim]{part.tail_share:.1%}[/]",
+                          *([""] * len(alloc)))
     t = report.total
     extra = [] if len(table.columns) == 7 else [""]
     table.add_row(
@@ -134,8 +137,10 @@ def render_markdown(result: RunResult) -> str:
             f"| stage | mean ms | p50 ms | p90 ms | p95 ms | p99 ms{extra_head} | tail share (>= {label}) |",
             "|---|---:|---:|---:|---:|---:|" + ("---:|" if extra else "") + "---:|",
         ]
+        blank = " |" * (6 if extra else 5)
         for s in r.stages:
             lines.append(f"| {s.name} | {_cells(s.stats, extra)} | {s.tail_share:.1%} |")
+            lines += [f"| &nbsp;&nbsp;└ {p.name} |{blank} {p.tail_share:.1%} |" for p in s.parts]
         lines += [f"| **voice-to-voice** | {_cells(r.total, extra)} | 100% |", ""]
     return "\n".join(lines)
 

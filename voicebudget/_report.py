@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from voicebudget._budget import Budget
 from voicebudget._errors import BudgetExceeded, ModelError, ScenarioError
 
-__all__ = ["LatencyStats", "Report", "StageReport", "build_report"]
+__all__ = ["LatencyStats", "Report", "StagePart", "StageReport", "build_report"]
 
 FloatArray = NDArray[np.float64]
 _QS = (50.0, 90.0, 95.0, 99.0)
@@ -76,6 +76,19 @@ class LatencyStats:
 
 
 @dataclass(frozen=True)
+class StagePart:
+    """A part of a stage (a council member) in the tail: its mean contribution to the voice-to-voice
+    latency over the tail turns, ms, and that as a share of those turns' mean total."""
+
+    name: str
+    tail_ms: float
+    tail_share: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "tail_ms": self.tail_ms, "tail_share": self.tail_share}
+
+
+@dataclass(frozen=True)
 class StageReport:
     """One stage in a report.
 
@@ -91,6 +104,8 @@ class StageReport:
     tail_ms: float
     tail_share: float
     allocation_ms: float | None = None
+    parts: tuple[StagePart, ...] = ()
+    """The stage's tail broken down by part (council members), largest first; empty for plain stages."""
 
     @property
     def over_allocation(self) -> bool:
@@ -103,6 +118,8 @@ class StageReport:
         d["tail_share"] = self.tail_share
         if self.allocation_ms is not None:
             d["allocation_ms"] = self.allocation_ms
+        if self.parts:
+            d["parts"] = [p.to_dict() for p in self.parts]
         return d
 
 
@@ -163,6 +180,8 @@ class Report:
         driver = self.tail_driver
         if driver is not None:
             total += f"; {driver.name} stage {driver.tail_ms:.1f} ms of it"
+            if driver.parts:
+                total += f" ({driver.parts[0].name} {driver.parts[0].tail_ms:.1f} ms)"
         over = [
             f"{s.name} {label} {s.stats.at_percentile_ms:.1f} ms > allocation {s.allocation_ms:.1f} ms"
             for s in self.stages
@@ -204,6 +223,7 @@ class Report:
 
 
 Contributions = Callable[[NDArray[np.intp]], Mapping[str, FloatArray]]
+PartContributions = Callable[[NDArray[np.intp]], Mapping[str, Mapping[str, FloatArray]]]
 
 
 def build_report(
@@ -216,6 +236,7 @@ def build_report(
     seed: int | None = None,
     server_side_ms: FloatArray | None = None,
     source: str = "simulation",
+    part_contributions: PartContributions | None = None,
 ) -> Report:
     """Summarise per-turn latencies against a budget.
 
@@ -231,6 +252,8 @@ def build_report(
     :param seed: the seed the samples came from, recorded in the report.
     :param server_side_ms: ``float64[n_turns]`` server-side latency, ms, if known.
     :param source: ``"simulation"``, ``"recorder"`` or ``"trace"``.
+    :param part_contributions: maps tail turn indices to, per stage made of parts (a council), each
+        part's contribution in those turns (:meth:`voicebudget.Evaluation.part_contributions`).
     :raises ValueError: no turns, or arrays of different lengths.
     """
     total = np.asarray(total_ms, dtype=np.float64)
@@ -260,6 +283,7 @@ def build_report(
     else:
         contrib = _proportional(total[tail], {k: np.asarray(v)[tail] for k, v in stages_ms.items()})
     tail_total = float(np.mean(total[tail]))
+    by_part = part_contributions(tail) if part_contributions is not None else {}
     allocations = budget.allocations_ms()
     stage_reports = []
     for key, arr in stages_ms.items():
@@ -268,7 +292,12 @@ def build_report(
         stats = LatencyStats.of(ran, pct) if ran.size else LatencyStats(*(float("nan"),) * 6)
         tail_ms = float(np.mean(contrib[key])) if key in contrib else 0.0
         share = tail_ms / tail_total if tail_total > 0 else 0.0
-        stage_reports.append(StageReport(key, stats, tail_ms, share, allocations.get(key)))
+        parts = sorted(
+            (StagePart(p, float(np.mean(v)), float(np.mean(v)) / tail_total if tail_total > 0 else 0.0)
+             for p, v in by_part.get(key, {}).items()),
+            key=lambda part: -part.tail_ms,
+        )
+        stage_reports.append(StageReport(key, stats, tail_ms, share, allocations.get(key), tuple(parts)))
     return Report(
         name=name,
         budget=budget,

@@ -125,7 +125,8 @@ def simulate_pipeline(
     ev = evaluate(tree, samples, seed_int)
     server = ev.total - ev.stages["transport"] if isinstance(pipeline, VoiceTurn) else None
     return build_report(
-        name, budget, ev.total, ev.stages, contributions=ev.contributions, seed=seed_int, server_side_ms=server
+        name, budget, ev.total, ev.stages, contributions=ev.contributions, seed=seed_int, server_side_ms=server,
+        part_contributions=ev.part_contributions if ev.parts else None,
     )
 
 

@@ -292,9 +292,16 @@ class Council(_Model):
         One integer seed is drawn from ``rng``; members draw from streams derived from it and their
         names (:func:`voicebudget.stage_rng`), as in :func:`evaluate_council`.
         """
+        return self.sample_parts(rng, n)[0]
+
+    def sample_parts(self, rng: np.random.Generator, n: int) -> tuple[FloatArray, dict[str, FloatArray]]:
+        """The same draws as :meth:`sample`, with each component's (member, router, scorer,
+        aggregator) per-turn contribution along the council's critical path, ``float64[n]`` ms each,
+        summing to the latency; so a scenario report can say which member drives the tail."""
         from voicebudget.councils._latency import sample_council
 
-        return sample_council(self, n, int(rng.integers(0, 2**63 - 1))).total
+        draws = sample_council(self, n, int(rng.integers(0, 2**63 - 1)))
+        return draws.total, draws.critical
 
 
 def _inline(doc: Any) -> Any:
