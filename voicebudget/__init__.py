@@ -5,8 +5,9 @@ Everything a user may import is here; modules with a leading underscore are priv
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from voicebudget._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from voicebudget._algebra import AllOf, Choice, Evaluation, KOfN, Race, Sampler, Sequence, evaluate, stage_rng
@@ -315,14 +316,8 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'voicebudget' has no attribute {name!r}")
-    importlib.import_module("voicebudget._stages")  # completes the stage union's forward references
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+# the stage union's forward references (combinators, councils) are completed by _stages
+__getattr__ = lazy_getattr("voicebudget", _LAZY, globals(), first="voicebudget._stages")
 
 
 def __dir__() -> list[str]:

@@ -7,8 +7,9 @@ pydantic until a test records a turn.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from voicebudget._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from voicebudget.checker._analysis import ExcludedTurn, RecorderReport
@@ -46,10 +47,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'voicebudget.checker' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr("voicebudget.checker", _LAZY, globals())
