@@ -373,3 +373,12 @@ def test_every_budgeted_command_names_the_bad_option(args: list[str], root: Path
     result = runner.invoke(app, args)
     assert result.exit_code == 2
     assert result.stderr.startswith("error: --percentile: must be a number in (0, 100], got 150.0")
+
+
+def test_yaml_booleans_are_not_milliseconds(tmp_path: Path) -> None:
+    # YAML 1.1 reads `yes`/`on` as true; pydantic would read true as 1 ms
+    text = "name: x\npipeline:\n  kind: sequence\n  stages:\n    a: {kind: fixed, value_ms: yes}\n"
+    path = write(tmp_path, text, "s.yaml")
+    result = runner.invoke(app, ["run", str(path)])
+    assert result.exit_code == 2
+    assert f"{path}: pipeline.stages.a: value_ms = true is a boolean; expected a number" in result.stderr

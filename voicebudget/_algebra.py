@@ -33,7 +33,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
+
+from voicebudget._model import DataModel
 
 if TYPE_CHECKING:
     from voicebudget._stages import StageSpec
@@ -66,7 +68,7 @@ class Sampler(Protocol):
     def sample(self, rng: np.random.Generator, n: int) -> FloatArray: ...
 
 
-class _Combinator(BaseModel):
+class _Combinator(DataModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     stages: dict[str, StageSpec] = Field(

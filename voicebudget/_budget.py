@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from voicebudget._errors import ScenarioError
+from voicebudget._model import DataModel
 
 __all__ = ["Budget", "with_overrides"]
 
@@ -14,7 +15,7 @@ DEFAULT_TOTAL_MS = 800.0
 and talk over it (docs/design.md)."""
 
 
-class Budget(BaseModel):
+class Budget(DataModel):
     """A voice-to-voice latency budget.
 
     :param total_ms: the budget for voice-to-voice latency, ms (> 0). Default 800.

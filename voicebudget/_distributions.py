@@ -20,13 +20,14 @@ from typing import Annotated, Literal, Union
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     ValidationInfo,
     field_validator,
     model_validator,
 )
+
+from voicebudget._model import DataModel
 
 __all__ = [
     "Distribution",
@@ -45,7 +46,7 @@ Z95 = 1.6448536269514722
 FloatArray = NDArray[np.float64]
 
 
-class _Dist(BaseModel):
+class _Dist(DataModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     def sample(self, rng: np.random.Generator, n: int) -> FloatArray:  # pragma: no cover - abstract

@@ -27,16 +27,17 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from voicebudget._errors import ModelError
+from voicebudget._model import DataModel
 
 __all__ = ["Observed", "table_uniforms"]
 
 FloatArray = NDArray[np.float64]
 
 
-class Observed(BaseModel):
+class Observed(DataModel):
     """One stage's value in each turn of a table of observed turns, resampled jointly with the table's
     other columns.
 

@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Annotated, Any, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from voicebudget._algebra import AllOf, Choice, KOfN, Race, Sequence
 from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError
+from voicebudget._model import DataModel
 from voicebudget._voice_turn import VoiceTurn
 
 __all__ = ["BASELINE", "PipelineSpec", "Scenario", "load_scenario", "parse_scenario", "scenario_json_schema"]
@@ -37,7 +38,7 @@ PipelineSpec = Annotated[
 """A pipeline: the ready-made ``voice_turn`` or any combinator tree."""
 
 
-class Scenario(BaseModel):
+class Scenario(DataModel):
     """A scenario: what to simulate and what to judge it against.
 
     :param name: a human name for reports.

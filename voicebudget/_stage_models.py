@@ -10,16 +10,17 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
 from voicebudget._distributions import Distribution
+from voicebudget._model import DataModel
 
 __all__ = ["ColdConnection", "LLMStage", "NetworkStage", "TTSStage", "TokenRange"]
 
 FloatArray = NDArray[np.float64]
 
 
-class _Model(BaseModel):
+class _Model(DataModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 

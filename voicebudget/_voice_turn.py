@@ -20,10 +20,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from voicebudget._algebra import AllOf, Sequence
 from voicebudget._distributions import Fixed
+from voicebudget._model import DataModel
 from voicebudget._stages import StageSpec
 
 __all__ = ["STAGE_ORDER", "VoiceTurn"]
@@ -32,7 +33,7 @@ STAGE_ORDER = ("endpointing", "asr", "framework", "network", "llm", "tts", "tran
 """The named stages of a voice turn, in time order."""
 
 
-class VoiceTurn(BaseModel):
+class VoiceTurn(DataModel):
     """One turn of a cascaded voice agent (STT -> LLM -> TTS), stage by stage.
 
     Every stage is any :data:`~voicebudget.StageSpec` (a distribution, a stage model such as

@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from voicebudget._budget import Budget
 from voicebudget._distributions import Distribution
 from voicebudget._errors import ScenarioError
+from voicebudget._model import DataModel
 
 if TYPE_CHECKING:
     from voicebudget._stages import StageSpec
@@ -32,7 +33,7 @@ RESERVED_NAMES = frozenset({"router", "aggregator", "scorer"})
 FloatArray = NDArray[np.float64]
 
 
-class _Model(BaseModel):
+class _Model(DataModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 

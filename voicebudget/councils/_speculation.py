@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from voicebudget._algebra import Choice, evaluate, stage_rng
 from voicebudget._budget import Budget
 from voicebudget._distributions import Distribution
+from voicebudget._model import DataModel
 from voicebudget._report import Report, build_report
 from voicebudget.councils._config import UserTime
 from voicebudget.councils._latency import sample_stage
@@ -53,7 +54,7 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 
 
-class ReplyCache(BaseModel):
+class ReplyCache(DataModel):
     """A cache of pre-generated, pre-synthesised replies in front of a miss path. A stage.
 
     :param hit_rate: ``h``, share of turns answered from the cache, in [0, 1].
@@ -101,7 +102,7 @@ class ReplyCache(BaseModel):
         return 1.0 - (1.0 - self.hit_rate * self.false_hit_rate) ** self.conversation_turns
 
 
-class Preemptive(BaseModel):
+class Preemptive(DataModel):
     """Preemptive generation on an eager transcript, wrapping the generation path. A stage.
 
     :param stage: the path that can start early (the LLM; a ``sequence`` of LLM and TTS with

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from voicebudget._errors import ModelError
+from voicebudget._model import DataModel
 
 __all__ = [
     "HARDWARE",
@@ -36,7 +37,7 @@ PRECISION_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4"
 (NVIDIA, "Introducing NVFP4", developer.nvidia.com blog, 2025-06)."""
 
 
-class _Frozen(BaseModel):
+class _Frozen(DataModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 

@@ -11,12 +11,14 @@ concurrency); at high concurrency the extra verified tokens cost compute, and th
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from voicebudget._model import DataModel
 
 __all__ = ["SpeculativeDecoding"]
 
 
-class SpeculativeDecoding(BaseModel):
+class SpeculativeDecoding(DataModel):
     """Speculative decoding settings.
 
     :param acceptance_rate: probability ``a`` that the target accepts one drafted token, ``[0, 1)``.

@@ -22,10 +22,11 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from voicebudget._distributions import Distribution
 from voicebudget._errors import VoiceBudgetError
+from voicebudget._model import DataModel
 from voicebudget._stage_models import TokenCount, _check_token_count, sample_tokens
 from voicebudget.inference._catalog import Hardware, ModelArch, Precision, get_hardware, get_model
 from voicebudget.inference._predict import estimate_inference
@@ -61,7 +62,7 @@ def _jitter(rng: np.random.Generator, n: int, cv: float) -> FloatArray:
     return np.exp(sigma * z - 0.5 * sigma * sigma)
 
 
-class _ModelledStage(BaseModel):
+class _ModelledStage(DataModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     model: str | ModelArch = Field(description="Catalog model id, or an inline architecture table.")
@@ -164,7 +165,7 @@ class WaferStage(_ModelledStage):
         return Deployment(chips=self.chips, precision=self.precision, concurrency=self.concurrency)
 
 
-class FastTier(BaseModel):
+class FastTier(DataModel):
     """A provider's fast tier: output speed x ``speed_factor`` at ``price_factor`` x the price,
     TTFT x ``ttft_factor`` (1: unchanged, as in Anthropic's fast mode, calibration row A2)."""
 
@@ -175,7 +176,7 @@ class FastTier(BaseModel):
     ttft_factor: float = Field(default=1.0, gt=0)
 
 
-class APIStage(BaseModel):
+class APIStage(DataModel):
     """A hosted model behind an API, from measured TTFT and inter-token latency distributions.
 
     :param ttft: time to first token as measured from your server (includes the network), ms.

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from voicebudget._model import DataModel
 from voicebudget.inference._catalog import ChipPrice, Precision
 
 __all__ = ["Bound", "Deployment", "GPUCalibration", "InferenceResult", "MemoryUse", "StepBreakdown", "Workload"]
@@ -14,7 +15,7 @@ Bound = Literal["memory", "compute", "per-layer latency", "communication"]
 """What limits the decode step."""
 
 
-class _Frozen(BaseModel):
+class _Frozen(DataModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 

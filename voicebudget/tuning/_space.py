@@ -29,8 +29,9 @@ import itertools
 from collections.abc import Iterator
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
+from voicebudget._model import DataModel
 from voicebudget.councils._config import Aggregator, Member, Topology
 from voicebudget.councils._speculation import ReplyCache
 
@@ -40,7 +41,7 @@ Configuration = dict[str, Any]
 """One point of the space: knob name -> value (``members`` is a tuple of pool names)."""
 
 
-class _Model(BaseModel):
+class _Model(DataModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
