@@ -248,3 +248,16 @@ def test_fit_writes_yaml_for_yaml_and_refuses_other_targets(tmp_path) -> None:
         assert result.exit_code == 2
         assert message in result.stderr
     assert not (tmp_path / "missing").exists()
+
+
+def test_the_same_trace_twice_is_refused() -> None:
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from voicebudget.cli import app
+
+    sample = Path(__file__).parent / "data" / "traces" / "pipecat.log"
+    result = CliRunner().invoke(app, ["check", str(sample), str(sample.parent / ".." / "traces" / "pipecat.log")])
+    assert result.exit_code == 2
+    assert "given twice" in result.stderr

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from voicebudget._budget import Budget
+from voicebudget._errors import ScenarioError
 from voicebudget.traces._check import TraceCheck, check
 from voicebudget.traces._fit import FitMethod, TraceFit, fit
 from voicebudget.traces._pipecat import DEFAULT_STOP_SECS
@@ -25,8 +26,15 @@ def read_traces(
 ) -> list[TraceTable]:
     """:func:`~voicebudget.traces.read_trace` on every path (same options for all).
 
-    :raises ScenarioError: a file is missing, unreadable, in no known format, or has no turn.
+    :raises ScenarioError: a file is missing, unreadable, in no known format, or has no turn; or the
+        same file is given twice (its turns would count twice).
     """
+    seen: dict[Path, str] = {}
+    for p in paths:
+        key = Path(p).resolve()
+        if key in seen:
+            raise ScenarioError(f"given twice (also as {seen[key]}); its turns would count twice", origin=str(p))
+        seen[key] = str(p)
     return [read_trace(p, fmt, stop_secs=stop_secs, absurd_ms=absurd_ms) for p in paths]
 
 
