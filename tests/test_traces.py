@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from voicebudget import ScenarioError
-from voicebudget.traces import detect_format, read_trace
+from voicebudget.traces import ReadOptions, detect_format, read_trace
 
 DATA = Path(__file__).parent / "data" / "traces"
 # The sample logs round values: LiveKit/OTel to 0.1 ms (4 decimals in s), Pipecat TTFBs to 1 ms and
@@ -59,7 +59,7 @@ def test_pipecat_sample_per_turn() -> None:
 
 def test_pipecat_stop_secs_moves_the_anchor() -> None:
     base = read_trace(DATA / "pipecat.log").turns[0]
-    shifted = read_trace(DATA / "pipecat.log", stop_secs=0.3).turns[0]
+    shifted = read_trace(DATA / "pipecat.log", options=ReadOptions(stop_secs=0.3)).turns[0]
     assert shifted.total_ms == pytest.approx(base.total_ms + 100, abs=1e-6)
     assert shifted.stages_ms["endpointing"] == pytest.approx(base.stages_ms["endpointing"] + 100, abs=1e-6)
 

@@ -79,6 +79,7 @@ if TYPE_CHECKING:
     )
     from voicebudget.traces import (
         Anomaly,
+        ReadOptions,
         TraceCheck,
         TraceFit,
         TraceTable,
@@ -185,6 +186,7 @@ _LAZY: dict[str, str] = {
     "stage_rng": "voicebudget._algebra",
     "weighted_vote_accuracy": "voicebudget.councils",
     "Anomaly": "voicebudget.traces",
+    "ReadOptions": "voicebudget.traces",
     "TraceCheck": "voicebudget.traces",
     "TraceFit": "voicebudget.traces",
     "TraceTable": "voicebudget.traces",
@@ -250,6 +252,7 @@ __all__ = [
     "PreemptiveResult",
     "QualityResult",
     "Race",
+    "ReadOptions",
     "RecorderReport",
     "ReplyCache",
     "Report",

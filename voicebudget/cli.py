@@ -24,6 +24,8 @@ from voicebudget._budget import Budget, with_overrides
 from voicebudget._errors import ModelError, ScenarioError, VoiceBudgetError
 from voicebudget._scenario import load_scenario, scenario_json_schema
 from voicebudget._simulate import simulate
+from voicebudget.traces import ABSURD_MS, DEFAULT_STOP_SECS, ReadOptions
+from voicebudget.traces import FORMATS as TRACE_FORMATS
 
 app = typer.Typer(
     name="voicebudget",
@@ -246,14 +248,6 @@ def models_cmd(
         Console(highlight=False).print(render_catalog("models"))
 
 
-class TraceFormatIn(StrEnum):
-    """Trace formats ``check``/``fit`` read."""
-
-    pipecat = "pipecat"
-    livekit = "livekit"
-    otel = "otel"
-
-
 class FitMethodOpt(StrEnum):
     """How ``fit`` turns observed stages into distributions."""
 
@@ -265,15 +259,21 @@ class FitMethodOpt(StrEnum):
 TracesArg = Annotated[
     list[Path], typer.Argument(help="Trace files: Pipecat logs, LiveKit metrics JSON lines, OTLP JSON span exports.")
 ]
+TraceFormatIn = StrEnum("TraceFormatIn", {name: name for name in TRACE_FORMATS})  # type: ignore[misc]
+"""Trace formats ``check``/``fit`` read: the names of the library's reader table."""
 FormatInOpt = Annotated[
     TraceFormatIn | None, typer.Option("--format-in", help="Trace format (default: detected from the content).")
 ]
 IncludeOpt = Annotated[
     bool, typer.Option("--include-anomalies", help="Count flagged turns (that have a total) in the statistics.")
 ]
-StopSecsOpt = Annotated[float, typer.Option("--stop-secs", min=0, help="Pipecat VAD stop_secs in s (default 0.2).")]
+StopSecsOpt = Annotated[
+    float | None,
+    typer.Option("--stop-secs", help=f"Pipecat VAD stop_secs in s (default: the log's VAD params, else "
+                 f"{DEFAULT_STOP_SECS:g})."),
+]
 AbsurdOpt = Annotated[
-    float, typer.Option("--absurd-ms", min=1, help="Flag any stage longer than this, ms (>= 1; default 20000).")
+    float, typer.Option("--absurd-ms", help=f"Flag any stage longer than this, ms (>= 1; default {ABSURD_MS:g}).")
 ]
 
 
@@ -285,8 +285,8 @@ def check_cmd(
     fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
     format_in: FormatInOpt = None,
     include_anomalies: IncludeOpt = False,
-    stop_secs: StopSecsOpt = 0.2,
-    absurd_ms: AbsurdOpt = 20_000.0,
+    stop_secs: StopSecsOpt = None,
+    absurd_ms: AbsurdOpt = ABSURD_MS,
 ) -> None:
     """Check real turns from traces against the budget: per-turn table, stage percentiles, tail
     attribution, first turn vs steady state, anomalies (flagged, excluded unless --include-anomalies).
@@ -297,8 +297,9 @@ def check_cmd(
 
     with user_errors():
         budget = budget_override(Budget(), budget_ms, percentile)
+        options = ReadOptions.checked(stop_secs=stop_secs, absurd_ms=absurd_ms)
         result = check_traces(traces, budget, fmt=format_in.value if format_in else None,
-                              include_anomalies=include_anomalies, stop_secs=stop_secs, absurd_ms=absurd_ms)
+                              include_anomalies=include_anomalies, options=options)
     if fmt is TableOrJson.json:
         emit_json(result.to_dict())
     else:
@@ -319,8 +320,8 @@ def fit_cmd(
     percentile: PercentileOpt = None,
     format_in: FormatInOpt = None,
     include_anomalies: IncludeOpt = False,
-    stop_secs: StopSecsOpt = 0.2,
-    absurd_ms: AbsurdOpt = 20_000.0,
+    stop_secs: StopSecsOpt = None,
+    absurd_ms: AbsurdOpt = ABSURD_MS,
 ) -> None:
     """Fit a scenario to traces: stages are the observed distributions, so `voicebudget run` on the
     written file reproduces the traces' percentiles and variants can swap a stage for a model.
@@ -330,9 +331,9 @@ def fit_cmd(
 
     with user_errors():
         budget = budget_override(Budget(), budget_ms, percentile)
-        result = fit_traces(traces, method=method.value, budget=budget,
-                            fmt=format_in.value if format_in else None,
-                            include_anomalies=include_anomalies, stop_secs=stop_secs, absurd_ms=absurd_ms)
+        options = ReadOptions.checked(stop_secs=stop_secs, absurd_ms=absurd_ms)
+        result = fit_traces(traces, method=method.value, budget=budget, fmt=format_in.value if format_in else None,
+                            include_anomalies=include_anomalies, options=options)
     try:
         with user_errors():
             result.write(output)

@@ -21,23 +21,28 @@ from voicebudget.traces._check import TraceCheck, check, usable_turns
 from voicebudget.traces._fit import FIT_METHODS, FitMethod, TraceFit, fit
 from voicebudget.traces._livekit import read_livekit
 from voicebudget.traces._livekit_history import read_livekit_history
+from voicebudget.traces._options import DEFAULT_STOP_SECS, DETECT_HEAD_CHARS, ReadOptions, TraceReader
 from voicebudget.traces._otel import read_otel
-from voicebudget.traces._pipecat import DEFAULT_STOP_SECS, read_pipecat
-from voicebudget.traces._read import FORMATS, TraceFormat, detect_format, read_trace
+from voicebudget.traces._pipecat import read_pipecat
+from voicebudget.traces._read import FORMATS, READERS, TraceFormat, detect_format, get_reader, read_trace
 from voicebudget.traces._table import ABSURD_MS, OFF_PATH, ON_PATH, Anomaly, TraceTable, TraceTurn
 
 __all__ = [
     "ABSURD_MS",
     "DEFAULT_STOP_SECS",
+    "DETECT_HEAD_CHARS",
     "FIT_METHODS",
     "FORMATS",
     "OFF_PATH",
     "ON_PATH",
+    "READERS",
     "Anomaly",
     "FitMethod",
+    "ReadOptions",
     "TraceCheck",
     "TraceFit",
     "TraceFormat",
+    "TraceReader",
     "TraceTable",
     "TraceTurn",
     "check",
@@ -45,6 +50,7 @@ __all__ = [
     "detect_format",
     "fit",
     "fit_traces",
+    "get_reader",
     "read_livekit",
     "read_livekit_history",
     "read_otel",

@@ -10,9 +10,9 @@ from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError
 from voicebudget.traces._check import TraceCheck, check
 from voicebudget.traces._fit import FitMethod, TraceFit, fit
-from voicebudget.traces._pipecat import DEFAULT_STOP_SECS
+from voicebudget.traces._options import ReadOptions
 from voicebudget.traces._read import TraceFormat, read_trace
-from voicebudget.traces._table import ABSURD_MS, TraceTable
+from voicebudget.traces._table import TraceTable
 
 __all__ = ["check_traces", "fit_traces", "read_traces"]
 
@@ -20,9 +20,7 @@ __all__ = ["check_traces", "fit_traces", "read_traces"]
 def read_traces(
     paths: Sequence[str | Path],
     fmt: TraceFormat | None = None,
-    *,
-    stop_secs: float = DEFAULT_STOP_SECS,
-    absurd_ms: float = ABSURD_MS,
+    options: ReadOptions | None = None,
 ) -> list[TraceTable]:
     """:func:`~voicebudget.traces.read_trace` on every path (same options for all).
 
@@ -35,7 +33,7 @@ def read_traces(
         if key in seen:
             raise ScenarioError(f"given twice (also as {seen[key]}); its turns would count twice", origin=str(p))
         seen[key] = str(p)
-    return [read_trace(p, fmt, stop_secs=stop_secs, absurd_ms=absurd_ms) for p in paths]
+    return [read_trace(p, fmt, options) for p in paths]
 
 
 def check_traces(
@@ -44,8 +42,7 @@ def check_traces(
     *,
     fmt: TraceFormat | None = None,
     include_anomalies: bool = False,
-    stop_secs: float = DEFAULT_STOP_SECS,
-    absurd_ms: float = ABSURD_MS,
+    options: ReadOptions | None = None,
 ) -> TraceCheck:
     """Read trace files and judge their turns against ``budget`` (``voicebudget check``).
 
@@ -53,11 +50,11 @@ def check_traces(
     :param budget: default ``Budget()`` (800 ms at p95).
     :param fmt: the files' format, or None to detect each from its content.
     :param include_anomalies: count flagged turns (that have a total) in the statistics.
-    :param stop_secs: Pipecat's VAD ``stop_secs``, s.
-    :param absurd_ms: a stage above this many ms is flagged.
+    :param options: the readers' options (:class:`~voicebudget.traces.ReadOptions`: VAD ``stop_secs``,
+        ``absurd_ms``, a custom Pipecat log format).
     :raises ScenarioError: a file cannot be read, or no turn is usable.
     """
-    tables = read_traces(paths, fmt, stop_secs=stop_secs, absurd_ms=absurd_ms)
+    tables = read_traces(paths, fmt, options)
     return check(tables, budget, include_anomalies=include_anomalies)
 
 
@@ -68,8 +65,7 @@ def fit_traces(
     budget: Budget | None = None,
     fmt: TraceFormat | None = None,
     include_anomalies: bool = False,
-    stop_secs: float = DEFAULT_STOP_SECS,
-    absurd_ms: float = ABSURD_MS,
+    options: ReadOptions | None = None,
     verify_samples: int = 200_000,
 ) -> TraceFit:
     """Read trace files and fit a scenario to their turns (``voicebudget fit``), then simulate it
@@ -77,7 +73,7 @@ def fit_traces(
 
     :raises ScenarioError: a file cannot be read, or no turn is usable.
     """
-    tables = read_traces(paths, fmt, stop_secs=stop_secs, absurd_ms=absurd_ms)
+    tables = read_traces(paths, fmt, options)
     result = fit(tables, method=method, budget=budget, include_anomalies=include_anomalies)
     if verify_samples:
         result = replace(result, verification=result.verify(samples=verify_samples))

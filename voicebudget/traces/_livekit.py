@@ -25,7 +25,8 @@ import json
 import re
 from typing import Any
 
-from voicebudget.traces._table import ABSURD_MS, Anomaly, TraceTable, TurnBuilder
+from voicebudget.traces._options import ReadOptions
+from voicebudget.traces._table import Anomaly, TraceTable, TurnBuilder
 
 __all__ = ["ANCHOR", "TOTAL", "looks_like_livekit", "read_livekit"]
 
@@ -164,16 +165,17 @@ class _Reader:
         return TraceTable(self.origin, "livekit", ANCHOR, TOTAL, tuple(turns), tuple(anomalies))
 
 
-def read_livekit(text: str, origin: str = "<trace>", *, absurd_ms: float = ABSURD_MS) -> TraceTable:
+def read_livekit(text: str, origin: str = "<trace>", options: ReadOptions | None = None) -> TraceTable:
     """Rebuild per-turn stages from LiveKit metrics JSON lines.
 
     :param text: the file's content, one JSON object per line (seconds).
     :param origin: the file name for anomalies and reports.
-    :param absurd_ms: a stage above this is flagged (see :data:`~voicebudget.traces.ABSURD_MS`).
+    :param options: the readers' options (here ``absurd_ms``: a stage above it is flagged).
     :returns: a :class:`TraceTable` in ms; turns in order of first appearance, each flagged when a
         line of it is broken, a value is negative (``ttft = -1``: no token), absurd or missing, or a
         metrics type repeats for its ``speech_id``.
     """
+    absurd_ms = (options or ReadOptions()).absurd_ms
     reader = _Reader(origin, absurd_ms)
     for lineno, raw in enumerate(text.splitlines(), start=1):
         if raw.strip():

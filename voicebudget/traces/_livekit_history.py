@@ -16,7 +16,8 @@ import json
 import re
 from typing import Any
 
-from voicebudget.traces._table import ABSURD_MS, Anomaly, TraceTable, TurnBuilder
+from voicebudget.traces._options import ReadOptions
+from voicebudget.traces._table import Anomaly, TraceTable, TurnBuilder
 
 __all__ = ["looks_like_livekit_history", "read_livekit_history"]
 
@@ -71,14 +72,15 @@ def _items(text: str, loose: list[Anomaly], origin: str) -> list[tuple[dict[str,
     return out
 
 
-def read_livekit_history(text: str, origin: str = "<trace>", *, absurd_ms: float = ABSURD_MS) -> TraceTable:
+def read_livekit_history(text: str, origin: str = "<trace>", options: ReadOptions | None = None) -> TraceTable:
     """Rebuild per-turn stages from LiveKit chat-history items with per-message metrics.
 
     :param text: ``session.history.to_dict()`` as JSON, or one item per line (seconds).
     :param origin: the file name for anomalies and reports.
-    :param absurd_ms: a stage above this is flagged.
+    :param options: the readers' options (here ``absurd_ms``: a stage above it is flagged).
     :returns: one turn per assistant message with metrics; flagged as the other readers do.
     """
+    absurd_ms = (options or ReadOptions()).absurd_ms
     loose: list[Anomaly] = []
     builders: list[TurnBuilder] = []
     user: tuple[dict[str, Any], int] | None = None

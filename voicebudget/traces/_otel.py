@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from voicebudget._errors import ScenarioError
-from voicebudget.traces._table import ABSURD_MS, Anomaly, TraceTable, TurnBuilder
+from voicebudget.traces._options import ReadOptions
+from voicebudget.traces._table import Anomaly, TraceTable, TurnBuilder
 
 __all__ = ["looks_like_otel", "read_otel"]
 
@@ -310,18 +311,19 @@ class _Reader:
         return b
 
 
-def read_otel(text: str, origin: str = "<trace>", *, absurd_ms: float = ABSURD_MS) -> TraceTable:
+def read_otel(text: str, origin: str = "<trace>", options: ReadOptions | None = None) -> TraceTable:
     """Rebuild per-turn stages from an OTLP JSON span export (LiveKit ``lk.*`` or Pipecat ``turn.*``).
 
     :param text: the export's content: one JSON document, or one per line.
     :param origin: the file name for anomalies and reports.
-    :param absurd_ms: a stage above this is flagged (see :data:`~voicebudget.traces.ABSURD_MS`).
+    :param options: the readers' options (here ``absurd_ms``: a stage above it is flagged).
     :returns: a :class:`TraceTable` in ms, one turn per ``agent_turn`` (LiveKit) or ``turn``
         (Pipecat) span, ordered by start time. Flagged: broken lines, negative/absurd/non-numeric
         values, turns without endpointing (LiveKit), TTFT or TTS TTFB, totals below the sum of their
         stages, repeated turn ids.
     :raises ScenarioError: no span could be read at all.
     """
+    absurd_ms = (options or ReadOptions()).absurd_ms
     reader = _Reader(text, origin, absurd_ms)
     if not reader.spans:
         detail = "; ".join(f"line {a.line}: {a.reason}" for a in reader.loose[:3]) or "no spans found"

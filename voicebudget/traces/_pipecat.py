@@ -27,12 +27,11 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from voicebudget.traces._table import ABSURD_MS, Anomaly, TraceTable, TurnBuilder
+from voicebudget.traces._options import DEFAULT_STOP_SECS, ReadOptions
+from voicebudget.traces._table import Anomaly, TraceTable, TurnBuilder
 
 __all__ = ["DEFAULT_STOP_SECS", "looks_like_pipecat", "read_pipecat"]
 
-DEFAULT_STOP_SECS = 0.2
-"""Pipecat ``VADParams.stop_secs`` default, s (pipecat ``src/pipecat/audio/vad/vad_analyzer.py``)."""
 
 TOTAL = "TTS first audio byte - actual end of speech (server-side voice-to-voice, from log timestamps)"
 TOTAL_BREAKDOWN = "user turn + LLM TTFB + text aggregation + TTS TTFB (Pipecat latency breakdown)"
@@ -56,13 +55,13 @@ _BD_TTFB = re.compile(r"(?P<proc>[\w.]+#\d+): TTFB " + _NUM)
 _BD_AGG = re.compile(r"(?P<proc>[\w.]+#\d+): text aggregation " + _NUM)
 _METRIC_FUNCS = (":stop_ttfb_metrics:", ":stop_text_aggregation_metrics:", ":_check_ttfa:", ":on_speech_stopped:")
 _ANY_VALUE = re.compile(r"(TTFB|text aggregation time|TTFA)(?: \([^)]*\))?: " + _NUM + r"|User stopped speaking")
+_DETECT_TTFB = re.compile(r"#\d+\]? TTF(?:B|AT)\b")  # no leading name pattern: linear on long tokens
 _KEYWORDS = ("TTFB", "text aggregation", "TTFA", "User stopped speak", "User turn")
 
 
 def looks_like_pipecat(text: str) -> bool:
     """True when the text has Pipecat metrics lines (a service TTFB or a VAD stop)."""
-    head = text[:200_000]
-    return bool(_VAD_STOP.search(head) or re.search(r"[\w.]+#\d+\]? TTFB", head) or _BD_TURN.search(head))
+    return bool(_VAD_STOP.search(text) or _DETECT_TTFB.search(text) or _BD_TURN.search(text))
 
 
 def _cut_field(msg: str) -> str:
@@ -285,16 +284,13 @@ class _Reader:
         return TraceTable(self.origin, "pipecat", anchor, TOTAL, tuple(turns), tuple(anomalies))
 
 
-def read_pipecat(
-    text: str, origin: str = "<trace>", *, stop_secs: float = DEFAULT_STOP_SECS, absurd_ms: float = ABSURD_MS
-) -> TraceTable:
+def read_pipecat(text: str, origin: str = "<trace>", options: ReadOptions | None = None) -> TraceTable:
     """Rebuild per-turn stages from a Pipecat debug log.
 
     :param text: the log's content (loguru lines; timestamps taken as one clock, time zone irrelevant).
     :param origin: the file name for anomalies and reports.
-    :param stop_secs: the VAD's ``stop_secs`` in seconds (Pipecat default 0.2); the actual end of
-        speech is the VAD stop line's time minus this.
-    :param absurd_ms: a stage above this is flagged (see :data:`~voicebudget.traces.ABSURD_MS`).
+    :param options: ``stop_secs`` (the VAD's, s; the actual end of speech is the VAD stop line's
+        time minus this) and ``absurd_ms`` (a stage above it is flagged).
     :returns: a :class:`TraceTable` in ms. A turn starts at each VAD stop (or ``User turn`` breakdown
         event when the log has no VAD lines). A VAD stop before any LLM TTFB restarts the turn (the
         user spoke again). Flagged: broken metrics lines, negative or absurd values, an LLM request
@@ -304,7 +300,8 @@ def read_pipecat(
     breakdown = not any(_VAD_STOP.search(x) and "LATENCY" not in x for x in lines) and any(
         _BD_TURN.search(x) for x in lines
     )
-    reader = _Reader(origin, stop_secs, absurd_ms, breakdown)
+    options = options or ReadOptions()
+    reader = _Reader(origin, options.stop_secs_or_default, options.absurd_ms, breakdown)
     reader.s_suffix = any(re.search(r"#\d+ TTFB: [\d.]+s$", x.rstrip()) for x in lines)
     for lineno, raw in enumerate(lines, start=1):
         if raw.strip():

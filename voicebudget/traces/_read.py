@@ -1,81 +1,113 @@
-"""Reading a trace file: format detection from content, then the format's reader."""
+"""Reading a trace file: the table of readers, format detection from a file's head, then the reader.
+
+Adding a format is one :class:`~voicebudget.traces.TraceReader` entry in :data:`READERS`; detection,
+the CLI's ``--format-in`` choices and the unknown-format message all read this table (as anyio looks
+up its backends by name).
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import Literal
 
 from voicebudget._errors import ScenarioError
 from voicebudget.traces._livekit import looks_like_livekit, read_livekit
 from voicebudget.traces._livekit_history import looks_like_livekit_history, read_livekit_history
+from voicebudget.traces._options import DETECT_HEAD_CHARS, ReadOptions, TraceReader
 from voicebudget.traces._otel import looks_like_otel, read_otel
-from voicebudget.traces._pipecat import DEFAULT_STOP_SECS, looks_like_pipecat, read_pipecat
-from voicebudget.traces._table import ABSURD_MS, TraceTable
+from voicebudget.traces._pipecat import looks_like_pipecat, read_pipecat
+from voicebudget.traces._table import TraceTable
 
-__all__ = ["FORMATS", "TraceFormat", "detect_format", "read_trace"]
+__all__ = ["FORMATS", "READERS", "TraceFormat", "detect_format", "get_reader", "read_trace"]
 
-TraceFormat = Literal["pipecat", "livekit", "otel"]
-FORMATS: tuple[str, ...] = ("pipecat", "livekit", "otel")
-"""The trace formats :func:`read_trace` knows."""
+TraceFormat = str
+"""A reader's name, one of :data:`FORMATS`."""
+
+READERS: tuple[TraceReader, ...] = (
+    TraceReader(
+        "livekit", looks_like_livekit, read_livekit,
+        "LiveKit Agents metrics as JSON lines (model_dump() of livekit.agents.metrics, 'type': '..._metrics')",
+    ),
+    TraceReader(
+        "otel", looks_like_otel, read_otel,
+        "OpenTelemetry spans as OTLP JSON (LiveKit Agents or Pipecat tracing)",
+    ),
+    TraceReader(
+        "livekit-history", looks_like_livekit_history, read_livekit_history,
+        "LiveKit Agents chat history with per-message metrics (ChatContext.to_dict())",
+    ),
+    TraceReader(
+        "pipecat", looks_like_pipecat, read_pipecat,
+        "Pipecat debug log (loguru lines: VAD stop, service TTFB/TTFAT, text aggregation, TTFA)",
+    ),
+)
+"""Every trace reader, in detection order (the first whose ``detect`` accepts a file's head reads it)."""
+
+FORMATS: tuple[str, ...] = tuple(r.name for r in READERS)
+"""The trace formats :func:`read_trace` knows (names of :data:`READERS`)."""
+
+
+def _known() -> str:
+    return "; ".join(f"{r.name}: {r.description}" for r in READERS)
+
+
+def get_reader(name: str) -> TraceReader:
+    """The reader called ``name``.
+
+    :raises ScenarioError: no reader has that name (the message lists the known ones).
+    """
+    for reader in READERS:
+        if reader.name == name:
+            return reader
+    raise ScenarioError(f"unknown trace format {name!r} (--format-in); allowed: {', '.join(FORMATS)}")
 
 
 def detect_format(text: str) -> TraceFormat | None:
-    """Guess a trace's format from its content (None when it is none of :data:`FORMATS`).
+    """The first reader in :data:`READERS` that accepts the text's head, or None.
 
-    LiveKit metrics lines carry ``"type": "..._metrics"`` (per-message metrics: ``llm_node_ttft``
-    and friends on chat items); an OTLP export has ``resourceSpans`` (or spans with ``spanId``); a
-    Pipecat log has service TTFB lines or VAD stop events.
+    Only the first :data:`~voicebudget.traces.DETECT_HEAD_CHARS` characters are looked at.
     """
-    if looks_like_livekit(text):
-        return "livekit"
-    if looks_like_otel(text):
-        return "otel"
-    if looks_like_livekit_history(text):
-        return "livekit"
-    if looks_like_pipecat(text):
-        return "pipecat"
+    head = text[:DETECT_HEAD_CHARS]
+    for reader in READERS:
+        if reader.detect(head):
+            return reader.name
     return None
 
 
 def read_trace(
     path: str | Path,
     fmt: TraceFormat | None = None,
-    *,
-    stop_secs: float = DEFAULT_STOP_SECS,
-    absurd_ms: float = ABSURD_MS,
+    options: ReadOptions | None = None,
 ) -> TraceTable:
     """Read one trace file into a per-turn table (ms, ``t = 0`` at the actual end of speech).
 
-    :param path: a Pipecat log, LiveKit metrics JSON lines (or a chat history with per-message
-        metrics) or an OTLP JSON span export.
-    :param fmt: ``"pipecat"``, ``"livekit"`` or ``"otel"``; None detects it from the content.
-    :param stop_secs: Pipecat's VAD ``stop_secs`` in seconds (default 0.2), subtracted from VAD stop events.
-    :param absurd_ms: a stage above this is flagged as absurd (default :data:`ABSURD_MS`, 20 s).
-    :raises ScenarioError: the file is missing, unreadable, in no known format, or has no turn at all.
+    Every turn of the result records the reader (:attr:`TraceTurn.reader`) and the rule set
+    (:attr:`TraceTurn.rules`) that read it.
+
+    :param path: a file in one of :data:`FORMATS` (Pipecat log, LiveKit metrics JSON lines or chat
+        history, OTLP JSON span export).
+    :param fmt: the format's name (one of :data:`FORMATS`); None detects it from the file's head.
+    :param options: the readers' options (VAD ``stop_secs``, ``absurd_ms``, a custom log format);
+        default ``ReadOptions()``.
+    :raises ScenarioError: the file is missing or unreadable; the format is unknown (the message
+        names ``--format-in`` and lists the formats); or the file has no turn at all.
     """
     path = Path(path)
     origin = str(path)
+    options = options or ReadOptions()
+    reader = None if fmt is None else get_reader(fmt)
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise ScenarioError(f"cannot read trace: {exc.strerror or exc}", origin=origin) from None
-    fmt = fmt or detect_format(text)
-    if fmt is None:
-        raise ScenarioError(
-            "unknown trace format; expected a Pipecat log, LiveKit metrics JSON lines or an OTLP JSON span "
-            "export (or give the format explicitly: pipecat, livekit, otel)",
-            origin=origin,
-        )
-    if fmt == "pipecat":
-        table = read_pipecat(text, origin, stop_secs=stop_secs, absurd_ms=absurd_ms)
-    elif fmt == "livekit" and looks_like_livekit_history(text) and not looks_like_livekit(text):
-        table = read_livekit_history(text, origin, absurd_ms=absurd_ms)
-    elif fmt == "livekit":
-        table = read_livekit(text, origin, absurd_ms=absurd_ms)
-    elif fmt == "otel":
-        table = read_otel(text, origin, absurd_ms=absurd_ms)
-    else:
-        raise ScenarioError(f"unknown trace format {fmt!r}; allowed: {', '.join(FORMATS)}", origin=origin)
+    if reader is None:
+        detected = detect_format(text)
+        if detected is None:
+            raise ScenarioError(f"unknown trace format; give it with --format-in (fmt=), one of: {_known()}",
+                                origin=origin)
+        reader = get_reader(detected)
+    table = reader.read(text, origin, options)
     if not table.turns:
-        raise ScenarioError(f"no turns found in this {fmt} trace", origin=origin)
-    return table
+        raise ScenarioError(f"no turns found in this {reader.name} trace", origin=origin)
+    turns = tuple(t if t.reader else replace(t, reader=reader.name) for t in table.turns)
+    return replace(table, turns=turns)

@@ -101,6 +101,9 @@ class TraceTurn:
     :ivar cold: the source showed a cold connection in this turn (LiveKit ``connection_reused`` false).
     :ivar flagged: an anomaly belongs to this turn; excluded from statistics by default.
     :ivar origin: the file.
+    :ivar reader: the reader that read it (a name in :data:`~voicebudget.traces.FORMATS`).
+    :ivar rules: the rule set within that reader that matched it (e.g. a framework version range,
+        ``"pipecat-1.x"``); ``""`` when the reader has one way of reading.
     """
 
     id: str
@@ -111,6 +114,8 @@ class TraceTurn:
     cold: bool = False
     flagged: bool = False
     origin: str = ""
+    reader: str = ""
+    rules: str = ""
 
     @property
     def complete(self) -> bool:
@@ -127,6 +132,8 @@ class TraceTurn:
             "cold": self.cold,
             "flagged": self.flagged,
             "total_ms": self.total_ms,
+            "reader": self.reader,
+            "rules": self.rules,
         }
         for name in (*ON_PATH, *OFF_PATH):
             if name in self.stages_ms:
@@ -174,6 +181,7 @@ class TurnBuilder:
     anomalies: list[Anomaly] = field(default_factory=list)
     total_ms: float | None = None
     cold: bool = False
+    rules: str = ""
 
     def flag(self, line: int, fld: str, value: Any, reason: str) -> None:
         """Record an anomaly on this turn."""
@@ -254,4 +262,5 @@ class TurnBuilder:
             cold=self.cold,
             flagged=bool(self.anomalies),
             origin=self.origin,
+            rules=self.rules,
         )

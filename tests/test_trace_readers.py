@@ -1,0 +1,114 @@
+"""The reader table: detection, the CLI's --format-in choices and the unknown-format message read it;
+one options object reaches every reader; every turn records its reader and rule set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from voicebudget import ScenarioError
+from voicebudget.cli import app
+from voicebudget.traces import (
+    DETECT_HEAD_CHARS,
+    FORMATS,
+    READERS,
+    ReadOptions,
+    detect_format,
+    get_reader,
+    read_trace,
+)
+
+DATA = Path(__file__).parent / "data" / "traces"
+runner = CliRunner()
+
+
+def test_formats_are_the_reader_table_names() -> None:
+    assert FORMATS == tuple(r.name for r in READERS)
+    assert len(set(FORMATS)) == len(FORMATS)
+    assert {"pipecat", "livekit", "otel"} <= set(FORMATS)
+    assert all(r.description for r in READERS)
+
+
+def test_cli_format_in_choices_come_from_the_table(tmp_path: Path) -> None:
+    trace = str(DATA / "pipecat.log")
+    for args in (["check", trace], ["fit", trace, "-o", str(tmp_path / "x.toml")]):
+        result = runner.invoke(app, [*args, "--format-in", "csv"])
+        assert result.exit_code == 2, result.output
+        for name in FORMATS:
+            assert repr(name) in result.output
+
+
+def test_unknown_format_message_names_the_option_and_every_format(tmp_path: Path) -> None:
+    junk = tmp_path / "notes.txt"
+    junk.write_text("hello\nworld\n")
+    with pytest.raises(ScenarioError, match="--format-in") as err:
+        read_trace(junk)
+    for name in FORMATS:
+        assert f"{name}: " in str(err.value)
+    result = runner.invoke(app, ["check", str(junk)])
+    assert result.exit_code == 2
+    assert "--format-in" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_unknown_reader_name_lists_the_known_ones() -> None:
+    with pytest.raises(ScenarioError, match="allowed: " + ", ".join(FORMATS)):
+        get_reader("csv")
+    assert get_reader("pipecat").name == "pipecat"
+
+
+def test_detection_reads_only_the_head() -> None:
+    line = "2025-01-01 10:00:00.000 | DEBUG    | x:on_speech_stopped:1 - VADProcessor#0: User stopped speaking\n"
+    assert detect_format(line) == "pipecat"
+    assert detect_format("x" * DETECT_HEAD_CHARS + "\n" + line) is None
+    assert detect_format("x" * (DETECT_HEAD_CHARS - len(line)) + line) == "pipecat"
+
+
+def test_long_token_is_no_format(tmp_path: Path) -> None:
+    """A 200 KB token (issue 11: detection was quadratic on it) is simply not a trace."""
+    big = tmp_path / "token.txt"
+    big.write_text("a" * 200_000 + "#1 TTF")
+    assert detect_format(big.read_text()) is None
+    result = runner.invoke(app, ["check", str(big)])
+    assert result.exit_code == 2
+    assert "unknown trace format" in result.output
+
+
+def test_every_turn_records_its_reader() -> None:
+    for name, fmt in (("pipecat.log", "pipecat"), ("livekit-metrics.jsonl", "livekit"),
+                      ("otel-spans.json", "otel"), ("livekit-history.json", "livekit-history")):
+        table = read_trace(DATA / name)
+        assert {t.reader for t in table.turns} == {fmt}
+        assert table.turns[0].to_dict()["reader"] == fmt
+
+
+def test_forced_reader_is_used(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="no turns found in this livekit trace"):
+        read_trace(DATA / "pipecat.log", "livekit")
+
+
+@pytest.mark.parametrize(
+    ("values", "option"),
+    [({"stop_secs": -0.1}, "--stop-secs"), ({"absurd_ms": 0.5}, "--absurd-ms"),
+     ({"stop_secs": float("nan")}, "--stop-secs"), ({"log_format": ""}, "--log-format")],
+)
+def test_read_options_errors_name_the_option(values: dict[str, float], option: str) -> None:
+    with pytest.raises(ScenarioError, match=option):
+        ReadOptions.checked(**values)
+
+
+def test_read_options_reach_the_readers() -> None:
+    tight = read_trace(DATA / "livekit-metrics.jsonl", options=ReadOptions(absurd_ms=100.0))
+    assert any("absurd value: over 0.1 s" in a.reason for a in tight.anomalies)
+    assert ReadOptions().stop_secs_or_default == pytest.approx(0.2)
+    assert ReadOptions(stop_secs=1.0).stop_secs_or_default == pytest.approx(1.0)
+
+
+def test_cli_stop_secs_and_absurd_ms_errors_exit_2() -> None:
+    for args in (["--stop-secs", "-1"], ["--absurd-ms", "0"]):
+        result = runner.invoke(app, ["check", str(DATA / "pipecat.log"), *args])
+        assert result.exit_code == 2, result.output
+        assert args[0] in result.output
+        assert "Traceback" not in result.output

@@ -1,0 +1,84 @@
+"""What every trace reader is given (:class:`ReadOptions`) and what every reader is (:class:`TraceReader`).
+
+The table of readers itself is :data:`voicebudget.traces.READERS` (in ``_read.py``): detection, the
+CLI's ``--format-in`` choices and the unknown-format message are all read from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ConfigDict, Field, ValidationError
+
+from voicebudget._errors import ScenarioError
+from voicebudget._model import DataModel
+from voicebudget.traces._table import ABSURD_MS
+
+if TYPE_CHECKING:
+    from voicebudget.traces._table import TraceTable
+
+__all__ = ["DEFAULT_STOP_SECS", "DETECT_HEAD_CHARS", "ReadOptions", "TraceReader"]
+
+DEFAULT_STOP_SECS = 0.2
+"""Pipecat ``VADParams.stop_secs`` default, s (pipecat ``src/pipecat/audio/vad/vad_analyzer.py``)."""
+
+DETECT_HEAD_CHARS = 65_536
+"""Detection looks at this many characters from the start of a file, never more (a detector's cost
+is bounded whatever the file's size)."""
+
+
+class ReadOptions(DataModel):
+    """Options every trace reader receives (one object instead of one parameter per format).
+
+    :ivar stop_secs: the VAD's ``stop_secs``, s (Pipecat): the actual end of speech is the VAD stop
+        minus this. None: the value Pipecat logs with its VAD parameters, else
+        :data:`DEFAULT_STOP_SECS`. A value given here wins over the log's.
+    :ivar absurd_ms: a stage longer than this is flagged, ms (>= 1).
+    :ivar log_format: a loguru format string for Pipecat logs written with a custom format, e.g.
+        ``"{time:YYYY-MM-DDTHH:mm:ss.SSSZZ} - {level} - {extra[call_id]} - {message}"``; None detects
+        the common ones.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    stop_secs: float | None = Field(default=None, ge=0.0, le=60.0)
+    absurd_ms: float = Field(default=ABSURD_MS, ge=1.0)
+    log_format: str | None = Field(default=None, min_length=1, max_length=1000)
+
+    @classmethod
+    def checked(cls, **values: Any) -> ReadOptions:
+        """Build the options, an invalid value raising :class:`ScenarioError` that names the option
+        (``--stop-secs``, ``--absurd-ms``, ``--log-format``).
+
+        :raises ScenarioError: a value is out of range or of the wrong type.
+        """
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            name = "--" + str(err["loc"][0]).replace("_", "-") if err["loc"] else "options"
+            raise ScenarioError(f"{name}: {err['msg']}") from None
+
+    @property
+    def stop_secs_or_default(self) -> float:
+        """:attr:`stop_secs`, or :data:`DEFAULT_STOP_SECS` when not given."""
+        return DEFAULT_STOP_SECS if self.stop_secs is None else self.stop_secs
+
+
+@dataclass(frozen=True)
+class TraceReader:
+    """One entry of the reader table.
+
+    :ivar name: the format's name (``--format-in`` choice, :attr:`TraceTable.format` prefix).
+    :ivar detect: True when a file's head (at most :data:`DETECT_HEAD_CHARS` characters) is in this
+        format; must run in linear time.
+    :ivar read: ``read(text, origin, options)`` -> a :class:`~voicebudget.traces.TraceTable`.
+    :ivar description: one line for messages and help (what the format is, who writes it).
+    """
+
+    name: str
+    detect: Callable[[str], bool]
+    read: Callable[[str, str, ReadOptions], TraceTable]
+    description: str
