@@ -19,6 +19,7 @@ from voicebudget._report import Report, build_report
 from voicebudget.councils._config import Council, load_council
 from voicebudget.councils._latency import CouncilSamples, sample_council
 from voicebudget.councils._quality import (
+    RHO_TINY,
     cascade_accuracy,
     competence_nodes,
     conditional_accuracy,
@@ -200,7 +201,7 @@ def council_quality(council: Council, draws: CouncilSamples) -> QualityResult:
         acc, _ = cascade_accuracy(p, council.rho, scorer.accept_if_correct, scorer.accept_if_wrong)
         return QualityResult(acc, "exact", 0.0, best)
     cap = None
-    if council.rule == "majority" and council.rho > 0:
+    if council.rule == "majority" and council.rho >= RHO_TINY:
         cap = majority_cap(float(np.mean(p)), council.rho)
     if topo == "all":
         return QualityResult(vote_accuracy(p, council.rho, council.rule, council.gain), "exact", 0.0, best, cap)
@@ -225,7 +226,7 @@ def _subset_accuracy(council: Council, idx: list[int], node_w: np.ndarray, q: np
         gain = council.gain or ()
         return float(gain[len(idx) - 1])
     sub_p = [council.p[i] for i in idx]
-    if council.rho <= 0 or np.ptp(council.p) == 0:
+    if council.rho < RHO_TINY or np.ptp(council.p) == 0:
         return vote_accuracy(sub_p, council.rho, council.rule)
     return conditional_accuracy(node_w, q[:, idx], council.rule)
 

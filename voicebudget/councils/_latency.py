@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 
 from voicebudget._algebra import Sampler, evaluate, stage_rng
 from voicebudget.councils._config import Council
-from voicebudget.councils._quality import beta_params, cascade_accuracy, routing_probabilities, solve_gammas
+from voicebudget.councils._quality import RHO_TINY, beta_params, cascade_accuracy, routing_probabilities, solve_gammas
 
 __all__ = ["CouncilSamples", "answers", "sample_council", "sample_stage"]
 
@@ -159,7 +159,7 @@ def answers(council: Council, n: int, seed: int) -> NDArray[np.bool_]:
     p = np.asarray(council.p, dtype=np.float64)
     u = np.stack([stage_rng(seed, mb.name + "/answer").random(n) for mb in council.members])
     pbar = float(p.mean())
-    if council.rho <= 0 or pbar <= 0 or pbar >= 1:
+    if council.rho < RHO_TINY or pbar <= 0 or pbar >= 1:
         return np.asarray(u < p[:, None])
     a, b = beta_params(pbar, council.rho)
     theta = stage_rng(seed, "competence").beta(a, b, n)

@@ -23,6 +23,7 @@ of variable), rescaled so each member's marginal is exactly ``p_i``; the remaini
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from functools import lru_cache
@@ -31,6 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
+    "RHO_TINY",
     "beta_params",
     "cascade_accuracy",
     "competence_nodes",
@@ -49,6 +51,10 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 _NODES = 96
 _EPS = 1e-12
+_CONCENTRATED = 20.0
+RHO_TINY = 1e-9
+"""Below this error correlation members are taken as independent (the small-``rho`` limit; the
+accuracy moves by O(rho))"""
 
 
 def beta_params(pbar: float, rho: float) -> tuple[float, float]:
@@ -80,8 +86,13 @@ def _beta_quadrature(a: float, b: float, n: int = _NODES) -> tuple[FloatArray, F
 
     Gauss-Legendre on each half of [0, 1]; ``theta = s**(1/c)`` with ``c = a / ceil(a)`` near 0 (and
     the mirror image near 1) turns the density's endpoint factor into the integer power
-    ``s**(ceil(a) - 1)``, so the integrand is smooth and the rule converges fast.
+    ``s**(ceil(a) - 1)``, so the integrand is smooth and the rule converges fast. A concentrated
+    density (both parameters above ``_CONCENTRATED``, i.e. small ``rho``) goes to
+    :func:`_window_quadrature` instead: a rule spread over [0, 1] would put only a few nodes under
+    its peak, and ``B(a, b)`` underflows.
     """
+    if min(a, b) > _CONCENTRATED:
+        return _window_quadrature(a, b, n)
     x, w = _legendre(n)
     ca, cb = a / math.ceil(a), b / math.ceil(b)
     lo_end, hi_end = 0.5**ca, 0.5**cb
@@ -93,6 +104,25 @@ def _beta_quadrature(a: float, b: float, n: int = _NODES) -> tuple[FloatArray, F
     w_hi = w * hi_end / 2.0 / cb * t ** (math.ceil(b) - 1.0) * theta_hi ** (a - 1.0)
     nodes = np.concatenate([theta_lo, theta_hi])
     weights = np.concatenate([w_lo, w_hi]) / math.exp(_log_beta(a, b))
+    return nodes, weights / weights.sum()
+
+
+def _window_quadrature(a: float, b: float, n: int) -> tuple[FloatArray, FloatArray]:
+    """Gauss-Legendre over mean +/- 14 standard deviations of ``Beta(a, b)`` (clipped to [0, 1] and
+    split at 1/2 when the window holds it), density evaluated in log space.
+
+    For ``a, b > 20`` the density is smooth, unimodal and nearly normal: the mass outside the window
+    is far below double precision, and the log-space density cannot overflow however small ``rho``.
+    """
+    mean = a / (a + b)
+    sd = math.sqrt(mean * (1.0 - mean) / (a + b + 1.0))
+    lo, hi = max(0.0, mean - 14.0 * sd), min(1.0, mean + 14.0 * sd)
+    edges = [lo, 0.5, hi] if lo < 0.5 < hi else [lo, hi]
+    x, w = _legendre(n)
+    nodes = np.concatenate([(x + 1.0) * (r - q) / 2.0 + q for q, r in itertools.pairwise(edges)])
+    widths = np.concatenate([w * (r - q) / 2.0 for q, r in itertools.pairwise(edges)])
+    log_pdf = (a - 1.0) * np.log(nodes) + (b - 1.0) * np.log1p(-nodes)
+    weights = widths * np.exp(log_pdf - log_pdf.max())
     return nodes, weights / weights.sum()
 
 
@@ -133,7 +163,7 @@ def competence_nodes(p: Sequence[float] | FloatArray, rho: float) -> tuple[Float
     """
     pa = np.asarray(p, dtype=np.float64)
     pbar = float(pa.mean())
-    if rho <= 0 or pbar <= _EPS or pbar >= 1 - _EPS:
+    if rho < RHO_TINY or pbar <= _EPS or pbar >= 1 - _EPS:
         return np.ones(1), pa[None, :].copy()
     a, b = beta_params(pbar, rho)
     theta, w = _beta_quadrature(a, b)
@@ -173,7 +203,8 @@ def correct_count_pmf(p: Sequence[float], rho: float) -> FloatArray:
         (Poisson binomial) and for equal ``p`` (beta-binomial); quadrature otherwise.
     """
     pa = np.asarray(p, dtype=np.float64)
-    if rho > 0 and np.ptp(pa) < _EPS and _EPS < pa[0] < 1 - _EPS:
+    # the closed form's lgamma terms lose digits past a + b ~ 1e6 (rho < 1e-6): quadrature there
+    if 1e-6 <= rho and np.ptp(pa) < _EPS and _EPS < pa[0] < 1 - _EPS:
         return _beta_binomial(pa.size, *beta_params(float(pa[0]), rho))
     w, q = competence_nodes(pa, rho)
     return np.asarray(w @ _poisson_binomial(q), dtype=np.float64)
@@ -202,7 +233,7 @@ def majority_cap(p: float, rho: float) -> float:
     :returns: 1.0 (or 0.0) for ``rho == 0`` and ``p`` above (below) 1/2; the incomplete-beta tail
         otherwise, by quadrature.
     """
-    if rho <= 0 or p in (0.0, 1.0):
+    if rho < RHO_TINY or p in (0.0, 1.0):
         return 1.0 if p > 0.5 else (0.5 if p == 0.5 else 0.0)
     theta, w = _beta_quadrature(*beta_params(p, rho))
     # the split quadrature puts its first half of the nodes below 1/2

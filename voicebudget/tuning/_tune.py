@@ -238,6 +238,8 @@ class _Evaluator:
         ut = council.user_time
         other = 0.0 if self.rest_ms is not None else ut.other_latency_ms
         eut = ut.exchanges(error) * (ut.user_turn_ms + mean + other + ut.agent_turn_ms)
+        _refuse_nan(config, p95_ms=at_pct, mean_ms=mean, quality=1.0 - error, cost_per_turn=cost,
+                    expected_user_time_ms=eut)
         max_cost = self.space.constraints.max_cost_per_turn
         return Candidate(
             index, config, at_pct, mean, 1.0 - error, cost, eut,
@@ -259,6 +261,14 @@ class _Evaluator:
         error = h * spec.false_hit_rate + (1 - h) * miss_error
         cost = spec.lookup_usd + spec.candidates_per_turn * spec.tts_usd_per_candidate + (1 - h) * miss_usd
         return latency, error, cost
+
+
+def _refuse_nan(config: Configuration, **objectives: float) -> None:
+    """A NaN objective is a modelling failure, never a value to rank: raise so the tuner reports the
+    configuration as an error (``TuneResult.errors``; the CLI exits 2) instead of sorting it."""
+    bad = sorted(name for name, value in objectives.items() if math.isnan(value))
+    if bad:
+        raise ValueError(f"{describe(config)}: NaN {', '.join(bad)} (a model failure; please report it)")
 
 
 def _cache_draws(space: SearchSpace, samples: int, seed: int) -> tuple[FloatArray | None, NDArray[np.bool_] | None]:
@@ -538,7 +548,12 @@ def describe(config: Configuration) -> str:
 
 def _comparable(obj: FloatArray) -> FloatArray:
     """Objectives rounded to 10 significant digits (quadrature and float noise must not split ties);
-    infinite expected user time (every repair fails) sorts last."""
+    infinite expected user time (every repair fails) sorts last.
+
+    :raises ValueError: a NaN objective (never ranked; :func:`_refuse_nan` stops it earlier).
+    """
+    if np.isnan(obj).any():
+        raise ValueError("objectives contain NaN: a NaN is an error, never a ranking")
     obj = np.where(np.isfinite(obj), obj, np.finfo(np.float64).max)
     with np.errstate(divide="ignore"):
         scale = 10.0 ** (9 - np.floor(np.log10(np.abs(np.where(obj == 0, 1.0, obj)))))
