@@ -169,7 +169,7 @@ def test_unknown_and_missing_files_raise_scenario_error(tmp_path: Path) -> None:
     junk.write_text("hello\nworld\n")
     with pytest.raises(ScenarioError, match="unknown trace format"):
         read_trace(junk)
-    with pytest.raises(ScenarioError, match="cannot read trace"):
+    with pytest.raises(ScenarioError, match="missing.log: file not found"):
         read_trace(tmp_path / "missing.log")
     cut = tmp_path / "cut.json"
     cut.write_text((DATA / "otel-spans.json").read_text()[:500])

@@ -170,7 +170,7 @@ def test_cli_unreadable_trace_exits_2_without_traceback(tmp_path: Path) -> None:
     assert "Traceback" not in result.output
     missing = runner.invoke(app, ["check", str(tmp_path / "nope.log")])
     assert missing.exit_code == 2
-    assert "cannot read trace" in missing.output
+    assert "nope.log: file not found" in missing.output
 
 
 def test_cli_fit_then_run_reproduces_the_trace(tmp_path: Path) -> None:

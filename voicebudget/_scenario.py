@@ -12,17 +12,16 @@ Errors name the origin, the field path and what is allowed, e.g.
 from __future__ import annotations
 
 import copy
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Union
 
-import yaml
 from pydantic import ConfigDict, Field, ValidationError
 
 from voicebudget._algebra import AllOf, Choice, KOfN, Race, Sequence
 from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError
+from voicebudget._io import read_document, validation_error
 from voicebudget._model import DataModel
 from voicebudget._voice_turn import VoiceTurn
 
@@ -79,46 +78,6 @@ def load_scenario(path: str | Path) -> Scenario:
     return parse_scenario(data, origin=origin, base_dir=path.parent)
 
 
-def read_document(path: Path) -> dict[str, Any]:
-    """Parse a TOML or YAML file into a dict.
-
-    :raises ScenarioError: missing file, unknown extension, syntax error, or not a table at the top.
-    """
-    origin = str(path)
-    if not path.is_file():
-        raise ScenarioError("file not found", origin=origin)
-    suffix = path.suffix.lower()
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # a UTF-8 byte-order mark is dropped
-        if suffix == ".toml":
-            data: Any = tomllib.loads(text)
-        elif suffix in (".yaml", ".yml"):
-            data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
-        else:
-            raise ScenarioError(f"unknown file type {suffix!r}; allowed: .toml, .yaml, .yml", origin=origin)
-    except (tomllib.TOMLDecodeError, yaml.YAMLError, UnicodeDecodeError, OSError) as exc:
-        raise ScenarioError(f"cannot parse: {exc}", origin=origin) from None
-    if not isinstance(data, dict):
-        raise ScenarioError("expected a table (mapping) at the top level", origin=origin)
-    return data
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, except that a key given twice in one mapping is an error (as in TOML)
-    instead of the last one silently winning."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen and key != "<<":
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r} (line {key_node.start_mark.line + 1})", key_node.start_mark
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
 def parse_scenario(data: Mapping[str, Any], *, origin: str = "<scenario>", base_dir: str | Path = ".") -> Scenario:
     """Validate a scenario given as a dict (as read from TOML/YAML).
 
@@ -151,7 +110,12 @@ def parse_scenario(data: Mapping[str, Any], *, origin: str = "<scenario>", base_
     try:
         return Scenario.model_validate(doc, context={"base_dir": str(base_dir)})
     except ValidationError as exc:
-        raise validation_error(exc, origin, doc, raw_variants) from None
+        raise validation_error(exc, origin, doc, raw_variants, schema=_schema()) from None
+
+
+def _schema() -> dict[str, Any]:
+    """The scenario's JSON schema (only built for an error message: it lists the fields of each kind)."""
+    return Scenario.model_json_schema()
 
 
 class _NewStage(ValueError):
@@ -180,93 +144,6 @@ def merge_override(base: Any, override: Any, path: list[str] | None = None) -> A
             )
         out[key] = merge_override(out.get(key), value, [*path, str(key)])
     return out
-
-
-def validation_error(
-    exc: ValidationError, origin: str, doc: Mapping[str, Any], overrides: Mapping[str, Any] | None = None
-) -> ScenarioError:
-    """Turn a pydantic error into a :class:`ScenarioError` with user-facing field paths.
-
-    Pydantic's internal location parts (union tags, validator wrappers) are dropped by walking the
-    document along the location; errors inside a merged variant point at the variant's override
-    when the field came from it.
-    """
-    errors = []
-    for err in exc.errors():
-        path = _user_path(doc, err["loc"])
-        if overrides and len(path) >= 2 and path[0] == "variants":
-            rest = path[2:]
-            if _from_override(overrides.get(str(path[1]), {}), rest):
-                path = ["variants", path[1], *rest]
-            else:
-                path = ["pipeline", *rest]
-        message = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            message = f"unknown field {path[-1]!r}" + _allowed_fields(doc, path[:-1])
-        elif err["type"] == "missing":
-            message = "required field missing"
-        errors.append((".".join(str(p) for p in path), message))
-    return ScenarioError.from_errors(origin, errors)
-
-
-def _user_path(doc: Any, loc: tuple[int | str, ...]) -> list[int | str]:
-    path: list[int | str] = []
-    node = doc
-    for part in loc:
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-            path.append(part)
-        elif isinstance(node, list | tuple) and isinstance(part, int) and 0 <= part < len(node):
-            node = node[part]
-            path.append(part)
-        elif isinstance(node, dict) and isinstance(part, str) and "[" not in part and part not in _WRAPPER_PARTS:
-            if node.get("kind") == part:
-                continue  # union tag
-            path.append(part)
-            node = None
-    return path
-
-
-_WRAPPER_PARTS = frozenset({"function-after", "function-before", "function-wrap"})
-
-
-def _from_override(override: Any, path: list[int | str]) -> bool:
-    """Whether the field at ``path`` of a merged variant came from the variant's override: the override
-    has the path, or replaced a table above it (a table with ``kind`` replaces the baseline's)."""
-    node = override
-    for part in path:
-        if isinstance(node, dict) and "kind" in node:
-            return True
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        else:
-            return False
-    return True
-
-
-def _allowed_fields(doc: Any, parent: list[int | str]) -> str:
-    node = doc
-    for part in parent:
-        if isinstance(node, dict):
-            node = node.get(part)
-        elif isinstance(node, list) and isinstance(part, int):
-            node = node[part]
-        else:
-            node = None
-    if isinstance(node, dict) and "kind" in node:
-        from pydantic import TypeAdapter
-
-        from voicebudget._stages import StageSpec  # local: only for the message
-
-        defs = {
-            **TypeAdapter(StageSpec).json_schema().get("$defs", {}),
-            **TypeAdapter(PipelineSpec).json_schema().get("$defs", {}),
-        }
-        for definition in defs.values():
-            kind = definition.get("properties", {}).get("kind", {})
-            if kind.get("const") == node["kind"] or kind.get("default") == node["kind"]:
-                return f"; allowed for kind {node['kind']!r}: {', '.join(definition['properties'])}"
-    return ""
 
 
 def scenario_json_schema() -> dict[str, Any]:

@@ -21,6 +21,7 @@ from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, field_v
 from voicebudget._budget import Budget
 from voicebudget._distributions import Distribution
 from voicebudget._errors import ScenarioError
+from voicebudget._io import read_document, validation_error
 from voicebudget._model import DataModel
 
 if TYPE_CHECKING:
@@ -324,12 +325,10 @@ def load_council(path: str | Path, *, overrides: dict[str, Any] | None = None) -
     :raises ScenarioError: missing/unreadable file or invalid content; the message names the file,
         the field path (e.g. ``members.2.p``) and what is allowed.
     """
-    from voicebudget._scenario import read_document, validation_error
-
     path = Path(path)
     data = {**read_document(path), **(overrides or {})}
     data.pop("search", None)  # the tuner's search space (voicebudget tune); the base council is evaluated
     try:
         return Council.model_validate(data, context={"base_dir": str(path.parent)})
     except ValidationError as exc:
-        raise validation_error(exc, str(path), data) from None
+        raise validation_error(exc, str(path), data, schema=Council.model_json_schema()) from None

@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from voicebudget._errors import ScenarioError
+from voicebudget._io import MAX_TRACE_BYTES, read_text
 from voicebudget.traces._livekit import looks_like_livekit, read_livekit
 from voicebudget.traces._livekit_history import looks_like_livekit_history, read_livekit_history
 from voicebudget.traces._options import DETECT_HEAD_CHARS, ReadOptions, TraceReader
@@ -96,10 +97,7 @@ def read_trace(
     origin = str(path)
     options = options or ReadOptions()
     reader = None if fmt is None else get_reader(fmt)
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise ScenarioError(f"cannot read trace: {exc.strerror or exc}", origin=origin) from None
+    text = read_text(path, max_bytes=MAX_TRACE_BYTES, errors="replace")
     if reader is None:
         detected = detect_format(text)
         if detected is None:

@@ -23,8 +23,9 @@ from pydantic import BaseModel, ValidationError
 from voicebudget._algebra import evaluate
 from voicebudget._budget import Budget, with_overrides
 from voicebudget._errors import ScenarioError
+from voicebudget._io import read_document, validation_error
 from voicebudget._report import percentiles
-from voicebudget._scenario import Scenario, load_scenario, read_document, validation_error
+from voicebudget._scenario import Scenario, load_scenario
 from voicebudget._voice_turn import VoiceTurn
 from voicebudget.councils._config import Council, Member
 from voicebudget.councils._evaluate import evaluate_council
@@ -165,7 +166,7 @@ def load_search(path: str | Path) -> tuple[dict[str, Any], SearchSpace]:
         space = _SearchDoc.model_validate({"search": raw}, context=context).search
         Council.model_validate(doc, context=context)
     except ValidationError as exc:
-        raise validation_error(exc, str(path), {"search": raw, **doc}) from None
+        raise validation_error(exc, str(path), {"search": raw, **doc}, schema=Council.model_json_schema()) from None
     if space.is_empty():
         raise ScenarioError("declares an empty search space: no knob has values", origin=str(path), field="search")
     return doc, space

@@ -1,0 +1,486 @@
+"""The input boundary: every file voicebudget reads goes through here.
+
+One low module (it imports nothing else of the package but the errors) so that the scenario loader,
+the council loader, the tuner and the trace readers share one set of rules:
+
+- **size cap**: a file larger than the cap is refused with a message naming the file and the cap;
+  devices (``/dev/zero``) and folders are refused; pipes are read up to the cap;
+- **text**: UTF-8, a leading byte-order mark is dropped; lines are split on ``\\n`` only (a trailing
+  ``\\r`` is dropped), never on U+2028 or form feeds as :meth:`str.splitlines` would;
+- **JSON**: nesting deeper than :data:`MAX_NESTING` and integers longer than Python's 4,300-digit
+  conversion limit are input errors naming the file and line, not ``RecursionError``/``ValueError``;
+- **YAML**: a safe loader where a key given twice is an error, merge keys (``<<``) work, a key must be
+  a scalar, and alias expansion is counted on the node graph before anything is built, so a
+  billion-laughs document of a few hundred bytes is refused at once (:data:`MAX_YAML_ALIAS_NODES`);
+- **TOML**: the same nesting limit.
+
+Every failure is a :class:`~voicebudget.ScenarioError` whose message names the file (and the line
+where known) and never quotes the file's content.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import tomllib
+from collections.abc import Hashable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from voicebudget._errors import ScenarioError
+
+__all__ = [
+    "MAX_DATA_BYTES",
+    "MAX_DOCUMENT_BYTES",
+    "MAX_NESTING",
+    "MAX_TRACE_BYTES",
+    "MAX_YAML_ALIAS_NODES",
+    "iter_lines",
+    "load_toml",
+    "load_yaml",
+    "parse_json",
+    "read_bytes",
+    "read_document",
+    "read_text",
+    "split_lines",
+    "validation_error",
+]
+
+MAX_DOCUMENT_BYTES = 16 * 2**20
+"""Largest scenario, council or tuning file read (16 MiB; the bundled ones are a few KB)."""
+MAX_DATA_BYTES = 256 * 2**20
+"""Largest empirical samples file (CSV/JSON) read (256 MiB: tens of millions of samples)."""
+MAX_TRACE_BYTES = 4 * 2**30
+"""Largest trace file read (4 GiB; a million LiveKit turns is about 1.4 GB)."""
+MAX_NESTING = 100
+"""Deepest nesting of lists/tables accepted in JSON, YAML and TOML (real documents stay under 20)."""
+MAX_YAML_ALIAS_NODES = 100_000
+"""Most nodes that YAML aliases may add when expanded (a billion-laughs document adds 10^8 and more)."""
+
+_BOM = "\ufeff"
+_CHUNK = 1 << 20
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:,.0f} MiB" if n >= 2**20 else f"{n:,} bytes"
+
+
+def _open_checked(path: Path, max_bytes: int) -> int:
+    """Open ``path`` for reading after checking its kind and size; returns the file descriptor.
+
+    :raises ScenarioError: missing, a folder, a device, or over ``max_bytes``.
+    """
+    origin = str(path)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise ScenarioError("file not found", origin=origin) from None
+    except OSError as exc:
+        raise ScenarioError(f"cannot read: {exc.strerror or exc}", origin=origin) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ScenarioError("is a folder, not a file", origin=origin)
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) or stat.S_ISSOCK(st.st_mode):
+        raise ScenarioError("is a device or socket, not a regular file; refused", origin=origin)
+    if stat.S_ISREG(st.st_mode) and st.st_size > max_bytes:
+        raise ScenarioError(
+            f"file is {_mib(st.st_size)}, over the {_mib(max_bytes)} limit for this kind of input", origin=origin
+        )
+    try:
+        return os.open(path, os.O_RDONLY)
+    except OSError as exc:
+        raise ScenarioError(f"cannot read: {exc.strerror or exc}", origin=origin) from None
+
+
+def read_bytes(path: str | Path, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> bytes:
+    """Read a whole file, at most ``max_bytes`` (pipes are read in chunks and stopped at the cap).
+
+    :raises ScenarioError: missing, a folder or device, unreadable, or larger than ``max_bytes``.
+    """
+    path = Path(path)
+    fd = _open_checked(path, max_bytes)
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            while chunk := fh.read(_CHUNK):
+                size += len(chunk)
+                if size > max_bytes:
+                    raise ScenarioError(f"input is over the {_mib(max_bytes)} limit for this kind of input",
+                                        origin=str(path))
+                chunks.append(chunk)
+    except OSError as exc:
+        raise ScenarioError(f"cannot read: {exc.strerror or exc}", origin=str(path)) from None
+    return b"".join(chunks)
+
+
+def _decode(data: bytes, origin: str, errors: str) -> str:
+    try:
+        text = data.decode("utf-8", errors=errors)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ScenarioError(f"not UTF-8 text (byte {exc.start} cannot be decoded)", origin=origin,
+                            field=f"line {line}") from None
+    return text.removeprefix(_BOM)
+
+
+def read_text(path: str | Path, *, max_bytes: int = MAX_DOCUMENT_BYTES, errors: str = "strict") -> str:
+    """Read a UTF-8 text file (a leading byte-order mark is dropped), at most ``max_bytes``.
+
+    :param errors: ``"strict"`` (invalid UTF-8 is an error naming the line) or ``"replace"``.
+    :raises ScenarioError: see :func:`read_bytes`; invalid UTF-8 when ``errors="strict"``.
+    """
+    return _decode(read_bytes(path, max_bytes=max_bytes), str(path), errors)
+
+
+def split_lines(text: str) -> list[str]:
+    """Split text into lines on ``\\n`` only; a trailing ``\\r`` (CRLF files) is dropped from each line.
+
+    Unlike :meth:`str.splitlines`, U+2028, U+0085 and form feeds inside a JSON string do not split it.
+    A final empty line (the text ends with ``\\n``) is not returned.
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def iter_lines(
+    path: str | Path, *, max_bytes: int = MAX_TRACE_BYTES, errors: str = "replace"
+) -> Iterator[tuple[int, str]]:
+    """Stream a text file's lines as ``(line number from 1, line)``, split as :func:`split_lines` does.
+
+    Memory stays at one line, whatever the file's size (for JSON-lines and log readers).
+
+    :raises ScenarioError: see :func:`read_bytes` (the size is checked first, and again while reading
+        a pipe); invalid UTF-8 when ``errors="strict"``, naming the line.
+    """
+    path = Path(path)
+    origin = str(path)
+    fd = _open_checked(path, max_bytes)
+    size = 0
+    with os.fdopen(fd, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            size += len(raw)
+            if size > max_bytes:
+                raise ScenarioError(f"input is over the {_mib(max_bytes)} limit for this kind of input", origin=origin)
+            try:
+                line = raw.decode("utf-8", errors=errors)
+            except UnicodeDecodeError as exc:
+                raise ScenarioError(f"not UTF-8 text (byte {exc.start} of the line)", origin=origin,
+                                    field=f"line {lineno}") from None
+            if lineno == 1:
+                line = line.removeprefix(_BOM)
+            if line.endswith("\n"):
+                line = line[:-1]
+            if line.endswith("\r"):
+                line = line[:-1]
+            yield lineno, line
+
+
+# --- JSON -------------------------------------------------------------------------------------------
+
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+
+
+def json_depth(text: str) -> int:
+    """The deepest nesting of ``[``/``{`` in a JSON text (brackets inside strings are not counted).
+
+    Linear time; cheap when the text has few brackets.
+    """
+    if text.count("[") + text.count("{") <= MAX_NESTING:
+        return min(text.count("[") + text.count("{"), MAX_NESTING)
+    import numpy as np
+
+    bare = _JSON_STRING.sub("", text).encode("utf-8", errors="replace")
+    codes = np.frombuffer(bare, dtype=np.uint8)
+    step = ((codes == ord("[")) | (codes == ord("{"))).astype(np.int32)
+    step -= ((codes == ord("]")) | (codes == ord("}"))).astype(np.int32)
+    return int(np.cumsum(step).max(initial=0))
+
+
+def _refuse_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number JSON allows here")
+
+
+def parse_json(text: str, *, origin: str, line: int | None = None, allow_nan: bool = True) -> Any:
+    """Parse a JSON text with the input limits.
+
+    :param origin: the file, for messages.
+    :param line: the line number when ``text`` is one line of a JSON-lines file (messages give it);
+        otherwise messages give the line of the syntax error.
+    :param allow_nan: whether ``NaN``/``Infinity`` literals are accepted (a reader may flag them).
+    :raises ScenarioError: a syntax error, nesting deeper than :data:`MAX_NESTING`, or an integer of
+        more than 4,300 digits; the message names the file and line.
+    """
+    where = f"line {line}" if line is not None else ""
+    if json_depth(text) > MAX_NESTING:
+        raise ScenarioError(f"JSON nested deeper than {MAX_NESTING} levels; refused", origin=origin, field=where)
+    import json
+
+    try:
+        if allow_nan:
+            return json.loads(text)
+        return json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        field = where or f"line {exc.lineno}"
+        raise ScenarioError(f"cannot parse JSON: {exc.msg} (column {exc.colno})", origin=origin, field=field) from None
+    except RecursionError:
+        raise ScenarioError(f"JSON nested deeper than {MAX_NESTING} levels; refused", origin=origin,
+                            field=where) from None
+    except ValueError as exc:  # int digit limit, refused constants
+        raise ScenarioError(f"cannot parse JSON: {_short(exc)}", origin=origin, field=where) from None
+
+
+def _short(exc: BaseException) -> str:
+    message = str(exc).split(";")[0]
+    if "integer string conversion" in message:
+        return "an integer longer than 4,300 digits"
+    return message[:200]
+
+
+# --- YAML -------------------------------------------------------------------------------------------
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader with the input rules: alias expansion counted before construction, a key
+    given twice in one mapping is an error (as in TOML), a key must be hashable, merge keys work."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        _check_expansion(node)
+        return super().construct_document(node)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == _MERGE_TAG:
+                continue
+            key = self.construct_object(key_node, deep=True)
+            if not isinstance(key, Hashable) or isinstance(key, list | dict):
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"a mapping key must be a string or number, not a {type(key).__name__}",
+                    key_node.start_mark,
+                )
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {str(key)[:80]!r}",
+                                                        key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """Refuse a document whose aliases would expand past :data:`MAX_YAML_ALIAS_NODES` added nodes, refer
+    to themselves, or nest deeper than :data:`MAX_NESTING`; counted on the node graph (memoised, so a
+    bomb costs as much as its text)."""
+    sizes: dict[int, int] = {}
+    depths: dict[int, int] = {}
+    active: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        children = _children(node)
+        if done:
+            sizes[key] = 1 + sum(sizes[id(c)] for c in children)
+            depths[key] = 1 + max((depths[id(c)] for c in children), default=0)
+            active.discard(key)
+            if depths[key] > MAX_NESTING:
+                raise yaml.constructor.ConstructorError(None, None, f"nested deeper than {MAX_NESTING} levels",
+                                                        node.start_mark)
+            continue
+        if key in sizes:
+            continue
+        active.add(key)
+        stack.append((node, True))
+        for child in children:
+            if id(child) in active:
+                raise yaml.constructor.ConstructorError(None, None, "an alias refers to its own parent (recursive)",
+                                                        child.start_mark)
+            if id(child) not in sizes:
+                stack.append((child, False))
+    added = sizes[id(root)] - len(sizes)
+    if added > MAX_YAML_ALIAS_NODES:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"aliases expand to {sizes[id(root)]:,} nodes (the document has {len(sizes):,}); "
+            f"at most {MAX_YAML_ALIAS_NODES:,} added nodes are allowed", root.start_mark,
+        )
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
+
+
+def load_yaml(text: str, *, origin: str) -> Any:
+    """Parse YAML with the safe loader and the input rules above.
+
+    :raises ScenarioError: a syntax error, a duplicate or non-scalar key, a recursive alias, too many
+        alias expansions or too deep nesting; the message names the file and line.
+    """
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        field = f"line {mark.line + 1}" if mark is not None else ""
+        problem = " ".join(p for p in (exc.context, exc.problem) if p)
+        raise ScenarioError(f"cannot parse YAML: {problem[:300]}", origin=origin, field=field) from None
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"cannot parse YAML: {str(exc)[:300]}", origin=origin) from None
+    except RecursionError:
+        raise ScenarioError(f"YAML nested deeper than {MAX_NESTING} levels; refused", origin=origin) from None
+
+
+# --- TOML -------------------------------------------------------------------------------------------
+
+
+def load_toml(text: str, *, origin: str) -> dict[str, Any]:
+    """Parse TOML with the nesting limit.
+
+    :raises ScenarioError: a syntax error (naming the line), nesting deeper than :data:`MAX_NESTING`,
+        or an integer longer than 4,300 digits.
+    """
+    if text.count("[") + text.count("{") > MAX_NESTING and _toml_depth(text) > MAX_NESTING:
+        raise ScenarioError(f"TOML nested deeper than {MAX_NESTING} levels; refused", origin=origin)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"cannot parse TOML: {exc}", origin=origin) from None
+    except RecursionError:
+        raise ScenarioError(f"TOML nested deeper than {MAX_NESTING} levels; refused", origin=origin) from None
+    except ValueError as exc:
+        raise ScenarioError(f"cannot parse TOML: {_short(exc)}", origin=origin) from None
+
+
+def _toml_depth(text: str) -> int:
+    """Upper bound of inline nesting (brackets and braces outside basic/literal strings and comments)."""
+    bare = re.sub(r'"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*', "", text)
+    depth = best = 0
+    for ch in bare:
+        if ch in "[{":
+            depth += 1
+            best = max(best, depth)
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+    return best
+
+
+# --- documents --------------------------------------------------------------------------------------
+
+DOCUMENT_SUFFIXES = (".toml", ".yaml", ".yml")
+"""File types of scenario, council and tuning files."""
+
+
+def read_document(path: str | Path, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> dict[str, Any]:
+    """Read a TOML or YAML file (by its suffix) into a dict, with the input limits.
+
+    :raises ScenarioError: missing file, unknown suffix, over the size cap, not UTF-8, syntax error,
+        limits exceeded, or not a table at the top.
+    """
+    path = Path(path)
+    origin = str(path)
+    suffix = path.suffix.lower()
+    if suffix not in DOCUMENT_SUFFIXES:
+        if not path.exists():
+            raise ScenarioError("file not found", origin=origin)
+        raise ScenarioError(f"unknown file type {suffix!r}; allowed: {', '.join(DOCUMENT_SUFFIXES)}", origin=origin)
+    text = read_text(path, max_bytes=max_bytes)
+    data = load_toml(text, origin=origin) if suffix == ".toml" else load_yaml(text, origin=origin)
+    if not isinstance(data, dict):
+        raise ScenarioError("expected a table (mapping) at the top level", origin=origin)
+    return data
+
+
+def validation_error(
+    exc: ValidationError,
+    origin: str,
+    doc: Mapping[str, Any],
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    schema: Mapping[str, Any] | None = None,
+) -> ScenarioError:
+    """Turn a pydantic error into a :class:`ScenarioError` with user-facing field paths.
+
+    Pydantic's internal location parts (union tags, validator wrappers) are dropped by walking the
+    document along the location; errors inside a merged variant (``overrides``: variant name -> its
+    override table) point at the variant's override when the field came from it.
+
+    :param schema: the validated model's JSON schema; an unknown field in a table with a ``kind`` then
+        lists the fields that kind allows.
+    """
+    errors = []
+    for err in exc.errors():
+        path = _user_path(doc, err["loc"])
+        if overrides and len(path) >= 2 and path[0] == "variants":
+            rest = path[2:]
+            if _from_override(overrides.get(str(path[1]), {}), rest):
+                path = ["variants", path[1], *rest]
+            else:
+                path = ["pipeline", *rest]
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = f"unknown field {str(path[-1])[:80]!r}" + _allowed_fields(doc, path[:-1], schema)
+        elif err["type"] == "missing":
+            message = "required field missing"
+        errors.append((".".join(str(p) for p in path), message))
+    return ScenarioError.from_errors(origin, errors)
+
+
+def _user_path(doc: Any, loc: tuple[int | str, ...]) -> list[int | str]:
+    path: list[int | str] = []
+    node = doc
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+            path.append(part)
+        elif isinstance(node, list | tuple) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+            path.append(part)
+        elif isinstance(node, dict) and isinstance(part, str) and "[" not in part and part not in _WRAPPER_PARTS:
+            if node.get("kind") == part:
+                continue  # union tag
+            path.append(part)
+            node = None
+    return path
+
+
+_WRAPPER_PARTS = frozenset({"function-after", "function-before", "function-wrap"})
+
+
+def _from_override(override: Any, path: list[int | str]) -> bool:
+    """Whether the field at ``path`` of a merged variant came from the variant's override: the override
+    has the path, or replaced a table above it (a table with ``kind`` replaces the baseline's)."""
+    node = override
+    for part in path:
+        if isinstance(node, dict) and "kind" in node:
+            return True
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return False
+    return True
+
+
+def _allowed_fields(doc: Any, parent: list[int | str], schema: Mapping[str, Any] | None) -> str:
+    node = doc
+    for part in parent:
+        if isinstance(node, dict):
+            node = node.get(part)
+        elif isinstance(node, list) and isinstance(part, int):
+            node = node[part]
+        else:
+            node = None
+    if schema is None or not isinstance(node, dict) or "kind" not in node:
+        return ""
+    for definition in schema.get("$defs", {}).values():
+        kind = definition.get("properties", {}).get("kind", {})
+        if kind.get("const") == node["kind"] or kind.get("default") == node["kind"]:
+            return f"; allowed for kind {str(node['kind'])[:40]!r}: {', '.join(definition['properties'])}"
+    return ""
