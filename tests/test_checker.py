@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import anyio
 import numpy as np
 import pytest
@@ -143,6 +145,108 @@ async def test_error_inside_turn_propagates_and_is_recorded() -> None:
     turn = recorder.turns[0]
     assert (turn.status, turn.reason) == ("errored", "ConnectionError: TTS socket closed")
     assert turn.spans[0].ok is False
+
+
+# -- stages left early, in another context, or by several tasks (issue 11) ---------------------
+
+
+@pytest.mark.anyio
+# trio warns (ResourceWarning) about an async generator collected before it was exhausted: the very
+# situation tested here
+@pytest.mark.filterwarnings("ignore:Exception ignored in.*llm_stream:pytest.PytestUnraisableExceptionWarning")
+async def test_stage_in_abandoned_async_generator_keeps_its_span() -> None:
+    """A barge-in: the consumer leaves an LLM stream early; the event loop closes the generator later."""
+    import gc
+
+    recorder = TurnRecorder()
+
+    async def llm_stream(turn: voicebudget.Turn) -> AsyncIterator[str]:
+        async with turn.stage("llm"):
+            for i in range(5):
+                await anyio.sleep(0.01)
+                yield f"sentence {i}"
+
+    async with recorder.turn() as turn:
+        turn.mark("speech_end")
+        agen = llm_stream(turn)
+        async for _sentence in agen:
+            async with turn.stage("tts"):
+                await anyio.sleep(0.005)
+            turn.mark("first_audio")
+            break  # not closed explicitly
+    del agen
+    gc.collect()
+    await anyio.sleep(0.05)  # the loop's async-generator finaliser runs aclose()
+    spans = {sp.name: sp for sp in recorder.turns[0].spans}
+    assert sorted(spans) == ["llm", "tts"]
+    assert spans["llm"].ok is False  # left by GeneratorExit, not finished
+    assert spans["llm"].end_ns >= recorder.turns[0].marks_ns["first_audio"]
+    assert spans["tts"].parent == spans["llm"].id  # the generator's stage was open around it
+    # the context is clean for the next turn: its stage is top level
+    async with recorder.turn() as turn2:
+        turn2.mark("speech_end")
+        async with turn2.stage("asr"):
+            await anyio.sleep(0.001)
+        turn2.mark("first_audio")
+    assert [(sp.name, sp.id, sp.parent) for sp in turn2.spans] == [("asr", 0, -1)]
+    assert recorder.report().n_turns == 2
+
+
+@pytest.mark.anyio
+async def test_one_timer_used_by_two_tasks_keeps_both_spans() -> None:
+    recorder = TurnRecorder()
+    async with recorder.turn() as turn:
+        turn.mark("speech_end")
+        timer = turn.stage("tts")
+
+        async def speak(seconds: float) -> None:
+            async with timer:
+                await anyio.sleep(seconds)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(speak, 0.06)
+            tg.start_soon(speak, 0.02)
+        turn.mark("first_audio")
+    durations = sorted(sp.duration_ms for sp in turn.spans)
+    assert durations == [
+        pytest.approx(20.0, abs=SLEEP_TOLERANCE_MS),
+        pytest.approx(60.0, abs=SLEEP_TOLERANCE_MS),
+    ]
+    assert sorted(sp.id for sp in turn.spans) == [0, 1]
+    assert all(sp.ok and sp.parent == -1 for sp in turn.spans)
+
+
+def test_stages_left_out_of_order_leave_no_stale_parent() -> None:
+    clock = FakeClock()
+    turn = TurnRecorder(clock=clock).turn()
+    a, b = turn.stage("a"), turn.stage("b")
+    a.__enter__()
+    clock.at_ms(10)
+    b.__enter__()
+    clock.at_ms(20)
+    a.__exit__(None, None, None)
+    clock.at_ms(30)
+    b.__exit__(None, None, None)
+    with turn.stage("c"):
+        clock.at_ms(40)
+    assert turn.spans == (
+        StageSpan("a", 0, 20 * MS, True, 0, -1),
+        StageSpan("b", 10 * MS, 30 * MS, True, 1, 0),
+        StageSpan("c", 30 * MS, 40 * MS, True, 2, -1),
+    )
+
+
+def test_timer_entered_again_gives_one_span_per_entry_and_exit_without_entry_is_an_error() -> None:
+    clock = FakeClock()
+    turn = TurnRecorder(clock=clock).turn()
+    timer = turn.stage("tts")
+    with timer:
+        clock.at_ms(5)
+    with timer:
+        clock.at_ms(12)
+    assert turn.spans == (StageSpan("tts", 0, 5 * MS, True, 0, -1), StageSpan("tts", 5 * MS, 12 * MS, True, 1, -1))
+    with pytest.raises(RuntimeError, match="stage 'asr' left without being entered"):
+        turn.stage("asr").__exit__(None, None, None)
 
 
 # -- exact figures with a fake clock -----------------------------------------------------------

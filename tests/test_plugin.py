@@ -322,3 +322,42 @@ def test_example_pipeline_passes_one_budget_and_fails_the_other(pytester: pytest
             "passed test_voice_agent_budget.py::test_agent_within_budget*asyncio*: p95 * ms <= 800.0 ms*",
         ]
     )
+
+
+def test_xdist_workers_results_are_merged_in_the_controller(pytester: pytest.Pytester) -> None:
+    """Under `pytest -n 2` the controller prints every worker's tests and writes one JSON file."""
+    pytest.importorskip("xdist")
+    pytester.makepyfile(
+        test_agent=EXACT_TURNS
+        + """
+    @pytest.mark.voice_budget(total_ms=500)
+    def test_slow_too(voice_budget):
+        record(voice_budget, 400.0)
+
+    def test_no_answer(voice_budget):
+        voice_budget.turn().end()
+"""
+    )
+    result = run(pytester, "-n", "2", "--voicebudget-json", "budget.json")
+    result.assert_outcomes(passed=1, failed=3)
+    result.stdout.fnmatch_lines(
+        [
+            "*= voice budget =*",
+            "passed test_agent.py::test_fast: p95 535.5 ms <= 600.0 ms*(10 turns)",
+            "FAILED test_agent.py::test_slow: p95 735.5 ms > 600.0 ms*(10 turns)",
+            "FAILED test_agent.py::test_slow_too: p95 735.5 ms > 500.0 ms*(10 turns)",
+            "NOT CHECKED test_agent.py::test_no_answer: *",
+            "4 budgeted test(s): 2 over budget, 1 not checked (from 2 xdist workers)",
+        ]
+    )
+    doc = json.loads((pytester.path / "budget.json").read_text(encoding="utf-8"))
+    assert [v["name"] for v in doc["variants"]] == [
+        "test_agent.py::test_fast",
+        "test_agent.py::test_slow",
+        "test_agent.py::test_slow_too",
+    ]
+    assert [v["passed"] for v in doc["variants"]] == [True, False, False]
+    assert doc["samples"] == 30
+    assert doc["variants"][2]["budget"] == {"total_ms": 500.0, "percentile": 95.0}
+    # one file, written once by the controller: no per-worker copies next to it
+    assert sorted(p.name for p in pytester.path.glob("*.json")) == ["budget.json"]

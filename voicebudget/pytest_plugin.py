@@ -18,6 +18,7 @@ from voicebudget.checker._plugin import (
     pytest_runtest_setup,
     pytest_sessionfinish,
     pytest_terminal_summary,
+    pytest_testnodedown,
     voice_budget,
 )
 
@@ -28,5 +29,6 @@ __all__ = [
     "pytest_runtest_setup",
     "pytest_sessionfinish",
     "pytest_terminal_summary",
+    "pytest_testnodedown",
     "voice_budget",
 ]

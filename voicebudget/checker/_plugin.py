@@ -32,6 +32,7 @@ __all__ = [
     "pytest_runtest_setup",
     "pytest_sessionfinish",
     "pytest_terminal_summary",
+    "pytest_testnodedown",
     "voice_budget",
 ]
 
@@ -44,15 +45,40 @@ _MARKER_HELP = (
 )
 
 
+@dataclass(frozen=True)
+class _Result:
+    """What the summary and the JSON keep of one budgeted test: plain data, so that pytest-xdist
+    workers can send it to the controller."""
+
+    nodeid: str
+    line: str
+    """The terminal summary line (:func:`~voicebudget.checker._format.summary_line`)."""
+    passed: bool
+    n_turns: int
+    entry: dict[str, Any]
+    """The JSON variant: ``Report.to_dict()``, with ``budget`` when it differs from the session default."""
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "nodeid": self.nodeid,
+            "line": self.line,
+            "passed": self.passed,
+            "n_turns": self.n_turns,
+            "entry": self.entry,
+        }
+
+
 @dataclass
 class _Session:
     """Per-session plugin state (kept in ``config.stash``)."""
 
     default: Budget
     json_path: Path | None
-    results: list[Report] = field(default_factory=list)
+    results: list[_Result] = field(default_factory=list)
     unchecked: list[tuple[str, str]] = field(default_factory=list)
     """(node id, why) of budgeted tests that recorded no complete turn."""
+    workers: int = 0
+    """pytest-xdist workers whose results were merged in (0 without xdist)."""
 
 
 _SESSION = pytest.StashKey[_Session]()
@@ -234,12 +260,45 @@ def _judge(item: pytest.Item, *, enforce: bool) -> None:
         message = f"voice budget not checked: {exc}"
         item.config.stash[_SESSION].unchecked.append((item.nodeid, exc.detail))
     else:
-        item.config.stash[_SESSION].results.append(report)
+        state = item.config.stash[_SESSION]
+        state.results.append(_result(item.nodeid, report, state.default))
         if not enforce or report.passed:
             return
         message = breakdown(report)
     if enforce:
         pytest.fail(message, pytrace=False)
+
+
+def _result(nodeid: str, report: Report, default: Budget) -> _Result:
+    from voicebudget.checker._format import summary_line
+
+    entry = report.to_dict()
+    if report.budget != default:
+        entry["budget"] = {"total_ms": report.budget.total_ms, "percentile": report.budget.percentile}
+    return _Result(nodeid, summary_line(report), report.passed, report.n_turns, entry)
+
+
+# -- pytest-xdist: workers send their results to the controller ---------------------------------
+
+_WIRE_KEY = "voicebudget"
+
+
+def _is_xdist_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workeroutput")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """pytest-xdist (controller): merge the results a worker sent when it finished."""
+    state = node.config.stash.get(_SESSION, None)
+    wire = getattr(node, "workeroutput", {}).get(_WIRE_KEY)
+    if state is None or wire is None:
+        return
+    state.results.extend(_Result(**r) for r in wire["results"])
+    state.unchecked.extend((nodeid, why) for nodeid, why in wire["unchecked"])
+    state.results.sort(key=lambda r: r.nodeid)  # workers finish in any order: a stable listing
+    state.unchecked.sort()
+    state.workers += 1
 
 
 # -- session outputs ---------------------------------------------------------------------------
@@ -251,24 +310,28 @@ def session_document(state: _Session, name: str) -> dict[str, Any]:
     ``seed`` is None (measured, not sampled); ``samples`` is the number of turns measured in all;
     ``budget`` is the session default, and a variant whose budget differs carries its own ``budget``.
     """
-    variants = []
-    for report in state.results:
-        entry = report.to_dict()
-        if report.budget != state.default:
-            entry["budget"] = {"total_ms": report.budget.total_ms, "percentile": report.budget.percentile}
-        variants.append(entry)
     return {
         "scenario": name,
         "seed": None,
         "samples": sum(r.n_turns for r in state.results),
         "budget": {"total_ms": state.default.total_ms, "percentile": state.default.percentile},
-        "variants": variants,
+        "variants": [r.entry for r in state.results],
     }
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    state = session.config.stash.get(_SESSION, None)
-    if state is None or state.json_path is None:
+    config = session.config
+    state = config.stash.get(_SESSION, None)
+    if state is None:
+        return
+    if _is_xdist_worker(config):  # the controller merges, prints and writes the JSON file once
+        workeroutput: dict[str, Any] = config.workeroutput  # type: ignore[attr-defined]
+        workeroutput[_WIRE_KEY] = {
+            "results": [r.to_wire() for r in state.results],
+            "unchecked": [list(u) for u in state.unchecked],
+        }
+        return
+    if state.json_path is None:
         return
     doc = session_document(state, f"pytest {session.config.rootpath.name}")
     state.json_path.parent.mkdir(parents=True, exist_ok=True)
@@ -276,18 +339,17 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    from voicebudget.checker._format import summary_line
-
     state = config.stash.get(_SESSION, None)
     if state is None or not (state.results or state.unchecked or state.json_path):
         return
     terminalreporter.write_sep("=", "voice budget")
-    for report in state.results:
-        terminalreporter.write_line(summary_line(report))
+    for result in state.results:
+        terminalreporter.write_line(result.line)
     for nodeid, why in state.unchecked:
         terminalreporter.write_line(f"NOT CHECKED {nodeid}: {why}")
     failed = sum(not r.passed for r in state.results)
     line = f"{len(state.results) + len(state.unchecked)} budgeted test(s): {failed} over budget"
-    terminalreporter.write_line(line + (f", {len(state.unchecked)} not checked" if state.unchecked else ""))
+    line += f", {len(state.unchecked)} not checked" if state.unchecked else ""
+    terminalreporter.write_line(line + (f" (from {state.workers} xdist workers)" if state.workers else ""))
     if state.json_path is not None:
         terminalreporter.write_line(f"voicebudget JSON report: {state.json_path}")

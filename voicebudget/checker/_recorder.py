@@ -78,11 +78,39 @@ class StageSpan(NamedTuple):
         return (self.end_ns - self.start_ns) / _NS_PER_MS
 
 
-_RawSpan = tuple[str, int, int, bool, "StageTimer | None"]
-"""A span while recording: name, start, end, ok, and its timer (whose token knows the outer stage)."""
+_RawSpan = tuple[str, int, int, bool, int, int]
+"""A span while recording: name, start, end, ok, entry number (-1: not a ``with`` stage), parent's entry number."""
 
-_OPEN_STAGE: ContextVar[StageTimer | None] = ContextVar("voicebudget_open_stage", default=None)
-"""The innermost ``with`` stage open in this task (context variables follow spawned tasks)."""
+
+class _Entry:
+    """One entry into a ``with`` stage: what its exit needs, whichever task or context exits it."""
+
+    __slots__ = ("closed", "outer", "parent", "seq", "start_ns", "timer")
+
+    def __init__(self, timer: StageTimer, seq: int, parent: int, outer: _Entry | None) -> None:
+        self.timer = timer
+        self.seq = seq
+        self.parent = parent
+        self.outer = outer
+        self.closed = False
+        self.start_ns = -1
+
+
+_OPEN_STAGE: ContextVar[_Entry | None] = ContextVar("voicebudget_open_stage", default=None)
+"""The innermost ``with`` stage open in this context (context variables follow spawned tasks).
+
+Never reset with a token: a stage can be left in another context than the one it was entered in (an
+async generator closed by the event loop's finaliser after a consumer left it early) or out of order
+(two stages left in the order they were entered). Each exit closes its own entry and, when it is the
+innermost in the current context, makes the nearest still-open outer entry current again.
+"""
+
+
+def _open_outer(entry: _Entry | None) -> _Entry | None:
+    """``entry`` or the nearest entry it ran inside that is still open."""
+    while entry is not None and entry.closed:
+        entry = entry.outer
+    return entry
 
 
 class StageTimer:
@@ -91,14 +119,21 @@ class StageTimer:
     Obtained from :meth:`Turn.stage`. The span is added to the turn when the stage stops. The
     ``with`` forms also record nesting (the stage it ran inside); :meth:`start`/:meth:`stop`, meant
     for stages that begin and end in different callbacks, record none.
+
+    One timer may be entered again, and even by several tasks at once: every entry is its own span
+    (each task's exit closes the entry made in that task). A stage left in another context than it
+    was entered in, such as a stage inside an async generator that the consumer abandoned (a
+    barge-in) and the event loop closed later, is kept: it ends when the generator is closed, with
+    ``ok=False`` (it was left by ``GeneratorExit``).
     """
 
-    __slots__ = ("_token", "_turn", "name", "start_ns")
+    __slots__ = ("_entries", "_turn", "name", "start_ns")
 
     def __init__(self, turn: Turn, name: str) -> None:
         self._turn = turn
         self.name = name
         self.start_ns = -1
+        self._entries: list[_Entry] = []
 
     def start(self) -> StageTimer:
         """Start the clock now. :returns: ``self``."""
@@ -114,52 +149,63 @@ class StageTimer:
         end = self._turn._clock()
         if self.start_ns < 0:
             raise RuntimeError(f"stage {self.name!r} stopped before it was started")
-        self._turn._spans.append((self.name, self.start_ns, end, ok, None))
+        self._turn._spans.append((self.name, self.start_ns, end, ok, -1, -1))
 
     # The with forms are the hot path (see benchmarks/bench_recorder.py): two clock reads, one
-    # context variable set/reset, one tuple; nesting is resolved when the spans are read.
+    # context variable get/set on each side, one small entry object, one tuple.
+    def _enter(self) -> None:
+        turn = self._turn
+        outer = _open_outer(_OPEN_STAGE.get())
+        parent = outer.seq if outer is not None and outer.timer._turn is turn else -1
+        entry = _Entry(self, turn._entered, parent, outer)
+        turn._entered += 1
+        self._entries.append(entry)
+        _OPEN_STAGE.set(entry)
+        entry.start_ns = self.start_ns = turn._clock()
+
+    def _exit(self, ok: bool) -> None:
+        turn = self._turn
+        end = turn._clock()
+        current = _OPEN_STAGE.get()
+        if current is not None and current.timer is self and not current.closed:
+            entry = current  # the entry made in this task (several tasks may share one timer)
+        elif self._entries:
+            entry = self._entries[-1]  # left in another context, or out of order
+        else:
+            raise RuntimeError(f"stage {self.name!r} left without being entered")
+        self._entries.remove(entry)
+        entry.closed = True
+        turn._spans.append((self.name, entry.start_ns, end, ok, entry.seq, entry.parent))
+        if current is entry:
+            _OPEN_STAGE.set(_open_outer(entry.outer))
+
     def __enter__(self) -> StageTimer:
-        self._token = _OPEN_STAGE.set(self)
-        self.start_ns = self._turn._clock()
+        self._enter()
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
-        turn = self._turn
-        end = turn._clock()
-        _OPEN_STAGE.reset(self._token)
-        turn._spans.append((self.name, self.start_ns, end, exc_type is None, self))
+        self._exit(exc_type is None)
 
     async def __aenter__(self) -> StageTimer:
-        self._token = _OPEN_STAGE.set(self)
-        self.start_ns = self._turn._clock()
+        self._enter()
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
-        turn = self._turn
-        end = turn._clock()
-        _OPEN_STAGE.reset(self._token)
-        turn._spans.append((self.name, self.start_ns, end, exc_type is None, self))
-
-    def _outer(self) -> StageTimer | None:
-        """The stage of the same turn this one was entered inside, if any."""
-        token = getattr(self, "_token", None)
-        outer = None if token is None else token.old_value
-        return outer if isinstance(outer, StageTimer) and outer._turn is self._turn else None
+        self._exit(exc_type is None)
 
 
 def _freeze(raw: list[_RawSpan]) -> tuple[StageSpan, ...]:
-    """Recorded spans with nesting resolved: ``with`` stages numbered in start order."""
-    timers = sorted((r for r in raw if r[4] is not None), key=lambda r: r[1])
-    ids = {id(r[4]): i for i, r in enumerate(timers)}
-    out = []
-    for name, start, end, ok, timer in raw:
-        if timer is None:
-            out.append(StageSpan(name, start, end, ok))
-            continue
-        outer = timer._outer()
-        parent = -1 if outer is None else ids.get(id(outer), -1)
-        out.append(StageSpan(name, start, end, ok, ids[id(timer)], parent))
-    return tuple(out)
+    """Recorded spans with nesting resolved: ``with`` stages numbered in entry order.
+
+    A parent that was never left (still open) is not among the spans: its child is top level.
+    """
+    ids = {seq: i for i, seq in enumerate(sorted(r[4] for r in raw if r[4] >= 0))}
+    return tuple(
+        StageSpan(name, start, end, ok)
+        if seq < 0
+        else StageSpan(name, start, end, ok, ids[seq], ids.get(parent, -1))
+        for name, start, end, ok, seq, parent in raw
+    )
 
 
 class Turn:
@@ -177,7 +223,7 @@ class Turn:
     Only complete turns enter the latency report; the others are listed in it.
     """
 
-    __slots__ = ("_clock", "_marks", "_spans", "created_ns", "index", "name", "reason", "status")
+    __slots__ = ("_clock", "_entered", "_marks", "_spans", "created_ns", "index", "name", "reason", "status")
 
     def __init__(self, index: int, name: str, clock: Clock) -> None:
         self.index = index
@@ -185,6 +231,7 @@ class Turn:
         self._clock = clock
         self._marks: dict[str, int] = {}
         self._spans: list[_RawSpan] = []  # plain tuples while recording: cheaper than StageSpan
+        self._entered = 0  # with-stage entries so far (their numbers)
         self.created_ns = clock()
         self.status: TurnStatus = "open"
         self.reason = "turn not ended"
@@ -251,7 +298,7 @@ class Turn:
         if end < start:
             raise ValueError(f"stage {name!r} ends {(start - end) / _NS_PER_MS:.3f} ms before it starts")
         span = StageSpan(name, start, end)
-        self._spans.append((name, start, end, True, None))
+        self._spans.append((name, start, end, True, -1, -1))
         return span
 
     def _resolve(self, at_ns: int | None, at_ms: float | None, *, what: str) -> int:
