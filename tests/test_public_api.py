@@ -49,3 +49,27 @@ def test_every_entry_point_completes_the_stage_models_in_a_fresh_interpreter(ent
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_public_names_are_written_once_and_the_type_checking_imports_agree() -> None:
+    # _PUBLIC (module -> names) is the one list; __all__ and the lazy table derive from it. The
+    # TYPE_CHECKING block repeats it for type checkers: it must import the same names from the same
+    # modules, each as an explicit re-export ("X as X").
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(voicebudget.__file__).read_text(encoding="utf-8"))
+    block = next(n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING")
+    imported: dict[str, str] = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom)
+        assert node.module is not None
+        for alias in node.names:
+            assert alias.asname == alias.name, f"{alias.name}: re-export it as '{alias.name} as {alias.name}'"
+            assert alias.name not in imported, f"{alias.name} imported twice"
+            imported[alias.name] = node.module
+    public = {name: module for module, names in voicebudget._PUBLIC.items() for name in names}
+    assert imported == public
+    assert voicebudget._LAZY == public
+    assert voicebudget.__all__ == sorted(public)
+    assert len(voicebudget.__all__) == len(set(voicebudget.__all__))
