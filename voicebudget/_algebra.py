@@ -106,9 +106,7 @@ class AllOf(_Combinator):
     kind: Literal["all_of"] = "all_of"
 
     def combine(self, children: list[FloatArray], rng: np.random.Generator) -> tuple[FloatArray, NDArray[Any]]:
-        stack = np.stack(children)
-        which = np.argmax(stack, axis=0)
-        return _pick(stack, which), which
+        return _extreme(children, np.greater)
 
 
 class KOfN(_Combinator):
@@ -136,9 +134,7 @@ class Race(_Combinator):
     kind: Literal["race"] = "race"
 
     def combine(self, children: list[FloatArray], rng: np.random.Generator) -> tuple[FloatArray, NDArray[Any]]:
-        stack = np.stack(children)
-        which = np.argmin(stack, axis=0)
-        return _pick(stack, which), which
+        return _extreme(children, np.less)
 
 
 class Choice(_Combinator):
@@ -160,6 +156,19 @@ class Choice(_Combinator):
         which: NDArray[Any] = np.asarray(rng.choice(len(children), size=n, p=np.asarray(self.weights)))
         stack = np.stack(children)
         return _pick(stack, which), which
+
+
+def _extreme(children: list[FloatArray], beats: np.ufunc) -> tuple[FloatArray, NDArray[Any]]:
+    """Per turn the max (``beats = np.greater``) or min (``np.less``) of the children and the index of
+    the first child that reaches it (as ``argmax``/``argmin`` of their stack, without the
+    ``k x n`` stack): one pass per child, the smallest unsigned index type."""
+    best = children[0].copy()
+    which = np.zeros(best.shape, dtype=np.min_scalar_type(len(children) - 1))
+    for i, c in enumerate(children[1:], start=1):
+        wins = beats(c, best)
+        np.copyto(best, c, where=wins)
+        which[wins] = i
+    return best, which
 
 
 def _pick(stack: FloatArray, which: NDArray[Any]) -> FloatArray:
