@@ -81,7 +81,10 @@ if TYPE_CHECKING:
         VoiceTurn as VoiceTurn,
     )
     from voicebudget.checker import (
+        BudgetGuard as BudgetGuard,
         ExcludedTurn as ExcludedTurn,
+        GuardDecision as GuardDecision,
+        GuardedTurn as GuardedTurn,
         RecorderReport as RecorderReport,
         StageSpan as StageSpan,
         StageTimer as StageTimer,
@@ -227,7 +230,10 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "VoiceTurn",
     ),
     "voicebudget.checker": (
+        "BudgetGuard",
         "ExcludedTurn",
+        "GuardDecision",
+        "GuardedTurn",
         "RecorderReport",
         "StageSpan",
         "StageTimer",

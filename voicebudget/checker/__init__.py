@@ -13,6 +13,7 @@ from voicebudget._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from voicebudget.checker._analysis import ExcludedTurn, RecorderReport
+    from voicebudget.checker._guard import BudgetGuard, GuardDecision, GuardedTurn
     from voicebudget.checker._recorder import (
         AUDIO_SENT,
         FIRST_AUDIO,
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     )
 
 _LAZY = {
+    **dict.fromkeys(("BudgetGuard", "GuardDecision", "GuardedTurn"), "voicebudget.checker._guard"),
     "ExcludedTurn": "voicebudget.checker._analysis",
     "RecorderReport": "voicebudget.checker._analysis",
     **dict.fromkeys(
@@ -38,7 +40,10 @@ __all__ = [
     "FIRST_AUDIO",
     "SPEECH_END",
     "UNTRACKED",
+    "BudgetGuard",
     "ExcludedTurn",
+    "GuardDecision",
+    "GuardedTurn",
     "RecorderReport",
     "StageSpan",
     "StageTimer",
