@@ -272,6 +272,11 @@ StopSecsOpt = Annotated[
     typer.Option("--stop-secs", help=f"Pipecat VAD stop_secs in s (default: the log's VAD params, else "
                  f"{DEFAULT_STOP_SECS:g})."),
 ]
+LogFormatOpt = Annotated[
+    str | None,
+    typer.Option("--log-format", help="Pipecat log written with your own loguru format: give the format string, "
+                 "e.g. '{time} - {level} - {extra[call_id]} - {message}' (default: common layouts detected)."),
+]
 AbsurdOpt = Annotated[
     float, typer.Option("--absurd-ms", help=f"Flag any stage longer than this, ms (>= 1; default {ABSURD_MS:g}).")
 ]
@@ -287,6 +292,7 @@ def check_cmd(
     include_anomalies: IncludeOpt = False,
     stop_secs: StopSecsOpt = None,
     absurd_ms: AbsurdOpt = ABSURD_MS,
+    log_format: LogFormatOpt = None,
 ) -> None:
     """Check real turns from traces against the budget: per-turn table, stage percentiles, tail
     attribution, first turn vs steady state, anomalies (flagged, excluded unless --include-anomalies).
@@ -297,7 +303,7 @@ def check_cmd(
 
     with user_errors():
         budget = budget_override(Budget(), budget_ms, percentile)
-        options = ReadOptions.checked(stop_secs=stop_secs, absurd_ms=absurd_ms)
+        options = ReadOptions.checked(stop_secs=stop_secs, absurd_ms=absurd_ms, log_format=log_format)
         result = check_traces(traces, budget, fmt=format_in.value if format_in else None,
                               include_anomalies=include_anomalies, options=options)
     if fmt is TableOrJson.json:
@@ -322,6 +328,7 @@ def fit_cmd(
     include_anomalies: IncludeOpt = False,
     stop_secs: StopSecsOpt = None,
     absurd_ms: AbsurdOpt = ABSURD_MS,
+    log_format: LogFormatOpt = None,
 ) -> None:
     """Fit a scenario to traces: stages are the observed distributions, so `voicebudget run` on the
     written file reproduces the traces' percentiles and variants can swap a stage for a model.
@@ -331,7 +338,7 @@ def fit_cmd(
 
     with user_errors():
         budget = budget_override(Budget(), budget_ms, percentile)
-        options = ReadOptions.checked(stop_secs=stop_secs, absurd_ms=absurd_ms)
+        options = ReadOptions.checked(stop_secs=stop_secs, absurd_ms=absurd_ms, log_format=log_format)
         result = fit_traces(traces, method=method.value, budget=budget, fmt=format_in.value if format_in else None,
                             include_anomalies=include_anomalies, options=options)
     try:

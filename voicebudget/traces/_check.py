@@ -93,9 +93,32 @@ def _report(name: str, budget: Budget, turns: list[TraceTurn]) -> Report:
         # endpointing wait and leading silence comes after the total, so they contribute nothing.
         return {s: (np.nan_to_num(v[tail]) if s in ON_PATH else np.zeros(tail.size)) for s, v in stages.items()}
 
+    parts = _parts(turns)
+
+    def part_contributions(tail: NDArray[np.intp]) -> dict[str, dict[str, FloatArray]]:
+        return {s: {p: v[tail] for p, v in by_part.items()} for s, by_part in parts.items()}
+
     server = total.copy()
     return build_report(name, budget, total, stages, contributions=contributions, server_side_ms=server,
-                        source="trace")
+                        source="trace", part_contributions=part_contributions if parts else None)
+
+
+def _parts(turns: list[TraceTurn]) -> dict[str, dict[str, FloatArray]]:
+    """Stage -> part -> ``float64[n_turns]`` ms for stages a source splits (Pipecat's TTFAT: ``ttfb``
+    and ``thinking``); a turn without the split puts its whole stage in ``unsplit``."""
+    out: dict[str, dict[str, FloatArray]] = {}
+    for stage in {s for t in turns for s in t.parts_ms}:
+        names = sorted({p for t in turns for p in t.parts_ms.get(stage, {})})
+        rows = {p: np.zeros(len(turns)) for p in (*names, "unsplit")}
+        for i, t in enumerate(turns):
+            split = t.parts_ms.get(stage)
+            if split:
+                for p, v in split.items():
+                    rows[p][i] = v
+            else:
+                rows["unsplit"][i] = t.stages_ms.get(stage, 0.0)
+        out[stage] = {p: v for p, v in rows.items() if p != "unsplit" or v.any()}
+    return out
 
 
 def check(

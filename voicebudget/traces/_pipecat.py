@@ -1,67 +1,79 @@
 """Pipecat metrics from its debug log (loguru lines), rebuilt into turns on the common time axis.
 
-Lines read (all values in seconds; the processor name says which service, ``...STT...``,
-``...LLM...`` or ``...TTS...``):
+Which lines are read, per Pipecat version, is data: :data:`~voicebudget.traces._pipecat_rules.LINE_RULES`
+(message patterns with their source), :data:`~voicebudget.traces._pipecat_rules.LOG_PREFIXES` (the
+loguru layouts detected; ``--log-format`` gives another) and
+:data:`~voicebudget.traces._pipecat_rules.RULE_SETS` (which line anchors ``t = 0``). In short:
 
-- ``VADProcessor#0: User stopped speaking``: the VAD stop event; it fires ``stop_secs`` (``VADParams``,
-  0.2 s by default, ``pipecat/audio/vad/vad_analyzer.py``) after the actual end of speech, so
-  ``t = 0`` is its timestamp minus ``stop_secs`` (the correction Pipecat's own
-  ``UserBotLatencyObserver`` applies);
-- ``<Service>#N TTFB: 0.289`` (``FrameProcessorMetrics.stop_ttfb_metrics``, an ``s`` suffix optional)
-  and the ``MetricsLogObserver`` shape ``📊 [<Service>#N] TTFB (model): 0.289s at 12.345s``;
-- ``<Service>#N text aggregation time: 0.1997`` (first LLM token -> first complete sentence);
-- ``<Service>#N TTFA: 0.137s (0.023s leading silence)``;
-- the latency-breakdown events (``LatencyBreakdown.chronological_events()``):
-  ``User turn: 0.825s``, ``<Service>#N: TTFB 0.289s``, ``<Service>#N: text aggregation 0.200s``,
-  used when the log has no VAD stop lines (``User turn`` is measured from the actual end of speech).
-
-Per turn, from the log timestamps: ``endpointing`` = LLM TTFB line time - LLM TTFB - speech end
-(the LLM request starts at the turn commit); the total (server-side voice-to-voice) is the TTS TTFB
-line time - speech end. The first value of each service in a turn counts (the one on the
-speaking-latency path); the turn ends at its first TTS TTFB.
+- ``t = 0`` is the VAD stop minus the VAD's ``stop_secs`` (as Pipecat's own ``UserBotLatencyObserver``
+  computes it). ``stop_secs`` comes from ``--stop-secs``, else from the log's ``Setting VAD params to:
+  ... stop_secs=...`` line, else 0.2 s (Pipecat's default). The VAD stop is ``User stopped speaking``
+  (transport, 0.0.x), ``VADProcessor#N: User stopped speaking`` or, with Pipecat 1.x's speech-timeout
+  strategy, ``<Strategy>#N VADUserStoppedSpeakingFrame received``.
+- In Pipecat 1.x, ``LLMUserAggregator#N: User stopped speaking (strategy: ...)`` is the turn's *release*
+  (after a speech timeout, smart turn, external turn detection): it lies inside the endpointing stage,
+  it is not the anchor. A release with no VAD stop line before it leaves ``t = 0`` unknown: the turn
+  is flagged and has no total (never a total that silently leaves the endpointing wait out).
+- Per turn: ``endpointing`` = LLM request start (LLM TTFB line time - TTFB) - end of speech;
+  ``llm_ttft`` = the LLM's TTFB, or its TTFAT (time to first *answer* token, logged since Aug 2026 as
+  ``TTFAT: X s (Y s thinking)``) split into the parts ``ttfb`` and ``thinking``; ``first_phrase`` =
+  ``text aggregation time``; ``tts_ttfb``; ``leading_silence`` from ``TTFA``; the total is the TTS TTFB
+  line's time - end of speech (server side).
+- Pipecat's own user-to-bot latency (``UserBotLatencyLogObserver``, 0.0.70-0.0.108) is read into
+  :attr:`TraceTurn.framework_total_ms`; a disagreement with the rebuilt total is listed as an anomaly.
+- A turn whose LLM context ends with a non-user message (a user-idle re-prompt: the bot speaks with no
+  user transcript) is flagged and left out.
+- Without any VAD line, the latency-breakdown events (``User turn: 0.825s``, ``<Service>#N: TTFB
+  0.289s``, ...) are read instead.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from voicebudget.traces._options import DEFAULT_STOP_SECS, ReadOptions
+from voicebudget.traces._pipecat_rules import LOG_PREFIXES, RULE_SETS, LogPrefix, classify, loguru_prefix
 from voicebudget.traces._table import Anomaly, TraceTable, TurnBuilder
 
 __all__ = ["DEFAULT_STOP_SECS", "looks_like_pipecat", "read_pipecat"]
 
-
 TOTAL = "TTS first audio byte - actual end of speech (server-side voice-to-voice, from log timestamps)"
 TOTAL_BREAKDOWN = "user turn + LLM TTFB + text aggregation + TTS TTFB (Pipecat latency breakdown)"
 
-_NUM = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf|-inf)"
-_PREFIX = re.compile(
-    r"^(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)\S*"
-    r"\s*\|\s*[A-Z]+\s*\|\s*(?P<where>\S*)\s+-\s(?P<msg>.*)$"
-)
+AGREE_BELOW_MS = 5.0
+"""Pipecat's own user-to-bot latency ends at ``BotStartedSpeakingFrame``, after the first TTS audio
+byte, so it may not fall below the rebuilt total by more than log rounding (5 ms)."""
+AGREE_ABOVE_MS = 250.0
+"""... and exceeds it by the output transport's queue (tens of ms); more than 250 ms means one of the
+two anchors is not the end of speech."""
+
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # loguru colours, when a terminal's output was saved
 _TS_START = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d")
-_VAD_STOP = re.compile(r"\bUser stopped speaking\b")
-_TTFB = re.compile(r"(?P<proc>[\w.]+#\d+) TTFB: " + _NUM + r"(?P<s>s)?$")
-_TTFB_OBS = re.compile(r"\[(?P<proc>[\w.]+#\d+)\] TTFB(?: \([^)]*\))?: " + _NUM + r"s at " + _NUM + r"s$")
-_AGG = re.compile(r"(?P<proc>[\w.]+#\d+) text aggregation time: " + _NUM + r"s?$")
-_TTFA = re.compile(r"(?P<proc>[\w.]+#\d+) TTFA: " + _NUM + r"s? \(" + _NUM + r"s? leading silence\)$")
-_PROC_REST = re.compile(r"^(?:\S+ )?\[?(?P<proc>[\w.]+#\d+)\]?:? ?(?P<rest>.*)$")
-_TEMPLATES = ("TTFB", "text aggregation time", "TTFA", "User stopped speaking")
-_BD_TURN = re.compile(r"\bUser turn: " + _NUM)
-_BD_TTFB = re.compile(r"(?P<proc>[\w.]+#\d+): TTFB " + _NUM)
-_BD_AGG = re.compile(r"(?P<proc>[\w.]+#\d+): text aggregation " + _NUM)
-_METRIC_FUNCS = (":stop_ttfb_metrics:", ":stop_text_aggregation_metrics:", ":_check_ttfa:", ":on_speech_stopped:")
-_ANY_VALUE = re.compile(r"(TTFB|text aggregation time|TTFA)(?: \([^)]*\))?: " + _NUM + r"|User stopped speaking")
-_DETECT_TTFB = re.compile(r"#\d+\]? TTF(?:B|AT)\b")  # no leading name pattern: linear on long tokens
-_KEYWORDS = ("TTFB", "text aggregation", "TTFA", "User stopped speak", "User turn")
+_DETECT = re.compile(
+    r"#\d+\]? TTF(?:B|AT)\b|\bUser stopped speaking\b|VADUserStoppedSpeakingFrame received|\bUser turn: \d"
+)
+_KEYWORDS = ("TTFB", "TTFAT", "text aggregation", "TTFA", "User stopped speak", "User turn")
+_TEMPLATES = ("TTFB", "TTFAT", "text aggregation time", "TTFA", "User stopped speaking")
+_PROC_REST = re.compile(r"^(?:\S+ )?\[?(?<![\w.])(?P<proc>[\w.]+#\d+)\]?:? ?(?P<rest>.*)$")
+_METRIC_FUNCS = (":stop_ttfb_metrics:", ":stop_ttfat_metrics:", ":stop_text_aggregation_metrics:", ":_check_ttfa:",
+                 ":on_speech_stopped:")
+_ROLE = re.compile(r"""["']role["']: ["'](?P<role>\w+)["']""")
 
 
 def looks_like_pipecat(text: str) -> bool:
-    """True when the text has Pipecat metrics lines (a service TTFB or a VAD stop)."""
-    return bool(_VAD_STOP.search(text) or _DETECT_TTFB.search(text) or _BD_TURN.search(text))
+    """True when the text has Pipecat metrics lines (a service TTFB/TTFAT, a VAD stop, a breakdown)."""
+    return _DETECT.search(text) is not None
+
+
+def _role(processor: str) -> str | None:
+    name = processor.split("#")[0]
+    for role in ("STT", "LLM", "TTS"):
+        if role in name:
+            return role.lower()
+    return None
 
 
 def _cut_field(msg: str) -> str:
@@ -82,19 +94,15 @@ def _is_cut(msg: str) -> bool:
     if m is None:
         return False
     rest = m.group("rest")
-    return any(t.startswith(rest) or rest.startswith(t) for t in _TEMPLATES)
+    return any(t.startswith(rest) for t in _TEMPLATES) or rest in ("TTFB:", "TTFAT:", "TTFA:")
 
 
-def _role(processor: str) -> str | None:
-    name = processor.split("#")[0]
-    for role in ("STT", "LLM", "TTS"):
-        if role in name:
-            return role.lower()
-    return None
-
-
-def _timestamp(text: str) -> float:
-    return datetime.fromisoformat(text.replace(",", ".").replace("T", " ")).replace(tzinfo=UTC).timestamp()
+def _last_role(msg: str) -> str | None:
+    """The role of the last message of an LLM context printed in a ``Generating chat`` line."""
+    found = None
+    for m in _ROLE.finditer(msg):
+        found = m.group("role")
+    return found
 
 
 @dataclass
@@ -104,6 +112,11 @@ class _Turn:
     values: dict[str, tuple[float, float | None, int]] = field(default_factory=dict)  # role -> (s, ts, line)
     agg: float | None = None
     silence: tuple[float, int] | None = None
+    ttfat: tuple[float, float, float, int] | None = None  # (s, thinking s, ts, line)
+    release: str | None = None  # the strategy that released the turn (Pipecat 1.x)
+    context_role: tuple[str, int] | None = None
+    reported: tuple[float, int] | None = None  # Pipecat's own user-to-bot latency, s
+    rule_set: str = "pipecat-0.0.x"
 
     @property
     def closed(self) -> bool:
@@ -111,13 +124,21 @@ class _Turn:
 
 
 class _Reader:
-    def __init__(self, origin: str, stop_secs: float, absurd_ms: float, breakdown: bool) -> None:
-        self.origin, self.stop_secs, self.absurd_ms, self.breakdown = origin, stop_secs, absurd_ms, breakdown
+    def __init__(self, origin: str, options: ReadOptions, breakdown: bool, prefixes: tuple[LogPrefix, ...]) -> None:
+        self.origin, self.options, self.breakdown, self.prefixes = origin, options, breakdown, prefixes
+        self.absurd_ms = options.absurd_ms
+        self.log_stop_secs: float | None = None
         self.current: _Turn | None = None
         self.s_suffix = False
         self.pending_stt: tuple[float, float, int] | None = None
         self.done: list[_Turn] = []
         self.loose: list[Anomaly] = []
+
+    @property
+    def stop_secs(self) -> float:
+        if self.options.stop_secs is not None:
+            return self.options.stop_secs
+        return DEFAULT_STOP_SECS if self.log_stop_secs is None else self.log_stop_secs
 
     def start(self, lineno: int, speech_end: float | None) -> None:
         cur = self.current
@@ -132,64 +153,119 @@ class _Reader:
         else:
             self.loose.append(Anomaly(lineno, fld, value, reason, self.origin))
 
+    def split(self, raw: str) -> tuple[str, str] | None:
+        for prefix in self.prefixes:
+            m = prefix.pattern.match(raw)
+            if m is not None:
+                return m.group("ts"), m.group("msg")
+        return None
+
     def line(self, lineno: int, raw: str) -> None:
-        m = _PREFIX.match(raw)
-        if m is None:
+        parts = self.split(raw)
+        if parts is None:
             if _TS_START.match(raw) or any(k in raw for k in _KEYWORDS):
-                if not (self.breakdown and (_BD_TURN.search(raw) or _BD_TTFB.search(raw) or _BD_AGG.search(raw))):
+                if not (self.breakdown and classify(raw, breakdown=True) is not None):
                     snippet = raw if len(raw) <= 120 else raw[:117] + "..."
                     self.flag(lineno, "", snippet, "unparseable log line (cut short?)")
                     return
-            if not self.breakdown:
-                return
-            ts, msg = None, raw
-        else:
-            ts, msg = _timestamp(m.group("ts")), m.group("msg")
-            if any(f in m.group("where") for f in _METRIC_FUNCS) and not _ANY_VALUE.search(msg):
-                self.flag(lineno, _cut_field(msg), msg[:120], "unparseable metrics line (cut short?)")
-                return
+            if self.breakdown:
+                self.breakdown_message(lineno, raw)
+            return
+        ts_text, msg = parts
+        try:
+            ts = datetime.fromisoformat(ts_text.replace(",", ".").replace("T", " ")).replace(tzinfo=UTC).timestamp()
+        except ValueError:
+            self.flag(lineno, "timestamp", ts_text, "invalid date or time")
+            return
         if self.breakdown:
             self.breakdown_message(lineno, msg)
         else:
-            self.message(lineno, ts, msg)
+            self.message(lineno, ts, msg.rstrip(), raw)
 
-    def message(self, lineno: int, ts: float | None, msg: str) -> None:
-        assert ts is not None
-        msg = msg.rstrip()
-        if _VAD_STOP.search(msg) and "LATENCY" not in msg:
+    def message(self, lineno: int, ts: float, msg: str, raw: str) -> None:
+        found = classify(msg, breakdown=False)
+        if found is None:
+            self.unmatched(lineno, ts, msg, raw)
+            return
+        rule, m = found
+        kind = rule.kind
+        if kind == "vad_params":
+            self.vad_params(lineno, m.group(1))
+        elif kind == "vad_stop":
             self.start(lineno, ts - self.stop_secs)
+            assert self.current is not None
+            self.current.rule_set = rule.rule_set
             self.adopt_pending_stt()
-            return
-        cut = _PROC_REST.match(msg)
-        if cut is not None and len(cut.group("rest")) >= 4 and "User stopped speaking".startswith(cut.group("rest")):
-            self.start(lineno, ts - self.stop_secs)
-            self.flag(lineno, "User stopped speaking", msg[:120], "unparseable VAD line (cut short?)")
-            return
-        if self.current is None:
-            self.between_turns(lineno, ts, msg)
-            return
-        if (m := _TTFA.search(msg)) is not None:
+        elif kind == "turn_release":
+            self.released(lineno, m.group("strategy"))
+        elif kind == "latency_total":
+            self.reported(lineno, float(m.group(1)))
+        elif self.current is None:
+            self.between_turns(lineno, ts, kind, m)
+        elif kind == "ttfa":
             if self.current.silence is None:
                 self.current.silence = (float(m.group(3)), lineno)
+        elif kind == "llm_context":
+            if self.current.context_role is None and "llm" not in self.current.values:
+                role = _last_role(msg)
+                if role is not None:
+                    self.current.context_role = (role, lineno)
+        elif self.current.closed:
+            self.between_turns(lineno, ts, kind, m)
+        elif kind == "ttfb":
+            if not (self.s_suffix and "s" in m.groupdict() and not m.group("s")):
+                self.value(lineno, _role(m.group("proc")), float(m.group(2)), ts)
+        elif kind == "ttfat":
+            if self.current.ttfat is None and _role(m.group("proc")) == "llm":
+                self.current.ttfat = (float(m.group(2)), float(m.group(3)), ts, lineno)
+        elif kind == "text_aggregation" and self.current.agg is None:
+            self.current.agg = self.check(lineno, "text aggregation time", float(m.group(2)))
+
+    def unmatched(self, lineno: int, ts: float, msg: str, raw: str) -> None:
+        """A message no rule reads: flagged when it is a metrics or VAD line cut short."""
+        if "not report" in msg:  # Pipecat itself declined to report the value (stale start, no onset)
             return
-        if self.current.closed:
-            self.between_turns(lineno, ts, msg)
-            return
-        m = _TTFB.search(msg) or _TTFB_OBS.search(msg)
-        if m is not None and not (self.s_suffix and m.re is _TTFB and not m.group("s")):
-            self.value(lineno, _role(m.group("proc")), float(m.group(2)), ts)
-        elif (m := _AGG.search(msg)) is not None:
-            if self.current.agg is None:
-                self.current.agg = self.check(lineno, "text aggregation time", float(m.group(2)))
-        elif _is_cut(msg):
+        cut = _PROC_REST.match(msg)
+        rest = cut.group("rest") if cut is not None else ""
+        if len(rest) >= 4 and "User stopped speaking".startswith(rest):
+            self.start(lineno, ts - self.stop_secs)
+            self.flag(lineno, "User stopped speaking", msg[:120], "unparseable VAD line (cut short?)")
+        elif any(f in raw for f in _METRIC_FUNCS) or (_is_cut(msg) and self.current is not None):
             self.flag(lineno, _cut_field(msg), msg[:120], "unparseable metrics line (cut short?)")
 
-    def between_turns(self, lineno: int, ts: float, msg: str) -> None:
+    def vad_params(self, lineno: int, text: str) -> None:
+        value = float(text)
+        if not (math.isfinite(value) and 0.0 <= value <= 60.0):
+            self.loose.append(Anomaly(lineno, "stop_secs", value, "VAD stop_secs outside 0-60 s; not used",
+                                      self.origin))
+            return
+        self.log_stop_secs = value
+
+    def released(self, lineno: int, strategy: str) -> None:
+        cur = self.current
+        if cur is None or cur.closed or "llm" in cur.values or cur.release is not None:
+            self.start(lineno, None)
+            cur = self.current
+            assert cur is not None
+            cur.release = strategy
+            cur.builder.flag(lineno, "VAD stop", None,
+                             f"turn released by {strategy} with no VAD stop line before it: the end of speech "
+                             "(t = 0) is unknown, so the endpointing wait cannot be measured (log the VAD with a "
+                             "VADProcessor or use the speech-timeout strategy, which logs its VAD stop)")
+            return
+        cur.release = strategy
+
+    def reported(self, lineno: int, seconds: float) -> None:
+        target = self.current if self.current is not None and self.current.closed else (
+            self.done[-1] if self.done else None)
+        if target is not None and target.reported is None:
+            target.reported = (seconds, lineno)
+
+    def between_turns(self, lineno: int, ts: float, kind: str, m: re.Match[str]) -> None:
         """A service TTFB outside an open turn. An STT TTFB may land before the VAD stop line (the
         transcript came within ``stop_secs``): kept for the next turn. An LLM TTFB means a turn whose
         VAD stop line is missing (or a second LLM call after the reply started): flagged turn."""
-        m = _TTFB.search(msg)
-        if m is None:
+        if kind != "ttfb":
             return
         role = _role(m.group("proc"))
         if role == "stt":
@@ -207,16 +283,20 @@ class _Reader:
             cur.values["stt"] = pending
 
     def breakdown_message(self, lineno: int, msg: str) -> None:
-        if (m := _BD_TURN.search(msg)) is not None:
+        found = classify(msg, breakdown=True)
+        if found is None:
+            return
+        rule, m = found
+        if rule.kind == "breakdown_user_turn":
             self.start(lineno, None)
             assert self.current is not None
             ms = self.current.builder.seconds(float(m.group(1)), line=lineno, fld="User turn")
             self.current.builder.set_stage("endpointing", ms)
         elif self.current is None:
             return
-        elif (m := _BD_TTFB.search(msg)) is not None:
+        elif rule.kind == "breakdown_ttfb":
             self.value(lineno, _role(m.group("proc")), float(m.group(2)), None)
-        elif (m := _BD_AGG.search(msg)) is not None and self.current.agg is None:
+        elif rule.kind == "breakdown_aggregation" and self.current.agg is None:
             self.current.agg = self.check(lineno, "text aggregation", float(m.group(2)))
 
     def check(self, lineno: int, fld: str, seconds: float) -> float | None:
@@ -233,21 +313,39 @@ class _Reader:
         if checked is not None:
             self.current.values[role] = (checked, ts, lineno)
 
+    def llm_stage(self, turn: _Turn) -> None:
+        """The LLM stage: TTFAT (split into the parts TTFB and thinking) when logged, else the TTFB."""
+        b, llm = turn.builder, turn.values.get("llm")
+        if llm is None:
+            return
+        if turn.ttfat is None:
+            b.set_stage("llm_ttft", llm[0] * 1000.0)
+            return
+        ttfat, thinking, _, line = turn.ttfat
+        ms = b.seconds(ttfat, line=line, fld="LLM TTFAT")
+        think_ms = b.seconds(thinking, line=line, fld="LLM TTFAT thinking")
+        if ms is not None and think_ms is not None:
+            b.set_stage("llm_ttft", ms)
+            b.set_part("llm_ttft", "ttfb", max(ms - think_ms, 0.0))
+            b.set_part("llm_ttft", "thinking", think_ms)
+
     def finish(self, turn: _Turn) -> None:
         b = turn.builder
+        b.rules = "pipecat-breakdown" if self.breakdown else ("pipecat-1.x" if turn.release else turn.rule_set)
         vals = turn.values
+        if turn.context_role is not None and turn.context_role[0] != "user":
+            b.flag(turn.context_role[1], "LLM context", turn.context_role[0],
+                   f"idle re-prompt: the LLM was called with no user transcript (its context ends with a "
+                   f"'{turn.context_role[0]}' message); not a reply to the user, left out")
         if "stt" in vals:
             b.set_stage("asr", vals["stt"][0] * 1000.0)
         llm, tts = vals.get("llm"), vals.get("tts")
-        if llm is not None:
-            b.set_stage("llm_ttft", llm[0] * 1000.0)
-            if turn.speech_end is not None and llm[1] is not None:
-                commit = round((llm[1] - llm[0] - turn.speech_end) * 1000.0, 3)
-                b.set_stage("endpointing", b.ms(commit, line=llm[2], fld="LLM TTFB (request start)"))
+        self.llm_stage(turn)
+        if llm is not None and turn.speech_end is not None and llm[1] is not None:
+            commit = round((llm[1] - llm[0] - turn.speech_end) * 1000.0, 3)
+            b.set_stage("endpointing", b.ms(commit, line=llm[2], fld="LLM TTFB (request start)"))
         if turn.agg is not None:
             b.set_stage("first_phrase", turn.agg * 1000.0)
-        elif llm is not None and tts is not None and llm[1] is not None and tts[1] is not None:
-            b.set_stage("first_phrase", max(round((tts[1] - tts[0] - llm[1]) * 1000.0, 3), 0.0))
         if tts is not None:
             b.set_stage("tts_ttfb", tts[0] * 1000.0)
         if turn.silence is not None:
@@ -266,42 +364,74 @@ class _Reader:
             total = round((tts[1] - turn.speech_end) * 1000.0, 3)
         b.close_with_residual(total, tts[2] if tts else b.line, "TTS TTFB (line time)",
                               required=(*needed, "endpointing"))
+        if turn.reported is not None:
+            self.compare(turn, b)
+
+    def compare(self, turn: _Turn, b: TurnBuilder) -> None:
+        assert turn.reported is not None
+        seconds, line = turn.reported
+        b.framework_total_ms = seconds * 1000.0
+        if b.total_ms is None or not math.isfinite(seconds):
+            return
+        diff = seconds * 1000.0 - b.total_ms
+        if -AGREE_BELOW_MS <= diff <= AGREE_ABOVE_MS:
+            return
+        hint = ""
+        if -AGREE_BELOW_MS <= diff + self.stop_secs * 1000.0 <= AGREE_ABOVE_MS:
+            hint = (f"; it matches when measured from the VAD stop line, as Pipecat before 0.0.102 did "
+                    f"(no stop_secs = {self.stop_secs:g} s subtracted)")
+        self.loose.append(Anomaly(
+            line, "user-to-bot latency", seconds,
+            f"{b.id}: Pipecat's own user-to-bot latency {seconds * 1000.0:.0f} ms differs from the rebuilt total "
+            f"{b.total_ms:.0f} ms by {diff:+.0f} ms{hint}", self.origin))
 
     def table(self) -> TraceTable:
         if self.current is not None and (self.current.values or self.current.builder.anomalies or self.breakdown):
             self.done.append(self.current)
-        turns = []
-        anomalies = list(self.loose)
-        for index, turn in enumerate(self.done):
+        for turn in self.done:
             self.finish(turn)
-            turns.append(turn.builder.build(index))
-            anomalies.extend(turn.builder.anomalies)
+        turns = [turn.builder.build(index) for index, turn in enumerate(self.done)]
+        anomalies = [*self.loose, *(a for turn in self.done for a in turn.builder.anomalies)]
         anomalies.sort(key=lambda a: a.line)
         if self.breakdown:
-            anchor = "Pipecat latency breakdown: actual end of speech (VAD stop minus stop_secs), as Pipecat computes"
-            return TraceTable(self.origin, "pipecat", anchor, TOTAL_BREAKDOWN, tuple(turns), tuple(anomalies))
-        anchor = f"Pipecat: VAD 'User stopped speaking' time minus stop_secs = {self.stop_secs:g} s"
+            return TraceTable(self.origin, "pipecat", RULE_SETS["pipecat-breakdown"].anchor, TOTAL_BREAKDOWN,
+                              tuple(turns), tuple(anomalies))
+        source = ("--stop-secs" if self.options.stop_secs is not None else
+                  "the log's VAD params" if self.log_stop_secs is not None else "Pipecat's default")
+        anchor = (f"Pipecat: the VAD stop line's time minus stop_secs = {self.stop_secs:g} s ({source}); "
+                  "in 1.x the turn release line is endpointing, not the anchor")
         return TraceTable(self.origin, "pipecat", anchor, TOTAL, tuple(turns), tuple(anomalies))
 
 
 def read_pipecat(text: str, origin: str = "<trace>", options: ReadOptions | None = None) -> TraceTable:
     """Rebuild per-turn stages from a Pipecat debug log.
 
-    :param text: the log's content (loguru lines; timestamps taken as one clock, time zone irrelevant).
+    :param text: the log's content (loguru lines in one of
+        :data:`~voicebudget.traces._pipecat_rules.LOG_PREFIXES`, or ``options.log_format``; timestamps
+        taken as one clock, time zone ignored).
     :param origin: the file name for anomalies and reports.
-    :param options: ``stop_secs`` (the VAD's, s; the actual end of speech is the VAD stop line's
-        time minus this) and ``absurd_ms`` (a stage above it is flagged).
+    :param options: ``stop_secs`` (the VAD's, s; default: the log's VAD params, else 0.2),
+        ``absurd_ms``, ``log_format`` (a loguru format string).
     :returns: a :class:`TraceTable` in ms. A turn starts at each VAD stop (or ``User turn`` breakdown
         event when the log has no VAD lines). A VAD stop before any LLM TTFB restarts the turn (the
-        user spoke again). Flagged: broken metrics lines, negative or absurd values, an LLM request
-        before the end of speech, turns without an LLM or TTS TTFB.
+        user spoke again). Flagged: broken metrics lines and invalid dates (with their line), negative
+        or absurd values, an LLM request before the end of speech, turns without an LLM or TTS TTFB,
+        a turn release with no VAD stop before it, idle re-prompts.
+    :raises ScenarioError: ``options.log_format`` has no ``{time}`` or no ``{message}`` field.
     """
-    lines = [_ANSI.sub("", x) for x in text.splitlines()]
-    breakdown = not any(_VAD_STOP.search(x) and "LATENCY" not in x for x in lines) and any(
-        _BD_TURN.search(x) for x in lines
-    )
+    from voicebudget._errors import ScenarioError
+
     options = options or ReadOptions()
-    reader = _Reader(origin, options.stop_secs_or_default, options.absurd_ms, breakdown)
+    prefixes = LOG_PREFIXES
+    if options.log_format is not None:
+        try:
+            prefixes = (loguru_prefix(options.log_format),)
+        except ValueError as exc:
+            raise ScenarioError(f"--log-format: {exc}", origin=origin) from None
+    lines = [_ANSI.sub("", x) for x in text.split("\n")]
+    breakdown = not any(classify(x, breakdown=False) and ("stopped speaking" in x or "Stopped" in x) for x in lines) \
+        and any(classify(x, breakdown=True) for x in lines)
+    reader = _Reader(origin, options, breakdown, prefixes)
     reader.s_suffix = any(re.search(r"#\d+ TTFB: [\d.]+s$", x.rstrip()) for x in lines)
     for lineno, raw in enumerate(lines, start=1):
         if raw.strip():

@@ -104,6 +104,10 @@ class TraceTurn:
     :ivar reader: the reader that read it (a name in :data:`~voicebudget.traces.FORMATS`).
     :ivar rules: the rule set within that reader that matched it (e.g. a framework version range,
         ``"pipecat-1.x"``); ``""`` when the reader has one way of reading.
+    :ivar parts_ms: stage -> part -> ms, for a stage the source splits (Pipecat's TTFAT: the LLM stage
+        as ``ttfb`` + ``thinking``); the parts add up to the stage.
+    :ivar framework_total_ms: the framework's own figure for the turn's latency when it logs one
+        (Pipecat's ``UserBotLatencyLogObserver``), ms; shown beside :attr:`total_ms`, not used for it.
     """
 
     id: str
@@ -116,6 +120,8 @@ class TraceTurn:
     origin: str = ""
     reader: str = ""
     rules: str = ""
+    parts_ms: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    framework_total_ms: float | None = None
 
     @property
     def complete(self) -> bool:
@@ -135,9 +141,13 @@ class TraceTurn:
             "reader": self.reader,
             "rules": self.rules,
         }
+        if self.framework_total_ms is not None:
+            d["framework_total_ms"] = self.framework_total_ms
         for name in (*ON_PATH, *OFF_PATH):
             if name in self.stages_ms:
                 d[f"{name}_ms"] = self.stages_ms[name]
+            for part, value in self.parts_ms.get(name, {}).items():
+                d[f"{name}_{part}_ms"] = value
         return d
 
 
@@ -182,6 +192,8 @@ class TurnBuilder:
     total_ms: float | None = None
     cold: bool = False
     rules: str = ""
+    parts_ms: dict[str, dict[str, float]] = field(default_factory=dict)
+    framework_total_ms: float | None = None
 
     def flag(self, line: int, fld: str, value: Any, reason: str) -> None:
         """Record an anomaly on this turn."""
@@ -217,6 +229,10 @@ class TurnBuilder:
         elif value_ms > self.absurd_ms:
             self.flag(line, fld, shown, f"absurd value: over {self.absurd_ms / 1000:g} s (stale anchor?)")
         return value_ms
+
+    def set_part(self, stage: str, part: str, value_ms: float) -> None:
+        """Record one part of a stage the source splits (the parts add up to the stage)."""
+        self.parts_ms.setdefault(stage, {})[part] = value_ms
 
     def set_stage(self, name: str, value_ms: float | None) -> None:
         if value_ms is not None:
@@ -263,4 +279,6 @@ class TurnBuilder:
             flagged=bool(self.anomalies),
             origin=self.origin,
             rules=self.rules,
+            parts_ms={k: dict(v) for k, v in self.parts_ms.items()},
+            framework_total_ms=self.framework_total_ms,
         )

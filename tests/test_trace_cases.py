@@ -1,0 +1,94 @@
+"""Every folder in tests/data/traces/cases/ is one sample trace with its expected values: supporting a
+new framework version is one rule entry plus one folder here.
+
+A folder holds the trace (any name) and ``expected.json``:
+
+- ``source``: where the right answer comes from (a README row of ../shared/cases/, or how it was built);
+- ``format``: the reader expected to detect the file; ``options``: :class:`ReadOptions` fields;
+- ``turns``: per turn, in order, ``total_ms`` (null: no total), ``flagged`` and, when given, ``rules``,
+  ``stages_ms`` (each listed stage), ``parts_ms`` and ``framework_total_ms``;
+- ``anomalies``: each must be found (``line``, ``field``, and a piece of its ``reason``); an empty list
+  means none at all;
+- ``check``: ``included_totals_ms`` (sorted), ``tail_driver`` and ``tail_part`` of ``check``, or
+  ``error``: a piece of the refusal when no turn is usable.
+
+Values in ms, within ``tolerance_ms`` (default 1 ms: the logs print milliseconds).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from voicebudget import ScenarioError
+from voicebudget.traces import ReadOptions, check, detect_format, read_trace
+
+CASES = Path(__file__).parent / "data" / "traces" / "cases"
+FOLDERS = sorted(p for p in CASES.iterdir() if p.is_dir())
+
+
+def _trace(folder: Path) -> Path:
+    (path,) = [p for p in folder.iterdir() if p.name != "expected.json"]
+    return path
+
+
+def _close(got: float | None, want: float | None, tol: float) -> bool:
+    if want is None or got is None:
+        return got is want
+    return abs(got - want) <= tol
+
+
+def _check_turn(turn: Any, want: dict[str, Any], tol: float) -> None:
+    assert _close(turn.total_ms, want["total_ms"], tol), (turn.id, turn.total_ms)
+    assert turn.flagged is want["flagged"], turn.id
+    if "rules" in want:
+        assert turn.rules == want["rules"]
+    for stage, value in want.get("stages_ms", {}).items():
+        assert _close(turn.stages_ms.get(stage), value, tol), (turn.id, stage, turn.stages_ms)
+    for stage, parts in want.get("parts_ms", {}).items():
+        for part, value in parts.items():
+            assert _close(turn.parts_ms[stage][part], value, tol), (turn.id, stage, part)
+    if "framework_total_ms" in want:
+        assert _close(turn.framework_total_ms, want["framework_total_ms"], tol), turn.id
+
+
+def test_there_are_cases() -> None:
+    assert len(FOLDERS) >= 10
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=[f.name for f in FOLDERS])
+def test_case(folder: Path) -> None:
+    want = json.loads((folder / "expected.json").read_text())
+    tol = float(want.get("tolerance_ms", 1.0))
+    path = _trace(folder)
+    assert want["source"]
+    assert detect_format(path.read_text()) == want["format"]
+    table = read_trace(path, options=ReadOptions(**want.get("options", {})))
+    assert table.format.startswith(want["format"])
+    assert len(table.turns) == len(want["turns"])
+    assert {t.reader for t in table.turns} == {want["format"]}
+    for turn, expected in zip(table.turns, want["turns"], strict=True):
+        _check_turn(turn, expected, tol)
+    if not want["anomalies"]:
+        assert table.anomalies == ()
+    for a in want["anomalies"]:
+        found = [x for x in table.anomalies if (x.line, x.field) == (a["line"], a["field"]) and a["reason"] in x.reason]
+        assert found, (a, table.anomalies)
+    expected_check = want["check"]
+    if "error" in expected_check:
+        with pytest.raises(ScenarioError, match=expected_check["error"]):
+            check([table])
+        return
+    result = check([table])
+    totals = sorted(t.total_ms for t, inc in zip(result.turns, result.included, strict=True) if inc)
+    assert [round(x) for x in totals] == [round(x) for x in expected_check["included_totals_ms"]]
+    driver = result.report.tail_driver
+    if "tail_driver" in expected_check:
+        assert driver is not None
+        assert driver.name == expected_check["tail_driver"]
+    if "tail_part" in expected_check:
+        assert driver is not None
+        assert driver.parts[0].name == expected_check["tail_part"]

@@ -1,0 +1,225 @@
+"""What Pipecat writes to its log, per version, as data: line patterns, the prefixes loguru puts before
+them, and the rule sets that say which line anchors ``t = 0`` and which lines give which stage.
+
+Every entry names the pipecat-ai/pipecat file and tag it was read from and the versions it covers
+(checked against the source on 2026-11-30: tags v0.0.63 to v1.7.0, main of 2026-08-21, and the
+pipecat-ai 1.14.0 wheel). Supporting a new Pipecat version is one entry here plus one folder in
+``tests/data/traces/cases/``.
+
+All patterns run in linear time on any line (no nested or adjacent ambiguous repetitions; names are
+matched only at a word start), so a 100 KB line costs no more than reading it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "LINE_RULES",
+    "LOG_PREFIXES",
+    "RULE_SETS",
+    "LineKind",
+    "LineRule",
+    "LogPrefix",
+    "RuleSet",
+    "classify",
+    "loguru_prefix",
+]
+
+NUM = r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf|-inf)"
+"""A number as Pipecat's f-strings print it (also ``nan``/``inf``, which are then flagged)."""
+
+_PROC = r"(?<![\w.])(?P<proc>[\w.]+#\d+)"  # a processor name (``OpenAILLMService#0``), at a word start
+
+LineKind = Literal[
+    "vad_params", "vad_stop", "turn_release", "ttfb", "ttfat", "text_aggregation", "ttfa",
+    "latency_total", "llm_context", "breakdown_user_turn", "breakdown_ttfb", "breakdown_aggregation",
+]
+
+
+@dataclass(frozen=True)
+class LineRule:
+    """One kind of log message Pipecat writes.
+
+    :ivar kind: what the line means to the reader.
+    :ivar pattern: searched in the message (after the loguru prefix).
+    :ivar versions: the Pipecat versions that write it.
+    :ivar source: the pipecat-ai/pipecat file (and tag) that writes it.
+    :ivar rule_set: for a line that anchors a turn, the :data:`RULE_SETS` entry the turn is read by.
+    """
+
+    kind: LineKind
+    pattern: re.Pattern[str]
+    versions: str
+    source: str
+    rule_set: str = ""
+
+
+_SRC_METRICS = "src/pipecat/processors/metrics/frame_processor_metrics.py"
+_SRC_BD = "src/pipecat/observers/user_bot_latency_observer.py (LatencyBreakdown.chronological_events)"
+
+LINE_RULES: tuple[LineRule, ...] = (
+    LineRule("vad_params", re.compile(r"^Setting VAD params to: .*?\bstop_secs=" + NUM),
+             "0.0.63 - 1.14", "src/pipecat/audio/vad/vad_analyzer.py set_params (VADParams str()) @ v0.0.63, v1.7.0"),
+    LineRule("turn_release", re.compile(_PROC + r": User stopped speaking \(strategy: (?P<strategy>[^)]*)\)"),
+             "0.0.99 - 1.14",
+             "src/pipecat/processors/aggregators/llm_response_universal.py, src/pipecat/turns/user_turn_processor.py "
+             "@ v0.0.99, v1.7.0"),
+    LineRule("vad_stop", re.compile(_PROC + r" VADUserStoppedSpeakingFrame received$"),
+             "1.0 - 1.14", "src/pipecat/turns/user_stop/speech_timeout_user_turn_stop_strategy.py @ v1.7.0",
+             "pipecat-1.x"),
+    LineRule("vad_stop", re.compile(_PROC + r": User stopped speaking$"), "0.0.108 - 1.14",
+             "src/pipecat/processors/audio/vad_processor.py @ v0.0.108, v1.7.0", "pipecat-vad-processor"),
+    LineRule("vad_stop", re.compile(r"^User stopped speaking$"), "0.0.63 - 0.0.108",
+             "src/pipecat/transports/base_input.py _handle_user_interruption @ v0.0.63-v0.0.108",
+             "pipecat-0.0.x"),
+    LineRule("ttfat", re.compile(_PROC + r" TTFAT: " + NUM + r"s? \(" + NUM + r"s? thinking\)$"),
+             "main since 2026-08 (pipecat PR 5320), 1.14", _SRC_METRICS + " stop_ttfat_metrics @ main 2026-08-21"),
+    LineRule("ttfb", re.compile(_PROC + r" TTFB: " + NUM + r"(?P<s>s)?$"),
+             "0.0.63 - 1.14 (the 's' suffix since 0.0.8x)", _SRC_METRICS + " stop_ttfb_metrics"),
+    LineRule("ttfb", re.compile(r"\[" + _PROC + r"\] TTFB(?: \([^()]*\))?: " + NUM + r"s at " + NUM + r"s$"),
+             "0.0.9x - 1.14", "src/pipecat/observers/loggers/metrics_log_observer.py"),
+    LineRule("text_aggregation", re.compile(_PROC + r" text aggregation time: " + NUM + r"s?$"),
+             "0.0.9x - 1.14", _SRC_METRICS + " stop_text_aggregation_metrics"),
+    LineRule("ttfa", re.compile(_PROC + r" TTFA: " + NUM + r"s? \(" + NUM + r"s? leading silence\)$"),
+             "1.x - 1.14", _SRC_METRICS + " _check_ttfa"),
+    LineRule("latency_total",
+             re.compile(r"LATENCY FROM USER STOPPED SPEAKING TO BOT STARTED SPEAKING: " + NUM + r"s?$"),
+             "0.0.70 - 0.0.108",
+             "src/pipecat/observers/loggers/user_bot_latency_log_observer.py @ v0.0.70, v0.0.78, v0.0.102, v0.0.108"),
+    LineRule("llm_context", re.compile(r"\bGenerating chat\b"), "0.0.63 - 1.14",
+             "src/pipecat/services/openai/base_llm.py (and the other LLM services) _stream_chat_completions"),
+    LineRule("breakdown_user_turn", re.compile(r"\bUser turn: " + NUM), "1.x - 1.14", _SRC_BD),
+    LineRule("breakdown_ttfb", re.compile(_PROC + r": TTFB " + NUM), "1.x - 1.14", _SRC_BD),
+    LineRule("breakdown_aggregation", re.compile(_PROC + r": text aggregation " + NUM), "1.x - 1.14", _SRC_BD),
+)
+"""Every message the reader uses, first match wins (TTFAT before TTFB: its line starts alike)."""
+
+_QUICK = ("stop", "Stopped", "TTF", "aggregation", "LATENCY", "Generating chat", "User turn", "VAD params")
+
+
+def classify(msg: str, *, breakdown: bool) -> tuple[LineRule, re.Match[str]] | None:
+    """The rule a message matches, with its match (None: the reader ignores the line).
+
+    ``breakdown`` selects the latency-breakdown lines (read only when a log has no VAD line).
+    """
+    if not any(q in msg for q in _QUICK):
+        return None
+    for rule in LINE_RULES:
+        if rule.kind.startswith("breakdown") != breakdown and rule.kind != "vad_params":
+            continue
+        m = rule.pattern.search(msg)
+        if m is not None:
+            return rule, m
+    return None
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """How one range of Pipecat versions marks a turn.
+
+    :ivar name: recorded on every turn it read (:attr:`TraceTurn.rules`).
+    :ivar versions: the Pipecat versions it covers.
+    :ivar source: where this was checked.
+    :ivar anchor: the line whose time, minus the VAD's ``stop_secs``, is ``t = 0``.
+    :ivar release: the line that releases the turn to the LLM (inside the endpointing stage), if logged.
+    """
+
+    name: str
+    versions: str
+    source: str
+    anchor: str
+    release: str | None
+
+
+RULE_SETS: dict[str, RuleSet] = {
+    r.name: r
+    for r in (
+        RuleSet("pipecat-0.0.x", "0.0.63 - 0.0.108 (VAD in the input transport)",
+                "src/pipecat/transports/base_input.py @ v0.0.63-v0.0.108",
+                "the transport's 'User stopped speaking' minus stop_secs (without a turn analyzer: with smart "
+                "turn, 0.0.6x-0.0.9x log this line at the turn's end)", None),
+        RuleSet("pipecat-vad-processor", "0.0.108 - 1.14 (a VADProcessor in the pipeline)",
+                "src/pipecat/processors/audio/vad_processor.py @ v0.0.108, v1.7.0, pipecat-ai 1.14.0",
+                "'VADProcessor#N: User stopped speaking' minus stop_secs", None),
+        RuleSet("pipecat-1.x", "0.0.99 - 1.14 (user turn strategies)",
+                "src/pipecat/turns/, llm_response_universal.py @ v0.0.99-v1.7.0, pipecat-ai 1.14.0",
+                "the last VAD stop before the release ('<Strategy>#N VADUserStoppedSpeakingFrame received' or "
+                "'VADProcessor#N: User stopped speaking') minus stop_secs",
+                "'<Aggregator>#N: User stopped speaking (strategy: ...)': the turn release (speech timeout, "
+                "smart turn, external turn detection), counted in endpointing"),
+        RuleSet("pipecat-breakdown", "1.x - 1.14 (UserBotLatencyObserver breakdown events)", _SRC_BD,
+                "Pipecat's own 'User turn' (from the actual end of speech)", None),
+    )
+}
+"""The rule sets by name. A turn is read by ``pipecat-1.x`` when a turn-release line belongs to it,
+else by the rule set of the VAD line that opened it."""
+
+
+@dataclass(frozen=True)
+class LogPrefix:
+    """A loguru line layout: where the timestamp and the message are.
+
+    :ivar name: short name for messages.
+    :ivar pattern: matches a whole line; groups ``ts`` (date and time, any zone suffix outside it)
+        and ``msg``.
+    :ivar example: a line in this layout.
+    """
+
+    name: str
+    pattern: re.Pattern[str]
+    example: str
+
+
+_TS = r"(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?)(?:Z|[+-]\d{2}:?\d{2})?"
+_LEVEL = r"(?:TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL)"
+
+LOG_PREFIXES: tuple[LogPrefix, ...] = (
+    LogPrefix("loguru default", re.compile(r"^" + _TS + r" \| *" + _LEVEL + r" *\| (?P<where>\S+) - (?P<msg>.*)$"),
+              "2025-05-09 20:35:29.060 | DEBUG    | pipecat.transports.base_input:_handle_user_interruption:224 - ..."),
+    LogPrefix("timestamp - where - message",
+              re.compile(r"^" + _TS + r" - (?:" + _LEVEL + r" - )?(?P<where>[\w.]+:[\w<>]+:\d+) - (?P<msg>.*)$"),
+              "2025-04-28T19:09:32.400Z - pipecat.transports.base_input:_handle_user_interruption:185 - ..."),
+    LogPrefix("timestamp - level - context - message",
+              re.compile(r"^" + _TS + r" - " + _LEVEL + r" - (?:(?P<where>[^ ]{1,80}) - )?(?P<msg>.*)$"),
+              "2025-10-28T16:10:43.200+0000 - DEBUG - CA0 - User stopped speaking"),
+    LogPrefix("timestamp level message",
+              re.compile(r"^" + _TS + r" +" + _LEVEL + r" +(?P<msg>[^ |].*)$"),
+              "2025-10-28 16:10:43.200 DEBUG VADProcessor#0: User stopped speaking"),
+)
+"""The loguru layouts detected without ``--log-format``: loguru's default and those seen in Pipecat
+reports (pipecat issues 1682: a cloud log viewer's export; 1605: a user's own format)."""
+
+_FIELD = re.compile(r"\{([^{}]*)\}")
+
+
+def loguru_prefix(fmt: str) -> LogPrefix:
+    """A :class:`LogPrefix` from a loguru format string (``--log-format``).
+
+    ``{time...}`` becomes the timestamp, ``{message}`` the message, ``{level...}`` a level name, and
+    any other field (``{name}``, ``{extra[call_id]}``, ...) a run of non-blank characters; the text
+    between fields must appear as is. Colour tags (``<green>``) are dropped.
+
+    :raises ValueError: the format has no ``{time}`` or no ``{message}`` field.
+    """
+    fmt = re.sub(r"</?[a-z]+>", "", fmt).rstrip("\n")
+    parts, pos, seen = ["^"], 0, set()
+    for m in _FIELD.finditer(fmt):
+        parts.append(re.escape(fmt[pos:m.start()]))
+        key = m.group(1).split(":", 1)[0].split(".", 1)[0].split("[", 1)[0].strip()
+        if key == "time" and "time" not in seen:
+            parts.append(_TS)
+        elif key == "message" and "message" not in seen:
+            parts.append(r"(?P<msg>.*)")
+        elif key == "level":
+            parts.append(r"\S+ *")
+        else:
+            parts.append(r"\S*")
+        seen.add(key)
+        pos = m.end()
+    parts.append(re.escape(fmt[pos:]) + "$")
+    if not {"time", "message"} <= seen:
+        raise ValueError("a log format needs a {time} and a {message} field")
+    return LogPrefix("--log-format", re.compile("".join(parts)), fmt)
