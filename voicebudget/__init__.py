@@ -110,7 +110,9 @@ if TYPE_CHECKING:
         evaluate_preemptive as evaluate_preemptive,
         load_council as load_council,
         majority_accuracy as majority_accuracy,
+        plurality_accuracy as plurality_accuracy,
         run_council as run_council,
+        weighted_plurality_accuracy as weighted_plurality_accuracy,
         weighted_vote_accuracy as weighted_vote_accuracy,
     )
     from voicebudget.inference import (
@@ -259,7 +261,9 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "evaluate_preemptive",
         "load_council",
         "majority_accuracy",
+        "plurality_accuracy",
         "run_council",
+        "weighted_plurality_accuracy",
         "weighted_vote_accuracy",
     ),
     "voicebudget.inference": (

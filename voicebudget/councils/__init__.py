@@ -11,6 +11,7 @@ from __future__ import annotations
 from voicebudget.councils._config import Aggregator, Council, Member, Router, Scorer, Topology, UserTime, load_council
 from voicebudget.councils._evaluate import CouncilResult, QualityResult, evaluate_council, run_council
 from voicebudget.councils._latency import CouncilSamples, sample_council
+from voicebudget.councils._plurality import AnswerSpace, plurality_accuracy, weighted_plurality_accuracy
 from voicebudget.councils._quality import (
     cascade_accuracy,
     correct_count_pmf,
@@ -32,6 +33,7 @@ from voicebudget.councils._speculation import (
 
 __all__ = [
     "Aggregator",
+    "AnswerSpace",
     "CacheResult",
     "Council",
     "CouncilResult",
@@ -55,9 +57,11 @@ __all__ = [
     "log_odds_weights",
     "majority_accuracy",
     "majority_cap",
+    "plurality_accuracy",
     "router_accuracy",
     "run_council",
     "sample_council",
+    "weighted_plurality_accuracy",
     "weighted_vote_accuracy",
 ]
 

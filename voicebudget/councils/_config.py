@@ -60,7 +60,10 @@ class Member(_Priced):
         are the member's latency to the answer the council needs: the *complete* answer for ``all``,
         ``first_k``, ``vote`` and the non-final members of a ``cascade`` (for an ``llm`` stage, set
         ``first_phrase_tokens`` to the answer length), the first speakable phrase for a ``router``.
-    :param p: probability the member's answer is right, in [0, 1].
+    :param p: probability the member's answer is right, in [0, 1] (one greedy, temperature-0 call).
+    :param p_sampled: accuracy of one *sampled* call (temperature > 0), usually below ``p``. Members
+        that are samples of one model (names ``m``, ``m#2``, ``m#3``... as the tuner's
+        ``repeat = true`` writes them) answer with it: greedy copies would all say the same thing.
     :param p_off: router only: correctness on turns meant for another member (default ``p``).
     :param share: router only: share of turns meant for this member (shares sum to 1).
     :param output_tokens: tokens the member writes (priced; an aggregator reads them).
@@ -69,6 +72,7 @@ class Member(_Priced):
     name: str = Field(min_length=1)
     stage: StageSpec
     p: float = Field(ge=0, le=1)
+    p_sampled: float | None = Field(default=None, ge=0, le=1)
     p_off: float | None = Field(default=None, ge=0, le=1)
     share: float | None = Field(default=None, ge=0, le=1)
 
@@ -170,6 +174,14 @@ class Council(_Model):
         weights) or ``gain`` (free-form aggregation with accuracy ``gain[j - 1]`` from ``j`` answers).
     :param k: ``first_k`` only: how many members to wait for (1..N).
     :param m: ``vote`` only: agreeing answers needed to stop (1..N).
+    :param answers: the answer space for ``all``/``first_k``/``vote``: ``2`` (yes/no), an integer
+        ``K`` (e.g. 40 intents) or ``"open"`` (free-form). Unset: right/wrong answers where wrong ones
+        agree (today's binary model). Set: plurality over the space
+        (:func:`~voicebudget.councils.plurality_accuracy`).
+    :param wrong_concentration: with ``answers``: share of the wrong answers' probability on the most
+        common wrong answer, ``[1/(K-1), 1]`` (``[0, 1]`` for ``"open"``); needed unless
+        ``answers = 2``.
+    :param unsolved: with ``answers``: share of items no member gets right, [0, 1).
     :param file: read the council from this file (relative to the scenario's folder); other fields
         given beside it override the file's.
     """
@@ -180,6 +192,9 @@ class Council(_Model):
     topology: Topology
     members: tuple[Member, ...] = Field(min_length=1)
     rho: float = Field(default=0.0, ge=0, lt=1)
+    answers: int | Literal["open"] | None = None
+    wrong_concentration: float | None = Field(default=None, ge=0, le=1)
+    unsolved: float = Field(default=0.0, ge=0, lt=1)
     rule: Literal["majority", "weighted", "gain"] = "majority"
     k: int | None = Field(default=None, validate_default=True)
     m: int | None = Field(default=None, validate_default=True)
@@ -205,6 +220,38 @@ class Council(_Model):
         except ScenarioError as exc:
             raise ValueError(str(exc)) from None
         return _inline(council.model_dump(mode="python"))
+
+    @field_validator("answers", mode="before")
+    @classmethod
+    def _check_answers(cls, v: Any) -> Any:
+        if v is None or v == "open" and isinstance(v, str):
+            return v
+        if isinstance(v, bool) or not isinstance(v, int) or v < 2:
+            raise ValueError(f"answers must be an integer >= 2 (yes/no: 2, K options: K) or 'open', got {v!r}")
+        return v
+
+    @model_validator(mode="after")
+    def _check_answer_space(self) -> Council:
+        from voicebudget.councils._plurality import check_answer_space
+
+        if self.answers is None:
+            if self.wrong_concentration is not None or self.unsolved:
+                raise ValueError("wrong_concentration and unsolved describe an answer space: set answers too")
+            return self
+        if self.wrong_concentration is None and self.answers != 2:
+            raise ValueError(
+                f"answers = {self.answers!r} needs wrong_concentration: the share of wrong answers on the most "
+                "common wrong answer (1: they all agree; 1/(K-1): uniform; 0 for 'open': they never agree)"
+            )
+        try:
+            check_answer_space(self.answers, self.concentration, self.unsolved)
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
+        worst = max(self.p)
+        if worst > 1 - self.unsolved + 1e-12:
+            raise ValueError(f"unsolved = {self.unsolved:g} but a member answers right with p = {worst:g} "
+                             f"(> 1 - unsolved); no member is right on unsolved items")
+        return self
 
     @field_validator("members")
     @classmethod
@@ -285,8 +332,18 @@ class Council(_Model):
 
     @property
     def p(self) -> list[float]:
-        """Members' correctness, in member order."""
-        return [mb.p for mb in self.members]
+        """Members' correctness, in member order: ``p_sampled`` for members that are samples of one
+        model (several members named ``m``, ``m#2``...), else ``p``."""
+        bases = [mb.name.split("#", 1)[0] for mb in self.members]
+        return [
+            mb.p_sampled if mb.p_sampled is not None and bases.count(base) > 1 else mb.p
+            for mb, base in zip(self.members, bases, strict=True)
+        ]
+
+    @property
+    def concentration(self) -> float:
+        """``wrong_concentration``, 1 when unset (wrong answers agree)."""
+        return 1.0 if self.wrong_concentration is None else self.wrong_concentration
 
     def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
         """Council latency per turn, ms (``float64[n]``), so a council can stand as a stage.

@@ -18,6 +18,15 @@ from voicebudget._budget import Budget, with_overrides
 from voicebudget._report import Report, build_report
 from voicebudget.councils._config import Council, load_council
 from voicebudget.councils._latency import CouncilSamples, sample_council
+from voicebudget.councils._plurality import (
+    check_answer_space,
+    plurality_accuracy,
+    plurality_cap,
+    plurality_from_nodes,
+    plurality_log_odds_weights,
+    weighted_plurality_accuracy,
+    weighted_plurality_from_nodes,
+)
 from voicebudget.councils._quality import (
     RHO_TINY,
     cascade_accuracy,
@@ -200,6 +209,8 @@ def council_quality(council: Council, draws: CouncilSamples) -> QualityResult:
         assert scorer is not None
         acc, _ = cascade_accuracy(p, council.rho, scorer.accept_if_correct, scorer.accept_if_wrong)
         return QualityResult(acc, "exact", 0.0, best)
+    if council.answers is not None:
+        return _plurality_quality(council, draws)
     cap = None
     if council.rule == "majority" and council.rho >= RHO_TINY:
         cap = majority_cap(float(np.mean(p)), council.rho)
@@ -229,6 +240,43 @@ def _subset_accuracy(council: Council, idx: list[int], node_w: np.ndarray, q: np
     if council.rho < RHO_TINY or np.ptp(council.p) == 0:
         return vote_accuracy(sub_p, council.rho, council.rule)
     return conditional_accuracy(node_w, q[:, idx], council.rule)
+
+
+def _plurality_quality(council: Council, draws: CouncilSamples) -> QualityResult:
+    """``all``/``first_k`` over an answer space: exact plurality (weighted: log-odds weights floored
+    at 0) of the members, or of each subset of ``k`` first finishers weighted by its frequency."""
+    assert council.answers is not None
+    p, u, c = council.p, council.unsolved, council.concentration
+    best = max(p)
+    cap = None
+    if council.rule == "majority" and council.rho >= RHO_TINY:
+        cap = plurality_cap(float(np.mean(p)), council.rho, c, u)
+    if council.topology == "all":
+        if council.rule == "gain":
+            acc = float((council.gain or ())[len(p) - 1])
+        else:
+            score = plurality_accuracy if council.rule == "majority" else weighted_plurality_accuracy
+            acc = score(p, rho=council.rho, answers=council.answers, wrong_concentration=c, unsolved=u)
+        return QualityResult(acc, "exact", 0.0, best, cap)
+    bits = (draws.read.astype(np.int64) << np.arange(draws.read.shape[0])[:, None]).sum(axis=0)
+    subsets, counts = np.unique(bits, return_counts=True)
+    solvable = np.asarray(p) / (1.0 - u)
+    node_w, q = competence_nodes(solvable, council.rho)
+    spread = check_answer_space(council.answers, c, u)
+    acc = 0.0
+    for mask, count in zip(subsets, counts, strict=True):
+        idx = [i for i in range(len(p)) if mask >> i & 1]
+        if council.rule == "gain":
+            sub = float((council.gain or ())[len(idx) - 1])
+        elif council.rule == "majority":
+            sub = (1.0 - u) * plurality_from_nodes(node_w, q[:, idx], spread, c)
+        elif c >= 1.0:  # wrong answers agree: the binary weighted vote
+            sub = (1.0 - u) * conditional_accuracy(node_w, q[:, idx], "weighted")
+        else:
+            weights = plurality_log_odds_weights(solvable[idx], council.answers, c)
+            sub = (1.0 - u) * weighted_plurality_from_nodes(node_w, q[:, idx], weights, spread, c)
+        acc += count * sub
+    return QualityResult(float(acc / counts.sum()), "exact", 0.0, best, cap)
 
 
 def council_cost(council: Council, draws: CouncilSamples) -> float:

@@ -35,7 +35,7 @@ from voicebudget._algebra import Sampler, evaluate, stage_rng
 from voicebudget.councils._config import Council
 from voicebudget.councils._quality import RHO_TINY, beta_params, cascade_accuracy, routing_probabilities, solve_gammas
 
-__all__ = ["CouncilSamples", "answers", "sample_council", "sample_stage"]
+__all__ = ["CouncilSamples", "answer_labels", "answers", "sample_council", "sample_stage"]
 
 FloatArray = NDArray[np.float64]
 
@@ -150,22 +150,78 @@ def _parallel(council: Council, lat: FloatArray, seed: int) -> CouncilSamples:
     return CouncilSamples(total, parts, _critical_members(council, lat, which), read, correct)
 
 
-def answers(council: Council, n: int, seed: int) -> NDArray[np.bool_]:
+def answers(council: Council, n: int, seed: int, p: FloatArray | None = None) -> NDArray[np.bool_]:
     """Right (True) / wrong answers per member and turn, ``bool[N, n]``, under correlated errors.
 
     The shared competence draws from stream ``competence``, member ``i``'s answer from
     ``"<name>/answer"``.
+
+    :param p: members' correctness (default ``council.p``).
     """
-    p = np.asarray(council.p, dtype=np.float64)
+    p = np.asarray(council.p if p is None else p, dtype=np.float64)
     u = np.stack([stage_rng(seed, mb.name + "/answer").random(n) for mb in council.members])
     pbar = float(p.mean())
     if council.rho < RHO_TINY or pbar <= 0 or pbar >= 1:
         return np.asarray(u < p[:, None])
     a, b = beta_params(pbar, council.rho)
     theta = stage_rng(seed, "competence").beta(a, b, n)
-    gammas = solve_gammas(council.p, a, b)
+    gammas = solve_gammas(p, a, b)
     q = theta[None, :] ** gammas[:, None]
     return np.asarray(u < q)
+
+
+def answer_labels(council: Council, n: int, seed: int) -> NDArray[np.int64]:
+    """Answers per member and turn over the council's answer space, ``int64[N, n]``: 0 the right
+    answer, 1 the turn's most common wrong answer, ``2 + j`` spread wrong answer ``j`` (``K``
+    answers: ``j`` uniform in ``0..K-3``; open: ``j`` the member's index, never shared).
+
+    Right/wrong as :func:`answers` on solvable turns (``p / (1 - unsolved)``); a turn is unsolved
+    with probability ``unsolved`` (stream ``unsolved``), then every member is wrong. Wrong members
+    pick the top wrong answer with probability ``wrong_concentration`` (stream ``"<name>/wrong"``).
+    """
+    from voicebudget.councils._plurality import check_answer_space
+
+    assert council.answers is not None
+    c, u = council.concentration, council.unsolved
+    spread = check_answer_space(council.answers, c, u)
+    right = answers(council, n, seed, np.asarray(council.p) / (1.0 - u))
+    if u:
+        right &= ~(stage_rng(seed, "unsolved").random(n) < u)[None, :]
+    labels = np.zeros(right.shape, dtype=np.int64)
+    for i, mb in enumerate(council.members):
+        x = stage_rng(seed, mb.name + "/wrong").random(n)
+        if spread is None:
+            other = np.full(n, 2 + i)
+        else:
+            other = 2 + np.minimum((np.maximum(x - c, 0.0) / max(1.0 - c, 1e-300) * spread).astype(np.int64),
+                                   max(spread - 1, 0))
+        labels[i] = np.where(right[i], 0, np.where(x < c, 1, other))
+    return labels
+
+
+def _vote_plurality(
+    council: Council, lat: FloatArray, order: NDArray[np.intp], seed: int
+) -> tuple[NDArray[np.intp], FloatArray, NDArray[np.intp]]:
+    """:func:`_vote` over an answer space: stop when ``m`` answers agree on any one answer; when
+    none does, the plurality of all (a tie for first is a fair draw: the share of it that is right)."""
+    m = council.m or 1
+    n_members, n = lat.shape
+    labels = np.take_along_axis(answer_labels(council, n, seed), order, axis=0)
+    same = labels[:, None, :] == labels[None, :, :]  # [j, i, turn]
+    upto = np.tril(np.ones((n_members, n_members), dtype=bool))[:, :, None]
+    count_at = (same & upto).sum(axis=1)  # votes for position j's answer among positions <= j
+    reached = count_at >= m
+    decided = reached.any(axis=0)
+    pos = np.where(decided, np.argmax(reached, axis=0), n_members - 1)
+    which = np.take_along_axis(order, pos[None, :], axis=0)[0]
+    agreed = np.take_along_axis(labels, pos[None, :], axis=0)[0]
+    totals = same.sum(axis=1)  # votes for each member's answer among all
+    top = totals.max(axis=0)
+    right_votes = (labels == 0).sum(axis=0)
+    tied_answers = (totals == top[None, :]).sum(axis=0) / np.maximum(top, 1)
+    fallback = np.where((right_votes == top) & (right_votes > 0), 1.0 / tied_answers, 0.0)
+    correct = np.where(decided, (agreed == 0).astype(np.float64), fallback)
+    return which, correct, pos
 
 
 def _vote(
@@ -173,6 +229,8 @@ def _vote(
 ) -> tuple[NDArray[np.intp], FloatArray, NDArray[np.intp]]:
     """Who completes the vote, whether the agreed answer is right (1, 0, or 0.5 on a tie), and the
     stopping position in finishing order."""
+    if council.answers is not None:
+        return _vote_plurality(council, lat, order, seed)
     m = council.m or 1
     n_members, n = lat.shape
     right = answers(council, n, seed)

@@ -136,6 +136,8 @@ def _solve_gamma(p: float, a: float, b: float) -> float:
     lo, hi = 0.0, 1.0
     while log_moment(hi) > target:
         hi *= 2.0
+        if hi > 1e15:  # a heavy tail near theta = 1 and a tiny p: the rescaled marginal takes over
+            return hi
     for _ in range(80):
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if log_moment(mid) > target else (lo, mid)
@@ -267,8 +269,9 @@ def _weighted(node_w: FloatArray, q: FloatArray, w_vote: FloatArray) -> float:
     bits = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(np.float64)
     margin = bits @ w_vote - (1 - bits) @ w_vote
     score = np.where(margin > 1e-12, 1.0, np.where(margin < -1e-12, 0.0, 0.5))
-    with np.errstate(divide="ignore"):
-        logp = bits @ np.log(q).T + (1 - bits) @ np.log1p(-q).T
+    # q of exactly 0 or 1 (a member certain, or theta**gamma underflowing at a node) would give
+    # 0 * log(0) = NaN in the products; 1e-300 stands for 0 (its powers vanish just the same)
+    logp = bits @ np.log(np.maximum(q, 1e-300)).T + (1 - bits) @ np.log(np.maximum(1.0 - q, 1e-300)).T
     return float(score @ np.exp(logp) @ node_w)
 
 
