@@ -154,7 +154,12 @@ value_ms = 100
 kind = "council"
 file = "../councils/x.toml"
 """
-    scenario = vb.load_scenario(write(scen, text, "s.toml"))
+    path = write(scen, text, "s.toml")
+    # ../councils is outside the scenario's folder and the working directory: refused unless allowed
+    outside = r"s\.toml: pipeline\.stages\.llm: file '\.\./councils/x\.toml' is outside"
+    with pytest.raises(vb.ScenarioError, match=outside):
+        vb.load_scenario(path)
+    scenario = vb.load_scenario(path, allowed_roots=[tmp_path])
     llm = scenario.pipeline.stages["llm"]
     assert isinstance(llm, Council)
     assert llm.name == "three lognormals"
@@ -162,7 +167,7 @@ file = "../councils/x.toml"
     assert run.report("baseline").stage("llm").stats.p50_ms > 200  # the max of three
     write(tmp_path / "councils", COUNCIL.replace('topology = "all"', 'topology = "first_k"\nk = 4'), "x.toml")
     with pytest.raises(vb.ScenarioError) as info:
-        vb.load_scenario(scen / "s.toml")
+        vb.load_scenario(scen / "s.toml", allowed_roots=[tmp_path])
     msg = str(info.value)
     assert "pipeline.stages.llm" in msg
     assert "x.toml: k: k = 4 but the council has 3 members" in msg

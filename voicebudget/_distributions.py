@@ -12,10 +12,9 @@ The log-normal is parameterised by two quantiles because that is what benchmarks
 from __future__ import annotations
 
 import csv
-import json
 import math
 from pathlib import Path
-from typing import Annotated, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,6 +26,8 @@ from pydantic import (
     model_validator,
 )
 
+from voicebudget._errors import ScenarioError
+from voicebudget._io import MAX_DATA_BYTES, parse_json, read_text, resolve_reference, split_lines
 from voicebudget._model import DataModel
 
 __all__ = [
@@ -165,9 +166,7 @@ class Empirical(_Dist):
             return data
         if data.get("samples_ms") is not None:
             raise ValueError("give samples_ms or file, not both")
-        base = Path((info.context or {}).get("base_dir", "."))
-        path = Path(str(data["file"]))
-        path = path if path.is_absolute() else base / path
+        path = resolve_reference(data["file"], info.context)
         return {**data, "samples_ms": _read_samples(path, data.get("column"))}
 
     @field_validator("samples_ms")
@@ -188,33 +187,47 @@ class Empirical(_Dist):
 
 
 def _read_samples(path: Path, column: str | None) -> list[float]:
-    if not path.is_file():
-        raise ValueError(f"file not found: {path}")
-    text = path.read_text(encoding="utf-8")
-    if path.suffix.lower() == ".json":
-        data = json.loads(text)
-        if isinstance(data, dict):
-            data = data.get("samples_ms")
-        if not isinstance(data, list):
-            raise ValueError(f"{path}: expected a JSON list of ms or an object with 'samples_ms'")
-        return [float(x) for x in data]
-    rows = [r for r in csv.reader(text.splitlines()) if r and r[0].strip()]
+    """Samples in ms from a JSON list (or ``{"samples_ms": [...]}``) or a CSV column.
+
+    Messages name the file, the row and the column, never the file's content.
+    """
+    try:
+        text = read_text(path, max_bytes=MAX_DATA_BYTES)
+        if path.suffix.lower() == ".json":
+            return _json_samples(parse_json(text, origin=str(path), allow_nan=False), path)
+    except ScenarioError as exc:
+        raise ValueError(str(exc)) from None
+    rows = [r for r in csv.reader(split_lines(text)) if r and r[0].strip()]
     if not rows:
         raise ValueError(f"{path}: no samples")
     index = 0
     if column is not None:
         if column not in rows[0]:
-            raise ValueError(f"{path}: no column {column!r}; columns: {rows[0]}")
+            raise ValueError(f"{path}: no column {column[:80]!r} in the header row ({len(rows[0])} columns)")
         index = rows[0].index(column)
         rows = rows[1:]
     elif not _is_number(rows[0][0]):
         rows = rows[1:]
     if not rows:
         raise ValueError(f"{path}: no samples (header only)")
-    try:
-        return [float(r[index]) for r in rows]
-    except (ValueError, IndexError) as exc:
-        raise ValueError(f"{path}: not a number in column {index}: {exc}") from None
+    out = []
+    for i, row in enumerate(rows, start=1):
+        if index >= len(row) or not _is_number(row[index]):
+            raise ValueError(f"{path}: data row {i}, column {index + 1}: not a number of ms")
+        out.append(float(row[index]))
+    return out
+
+
+def _json_samples(data: Any, path: Path) -> list[float]:
+    if isinstance(data, dict):
+        data = data.get("samples_ms")
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: expected a JSON list of ms or an object with 'samples_ms'")
+    for i, x in enumerate(data):
+        if isinstance(x, bool) or not isinstance(x, int | float):
+            got = "null" if x is None else "a boolean" if isinstance(x, bool) else f"a {type(x).__name__}"
+            raise ValueError(f"{path}: samples_ms[{i}] (item {i + 1}): expected a number of ms, got {got}")
+    return [float(x) for x in data]
 
 
 def _is_number(s: str) -> bool:

@@ -24,7 +24,7 @@ import os
 import re
 import stat
 import tomllib
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ __all__ = [
     "MAX_NESTING",
     "MAX_TRACE_BYTES",
     "MAX_YAML_ALIAS_NODES",
+    "Roots",
     "iter_lines",
     "load_toml",
     "load_yaml",
@@ -46,6 +47,8 @@ __all__ = [
     "read_bytes",
     "read_document",
     "read_text",
+    "reference_context",
+    "resolve_reference",
     "split_lines",
     "validation_error",
 ]
@@ -251,6 +254,21 @@ class _Loader(yaml.SafeLoader):
     """PyYAML's safe loader with the input rules: alias expansion counted before construction, a key
     given twice in one mapping is an error (as in TOML), a key must be hashable, merge keys work."""
 
+    definitions: frozenset[str] = frozenset()
+
+    def compose_document(self) -> yaml.Node | None:
+        # PyYAML's, except that the anchored nodes are remembered (top-level definitions, see below)
+        self.get_event()  # type: ignore[no-untyped-call]  # DOCUMENT-START
+        node = self.compose_node(None, None)  # type: ignore[arg-type]
+        self.get_event()  # type: ignore[no-untyped-call]  # DOCUMENT-END
+        anchored = {id(n) for n in self.anchors.values()}
+        self.anchors = {}
+        if isinstance(node, yaml.MappingNode):
+            self.definitions = frozenset(
+                str(k.value) for k, v in node.value if isinstance(k, yaml.ScalarNode) and id(v) in anchored
+            )
+        return node
+
     def construct_document(self, node: yaml.Node) -> Any:
         _check_expansion(node)
         return super().construct_document(node)
@@ -325,8 +343,14 @@ def load_yaml(text: str, *, origin: str) -> Any:
     :raises ScenarioError: a syntax error, a duplicate or non-scalar key, a recursive alias, too many
         alias expansions or too deep nesting; the message names the file and line.
     """
+    return _load_yaml(text, origin)[0]
+
+
+def _load_yaml(text: str, origin: str) -> tuple[Any, frozenset[str]]:
+    """The document and its top-level keys whose value carries an anchor (``base: &b {...}``)."""
+    loader = _Loader(text)
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+        return loader.get_single_data(), loader.definitions
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         field = f"line {mark.line + 1}" if mark is not None else ""
@@ -336,6 +360,8 @@ def load_yaml(text: str, *, origin: str) -> Any:
         raise ScenarioError(f"cannot parse YAML: {str(exc)[:300]}", origin=origin) from None
     except RecursionError:
         raise ScenarioError(f"YAML nested deeper than {MAX_NESTING} levels; refused", origin=origin) from None
+    finally:
+        loader.dispose()
 
 
 # --- TOML -------------------------------------------------------------------------------------------
@@ -372,15 +398,96 @@ def _toml_depth(text: str) -> int:
     return best
 
 
+# --- file references --------------------------------------------------------------------------------
+
+Roots = Sequence[str | os.PathLike[str]]
+"""Folders that ``file`` references may read from (``allowed_roots=`` of the loaders)."""
+
+MAX_REFERENCE_DEPTH = 16
+"""Most files one document may pull in through a chain of ``file`` references."""
+
+
+def reference_context(
+    path: str | Path,
+    *,
+    allowed_roots: Roots = (),
+    parent: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The pydantic validation context for a document read from ``path``, for its ``file`` references.
+
+    A reference resolves against the document's folder (``base_dir``) and must land, after following
+    symbolic links, under one of the roots: the top-level document's folder, the current working
+    directory (the project the command runs in) and ``allowed_roots``. A document pulled in by a
+    reference keeps its parent's roots and extends the chain of files being read (cycles are caught).
+
+    :param parent: the referencing document's context (None for a top-level document).
+    """
+    path = Path(path)
+    real = path.resolve()
+    if parent is not None and parent.get("roots"):
+        roots: tuple[Path, ...] = tuple(parent["roots"])
+        chain: tuple[Path, ...] = (*parent.get("chain", ()), real)
+    else:
+        extra = tuple(Path(r).resolve() for r in allowed_roots)
+        roots = tuple(dict.fromkeys((real.parent, Path.cwd().resolve(), *extra)))
+        chain = (real,)
+    return {"base_dir": str(path.parent), "roots": roots, "chain": chain}
+
+
+def resolve_reference(file: object, context: Mapping[str, Any] | None) -> Path:
+    """Resolve a ``file`` field against the referencing document's folder, inside the allowed roots.
+
+    Without roots in the context (a model built in code) only the folder is applied.
+
+    :raises ValueError: (inside a pydantic validator) the file is outside every allowed root; the
+        message names the reference and the roots, never the file's content.
+    """
+    ctx = context or {}
+    base = Path(ctx.get("base_dir", "."))
+    ref = Path(str(file))
+    path = ref if ref.is_absolute() else base / ref
+    roots: tuple[Path, ...] = tuple(ctx.get("roots", ()))
+    if roots:
+        real = path.resolve()
+        if not any(real.is_relative_to(root) for root in roots):
+            raise ValueError(
+                f"file {str(file)[:200]!r} is outside the folders a file may reference "
+                f"({', '.join(str(r) for r in roots)}); allow its folder with --allow-root DIR "
+                "(allowed_roots= in the library)"
+            )
+    return path
+
+
+def check_cycle(path: Path, context: Mapping[str, Any] | None) -> None:
+    """Refuse reading ``path`` when it is already being read higher up the chain of references.
+
+    :raises ScenarioError: a cycle (the message lists the files in order), or a chain longer than
+        :data:`MAX_REFERENCE_DEPTH`.
+    """
+    chain: tuple[Path, ...] = tuple((context or {}).get("chain", ()))
+    real = path.resolve()
+    if real in chain:
+        loop = [*chain[chain.index(real):], real]
+        raise ScenarioError("files reference each other in a cycle: " + " -> ".join(str(p) for p in loop),
+                            origin=str(path))
+    if len(chain) >= MAX_REFERENCE_DEPTH:
+        raise ScenarioError(f"more than {MAX_REFERENCE_DEPTH} files deep in file references", origin=str(path))
+
+
 # --- documents --------------------------------------------------------------------------------------
 
 DOCUMENT_SUFFIXES = (".toml", ".yaml", ".yml")
 """File types of scenario, council and tuning files."""
 
 
-def read_document(path: str | Path, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> dict[str, Any]:
+def read_document(
+    path: str | Path, *, fields: Collection[str] | None = None, max_bytes: int = MAX_DOCUMENT_BYTES
+) -> dict[str, Any]:
     """Read a TOML or YAML file (by its suffix) into a dict, with the input limits.
 
+    :param fields: the document's known top-level fields. A YAML top-level entry whose value carries
+        an anchor and whose key is not one of them (``base: &b {kind: fixed, value_ms: 1}``) is a
+        definition for aliases and merge keys elsewhere, and is dropped.
     :raises ScenarioError: missing file, unknown suffix, over the size cap, not UTF-8, syntax error,
         limits exceeded, or not a table at the top.
     """
@@ -392,10 +499,16 @@ def read_document(path: str | Path, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> d
             raise ScenarioError("file not found", origin=origin)
         raise ScenarioError(f"unknown file type {suffix!r}; allowed: {', '.join(DOCUMENT_SUFFIXES)}", origin=origin)
     text = read_text(path, max_bytes=max_bytes)
-    data = load_toml(text, origin=origin) if suffix == ".toml" else load_yaml(text, origin=origin)
+    definitions: frozenset[str] = frozenset()
+    if suffix == ".toml":
+        data: Any = load_toml(text, origin=origin)
+    else:
+        data, definitions = _load_yaml(text, origin)
     if not isinstance(data, dict):
         raise ScenarioError("expected a table (mapping) at the top level", origin=origin)
-    return data
+    if fields is not None and definitions:
+        data = {k: v for k, v in data.items() if not (k in definitions and k not in fields)}
+    return dict(data)
 
 
 def validation_error(

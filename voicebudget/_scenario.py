@@ -16,12 +16,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Union
 
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, PrivateAttr, ValidationError
 
 from voicebudget._algebra import AllOf, Choice, KOfN, Race, Sequence
 from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError
-from voicebudget._io import read_document, validation_error
+from voicebudget._io import Roots, read_document, reference_context, validation_error
 from voicebudget._model import DataModel
 from voicebudget._voice_turn import VoiceTurn
 
@@ -59,33 +59,47 @@ class Scenario(DataModel):
     samples: int = Field(default=200_000, ge=1)
     seed: int = Field(default=1, ge=0)
 
+    _origin: str = PrivateAttr(default="<scenario>")
+
+    @property
+    def origin(self) -> str:
+        """The file this scenario was read from (``"<scenario>"`` when built in code); errors raised
+        later, while simulating or judging, name it."""
+        return self._origin
+
     def pipelines(self) -> dict[str, Any]:
         """Every pipeline to run, baseline first: name -> pipeline."""
         return {BASELINE: self.pipeline, **self.variants}
 
 
-def load_scenario(path: str | Path) -> Scenario:
+def load_scenario(path: str | Path, *, allowed_roots: Roots = ()) -> Scenario:
     """Read and validate a scenario file (``.toml``, ``.yaml`` or ``.yml``).
 
-    Relative ``file`` fields (empirical samples) resolve against the scenario file's folder.
+    ``file`` fields (empirical samples, council files) resolve against the scenario file's folder and
+    must stay under that folder, the current working directory, or one of ``allowed_roots``: a
+    scenario file from a pull request cannot read ``/proc/self/environ`` or a home folder.
 
+    :param allowed_roots: further folders that ``file`` references may read from.
     :raises ScenarioError: the file is missing, unreadable, not TOML/YAML, or invalid; the message
         names the file, the field path and what is allowed.
     """
     path = Path(path)
-    origin = str(path)
-    data = read_document(path)
-    return parse_scenario(data, origin=origin, base_dir=path.parent)
+    data = read_document(path, fields=_TOP_LEVEL)
+    return _parse(data, str(path), reference_context(path, allowed_roots=allowed_roots))
 
 
 def parse_scenario(data: Mapping[str, Any], *, origin: str = "<scenario>", base_dir: str | Path = ".") -> Scenario:
     """Validate a scenario given as a dict (as read from TOML/YAML).
 
     :param data: the document; ``variants`` maps a name to ``{description?, <pipeline overrides>}``.
-    :param origin: the file name used in error messages.
+    :param origin: the file name used in error messages (and kept as :attr:`Scenario.origin`).
     :param base_dir: where relative ``file`` fields resolve.
     :raises ScenarioError: invalid document; every error is listed with its field path.
     """
+    return _parse(data, origin, {"base_dir": str(base_dir)})
+
+
+def _parse(data: Mapping[str, Any], origin: str, context: dict[str, Any]) -> Scenario:
     raw = dict(data)
     raw_variants = raw.pop("variants", {}) or {}
     if not isinstance(raw_variants, dict):
@@ -98,7 +112,10 @@ def parse_scenario(data: Mapping[str, Any], *, origin: str = "<scenario>", base_
             raise ScenarioError("must be a table of pipeline overrides", origin=origin, field=f"variants.{vname}")
         override = dict(override)
         desc = override.pop("description", "")
-        descriptions[vname] = str(desc)
+        if not isinstance(desc, str):
+            raise ScenarioError(f"must be text, got a {type(desc).__name__}", origin=origin,
+                                field=f"variants.{vname}.description")
+        descriptions[str(vname)] = desc
         if vname == BASELINE:
             raise ScenarioError(f"{BASELINE!r} is the scenario's own pipeline; pick another name",
                                 origin=origin, field=f"variants.{vname}")
@@ -108,9 +125,14 @@ def parse_scenario(data: Mapping[str, Any], *, origin: str = "<scenario>", base_
             raise ScenarioError(str(exc), origin=origin, field=".".join(["variants", vname, *exc.path])) from None
     doc = {**raw, "variants": merged, "variant_descriptions": descriptions}
     try:
-        return Scenario.model_validate(doc, context={"base_dir": str(base_dir)})
+        scenario = Scenario.model_validate(doc, context=context)
     except ValidationError as exc:
         raise validation_error(exc, origin, doc, raw_variants, schema=_schema()) from None
+    scenario._origin = origin
+    return scenario
+
+
+_TOP_LEVEL = frozenset({*Scenario.model_fields, "variants"})
 
 
 def _schema() -> dict[str, Any]:

@@ -24,11 +24,17 @@ class _Model(DataModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
-class TokenRange(_Model):
-    """A token count drawn uniformly from the integers ``low..high`` (inclusive)."""
+MAX_TOKENS = 10_000_000
+"""Largest token count accepted anywhere (ten million: beyond any model's context window); larger
+values are input errors, not integer overflows in the sampler."""
 
-    low: int = Field(ge=0)
-    high: int = Field(ge=0)
+
+class TokenRange(_Model):
+    """A token count drawn uniformly from the integers ``low..high`` (inclusive), each in
+    ``0..MAX_TOKENS``."""
+
+    low: int = Field(ge=0, le=MAX_TOKENS)
+    high: int = Field(ge=0, le=MAX_TOKENS)
 
     @field_validator("high")
     @classmethod
@@ -54,10 +60,10 @@ def sample_tokens(count: TokenCount, rng: np.random.Generator, n: int) -> FloatA
 
 
 def _check_token_count(v: TokenCount) -> TokenCount:
-    if isinstance(v, int) and v < 0:
-        raise ValueError(f"must be >= 0 tokens, got {v}")
-    if isinstance(v, tuple) and (not v or min(v) < 0):
-        raise ValueError("observed token counts must be a non-empty list of counts >= 0")
+    if isinstance(v, int) and not 0 <= v <= MAX_TOKENS:
+        raise ValueError(f"must be a token count in 0..{MAX_TOKENS:,}, got {v if abs(v) < 10**12 else 'more'}")
+    if isinstance(v, tuple) and (not v or min(v) < 0 or max(v) > MAX_TOKENS):
+        raise ValueError(f"observed token counts must be a non-empty list of counts in 0..{MAX_TOKENS:,}")
     return v
 
 

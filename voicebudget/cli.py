@@ -62,6 +62,11 @@ BudgetOpt = Annotated[
 PercentileOpt = Annotated[
     float | None, typer.Option("--percentile", help="Target percentile (default: the file's, else 95).")
 ]
+AllowRootOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--allow-root", help="A folder that `file = ...` references may also read from (repeatable). "
+                 "Default: only the file's own folder and the working directory."),
+]
 
 
 def fail(message: str, code: int = EXIT_INVALID) -> NoReturn:
@@ -125,6 +130,7 @@ def run(
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Also draw latency CDFs and a waterfall to this PNG.")
     ] = None,
+    allow_root: AllowRootOpt = None,
 ) -> None:
     """Simulate scenarios (every variant on common random numbers) and judge them against the budget.
 
@@ -135,7 +141,7 @@ def run(
     results = []
     with user_errors():
         for path in paths:
-            scenario = load_scenario(path)
+            scenario = load_scenario(path, allowed_roots=allow_root or ())
             budget = budget_override(scenario.budget, budget_ms, percentile)
             try:
                 results.append(simulate(scenario, samples=samples, seed=seed, budget=budget))
@@ -362,6 +368,7 @@ def council_cmd(
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Also draw the council's and members' CDFs and a waterfall to a PNG.")
     ] = None,
+    allow_root: AllowRootOpt = None,
 ) -> None:
     """Evaluate a council of models: latency against the budget (and the member driving the tail),
     quality, cost per turn and expected user time per completed request.
@@ -372,7 +379,8 @@ def council_cmd(
     from voicebudget.councils import run_council
 
     with user_errors():
-        result = run_council(file, budget_ms=budget_ms, percentile=percentile, samples=samples, seed=seed)
+        result = run_council(file, budget_ms=budget_ms, percentile=percentile, samples=samples, seed=seed,
+                             allowed_roots=allow_root or ())
     if plot is not None:
         try:
             from voicebudget._plot import plot_council
@@ -405,6 +413,7 @@ def tune_cmd(
     ] = None,
     trials: Annotated[int, typer.Option("--trials", min=1, help="Optuna trials when the space is too large.")] = 2_000,
     fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+    allow_root: AllowRootOpt = None,
 ) -> None:
     """Search a council's configuration space; print the Pareto front of expected user time, latency at
     the target percentile and cost among configurations within budget, and the recommended pick.
@@ -422,7 +431,7 @@ def tune_cmd(
         task = bar.add_task("tuning", total=None)
         result = tune_council(
             file, scenario=scenario, budget_ms=budget_ms, percentile=percentile, samples=samples, seed=seed,
-            workers=workers, scheduler=scheduler, trials=trials,
+            workers=workers, scheduler=scheduler, trials=trials, allowed_roots=allow_root or (),
             progress=lambda done, total: bar.update(task, completed=done, total=total),
         )
     if fmt is TableOrJson.json:

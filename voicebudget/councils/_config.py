@@ -11,6 +11,7 @@ Member stages are any :data:`~voicebudget.StageSpec`; the forward reference is r
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -21,7 +22,7 @@ from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, field_v
 from voicebudget._budget import Budget
 from voicebudget._distributions import Distribution
 from voicebudget._errors import ScenarioError
-from voicebudget._io import read_document, validation_error
+from voicebudget._io import Roots, check_cycle, read_document, reference_context, resolve_reference, validation_error
 from voicebudget._model import DataModel
 
 if TYPE_CHECKING:
@@ -212,11 +213,9 @@ class Council(_Model):
     def _read_file(cls, data: Any, info: ValidationInfo) -> Any:
         if not isinstance(data, dict) or data.get("file") is None:
             return data
-        base = Path((info.context or {}).get("base_dir", "."))
-        path = Path(str(data["file"]))
-        path = path if path.is_absolute() else base / path
+        path = resolve_reference(data["file"], info.context)
         try:
-            council = load_council(path, overrides={k: v for k, v in data.items() if k != "file"})
+            council = _load_council(path, {k: v for k, v in data.items() if k != "file"}, info.context)
         except ScenarioError as exc:
             raise ValueError(str(exc)) from None
         return _inline(council.model_dump(mode="python"))
@@ -372,20 +371,40 @@ def _inline(doc: Any) -> Any:
     return doc
 
 
-def load_council(path: str | Path, *, overrides: dict[str, Any] | None = None) -> Council:
+def load_council(
+    path: str | Path,
+    *,
+    overrides: dict[str, Any] | None = None,
+    allowed_roots: Roots = (),
+) -> Council:
     """Read and validate a council file (``.toml``, ``.yaml`` or ``.yml``).
 
     A top-level ``[search]`` table (the tuner's search space, see docs/tuning.md) is ignored: the
-    file's base council is what is loaded.
+    file's base council is what is loaded. ``file`` references (member stages, empirical samples)
+    resolve against the file's folder and must stay under it, the working directory or
+    ``allowed_roots`` (see :func:`voicebudget._io.reference_context`).
 
     :param overrides: top-level fields that replace the file's (used by ``file = ...`` in scenarios).
+    :param allowed_roots: further folders that ``file`` references may read from.
     :raises ScenarioError: missing/unreadable file or invalid content; the message names the file,
-        the field path (e.g. ``members.2.p``) and what is allowed.
+        the field path (e.g. ``members.2.p``) and what is allowed; council files that reference each
+        other in a cycle (the message lists them).
     """
-    path = Path(path)
-    data = {**read_document(path), **(overrides or {})}
+    return _load_council(Path(path), overrides, None, allowed_roots)
+
+
+def _load_council(
+    path: Path,
+    overrides: dict[str, Any] | None,
+    parent: Mapping[str, Any] | None,
+    allowed_roots: Roots = (),
+) -> Council:
+    """Load a council file; ``parent`` is the validation context of the document that references it."""
+    check_cycle(path, parent)
+    context = reference_context(path, allowed_roots=allowed_roots, parent=parent)
+    data = {**read_document(path, fields={*Council.model_fields, "search"}), **(overrides or {})}
     data.pop("search", None)  # the tuner's search space (voicebudget tune); the base council is evaluated
     try:
-        return Council.model_validate(data, context={"base_dir": str(path.parent)})
+        return Council.model_validate(data, context=context)
     except ValidationError as exc:
         raise validation_error(exc, str(path), data, schema=Council.model_json_schema()) from None

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from voicebudget._budget import Budget, with_overrides
+from voicebudget._io import Roots
 from voicebudget._report import Report, build_report
 from voicebudget.councils._config import Council, load_council
 from voicebudget.councils._latency import CouncilSamples, sample_council
@@ -178,14 +179,18 @@ def run_council(
     percentile: float | None = None,
     samples: int | None = None,
     seed: int | None = None,
+    allowed_roots: Roots = (),
 ) -> CouncilResult:
     """Load a council file and evaluate it (what ``voicebudget council FILE`` does).
+
+    :param allowed_roots: further folders that ``file`` references may read from (see
+        :func:`~voicebudget.load_council`).
 
     :raises ScenarioError: invalid file, or ``budget_ms``/``percentile`` out of range.
     """
 
 
-    council = load_council(path)
+    council = load_council(path, allowed_roots=allowed_roots)
     budget = with_overrides(council.budget, budget_ms, percentile)
     return evaluate_council(council, budget, samples=samples, seed=seed)
 

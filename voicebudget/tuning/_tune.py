@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 from voicebudget._algebra import evaluate
 from voicebudget._budget import Budget, with_overrides
 from voicebudget._errors import ScenarioError
-from voicebudget._io import read_document, validation_error
+from voicebudget._io import Roots, read_document, reference_context, validation_error
 from voicebudget._report import percentiles
 from voicebudget._scenario import Scenario, load_scenario
 from voicebudget._voice_turn import VoiceTurn
@@ -145,14 +145,16 @@ class TuneResult:
         }
 
 
-def load_search(path: str | Path) -> tuple[dict[str, Any], SearchSpace]:
+def load_search(
+    path: str | Path, *, allowed_roots: Roots = ()
+) -> tuple[dict[str, Any], SearchSpace]:
     """Read a council file and its ``[search]`` table.
 
     :returns: the council document (without ``search``) and the validated search space.
     :raises ScenarioError: missing/invalid file, or no search space declared.
     """
     path = Path(path)
-    doc = read_document(path)
+    doc = read_document(path, fields={*Council.model_fields, "search"})
     raw = doc.pop("search", None)
     if not raw:
         raise ScenarioError(
@@ -161,7 +163,7 @@ def load_search(path: str | Path) -> tuple[dict[str, Any], SearchSpace]:
             origin=str(path),
             field="search",
         )
-    context = {"base_dir": str(path.parent)}
+    context = reference_context(path, allowed_roots=allowed_roots)
     try:
         space = _SearchDoc.model_validate({"search": raw}, context=context).search
         Council.model_validate(doc, context=context)
@@ -194,7 +196,7 @@ class _Evaluator:
     budget: Budget
     samples: int
     seed: int
-    base_dir: str
+    context: dict[str, Any]
     rest_ms: FloatArray | None
     cache_hit_ms: FloatArray | None = None
     cache_hit: NDArray[np.bool_] | None = None
@@ -202,7 +204,7 @@ class _Evaluator:
     def __call__(self, item: tuple[int, Configuration]) -> Candidate:
         index, config = item
         try:
-            council = Council.model_validate(self.council_doc(config), context={"base_dir": self.base_dir})
+            council = Council.model_validate(self.council_doc(config), context=self.context)
         except ValidationError as exc:
             err = exc.errors()[0]
             return Candidate(index, config, skipped=f"{'.'.join(map(str, err['loc']))}: {err['msg']}")
@@ -285,11 +287,10 @@ def _cache_draws(space: SearchSpace, samples: int, seed: int) -> tuple[FloatArra
 
 
 def _prepared_members(
-    pool: dict[str, dict[str, Any]], concurrencies: tuple[int, ...], base_dir: str
+    pool: dict[str, dict[str, Any]], concurrencies: tuple[int, ...], context: dict[str, Any]
 ) -> dict[tuple[str, int | None], Member]:
     """Validate every pool member once per batch policy (prices rescaled by :func:`price_factors`)."""
     factors = price_factors(pool, concurrencies) if concurrencies else {}
-    context = {"base_dir": base_dir}
     out: dict[tuple[str, int | None], Member] = {}
     for name, member in pool.items():
         out[(name, None)] = Member.model_validate(member, context=context)
@@ -432,6 +433,7 @@ def tune_council(
     trials: int = 2_000,
     max_exhaustive: int = MAX_EXHAUSTIVE,
     progress: Callable[[int, int], None] | None = None,
+    allowed_roots: Roots = (),
 ) -> TuneResult:
     """Search a council file's space and return the Pareto front of feasible configurations.
 
@@ -445,20 +447,22 @@ def tune_council(
     :param scheduler: a Dask scheduler address or ``distributed.Client``.
     :param trials: configurations Optuna evaluates when the space exceeds ``max_exhaustive``.
     :param progress: ``progress(done, total)`` after each batch.
+    :param allowed_roots: further folders that ``file`` references may read from (see
+        :func:`voicebudget.load_scenario`).
     :raises ScenarioError: invalid file, no search space, or bad budget override.
     """
-    doc, space = load_search(path)
-    base_dir = str(Path(path).parent)
-    council = Council.model_validate(doc, context={"base_dir": base_dir})
-    budget, rest, scope = _scope(council, scenario, budget_ms, percentile, samples, seed, str(path))
+    doc, space = load_search(path, allowed_roots=allowed_roots)
+    context = reference_context(path, allowed_roots=allowed_roots)
+    council = Council.model_validate(doc, context=context)
+    budget, rest, scope = _scope(council, scenario, budget_ms, percentile, samples, seed, str(path), allowed_roots)
     base = council.model_dump(mode="json", exclude={"members"}, exclude_none=True)
     pool = {mb.name: mb.model_dump(mode="json", exclude_none=True) for mb in (*council.members, *space.pool)}
     if len(pool) < len(council.members) + len(space.pool):
         raise ScenarioError("pool member names must differ from the council's members", origin=str(path),
                             field="search.pool")
-    members = _prepared_members(pool, space.concurrency, base_dir)
+    members = _prepared_members(pool, space.concurrency, context)
     hit_ms, hit = _cache_draws(space, samples, seed)
-    evaluator = _Evaluator(base, members, space, budget, samples, seed, base_dir, rest, hit_ms, hit)
+    evaluator = _Evaluator(base, members, space, budget, samples, seed, context, rest, hit_ms, hit)
     sensitive = _batch_sensitive(members, space.concurrency)
     configs = list(space.configurations(list(pool), council.topology, sensitive))
     if scheduler is not None and importlib.util.find_spec("distributed") is None:
@@ -481,13 +485,13 @@ def tune_council(
 
 def _scope(
     council: Council, scenario: str | Path | None, budget_ms: float | None, percentile: float | None,
-    samples: int, seed: int, origin: str,
+    samples: int, seed: int, origin: str, allowed_roots: Roots = (),
 ) -> tuple[Budget, FloatArray | None, str]:
     rest = None
     base_budget = council.budget
     scope = "council latency (no scenario)"
     if scenario is not None:
-        sc = load_scenario(scenario)
+        sc = load_scenario(scenario, allowed_roots=allowed_roots)
         rest = rest_of_turn(sc, samples, seed)
         base_budget = sc.budget
         scope = f"voice-to-voice in scenario {sc.name!r} (LLM stage = the council)"
