@@ -305,13 +305,22 @@ def check_cmd(
 
     Exit code 0 within budget, 1 over, 2 unreadable or unknown-format trace.
     """
-    from voicebudget.traces import check_traces
+    from voicebudget.traces import NoUsableTurnsError, check_traces
 
     with user_errors():
         budget = budget_override(Budget(), budget_ms, percentile)
         options = ReadOptions.checked(stop_secs=stop_secs, absurd_ms=absurd_ms, log_format=log_format)
-        result = check_traces(traces, budget, fmt=format_in.value if format_in else None,
-                              include_anomalies=include_anomalies, options=options)
+        try:
+            result = check_traces(traces, budget, fmt=format_in.value if format_in else None,
+                                  include_anomalies=include_anomalies, options=options)
+        except NoUsableTurnsError as exc:  # still show what was read, then exit 2
+            if fmt is TableOrJson.json:
+                emit_json(exc.to_dict())
+            else:
+                from voicebudget.traces._render import render_unusable
+
+                Console(highlight=False).print(render_unusable(exc))
+            raise
     if fmt is TableOrJson.json:
         emit_json(result.to_dict())
     else:

@@ -17,7 +17,7 @@ records, never averaged in. See docs/traces.md.
 from __future__ import annotations
 
 from voicebudget.traces._api import check_traces, fit_traces, read_traces
-from voicebudget.traces._check import TraceCheck, check, usable_turns
+from voicebudget.traces._check import NoUsableTurnsError, TraceCheck, check, usable_turns
 from voicebudget.traces._fit import FIT_METHODS, FitMethod, TraceFit, fit
 from voicebudget.traces._livekit import read_livekit
 from voicebudget.traces._livekit_history import read_livekit_history
@@ -38,6 +38,7 @@ __all__ = [
     "READERS",
     "Anomaly",
     "FitMethod",
+    "NoUsableTurnsError",
     "ReadOptions",
     "TraceCheck",
     "TraceFit",

@@ -15,7 +15,7 @@ from voicebudget._errors import ScenarioError
 from voicebudget._report import Report, build_report
 from voicebudget.traces._table import OFF_PATH, ON_PATH, Anomaly, TraceTable, TraceTurn
 
-__all__ = ["TraceCheck", "check", "usable_turns"]
+__all__ = ["NoUsableTurnsError", "TraceCheck", "check", "usable_turns"]
 
 FloatArray = NDArray[np.float64]
 
@@ -83,6 +83,54 @@ class TraceCheck:
         }
 
 
+class NoUsableTurnsError(ScenarioError):
+    """Every turn read is flagged or incomplete: nothing to judge. It carries what was read, so the
+    turns and their anomalies can still be shown (``voicebudget check --format json`` prints
+    :meth:`to_dict`, then exits 2).
+
+    :ivar tables: the tables read.
+    :ivar include_anomalies: whether flagged turns were allowed in.
+    """
+
+    def __init__(self, message: str, *, origin: str, tables: Sequence[TraceTable], include_anomalies: bool) -> None:
+        super().__init__(message, origin=origin)
+        self.tables = tuple(tables)
+        self.include_anomalies = include_anomalies
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of ``check --format json`` without a verdict: ``error``, ``sources``,
+        ``turns`` (none included) and ``anomalies``; ``variants`` is empty."""
+        rows = []
+        for tab in self.tables:
+            for turn in tab.turns:
+                row = turn.to_dict()
+                row["included"] = False
+                rows.append(row)
+        return {
+            "scenario": self.origin,
+            "seed": None,
+            "samples": 0,
+            "variants": [],
+            "source": "trace",
+            "error": str(self),
+            "include_anomalies": self.include_anomalies,
+            "sources": [t.source_dict() for t in self.tables],
+            "turns": rows,
+            "anomalies": [a.to_dict() for tab in self.tables for a in tab.anomalies],
+        }
+
+
+def _why_none(tables: Sequence[TraceTable], include_anomalies: bool) -> str:
+    """Why no turn is usable, with the first anomalies (each names its field and turn)."""
+    all_turns = [t for tab in tables for t in tab.turns]
+    anomalies = [a for tab in tables for a in tab.anomalies]
+    shown = "; ".join(f"line {a.line}: {a.reason}" for a in anomalies[:3])
+    more = f" (+{len(anomalies) - 3} more)" if len(anomalies) > 3 else ""
+    hint = "" if include_anomalies else "; include flagged turns with include_anomalies (--include-anomalies)"
+    detail = f": {shown}{more}" if shown else ""
+    return f"no usable turn to check: {len(all_turns)} turns, {len(anomalies)} anomalies{detail}{hint}"
+
+
 def _report(name: str, budget: Budget, turns: list[TraceTurn]) -> Report:
     names = [s for s in (*ON_PATH, *OFF_PATH) if any(s in t.stages_ms for t in turns)]
     total = np.array([t.total_ms for t in turns], dtype=np.float64)
@@ -140,17 +188,16 @@ def check(
     :param include_anomalies: also count flagged turns that have a total.
     :param name: the report's name (default: the file names).
     :returns: a :class:`TraceCheck`; ``.passed`` and ``.report.raise_for_budget()`` give the verdict.
-    :raises ScenarioError: no turn is left to judge (every one flagged or incomplete).
+    :raises NoUsableTurnsError: no turn is left to judge (every one flagged or incomplete); a
+        :class:`~voicebudget.ScenarioError` carrying the tables read.
     """
     budget = budget or Budget()
     name = name or ", ".join(t.origin for t in tables)
     all_turns = [t for tab in tables for t in tab.turns]
     used = usable_turns(tables, include_anomalies)
     if not used:
-        hint = "" if include_anomalies else "; include flagged turns with include_anomalies (--include-anomalies)"
-        n_anom = sum(len(t.anomalies) for t in tables)
-        raise ScenarioError(f"no usable turn to check: {len(all_turns)} turns, {n_anom} anomalies{hint}",
-                            origin=name)
+        raise NoUsableTurnsError(_why_none(tables, include_anomalies), origin=name, tables=tables,
+                                 include_anomalies=include_anomalies)
     used_ids = {id(t) for t in used}
     first = [t for t in used if t.index == 0]
     steady = [t for t in used if t.index > 0]

@@ -1,13 +1,17 @@
-"""LiveKit Agents metrics as JSON lines: the models passed to ``metrics_collected``, one per line.
+"""LiveKit Agents metrics, one per line: the models passed to ``metrics_collected`` as JSON
+(``model_dump()``), or as pydantic prints them (``str()``/``repr()``, see :mod:`._pyrepr`).
 
-Shapes from ``livekit-agents/livekit/agents/metrics/base.py`` (``EOUMetrics``, ``LLMMetrics``,
-``TTSMetrics``, dumped with pydantic's ``model_dump()``), all durations in seconds:
+Shapes from ``livekit-agents/livekit/agents/metrics/base.py`` (rules with versions and sources in
+:mod:`._livekit_rules`), all durations in seconds:
 
 - ``eou_metrics``: ``end_of_utterance_delay`` (last speech the VAD saw -> turn committed; it
   contains ``transcription_delay``, last speech -> final transcript), ``speech_id``;
 - ``llm_metrics``: ``ttft`` (request -> first token; -1 when no token came), ``speech_id``;
 - ``tts_metrics``: ``ttfb`` (first text -> first audio byte), ``connection_reused``,
-  ``acquire_time``, ``speech_id``.
+  ``acquire_time``, ``speech_id``;
+- ``realtime_model_metrics`` (speech-to-speech models): ``ttft`` (response created -> first *audio*
+  token; -1 when none came), ``request_id``. Each is one turn of its own, its ``ttft`` the LLM stage
+  and the total; the model's own turn detection before the response is not in any LiveKit figure.
 
 Lines are joined into turns by ``speech_id`` (``sequence_id`` in the 0.x ``VoicePipelineAgent``
 metrics). Within a turn the first ``llm_metrics``/``tts_metrics`` counts (a tool-call follow-up or
@@ -16,37 +20,48 @@ twice, or a second ``eou_metrics``, is a duplicate. Other types (``stt_metrics``
 and has no ``speech_id``; ``vad_metrics``; ...) are skipped. A line may also be wrapped as
 ``{"metrics": {...}}`` (an event logged whole). The turn total is LiveKit's documented turn latency
 ``end_of_utterance_delay + ttft + ttfb`` (docs.livekit.io, "Logs, metrics, and telemetry"), which
-leaves out the LLM's time to the first sentence and the transport to the listener.
+leaves out the LLM's time to the first sentence and the transport to the listener. A turn missing
+one of the three metrics is flagged naming the metric and the ``speech_id``.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+from voicebudget.traces._jsonsafe import json_kind, lines, loads
+from voicebudget.traces._livekit_rules import RULES, flag_stale_values
 from voicebudget.traces._options import ReadOptions
+from voicebudget.traces._pyrepr import looks_like_metrics_repr, parse_metrics_repr
 from voicebudget.traces._table import Anomaly, TraceTable, TurnBuilder
 
 __all__ = ["ANCHOR", "TOTAL", "looks_like_livekit", "read_livekit"]
 
 ANCHOR = "LiveKit: the last audio frame the VAD classed as speech (EOUMetrics.end_of_utterance_delay starts there)"
 TOTAL = "end_of_utterance_delay + llm ttft + tts ttfb (LiveKit's documented turn latency; server side)"
+ANCHOR_REALTIME = ("LiveKit realtime model: the response's creation (the model's own turn detection before it is "
+                   "not in the figure)")
+TOTAL_REALTIME = "realtime_model_metrics.ttft (response created -> first audio token; server side)"
 
-_TYPES = {"eou_metrics", "llm_metrics", "tts_metrics"}
-_SPEECH_ID = re.compile(r'"(?:speech_id|sequence_id)"\s*:\s*"([^"]+)"')
-_TYPE = re.compile(r'"type"\s*:\s*"(\w+_metrics)"')
-_FIELD = {"eou_metrics": "end_of_utterance_delay", "llm_metrics": "ttft", "tts_metrics": "ttfb"}
-_NEEDED = {
-    "endpointing": ("end_of_utterance_delay", "eou_metrics line"),
-    "llm_ttft": ("ttft", "llm_metrics line"),
-    "tts_ttfb": ("ttfb", "tts_metrics line"),
-}
+_TYPES = ("eou_metrics", "llm_metrics", "tts_metrics")
+_REALTIME = "realtime_model_metrics"
+_SPEECH_ID = re.compile(r"""["']?(?:speech_id|sequence_id)["']?\s*[:=]\s*["']([^"']{1,200})["']""")
+_TYPE = re.compile(r"""["']?type["']?\s*[:=]\s*["'](\w{1,40}_metrics)["']""")
+_FIELD = {"eou_metrics": "end_of_utterance_delay", "llm_metrics": "ttft", "tts_metrics": "ttfb", _REALTIME: "ttft"}
+_WHAT = {"eou_metrics": "end of utterance delay", "llm_metrics": "LLM TTFT", "tts_metrics": "TTS TTFB"}
+_STAGE = {"eou_metrics": "endpointing", "llm_metrics": "llm_ttft", "tts_metrics": "tts_ttfb"}
+_DETECT = re.compile(r"""["']type["']\s*:\s*["'](eou|llm|tts|stt|vad|realtime_model)_metrics["']""")
 
 
 def looks_like_livekit(text: str) -> bool:
-    """True when a JSON line carries a LiveKit metrics ``type`` (``..._metrics``)."""
-    return re.search(r'"type"\s*:\s*"(eou|llm|tts|stt|vad)_metrics"', text[:200_000]) is not None
+    """True when a line carries a LiveKit metrics ``type`` (``..._metrics``) as JSON or as pydantic
+    prints it."""
+    head = text[:200_000]
+    return _DETECT.search(head) is not None or looks_like_metrics_repr(head)
+
+
+def _snippet(raw: str) -> str:
+    return raw if len(raw) <= 120 else raw[:117] + "..."
 
 
 class _Reader:
@@ -57,21 +72,23 @@ class _Reader:
         self.seen: dict[tuple[str, str], tuple[int, str]] = {}
         self.loose: list[Anomaly] = []
         self.unplaced: list[tuple[int, str, str, str]] = []
+        self.values: dict[str, list[tuple[TurnBuilder, int, str, Any]]] = {"ttft": [], "ttfb": []}
 
-    def turn(self, speech_id: str, line: int) -> TurnBuilder:
-        if speech_id not in self.turns:
-            self.turns[speech_id] = TurnBuilder(speech_id, line, self.origin, self.absurd_ms)
-        return self.turns[speech_id]
+    def turn(self, turn_id: str, line: int, rules: str) -> TurnBuilder:
+        if turn_id not in self.turns:
+            self.turns[turn_id] = TurnBuilder(turn_id, line, self.origin, self.absurd_ms)
+            self.turns[turn_id].rules = rules
+        return self.turns[turn_id]
 
     def broken(self, lineno: int, raw: str, reason: str) -> None:
         """Flag a broken line on its turn: the one its ``speech_id`` names, else (the id was cut off)
         resolved by position in :meth:`resolve`."""
-        snippet = raw if len(raw) <= 120 else raw[:117] + "..."
+        snippet = _snippet(raw)
         kind_match = _TYPE.search(raw)
         kind = kind_match.group(1) if kind_match else ""
         match = _SPEECH_ID.search(raw)
-        if match:
-            turn = self.turn(match.group(1), lineno)
+        if match and kind != _REALTIME:
+            turn = self.turn(match.group(1), lineno, RULES["livekit-metrics-1.x"].name)
             turn.flag(lineno, _FIELD.get(kind, ""), snippet, reason)
             if kind in _TYPES:
                 self.seen.setdefault((turn.id, kind), (lineno, ""))
@@ -82,7 +99,7 @@ class _Reader:
         """Place broken lines without a ``speech_id``: an ``eou_metrics`` line opens a turn, so it
         goes to the next turn still lacking one; an ``llm``/``tts`` line to the previous turn still
         lacking that type. That turn is then not flagged a second time for the missing line."""
-        order = list(self.turns.values())
+        order = [t for t in self.turns.values() if not t.rules.startswith("livekit-realtime")]
         for lineno, kind, snippet, reason in self.unplaced:
             lacking = [t for t in order if kind in _TYPES and (t.id, kind) not in self.seen]
             if kind == "eou_metrics":
@@ -96,30 +113,66 @@ class _Reader:
             self.seen[(target.id, kind)] = (lineno, "")
             target.line = min(target.line, lineno)
 
-    def line(self, lineno: int, raw: str) -> None:
+    def parse(self, lineno: int, raw: str) -> tuple[dict[str, Any] | None, str]:
+        """The metrics object on a line and how it was written (``json``, ``pydantic``), or None."""
         start = raw.find("{")
+        if looks_like_metrics_repr(raw) and (start < 0 or _DETECT.search(raw) is None):
+            return parse_metrics_repr(raw), "pydantic"
         if start < 0:
-            return  # not JSON: a plain log line around the metrics
-        try:
-            obj = json.loads(raw[start:])  # a log prefix before the JSON object is allowed
-        except json.JSONDecodeError as exc:
+            return None, ""  # not JSON: a plain log line around the metrics
+        obj, error = loads(raw[start:])  # a log prefix before the JSON object is allowed
+        if error is not None:
             if start > 0 and not _SPEECH_ID.search(raw) and "_metrics" not in raw:
-                return  # a plain log line that happens to contain a brace
-            self.broken(lineno, raw, f"unparseable JSON (line cut short?): {exc.msg}")
-            return
+                return None, ""  # a plain log line that happens to contain a brace
+            self.broken(lineno, raw, error)
+            return None, ""
         if isinstance(obj, dict) and isinstance(obj.get("metrics"), dict) and "type" in obj["metrics"]:
             obj = obj["metrics"]
         if not isinstance(obj, dict):
-            self.broken(lineno, raw, "not a JSON object")
+            if "_metrics" in raw:
+                self.broken(lineno, raw, f"not a JSON object but {json_kind(obj)}")
+            return None, ""
+        return obj, "json"
+
+    def line(self, lineno: int, raw: str) -> None:
+        obj, how = self.parse(lineno, raw)
+        if obj is None:
             return
         kind = obj.get("type")
+        if not isinstance(kind, str):
+            if "type" in obj:
+                self.loose.append(Anomaly(lineno, "type", _snippet(str(kind)),
+                                          f"type is {json_kind(kind)}, not a metrics type name", self.origin))
+            return
+        if kind == _REALTIME:
+            self.realtime(lineno, obj, how)
+            return
         if kind not in _TYPES:
             return
         speech_id = obj.get("speech_id") or obj.get("sequence_id")  # sequence_id: VoicePipelineAgent (0.x)
         if not isinstance(speech_id, str) or not speech_id:
-            self.loose.append(Anomaly(lineno, "speech_id", speech_id, f"{kind} without a speech_id", self.origin))
+            shown = speech_id if speech_id is None or isinstance(speech_id, str | int | float) else str(speech_id)
+            self.loose.append(Anomaly(lineno, "speech_id", shown, f"{kind} without a speech_id (a string)",
+                                      self.origin))
             return
-        self.record(self.turn(speech_id, lineno), str(kind), obj, lineno)
+        rules = "livekit-metrics-1.x" if obj.get("speech_id") else "livekit-metrics-0.x"
+        if how == "pydantic":
+            rules += " (pydantic str/repr)"
+        self.record(self.turn(speech_id, lineno, rules), kind, obj, lineno)
+
+    def realtime(self, lineno: int, obj: dict[str, Any], how: str) -> None:
+        request = obj.get("request_id")
+        turn_id = request if isinstance(request, str) and request else f"line-{lineno}"
+        rules = "livekit-realtime-1.1+" + (" (pydantic str/repr)" if how == "pydantic" else "")
+        if turn_id in self.turns:
+            self.turns[turn_id].flag(lineno, "request_id", turn_id,
+                                     f"duplicate realtime_model_metrics for this request_id (first on line "
+                                     f"{self.turns[turn_id].line})")
+            return
+        turn = self.turn(turn_id, lineno, rules)
+        self.first_output(turn, obj.get("ttft"), lineno, "ttft", "no first audio token", "llm_ttft")
+        if obj.get("connection_reused") is False and obj.get("acquire_time"):
+            turn.cold = True
 
     def record(self, turn: TurnBuilder, kind: str, obj: dict[str, Any], lineno: int) -> None:
         request = str(obj.get("request_id") or "")
@@ -139,45 +192,67 @@ class _Reader:
             turn.set_stage("asr", turn.seconds(obj.get("transcription_delay"), line=lineno,
                                                fld="transcription_delay", missing_ok=True))
         elif kind == "llm_metrics":
-            turn.set_stage("llm_ttft", self.first_output(turn, obj.get("ttft"), lineno, "ttft", "no first token"))
+            self.first_output(turn, obj.get("ttft"), lineno, "ttft", "no first token", "llm_ttft")
         else:
-            turn.set_stage("tts_ttfb", self.first_output(turn, obj.get("ttfb"), lineno, "ttfb", "no first audio"))
+            self.first_output(turn, obj.get("ttfb"), lineno, "ttfb", "no first audio", "tts_ttfb")
             if obj.get("connection_reused") is False:
                 turn.cold = True
 
-    @staticmethod
-    def first_output(turn: TurnBuilder, value: Any, lineno: int, fld: str, what: str) -> float | None:
-        if value == -1:
+    def first_output(self, turn: TurnBuilder, value: Any, lineno: int, fld: str, what: str, stage: str) -> None:
+        if value == -1 and not isinstance(value, bool):
             turn.flag(lineno, fld, value, f"{what} ({fld} = -1)")
-            return None
-        return turn.seconds(value, line=lineno, fld=fld)
+            return
+        ms = turn.seconds(value, line=lineno, fld=fld)
+        turn.set_stage(stage, ms)
+        if ms is not None:
+            self.values[fld].append((turn, lineno, fld, value))
+
+    def require(self, turn: TurnBuilder) -> None:
+        """Flag each metric a pipeline turn lacks, naming the metric and the speech id (a value already
+        flagged, or a broken line placed on the turn, is not flagged twice)."""
+        for kind in _TYPES:
+            if _STAGE[kind] in turn.stages_ms or (turn.id, kind) in self.seen:
+                continue
+            turn.flag(turn.line, kind, None, f"no {kind} line for speech_id {turn.id} ({_WHAT[kind]} unknown)")
 
     def table(self) -> TraceTable:
         self.resolve()
+        for values in self.values.values():
+            flag_stale_values(values)
         turns = []
         anomalies = list(self.loose)
         for index, builder in enumerate(self.turns.values()):
-            builder.require(_NEEDED)
-            builder.close_with_residual(None, builder.line, "", required=tuple(_NEEDED))
+            if builder.rules.startswith("livekit-realtime"):
+                builder.close_with_residual(None, builder.line, "", required=("llm_ttft",))
+            else:
+                self.require(builder)
+                builder.close_with_residual(None, builder.line, "", required=tuple(_STAGE.values()))
             turns.append(builder.build(index))
             anomalies.extend(builder.anomalies)
         anomalies.sort(key=lambda a: a.line)
-        return TraceTable(self.origin, "livekit", ANCHOR, TOTAL, tuple(turns), tuple(anomalies))
+        realtime = [t for t in self.turns.values() if t.rules.startswith("livekit-realtime")]
+        if realtime and len(realtime) == len(self.turns):
+            anchor, total = ANCHOR_REALTIME, TOTAL_REALTIME
+        elif realtime:
+            anchor, total = f"{ANCHOR}; realtime turns: {ANCHOR_REALTIME}", f"{TOTAL}; realtime turns: {TOTAL_REALTIME}"
+        else:
+            anchor, total = ANCHOR, TOTAL
+        return TraceTable(self.origin, "livekit", anchor, total, tuple(turns), tuple(anomalies))
 
 
 def read_livekit(text: str, origin: str = "<trace>", options: ReadOptions | None = None) -> TraceTable:
-    """Rebuild per-turn stages from LiveKit metrics JSON lines.
+    """Rebuild per-turn stages from LiveKit metrics lines (JSON, or pydantic ``str()``/``repr()``).
 
-    :param text: the file's content, one JSON object per line (seconds).
+    :param text: the file's content, one metrics object per line (seconds); other lines are skipped.
     :param origin: the file name for anomalies and reports.
     :param options: the readers' options (here ``absurd_ms``: a stage above it is flagged).
     :returns: a :class:`TraceTable` in ms; turns in order of first appearance, each flagged when a
-        line of it is broken, a value is negative (``ttft = -1``: no token), absurd or missing, or a
-        metrics type repeats for its ``speech_id``.
+        line of it is broken, a value is negative (``ttft = -1``: no token), absurd, missing or repeated
+        to the last digit on every turn (stale), a metrics type is missing (named with the speech id)
+        or repeats for its ``speech_id``.
     """
-    absurd_ms = (options or ReadOptions()).absurd_ms
-    reader = _Reader(origin, absurd_ms)
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    reader = _Reader(origin, (options or ReadOptions()).absurd_ms)
+    for lineno, raw in enumerate(lines(text), start=1):
         if raw.strip():
             reader.line(lineno, raw.strip())
     return reader.table()

@@ -1,75 +1,156 @@
 """LiveKit Agents per-message metrics: the chat history (``session.history.to_dict()``, or one
-``conversation_item_added`` item per line) with ``metrics`` on each message, in seconds.
+``conversation_item_added`` item per line) with ``metrics`` on each message, in seconds
+(``MetricsReport`` in ``livekit-agents/livekit/agents/llm/chat_context.py``, 1.3 and later; rules in
+:mod:`._livekit_rules`).
 
 - user message: ``end_of_turn_delay`` (last speech the VAD saw -> turn committed),
-  ``transcription_delay`` (-> final transcript);
+  ``transcription_delay`` (-> final transcript), ``started_speaking_at``/``stopped_speaking_at``;
 - assistant message: ``llm_node_ttft``, ``tts_node_ttfb``, ``e2e_latency`` (agent started
-  speaking - user stopped speaking).
+  speaking - user stopped speaking), ``started_speaking_at``/``stopped_speaking_at``.
 
 A turn is an assistant message with metrics, joined to the user message before it (its endpointing).
-The total is ``e2e_latency``; what it has beyond the three stages is ``other``.
+The total is ``e2e_latency``; without it, voice-to-voice from the timestamps: the assistant's
+``started_speaking_at`` minus the user's ``stopped_speaking_at`` (LiveKit computes ``e2e_latency`` that
+way, ``voice/agent_activity.py``). When both are there and differ by more than 5 ms, the turn is
+flagged. A realtime (speech-to-speech) model's messages carry only the timestamps: such a turn is its
+voice-to-voice total alone. What the total has beyond the reported stages is ``other``.
 """
 
 from __future__ import annotations
 
-import json
+import bisect
+import math
 import re
 from typing import Any
 
+from voicebudget.traces._jsonsafe import json_kind, lines, loads
+from voicebudget.traces._livekit_rules import flag_stale_values
 from voicebudget.traces._options import ReadOptions
-from voicebudget.traces._table import Anomaly, TraceTable, TurnBuilder
+from voicebudget.traces._table import RESIDUAL_TOLERANCE_MS, Anomaly, TraceTable, TurnBuilder
 
 __all__ = ["looks_like_livekit_history", "read_livekit_history"]
 
 ANCHOR = "LiveKit: the user's last speech frame as the VAD saw it (per-message metrics)"
-TOTAL = "e2e_latency of the assistant message (agent started speaking - user stopped speaking)"
-_KEYS = re.compile(r'"(llm_node_ttft|tts_node_ttfb|end_of_turn_delay)"')
+TOTAL = ("e2e_latency of the assistant message (agent started speaking - user stopped speaking); without it, "
+         "the same from started_speaking_at/stopped_speaking_at")
+_KEYS = re.compile(r'"(llm_node_ttft|tts_node_ttfb|end_of_turn_delay|e2e_latency|started_speaking_at|'
+                   r'stopped_speaking_at)"')
 _NEEDED = {
     "endpointing": ("end_of_turn_delay", "user message with end_of_turn_delay before it"),
     "llm_ttft": ("llm_node_ttft", "llm_node_ttft"),
     "tts_ttfb": ("tts_node_ttfb", "tts_node_ttfb"),
 }
+_PIPELINE_KEYS = ("llm_node_ttft", "tts_node_ttfb")
 
 
 def looks_like_livekit_history(text: str) -> bool:
     """True for chat-history items carrying LiveKit's per-message metrics."""
-    return _KEYS.search(text[:200_000]) is not None and '"role"' in text[:200_000]
+    head = text[:200_000]
+    return _KEYS.search(head) is not None and '"role"' in head
+
+
+class _Lines:
+    def __init__(self, text: str) -> None:
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def of(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset)
 
 
 def _items(text: str, loose: list[Anomaly], origin: str) -> list[tuple[dict[str, Any], int]]:
     """Items with the line each starts on: one document (``{"items": [...]}`` or a list), else one
     item per line."""
-    starts = [0] + [m.end() for m in re.finditer("\n", text)]
-
-    def line_of(offset: int) -> int:
-        return sum(1 for s in starts if s <= offset)
-
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError:
+    doc, error = loads(text)
+    if error is not None:
         out = []
-        for i, raw in enumerate(text.splitlines(), start=1):
+        for i, raw in enumerate(lines(text), start=1):
             if not raw.strip():
                 continue
-            try:
-                item = json.loads(raw[raw.find("{"):] if "{" in raw else raw)
-            except json.JSONDecodeError as exc:
-                loose.append(Anomaly(i, "", raw.strip()[:120], f"unparseable JSON (line cut short?): {exc.msg}",
-                                     origin))
+            item, err = loads(raw[raw.find("{"):] if "{" in raw else raw)
+            if err is not None:
+                loose.append(Anomaly(i, "", raw.strip()[:120], err, origin))
                 continue
             if isinstance(item, dict):
-                out.append((item.get("item", item), i))
+                inner = item.get("item", item)
+                if isinstance(inner, dict):
+                    out.append((inner, i))
         return out
     items = doc.get("items", []) if isinstance(doc, dict) else doc
+    if not isinstance(items, list):
+        loose.append(Anomaly(1, "items", json_kind(items), "items is not a list of chat items", origin))
+        return []
+    where = _Lines(text)
     out, cursor = [], 0
-    for item in items if isinstance(items, list) else []:
+    for index, item in enumerate(items):
         if not isinstance(item, dict):
+            loose.append(Anomaly(where.of(cursor), f"items[{index}]", json_kind(item),
+                                 "a chat item is not an object", origin))
             continue
-        key = f'"{item.get("id")}"' if item.get("id") else '"role"'
+        item_id = item.get("id")
+        key = f'"{item_id}"' if isinstance(item_id, str) and item_id else '"role"'
         pos = text.find(key, cursor)
         cursor = pos + 1 if pos >= 0 else cursor
-        out.append((item, line_of(max(pos, 0))))
+        out.append((item, where.of(max(pos, 0))))
     return out
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+class _History:
+    def __init__(self, origin: str, absurd_ms: float) -> None:
+        self.origin, self.absurd_ms = origin, absurd_ms
+        self.builders: list[TurnBuilder] = []
+        self.values: dict[str, list[tuple[TurnBuilder, int, str, Any]]] = {k: [] for k in _PIPELINE_KEYS}
+
+    def reply(self, item: dict[str, Any], metrics: dict[str, Any], line: int,
+              user: tuple[dict[str, Any], int] | None) -> None:
+        item_id = item.get("id")
+        b = TurnBuilder(item_id if isinstance(item_id, str) and item_id else f"line-{line}", line, self.origin,
+                        self.absurd_ms)
+        pipeline = any(k in metrics for k in _PIPELINE_KEYS) or (user is not None and "end_of_turn_delay" in user[0])
+        b.rules = "livekit-history-1.3+" if pipeline else "livekit-history-realtime"
+        if user is not None and "end_of_turn_delay" in user[0]:
+            b.set_stage("endpointing", b.seconds(user[0]["end_of_turn_delay"], line=user[1], fld="end_of_turn_delay"))
+            b.set_stage("asr", b.seconds(user[0].get("transcription_delay"), line=user[1], fld="transcription_delay",
+                                         missing_ok=True))
+        for key, stage in (("llm_node_ttft", "llm_ttft"), ("tts_node_ttfb", "tts_ttfb")):
+            ms = b.seconds(metrics.get(key), line=line, fld=key, missing_ok=True)
+            b.set_stage(stage, ms)
+            if ms is not None:
+                self.values[key].append((b, line, key, metrics[key]))
+        if pipeline:
+            b.require(_NEEDED)
+        b.close_with_residual(self.total(b, metrics, line, user), line, "e2e_latency",
+                              required=tuple(_NEEDED) if pipeline else ())
+        if b.total_ms is None and not pipeline:
+            b.flag(line, "started_speaking_at", metrics.get("started_speaking_at"),
+                   "no voice-to-voice for this reply: it needs the user message's stopped_speaking_at before it "
+                   "and its own started_speaking_at (a greeting has no user turn)")
+        self.builders.append(b)
+
+    def total(self, b: TurnBuilder, metrics: dict[str, Any], line: int,
+              user: tuple[dict[str, Any], int] | None) -> float | None:
+        """``e2e_latency`` in ms, else the voice-to-voice from the timestamps; flags their disagreement."""
+        e2e = b.seconds(metrics["e2e_latency"], line=line, fld="e2e_latency") if "e2e_latency" in metrics else None
+        started = _number(metrics.get("started_speaking_at"))
+        stopped = _number(user[0].get("stopped_speaking_at")) if user is not None else None
+        v2v = None
+        if started is not None and stopped is not None:
+            v2v = b.ms((started - stopped) * 1000.0, line=line, fld="started_speaking_at")
+        if e2e is not None and v2v is not None and abs(e2e - v2v) > RESIDUAL_TOLERANCE_MS:
+            b.flag(line, "e2e_latency", metrics["e2e_latency"],
+                   f"e2e_latency {e2e:.1f} ms disagrees with the timestamps: assistant started_speaking_at - user "
+                   f"stopped_speaking_at = {v2v:.1f} ms")
+        return e2e if e2e is not None else v2v
+
+    def table(self) -> list[TurnBuilder]:
+        for found in self.values.values():
+            flag_stale_values(found)
+        return self.builders
 
 
 def read_livekit_history(text: str, origin: str = "<trace>", options: ReadOptions | None = None) -> TraceTable:
@@ -78,35 +159,26 @@ def read_livekit_history(text: str, origin: str = "<trace>", options: ReadOption
     :param text: ``session.history.to_dict()`` as JSON, or one item per line (seconds).
     :param origin: the file name for anomalies and reports.
     :param options: the readers' options (here ``absurd_ms``: a stage above it is flagged).
-    :returns: one turn per assistant message with metrics; flagged as the other readers do.
+    :returns: one turn per assistant message with metrics; flagged as the other readers do, and when
+        ``e2e_latency`` and the speaking timestamps disagree.
     """
-    absurd_ms = (options or ReadOptions()).absurd_ms
     loose: list[Anomaly] = []
-    builders: list[TurnBuilder] = []
+    history = _History(origin, (options or ReadOptions()).absurd_ms)
     user: tuple[dict[str, Any], int] | None = None
     for item, line in _items(text, loose, origin):
-        metrics = item.get("metrics") if isinstance(item.get("metrics"), dict) else None
-        if item.get("role") == "user":
+        raw_metrics = item.get("metrics")
+        metrics: dict[str, Any] | None = raw_metrics if isinstance(raw_metrics, dict) else None
+        if raw_metrics is not None and metrics is None:
+            loose.append(Anomaly(line, "metrics", json_kind(raw_metrics), "metrics is not an object", origin))
+        role = item.get("role")
+        if role == "user":
             user = (metrics or {}, line)
             continue
-        if item.get("role") != "assistant" or not metrics:
+        if role != "assistant" or not metrics:
             continue
-        b = TurnBuilder(str(item.get("id") or f"line-{line}"), line, origin, absurd_ms)
-        if user is not None and "end_of_turn_delay" in user[0]:
-            b.set_stage("endpointing", b.seconds(user[0]["end_of_turn_delay"], line=user[1], fld="end_of_turn_delay"))
-            b.set_stage("asr", b.seconds(user[0].get("transcription_delay"), line=user[1], fld="transcription_delay",
-                                         missing_ok=True))
+        history.reply(item, metrics, line, user)
         user = None
-        b.set_stage("llm_ttft", b.seconds(metrics.get("llm_node_ttft"), line=line, fld="llm_node_ttft",
-                                          missing_ok=True))
-        b.set_stage("tts_ttfb", b.seconds(metrics.get("tts_node_ttfb"), line=line, fld="tts_node_ttfb",
-                                          missing_ok=True))
-        b.require(_NEEDED)
-        total = None
-        if "e2e_latency" in metrics:
-            total = b.seconds(metrics["e2e_latency"], line=line, fld="e2e_latency")
-        b.close_with_residual(total, line, "e2e_latency", required=tuple(_NEEDED))
-        builders.append(b)
+    builders = history.table()
     turns = tuple(b.build(i) for i, b in enumerate(builders))
     anomalies = sorted([*loose, *(a for b in builders for a in b.anomalies)], key=lambda a: a.line)
     return TraceTable(origin, "livekit-history", ANCHOR, TOTAL, turns, tuple(anomalies))

@@ -3,34 +3,45 @@
 Input: an OTLP/JSON ``ExportTraceServiceRequest`` (``resourceSpans[].scopeSpans[].spans[]``, as the
 collector's file exporter writes it, one document or one per line), or a plain list of spans with
 attributes as an object. Attribute values are OTLP ``AnyValue`` objects (``doubleValue``,
-``intValue`` as a string, ...); durations are in seconds.
+``intValue`` as a string, ...); durations are in seconds. Every node's type is checked: a node that
+is not what OTLP allows is an anomaly naming its path (``resourceSpans[0].scopeSpans``), never a crash.
 
 One turn per turn span, with the attributes of the span and of its descendants (same trace,
-``parentSpanId`` chain):
+``parentSpanId`` chain; a cycle in that chain, a span that is its own parent or a span without a
+string id is flagged, and the walk ends):
 
-- **LiveKit** (``livekit-agents/livekit/agents/telemetry/trace_types.py``): ``agent_turn`` spans;
-  ``lk.end_of_turn_delay`` -> endpointing, ``lk.transcription_delay`` -> asr, ``lk.response.ttft``
-  (on the ``llm_node`` child in LiveKit's own tree) -> llm_ttft, ``lk.response.ttfb`` (``tts_node``)
-  -> tts_ttfb, ``lk.e2e_latency`` (agent started speaking - user stopped speaking) -> the total;
-  ``lk.speech_id`` is the turn id.
+- **LiveKit** (rules with versions and sources in :mod:`._livekit_rules`): ``agent_turn`` spans
+  (``assistant_turn``/``realtime_assistant_turn`` in 1.2); ``lk.end_of_turn_delay`` (1.2:
+  ``lk.end_of_utterance_delay``) -> endpointing and ``lk.transcription_delay`` -> asr, read from the
+  ``user_turn`` span that precedes the turn (LiveKit makes it a *sibling* of ``agent_turn`` under the
+  session root; 1.8 also copies them onto ``agent_turn``), ``lk.response.ttft`` (``llm_node`` child;
+  1.2-1.4: ``ttft`` inside the JSON of ``lk.llm_metrics``) -> llm_ttft, ``lk.response.ttfb``
+  (``tts_node``; 1.2-1.4: ``lk.tts_metrics``) -> tts_ttfb, ``ttft`` of ``lk.realtime_model_metrics``
+  (realtime models) -> llm_ttft, ``lk.e2e_latency`` (agent started speaking - user stopped speaking,
+  1.5+) -> the total; ``lk.speech_id`` is the turn id.
 - **Pipecat** (``pipecat/utils/tracing/turn_trace_observer.py``): ``turn`` spans;
   ``turn.user_bot_latency_seconds`` -> the total, ``turn.user_turn_seconds`` -> endpointing,
   ``turn.text_aggregation_seconds`` -> first_phrase, and the ``metrics.ttfb`` of the ``stt``,
   ``llm`` and ``tts`` child spans -> asr, llm_ttft, tts_ttfb.
 
 What the total has beyond the reported stages (the LLM's first sentence for LiveKit, the hop to
-the output transport) is the ``other`` stage.
+the output transport) is the ``other`` stage; a total below the sum of its stages is flagged (the
+source's own figure disagrees with the rebuilt one). A TTFT or TTFB repeated to the last digit on
+every turn is flagged as stale.
 """
 
 from __future__ import annotations
 
-import json
+import bisect
+import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from voicebudget._errors import ScenarioError
+from voicebudget.traces._jsonsafe import json_kind, lines, loads
+from voicebudget.traces._livekit_rules import flag_stale_values
 from voicebudget.traces._options import ReadOptions
 from voicebudget.traces._table import Anomaly, TraceTable, TurnBuilder
 
@@ -41,26 +52,41 @@ ANCHOR_PIPECAT = "Pipecat: VAD stop minus stop_secs (UserBotLatencyObserver, tur
 TOTAL_LIVEKIT = "lk.e2e_latency (agent started speaking - user stopped speaking), else the sum of the stages"
 TOTAL_PIPECAT = "turn.user_bot_latency_seconds (bot started speaking - end of speech), else the sum of the stages"
 
-_LK = {
-    "endpointing": "lk.end_of_turn_delay",
-    "asr": "lk.transcription_delay",
-    "llm_ttft": "lk.response.ttft",
-    "tts_ttfb": "lk.response.ttfb",
+_LK: dict[str, tuple[str, ...]] = {
+    "endpointing": ("lk.end_of_turn_delay", "lk.end_of_utterance_delay"),
+    "asr": ("lk.transcription_delay",),
+    "llm_ttft": ("lk.response.ttft", "lk.llm_metrics.ttft", "lk.realtime_model_metrics.ttft"),
+    "tts_ttfb": ("lk.response.ttfb", "lk.tts_metrics.ttfb"),
 }
-_PC = {
-    "endpointing": "turn.user_turn_seconds",
-    "first_phrase": "turn.text_aggregation_seconds",
-    "asr": "stt:metrics.ttfb",
-    "llm_ttft": "llm:metrics.ttfb",
-    "tts_ttfb": "tts:metrics.ttfb",
+_PC: dict[str, tuple[str, ...]] = {
+    "endpointing": ("turn.user_turn_seconds",),
+    "first_phrase": ("turn.text_aggregation_seconds",),
+    "asr": ("stt:metrics.ttfb",),
+    "llm_ttft": ("llm:metrics.ttfb",),
+    "tts_ttfb": ("tts:metrics.ttfb",),
 }
 _OPTIONAL = {"asr", "first_phrase"}
+_LK_TURNS = ("agent_turn", "assistant_turn", "realtime_assistant_turn")
+_LK_USER_TURN = "user_turn"
+_JSON_METRICS = ("lk.llm_metrics", "lk.tts_metrics", "lk.realtime_model_metrics")
+_STALE = ("lk.response.ttft", "lk.response.ttfb", "lk.llm_metrics.ttft", "lk.tts_metrics.ttfb",
+          "llm:metrics.ttfb", "tts:metrics.ttfb")
 
 
 def looks_like_otel(text: str) -> bool:
     """True for an OTLP JSON export (``resourceSpans``) or a JSON list of spans."""
     head = text[:200_000]
     return bool(re.search(r'"(resourceSpans|resource_spans|scopeSpans|spanId|span_id)"', head))
+
+
+class _Bad:
+    """An attribute value that is not a valid OTLP AnyValue (kept so the turn flags it)."""
+
+    def __init__(self, path: str, what: str) -> None:
+        self.path, self.what = path, what
+
+    def __str__(self) -> str:
+        return self.what
 
 
 @dataclass
@@ -73,19 +99,29 @@ class _Span:
     attrs: dict[str, Any]
     line: int
     offset: int
-    bad: list[str]
+    bad: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _value(v: Any) -> Any:
-    """An OTLP AnyValue (or a plain JSON value) as a Python value; numeric strings become floats."""
+def _value(v: Any, path: str) -> Any:
+    """An OTLP AnyValue (or a plain JSON value) as a Python value; numeric strings become floats.
+    A malformed AnyValue gives a :class:`_Bad`."""
     if isinstance(v, dict):
         for key in ("doubleValue", "intValue", "boolValue", "stringValue", "double_value", "int_value",
                     "bool_value", "string_value"):
             if key in v:
-                return _value(v[key]) if key.startswith(("int", "double")) else v[key]
-        if "arrayValue" in v:
-            return [_value(x) for x in v["arrayValue"].get("values", [])]
-        return None
+                inner = v[key]
+                if key.startswith(("int", "double")):
+                    return _value(inner, f"{path}.{key}") if isinstance(inner, str | int | float) else _Bad(
+                        f"{path}.{key}", f"{json_kind(inner)}, not a number")
+                return inner if isinstance(inner, str | bool) else _Bad(f"{path}.{key}", json_kind(inner))
+        for key in ("arrayValue", "array_value"):
+            if key in v:
+                arr = v[key]
+                values = arr.get("values", []) if isinstance(arr, dict) else None
+                if not isinstance(values, list):
+                    return _Bad(f"{path}.{key}", "an arrayValue that is not an object with a values list")
+                return [_value(x, f"{path}.{key}.values[{i}]") for i, x in enumerate(values)]
+        return _Bad(path, "an AnyValue with no known value key")
     if isinstance(v, str):
         try:
             return float(v)
@@ -94,35 +130,71 @@ def _value(v: Any) -> Any:
     return v
 
 
-def _attrs(raw: Any) -> tuple[dict[str, Any], list[str]]:
-    """Attributes as a dict, and a description of each malformed entry (no key, no value)."""
+def _attrs(raw: Any, path: str) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """Attributes as a dict, and ``(path, what is wrong)`` for each malformed entry."""
+    if raw is None:
+        return {}, []
     if isinstance(raw, dict):
-        return {str(k): _value(v) for k, v in raw.items()}, []
+        return {str(k): _value(v, f"{path}.{k}") for k, v in raw.items()}, []
+    if not isinstance(raw, list):
+        return {}, [(path, f"attributes is {json_kind(raw)}, not a list or object")]
     out: dict[str, Any] = {}
-    bad: list[str] = []
-    for a in raw if isinstance(raw, list) else []:
+    bad: list[tuple[str, str]] = []
+    for i, a in enumerate(raw):
         if isinstance(a, dict) and isinstance(a.get("key"), str) and isinstance(a.get("value"), dict):
-            out[a["key"]] = _value(a["value"])
+            out[a["key"]] = _value(a["value"], f"{path}[{i}].value")
         else:
-            bad.append(json.dumps(a)[:80])
+            bad.append((f"{path}[{i}]", "malformed attribute (no key or no value)"))
+    for key in _JSON_METRICS:  # 1.2-1.4: the metrics model as a JSON string
+        if isinstance(out.get(key), str):
+            obj, _err = loads(out[key])
+            if isinstance(obj, dict):
+                for name in ("ttft", "ttfb"):
+                    if name in obj:
+                        out[f"{key}.{name}"] = obj[name]
     return out, bad
 
 
-def _spans_of(doc: Any) -> Iterator[dict[str, Any]]:
+def _list(node: Any, path: str, problems: list[tuple[str, str]]) -> list[Any]:
+    if node is None:
+        return []
+    if not isinstance(node, list):
+        problems.append((path, f"{json_kind(node)}, not a list"))
+        return []
+    return node
+
+
+def _spans_of(doc: Any, path: str, problems: list[tuple[str, str]]) -> Iterator[tuple[dict[str, Any], str]]:
+    """The span objects in a document with their paths; every node's type checked (``problems``)."""
     if isinstance(doc, list):
-        for item in doc:
-            yield from _spans_of(item)
+        for i, item in enumerate(doc):
+            yield from _spans_of(item, f"{path}[{i}]", problems)
         return
     if not isinstance(doc, dict):
+        problems.append((path or "(document)", f"{json_kind(doc)}, not an object"))
         return
-    if "resourceSpans" in doc or "resource_spans" in doc:
-        for rs in doc.get("resourceSpans") or doc.get("resource_spans") or []:
-            for ss in rs.get("scopeSpans") or rs.get("scope_spans") or rs.get("instrumentationLibrarySpans") or []:
-                yield from (s for s in ss.get("spans", []) if isinstance(s, dict))
+    key = "resourceSpans" if "resourceSpans" in doc else "resource_spans" if "resource_spans" in doc else None
+    if key is not None:
+        for i, rs in enumerate(_list(doc[key], f"{path}{key}", problems)):
+            rs_path = f"{path}{key}[{i}]"
+            if not isinstance(rs, dict):
+                problems.append((rs_path, f"{json_kind(rs)}, not an object"))
+                continue
+            skey = next((k for k in ("scopeSpans", "scope_spans", "instrumentationLibrarySpans") if k in rs), None)
+            for j, ss in enumerate(_list(rs.get(skey) if skey else None, f"{rs_path}.{skey}", problems)):
+                ss_path = f"{rs_path}.{skey}[{j}]"
+                if not isinstance(ss, dict):
+                    problems.append((ss_path, f"{json_kind(ss)}, not an object"))
+                    continue
+                for k, s in enumerate(_list(ss.get("spans"), f"{ss_path}.spans", problems)):
+                    if isinstance(s, dict):
+                        yield s, f"{ss_path}.spans[{k}]"
+                    else:
+                        problems.append((f"{ss_path}.spans[{k}]", f"{json_kind(s)}, not an object"))
     elif "spans" in doc:
-        yield from _spans_of(doc["spans"])
+        yield from _spans_of(doc["spans"], f"{path}spans", problems)
     elif "name" in doc and ("spanId" in doc or "span_id" in doc or "context" in doc):
-        yield doc
+        yield doc, path or "(document)"
 
 
 class _Locator:
@@ -130,17 +202,11 @@ class _Locator:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = [0]
-        for m in re.finditer("\n", text):
-            self.starts.append(m.end())
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
         self.cursor = 0
 
     def line_of(self, offset: int) -> int:
-        lo, hi = 0, len(self.starts)
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            lo, hi = (mid, hi) if self.starts[mid] <= offset else (lo, mid)
-        return lo + 1
+        return bisect.bisect_right(self.starts, offset)
 
     def find_span(self, span_id: str, base: int) -> int:
         pat = re.compile(r'"(?:spanId|span_id)"\s*:\s*"' + re.escape(span_id) + '"')
@@ -151,58 +217,90 @@ class _Locator:
         return m.start()
 
     def attr_line(self, span: _Span, key: str) -> int:
-        idx = self.text.find(f'"{key.split(":")[-1]}"', span.offset)
+        name = key.split(":")[-1]
+        for prefix in _JSON_METRICS:
+            if name.startswith(prefix + "."):
+                name = prefix
+        idx = self.text.find(f'"{name}"', span.offset)
         return self.line_of(idx) if idx >= 0 else span.line
 
 
-def _span(raw: dict[str, Any], loc: _Locator, base: int) -> _Span:
+def _ident(raw: Any, what: str, bad: list[tuple[str, str]]) -> str:
+    if raw is None or raw == "":
+        return ""
+    if not isinstance(raw, str):
+        bad.append((what, f"{what} is {json_kind(raw)}, not a string"))
+        return ""
+    return raw
+
+
+def _start(raw: Any, bad: list[tuple[str, str]]) -> int:
+    if raw is None:
+        return 0
+    if isinstance(raw, bool) or not isinstance(raw, int | float | str):
+        bad.append(("startTimeUnixNano", f"{json_kind(raw)}, not a time in ns"))
+        return 0
+    try:
+        value = float(raw) if not isinstance(raw, int) else raw
+    except ValueError:
+        bad.append(("startTimeUnixNano", "not a number"))
+        return 0
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            bad.append(("startTimeUnixNano", f"{value} is not a finite time"))
+            return 0
+        return int(value)
+    return value
+
+
+def _span(raw: dict[str, Any], path: str, loc: _Locator, base: int) -> _Span:
+    bad: list[tuple[str, str]] = []
     context = raw.get("context")
     ctx: dict[str, Any] = context if isinstance(context, dict) else {}
-    sid = str(raw.get("spanId") or raw.get("span_id") or ctx.get("span_id") or "")
+    sid = _ident(raw.get("spanId", raw.get("span_id", ctx.get("span_id"))), "spanId", bad)
     offset = loc.find_span(sid, base) if sid else base
-    start = raw.get("startTimeUnixNano") or raw.get("start_time_unix_nano") or 0
-    try:
-        start_ns = int(start)
-    except (TypeError, ValueError):
-        start_ns = 0
-    attrs, bad = _attrs(raw.get("attributes"))
+    name = raw.get("name", "")
+    if not isinstance(name, str):
+        bad.append(("name", f"name is {json_kind(name)}, not a string"))
+        name = ""
+    attrs, attr_bad = _attrs(raw.get("attributes"), f"{path}.attributes")
     return _Span(
-        name=str(raw.get("name", "")),
-        trace=str(raw.get("traceId") or raw.get("trace_id") or ctx.get("trace_id") or ""),
+        name=name,
+        trace=_ident(raw.get("traceId", raw.get("trace_id", ctx.get("trace_id"))), "traceId", bad),
         id=sid,
-        parent=str(raw.get("parentSpanId") or raw.get("parent_span_id") or raw.get("parent_id") or ""),
-        start_ns=start_ns,
+        parent=_ident(raw.get("parentSpanId", raw.get("parent_span_id", raw.get("parent_id"))), "parentSpanId", bad),
+        start_ns=_start(raw.get("startTimeUnixNano", raw.get("start_time_unix_nano")), bad),
         attrs=attrs,
         line=loc.line_of(offset),
         offset=offset,
-        bad=bad,
+        bad=bad + attr_bad,
     )
 
 
 def _documents(text: str, loc: _Locator, anomalies: list[Anomaly], origin: str) -> list[tuple[Any, int]]:
     """The JSON documents in ``text`` with their offsets: the whole text, else one per line (OTLP
     JSON lines), else the span objects that still parse in a damaged document."""
-    try:
-        return [(json.loads(text), 0)]
-    except json.JSONDecodeError as whole:
-        docs: list[tuple[Any, int]] = []
-        bad: list[Anomaly] = []
-        for i, raw in enumerate(text.splitlines()):
-            if not raw.strip():
-                continue
-            try:
-                docs.append((json.loads(raw), loc.starts[i]))
-            except json.JSONDecodeError as exc:
-                snippet = raw.strip()[:120]
-                bad.append(Anomaly(i + 1, "", snippet, f"unparseable JSON (line cut short?): {exc.msg}", origin))
-        if any(True for doc, _ in docs for _span in _spans_of(doc)):
-            anomalies.extend(bad)
-            return docs
-        n_before = len(anomalies)
-        salvaged = _salvage(text, loc, anomalies, origin)
-        if not salvaged or len(anomalies) == n_before:
-            anomalies.append(Anomaly(whole.lineno, "", "", f"unparseable JSON (file cut short?): {whole.msg}", origin))
-        return salvaged
+    doc, whole = loads(text)
+    if whole is None:
+        return [(doc, 0)]
+    docs: list[tuple[Any, int]] = []
+    bad: list[Anomaly] = []
+    for i, raw in enumerate(lines(text)):
+        if not raw.strip():
+            continue
+        item, err = loads(raw)
+        if err is None:
+            docs.append((item, loc.starts[i]))
+        else:
+            bad.append(Anomaly(i + 1, "", raw.strip()[:120], err, origin))
+    if any(True for item, _ in docs for _s in _spans_of(item, "", [])):
+        anomalies.extend(bad)
+        return docs
+    n_before = len(anomalies)
+    salvaged = _salvage(text, loc, anomalies, origin)
+    if not salvaged or len(anomalies) == n_before:
+        anomalies.append(Anomaly(1, "", "", whole.replace("line", "file"), origin))
+    return salvaged
 
 
 _SPAN_START = re.compile(r'\{[^{}\[\]]*?"(?:spanId|span_id)"\s*:')
@@ -211,16 +309,20 @@ _SPAN_START = re.compile(r'\{[^{}\[\]]*?"(?:spanId|span_id)"\s*:')
 def _salvage(text: str, loc: _Locator, anomalies: list[Anomaly], origin: str) -> list[tuple[Any, int]]:
     """Span objects that still decode in a damaged document; each one that does not is an anomaly
     on the line it starts (the turn it carried is lost)."""
+    import json
+
     decoder = json.JSONDecoder()
     found: list[tuple[Any, int]] = []
     pos = 0
     while (m := _SPAN_START.search(text, pos)) is not None:
         try:
             obj, end = decoder.raw_decode(text, m.start())
-        except json.JSONDecodeError as exc:
-            line = loc.line_of(exc.pos)
+        except (json.JSONDecodeError, RecursionError, ValueError) as exc:
+            at = exc.pos if isinstance(exc, json.JSONDecodeError) else m.start()
+            line = loc.line_of(at)
+            msg = exc.msg if isinstance(exc, json.JSONDecodeError) else "too deep or too long a number"
             anomalies.append(Anomaly(line, "", text[m.start():m.start() + 80].replace("\n", " "),
-                                     f"span cut short or broken ({exc.msg} on line {line}); span skipped", origin))
+                                     f"span cut short or broken ({msg} on line {line}); span skipped", origin))
             pos = m.end()
             continue
         if isinstance(obj, dict):
@@ -234,50 +336,107 @@ class _Reader:
         self.origin, self.absurd_ms = origin, absurd_ms
         self.loc = _Locator(text)
         self.loose: list[Anomaly] = []
-        self.spans = [_span(raw, self.loc, base) for doc, base in _documents(text, self.loc, self.loose, origin)
-                      for raw in _spans_of(doc)]
+        self.spans: list[_Span] = []
+        for doc, base in _documents(text, self.loc, self.loose, origin):
+            problems: list[tuple[str, str]] = []
+            for raw, path in _spans_of(doc, "", problems):
+                self.spans.append(_span(raw, path, self.loc, base))
+            for path, what in problems:
+                self.loose.append(Anomaly(self.loc.line_of(base), path, None, f"not OTLP: {what}", origin))
         self.children: dict[tuple[str, str], list[_Span]] = {}
         for s in self.spans:
-            self.children.setdefault((s.trace, s.parent), []).append(s)
+            if s.parent:
+                self.children.setdefault((s.trace, s.parent), []).append(s)
+        for kids in self.children.values():
+            kids.sort(key=lambda s: s.start_ns)
 
     def flavour(self) -> str:
-        if any(s.name == "agent_turn" or any(k.startswith("lk.") for k in s.attrs) for s in self.spans):
+        if any(s.name in _LK_TURNS or any(k.startswith("lk.") for k in s.attrs) for s in self.spans):
             return "livekit"
         return "pipecat"
 
-    def subtree(self, turn: _Span) -> list[_Span]:
-        """The turn span and its descendants, breadth first, siblings by start time."""
+    def subtree(self, turn: _Span, cycles: list[_Span]) -> list[_Span]:
+        """The turn span and its descendants, breadth first, siblings by start time. A span met twice
+        (a cycle in the parent chain, a span that is its own parent) is put in ``cycles`` and not
+        walked again; spans without an id have no children."""
         out = [turn]
-        queue = sorted(self.children.get((turn.trace, turn.id), []), key=lambda s: s.start_ns)
-        while queue:
-            span = queue.pop(0)
+        seen = {id(turn)}
+        queue = list(self.children.get((turn.trace, turn.id), [])) if turn.id else []
+        head = 0
+        while head < len(queue):
+            span = queue[head]
+            head += 1
+            if id(span) in seen:
+                cycles.append(span)
+                continue
+            seen.add(id(span))
             out.append(span)
-            queue.extend(sorted(self.children.get((span.trace, span.id), []), key=lambda s: s.start_ns))
+            if span.id:
+                queue.extend(self.children.get((span.trace, span.id), []))
         return out
 
-    def attributes(self, turn: _Span) -> dict[str, tuple[Any, _Span]]:
-        """The turn span's attributes, then its descendants' (children of Pipecat service spans as
+    def attributes(self, spans: list[_Span]) -> dict[str, tuple[Any, _Span]]:
+        """The first span's attributes, then the others' (children of Pipecat service spans also as
         ``<span name>:<key>``), first value wins."""
-        out = {k: (v, turn) for k, v in turn.attrs.items()}
-        for span in self.subtree(turn)[1:]:
+        out = {k: (v, spans[0]) for k, v in spans[0].attrs.items()}
+        for span in spans[1:]:
             for k, v in span.attrs.items():
                 out.setdefault(k, (v, span))
                 out.setdefault(f"{span.name}:{k}", (v, span))
         return out
 
+    def user_turns(self, turn_spans: list[_Span]) -> dict[int, _Span]:
+        """LiveKit: the ``user_turn`` span each turn answers (by ``id()`` of the turn span): the latest
+        one that started before the turn and after the previous turn of its trace (a user turn the
+        user resumed is superseded by the next one)."""
+        by_trace: dict[str, list[_Span]] = {}
+        for u in sorted((s for s in self.spans if s.name == _LK_USER_TURN), key=lambda s: s.start_ns):
+            by_trace.setdefault(u.trace, []).append(u)
+            if u.trace:
+                by_trace.setdefault("", []).append(u)
+        starts = {k: [u.start_ns for u in v] for k, v in by_trace.items()}
+        joined: dict[int, _Span] = {}
+        previous: dict[str, int] = {}
+        for span in sorted(turn_spans, key=lambda s: s.start_ns):
+            key = span.trace if span.trace in by_trace else ""
+            if key not in by_trace:
+                continue
+            i = bisect.bisect_right(starts[key], span.start_ns) - 1
+            if i >= 0 and by_trace[key][i].start_ns > previous.get(key, -1):
+                joined[id(span)] = by_trace[key][i]
+            previous[key] = span.start_ns
+        return joined
+
     def table(self) -> TraceTable:
         lk = self.flavour() == "livekit"
         names, total_key = (_LK, "lk.e2e_latency") if lk else (_PC, "turn.user_bot_latency_seconds")
-        turn_spans = [s for s in self.spans if s.name == ("agent_turn" if lk else "turn") or total_key in s.attrs]
+        turn_spans = [s for s in self.spans if (s.name in _LK_TURNS if lk else s.name == "turn")
+                      or total_key in s.attrs]
+        joined = self.user_turns(turn_spans) if lk else {}
         builders: dict[str, TurnBuilder] = {}
+        stale: dict[str, list[tuple[TurnBuilder, int, str, Any]]] = {k: [] for k in _STALE}
         for span in sorted(turn_spans, key=lambda s: (s.start_ns, s.line)):
-            attrs = self.attributes(span)
-            tid = str(attrs["lk.speech_id"][0]) if lk and "lk.speech_id" in attrs else span.id or f"line-{span.line}"
+            cycles: list[_Span] = []
+            members = self.subtree(span, cycles)
+            if id(span) in joined:
+                members += self.subtree(joined[id(span)], cycles)
+            attrs = self.attributes(members)
+            speech = attrs.get("lk.speech_id", (None, span))[0] if lk else None
+            tid = speech if isinstance(speech, str) and speech else span.id or f"line-{span.line}"
             if tid in builders:
                 builders[tid].flag(span.line, "lk.speech_id" if lk else "spanId", tid,
                                    f"duplicate turn id (first on line {builders[tid].line})")
                 continue
-            builders[tid] = self.turn(tid, span, attrs, names, total_key)
+            b = self.turn(tid, span, members, attrs, names, total_key)
+            for c in cycles[:1]:
+                b.flag(c.line, "parentSpanId", c.id or None,
+                       "span tree has a cycle (a span is its own ancestor); its spans are read once")
+            for key in _STALE:
+                if key in attrs and not isinstance(attrs[key][0], _Bad):
+                    stale[key].append((b, self.loc.attr_line(attrs[key][1], key), key, attrs[key][0]))
+            builders[tid] = b
+        for found in stale.values():
+            flag_stale_values(found)
         turns, anomalies = [], list(self.loose)
         for index, b in enumerate(builders.values()):
             turns.append(b.build(index))
@@ -287,25 +446,49 @@ class _Reader:
             "otel-pipecat", ANCHOR_PIPECAT, TOTAL_PIPECAT)
         return TraceTable(self.origin, fmt, anchor, total, tuple(turns), tuple(anomalies))
 
-    def turn(self, tid: str, span: _Span, attrs: dict[str, tuple[Any, _Span]], names: dict[str, str],
-             total_key: str) -> TurnBuilder:
+    @staticmethod
+    def rules(attrs: dict[str, tuple[Any, _Span]], span: _Span) -> str:
+        if "lk.e2e_latency" in attrs or "lk.response.ttft" in attrs or "lk.response.ttfb" in attrs:
+            return "livekit-otel-1.5+"
+        if "lk.end_of_utterance_delay" in attrs or span.name != "agent_turn":
+            return "livekit-otel-1.2"
+        return "livekit-otel-1.3"
+
+    def turn(self, tid: str, span: _Span, members: list[_Span], attrs: dict[str, tuple[Any, _Span]],
+             names: dict[str, tuple[str, ...]], total_key: str) -> TurnBuilder:
+        lk = total_key.startswith("lk.")
         b = TurnBuilder(tid, span.line, self.origin, self.absurd_ms)
-        for member in self.subtree(span):
-            for entry in member.bad:
-                b.flag(member.line, "attributes", entry, "malformed attribute (no key or no value)")
-        for stage, key in names.items():
-            if key in attrs:
-                value, owner = attrs[key]
-                b.set_stage(stage, b.seconds(value, line=self.loc.attr_line(owner, key), fld=key))
-        optional = _OPTIONAL if total_key.startswith("lk.") else _OPTIONAL | {"endpointing"}
-        needed = {k: (v, v) for k, v in names.items() if k not in optional}
+        b.rules = self.rules(attrs, span) if lk else "pipecat-otel"
+        for member in members:
+            for where, what in member.bad:
+                b.flag(member.line, where, None, what)
+        for stage, keys in names.items():
+            key = next((k for k in keys if k in attrs), None)
+            if key is None:
+                continue
+            value, owner = attrs[key]
+            line = self.loc.attr_line(owner, key)
+            if isinstance(value, _Bad):
+                b.flag(line, value.path, None, f"not a number: {value.what}")
+                continue
+            if value == -1 and stage in ("llm_ttft", "tts_ttfb") and not isinstance(value, bool):
+                b.flag(line, key, value, f"no first {'token' if stage == 'llm_ttft' else 'audio'} ({key} = -1)")
+                continue
+            b.set_stage(stage, b.seconds(value, line=line, fld=key))
+        realtime = lk and "lk.realtime_model_metrics.ttft" in attrs and "lk.response.ttfb" not in attrs
+        optional = _OPTIONAL | ({"tts_ttfb", "endpointing"} if realtime else set()) if lk else (
+            _OPTIONAL | {"endpointing"})
+        needed = {k: (v[0], v[0]) for k, v in names.items() if k not in optional}
         b.require(needed)
         total = None
         if total_key in attrs:
             value, owner = attrs[total_key]
             line = self.loc.attr_line(owner, total_key)
-            total = b.seconds(value, line=line, fld=total_key)
-        else:
+            if isinstance(value, _Bad):
+                b.flag(line, value.path, None, f"not a number: {value.what}")
+            else:
+                total = b.seconds(value, line=line, fld=total_key)
+        elif not (lk and b.rules in ("livekit-otel-1.2", "livekit-otel-1.3")):
             b.flag(span.line, total_key, None, f"turn has no {total_key} (the source's own total)")
         b.close_with_residual(total, span.line, total_key, required=tuple(needed))
         return b
@@ -314,18 +497,20 @@ class _Reader:
 def read_otel(text: str, origin: str = "<trace>", options: ReadOptions | None = None) -> TraceTable:
     """Rebuild per-turn stages from an OTLP JSON span export (LiveKit ``lk.*`` or Pipecat ``turn.*``).
 
-    :param text: the export's content: one JSON document, or one per line.
+    :param text: the export's content: one JSON document, or one per line (split on ``\\n`` only).
     :param origin: the file name for anomalies and reports.
     :param options: the readers' options (here ``absurd_ms``: a stage above it is flagged).
     :returns: a :class:`TraceTable` in ms, one turn per ``agent_turn`` (LiveKit) or ``turn``
-        (Pipecat) span, ordered by start time. Flagged: broken lines, negative/absurd/non-numeric
-        values, turns without endpointing (LiveKit), TTFT or TTS TTFB, totals below the sum of their
-        stages, repeated turn ids.
-    :raises ScenarioError: no span could be read at all.
+        (Pipecat) span, ordered by start time. Flagged: broken lines, nodes of the wrong type (with
+        their path), negative/absurd/non-numeric values, cycles in the span tree, turns without
+        endpointing (LiveKit), TTFT or TTS TTFB, totals below the sum of their stages, repeated turn
+        ids, a TTFT/TTFB repeated to the last digit on every turn.
+    :raises ScenarioError: no span could be read at all (the message names the first problems).
     """
     absurd_ms = (options or ReadOptions()).absurd_ms
-    reader = _Reader(text, origin, absurd_ms)
+    reader = _Reader(text.removeprefix("\ufeff"), origin, absurd_ms)
     if not reader.spans:
-        detail = "; ".join(f"line {a.line}: {a.reason}" for a in reader.loose[:3]) or "no spans found"
+        detail = "; ".join(f"line {a.line}: {a.field + ': ' if a.field else ''}{a.reason}"
+                           for a in reader.loose[:3]) or "no spans found"
         raise ScenarioError(f"not an OTLP JSON span export ({detail})", origin=origin)
     return reader.table()

@@ -1,17 +1,33 @@
-"""Terminal rendering of a trace check and a fit (rich renderables; imported by the CLI only)."""
+"""Terminal rendering of a trace check and a fit (rich renderables; imported by the CLI only).
+
+Every string that comes from a trace file (file names, turn ids, fields, values, reasons, anchors) is
+escaped before rich sees it: a ``[/x]`` in a speech id must not crash the renderer, a
+``[link=...]`` must not become a live link.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from voicebudget._report import Report
-from voicebudget.traces._check import TraceCheck
+from voicebudget.traces._check import NoUsableTurnsError, TraceCheck
 from voicebudget.traces._fit import TraceFit
-from voicebudget.traces._table import OFF_PATH, ON_PATH
+from voicebudget.traces._table import OFF_PATH, ON_PATH, Anomaly, TraceTurn
 
-__all__ = ["render_check", "render_fit"]
+__all__ = ["render_check", "render_fit", "render_unusable"]
 
 MAX_TURN_ROWS = 50
+
+
+def _esc(value: object) -> str:
+    """``value`` as text that rich prints literally (markup escaped, control characters shown)."""
+    from rich.markup import escape
+
+    text = str(value)
+    if not text.isprintable():
+        text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    return escape(text)
 
 
 def _ms(x: float | None) -> str:
@@ -27,40 +43,41 @@ def _stage_table(report: Report, title: str) -> Any:
         table.add_column(col, justify="left" if col == "stage" else "right")
     for s in report.stages:
         st = s.stats
-        table.add_row(s.name, _ms(st.p50_ms), _ms(st.p90_ms), _ms(st.at_percentile_ms), _ms(st.p99_ms),
+        table.add_row(_esc(s.name), _ms(st.p50_ms), _ms(st.p90_ms), _ms(st.at_percentile_ms), _ms(st.p99_ms),
                       _ms(s.tail_ms), f"{s.tail_share:.0%}")
     t = report.total
     table.add_row("[bold]total[/]", _ms(t.p50_ms), _ms(t.p90_ms), _ms(t.at_percentile_ms), _ms(t.p99_ms), "", "")
     return table
 
 
-def _turn_table(result: TraceCheck) -> Any:
+def _turn_table(turns: Sequence[TraceTurn], included: Sequence[bool]) -> Any:
     from rich.table import Table
 
-    names = [s for s in (*ON_PATH, *OFF_PATH) if any(s in t.stages_ms for t in result.turns)]
-    shown = min(len(result.turns), MAX_TURN_ROWS)
-    more = f"; first {shown} of {len(result.turns)}, all in --format json" if shown < len(result.turns) else ""
+    names = [s for s in (*ON_PATH, *OFF_PATH) if any(s in t.stages_ms for t in turns)]
+    shown = min(len(turns), MAX_TURN_ROWS)
+    more = f"; first {shown} of {len(turns)}, all in --format json" if shown < len(turns) else ""
     table = Table(title=f"turns (ms; t = 0 at the actual end of speech{more})", title_justify="left")
     for col in ("file", "turn", "line", *names, "total", ""):
         table.add_column(col, justify="left" if col in ("file", "turn", "") else "right")
-    for turn, inc in list(zip(result.turns, result.included, strict=True))[:MAX_TURN_ROWS]:
+    for turn, inc in list(zip(turns, included, strict=True))[:MAX_TURN_ROWS]:
         note = "first" if turn.index == 0 else ""
         note += " cold" if turn.cold else ""
         note += " flagged" + (" (included)" if inc else "") if turn.flagged else ""
         style = None if inc else "dim"
-        table.add_row(turn.origin.rsplit("/", 1)[-1], turn.id, str(turn.line),
+        table.add_row(_esc(turn.origin.rsplit("/", 1)[-1]), _esc(turn.id), str(turn.line),
                       *(_ms(turn.stages_ms.get(s)) for s in names), _ms(turn.total_ms), note.strip(), style=style)
     return table
 
 
-def _anomaly_table(result: TraceCheck) -> Any:
+def _anomaly_table(anomalies: Sequence[Anomaly]) -> Any:
     from rich.table import Table
 
-    table = Table(title=f"anomalies ({len(result.anomalies)})", title_justify="left")
+    table = Table(title=f"anomalies ({len(anomalies)})", title_justify="left")
     for col in ("file", "line", "field", "value", "reason"):
         table.add_column(col, justify="right" if col == "line" else "left", overflow="fold")
-    for a in result.anomalies:
-        table.add_row(a.origin.rsplit("/", 1)[-1], str(a.line), a.field, str(a.value)[:40], a.reason)
+    for a in anomalies:
+        table.add_row(_esc(a.origin.rsplit("/", 1)[-1]), str(a.line), _esc(a.field), _esc(str(a.value)[:40]),
+                      _esc(a.reason))
     return table
 
 
@@ -72,7 +89,7 @@ def render_check(result: TraceCheck) -> Any:
 
     r = result.report
     verdict = "[green]PASS[/]" if r.passed else "[red]FAIL[/]"
-    parts: list[Any] = [Text.from_markup(f"{verdict} {r.summary()}; {r.within_budget_share:.1%} of "
+    parts: list[Any] = [Text.from_markup(f"{verdict} {_esc(r.summary())}; {r.within_budget_share:.1%} of "
                                          f"{r.n_turns} turns within {r.budget.total_ms:g} ms")]
     for tab in result.tables:
         parts.append(Text(f"{tab.origin} [{tab.format}]: t = 0 is {tab.anchor}; total = {tab.total}"))
@@ -82,11 +99,24 @@ def render_check(result: TraceCheck) -> Any:
             parts.append(Text(f"{label}: {rep.n_turns} turns, p50 {rep.total.p50_ms:.0f} ms, "
                               f"{rep.budget.label} {rep.total.at_percentile_ms:.0f} ms, "
                               f"{rep.within_budget_share:.0%} within budget"))
-    parts.append(_turn_table(result))
+    parts.append(_turn_table(result.turns, result.included))
     if result.anomalies:
         excluded = "included in the statistics" if result.include_anomalies else "excluded from the statistics"
-        parts.append(_anomaly_table(result))
+        parts.append(_anomaly_table(result.anomalies))
         parts.append(Text(f"flagged turns are {excluded} (--include-anomalies to change)"))
+    return Group(*parts)
+
+
+def render_unusable(error: NoUsableTurnsError) -> Any:
+    """A rich renderable of what was read when no turn is usable: the turns and the anomalies (the
+    error itself goes to stderr)."""
+    from rich.console import Group
+
+    turns = [t for tab in error.tables for t in tab.turns]
+    anomalies = [a for tab in error.tables for a in tab.anomalies]
+    parts: list[Any] = [_turn_table(turns, [False] * len(turns))]
+    if anomalies:
+        parts.append(_anomaly_table(anomalies))
     return Group(*parts)
 
 

@@ -1,0 +1,154 @@
+"""What each LiveKit Agents version writes, as data: the metrics types, span names and attributes the
+LiveKit readers use, the versions each rule covers, and where it was read in LiveKit's source.
+
+Sources: github.com/livekit/agents, ``livekit-agents/livekit/agents/metrics/base.py``,
+``telemetry/trace_types.py``, ``voice/agent_activity.py``, ``voice/audio_recognition.py``,
+``voice/generation.py``, ``llm/chat_context.py`` (``MetricsReport``) at the tags named below, and the
+installed ``livekit-agents`` 1.8.9; checked 2026-11-30. The rule that read a turn is recorded on it
+(:attr:`~voicebudget.traces.TraceTurn.rules`).
+
+Also here: the check for a value repeated to the last digit on every turn (a stale measurement), which
+every LiveKit reader applies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from voicebudget.traces._table import TurnBuilder
+
+__all__ = ["RULES", "LiveKitRule", "flag_stale_values"]
+
+CHECKED = "2026-11-30"
+
+
+@dataclass(frozen=True)
+class LiveKitRule:
+    """How one LiveKit output, in the versions it covers, maps onto the stages.
+
+    :ivar name: the rule's name, recorded on each turn it reads.
+    :ivar versions: the ``livekit-agents`` versions it covers.
+    :ivar reads: stage -> the field or attribute(s) it comes from.
+    :ivar anchor: what ``t = 0`` is in this output.
+    :ivar total: what the turn total is.
+    :ivar source: the files of LiveKit's source this was read from.
+    :ivar checked: the date it was checked against that source.
+    """
+
+    name: str
+    versions: str
+    reads: Mapping[str, str]
+    anchor: str
+    total: str
+    source: str
+    checked: str = CHECKED
+
+
+_VAD_ANCHOR = "the last audio frame the VAD classed as speech"
+
+RULES: dict[str, LiveKitRule] = {r.name: r for r in (
+    LiveKitRule(
+        "livekit-metrics-1.x",
+        "1.0.x - 1.8.x (metrics_collected; model_dump() JSON lines, str() or repr() of the models)",
+        {"endpointing": "eou_metrics.end_of_utterance_delay", "asr": "eou_metrics.transcription_delay",
+         "llm_ttft": "llm_metrics.ttft", "tts_ttfb": "tts_metrics.ttfb", "turn id": "speech_id"},
+        _VAD_ANCHOR, "end_of_utterance_delay + ttft + ttfb (LiveKit's documented turn latency)",
+        "metrics/base.py (EOUMetrics, LLMMetrics, TTSMetrics)",
+    ),
+    LiveKitRule(
+        "livekit-metrics-0.x",
+        "0.x VoicePipelineAgent (PipelineEOUMetrics, PipelineLLMMetrics, PipelineTTSMetrics)",
+        {"endpointing": "end_of_utterance_delay", "llm_ttft": "ttft", "tts_ttfb": "ttfb",
+         "turn id": "sequence_id"},
+        _VAD_ANCHOR, "end_of_utterance_delay + ttft + ttfb", "agents 0.x pipeline/pipeline_agent.py",
+    ),
+    LiveKitRule(
+        "livekit-realtime-1.1+",
+        "1.1.0 - 1.8.x (RealtimeModelMetrics; ttft defaults to -1 from 1.5.0)",
+        {"llm_ttft": "realtime_model_metrics.ttft (response created -> first audio token)",
+         "turn id": "request_id"},
+        "the realtime model's response creation (its own turn detection before it is not in the figure)",
+        "realtime_model_metrics.ttft (server side; the model's turn detection not included)",
+        "metrics/base.py (RealtimeModelMetrics)",
+    ),
+    LiveKitRule(
+        "livekit-history-1.3+",
+        "1.3.0 - 1.8.x (ChatMessage.metrics, MetricsReport)",
+        {"endpointing": "user message end_of_turn_delay", "asr": "user message transcription_delay",
+         "llm_ttft": "assistant llm_node_ttft", "tts_ttfb": "assistant tts_node_ttfb",
+         "total": "assistant e2e_latency, else assistant started_speaking_at - user stopped_speaking_at"},
+        _VAD_ANCHOR, "e2e_latency (agent started speaking - user stopped speaking)",
+        "llm/chat_context.py (MetricsReport), voice/agent_activity.py",
+    ),
+    LiveKitRule(
+        "livekit-history-realtime",
+        "1.3.0 - 1.8.x with a realtime model (messages carry only started/stopped_speaking_at)",
+        {"total": "assistant started_speaking_at - user stopped_speaking_at (voice-to-voice)"},
+        "the user's stopped_speaking_at", "assistant started_speaking_at - user stopped_speaking_at",
+        "llm/chat_context.py (MetricsReport), voice/agent_activity.py (realtime generation)",
+    ),
+    LiveKitRule(
+        "livekit-otel-1.2",
+        "1.2.x",
+        {"endpointing": "user_turn lk.end_of_utterance_delay", "asr": "user_turn lk.transcription_delay",
+         "llm_ttft": "llm_request lk.llm_metrics (JSON).ttft", "tts_ttfb": "tts_request lk.tts_metrics (JSON).ttfb"},
+        _VAD_ANCHOR, "sum of the stages (no lk.e2e_latency before 1.5)",
+        "telemetry/trace_types.py, voice/audio_recognition.py, llm/llm.py, tts/tts.py",
+    ),
+    LiveKitRule(
+        "livekit-otel-1.3",
+        "1.3.x - 1.4.x",
+        {"endpointing": "user_turn lk.end_of_turn_delay", "asr": "user_turn lk.transcription_delay",
+         "llm_ttft": "llm_request lk.llm_metrics (JSON).ttft", "tts_ttfb": "tts_request lk.tts_metrics (JSON).ttfb",
+         "realtime": "lk.realtime_model_metrics (JSON).ttft"},
+        _VAD_ANCHOR, "sum of the stages (no lk.e2e_latency before 1.5)",
+        "telemetry/trace_types.py, voice/audio_recognition.py, llm/llm.py, tts/tts.py, telemetry/utils.py",
+    ),
+    LiveKitRule(
+        "livekit-otel-1.5+",
+        "1.5.0 - 1.8.x",
+        {"endpointing": "lk.end_of_turn_delay on the user_turn span before agent_turn (its sibling under the "
+                        "session root; on agent_turn itself from 1.8)",
+         "asr": "lk.transcription_delay (same spans)", "llm_ttft": "llm_node lk.response.ttft",
+         "tts_ttfb": "tts_node lk.response.ttfb", "total": "agent_turn lk.e2e_latency", "turn id": "lk.speech_id"},
+        _VAD_ANCHOR, "lk.e2e_latency (agent started speaking - user stopped speaking)",
+        "telemetry/trace_types.py, voice/agent_activity.py (_agent_turn, _record_user_turn_stages), "
+        "voice/audio_recognition.py (_ensure_user_turn_span), voice/generation.py (llm_node, tts_node)",
+    ),
+)}
+"""Every LiveKit rule, by name."""
+
+
+STALE_MIN_TURNS = 3
+"""A value repeated on every turn is flagged as stale from this many turns on, when it is given to at
+least :data:`STALE_MIN_DIGITS` significant digits (a measured latency never repeats to the last digit);
+from :data:`STALE_ANY_DIGITS_TURNS` turns on whatever its digits (rounded values repeat by chance only
+in few turns)."""
+STALE_MIN_DIGITS = 4
+STALE_ANY_DIGITS_TURNS = 10
+
+
+def _digits(value: float) -> int:
+    text = repr(float(value)).lower().split("e")[0].replace("-", "").replace(".", "")
+    return len(text.strip("0"))
+
+
+def flag_stale_values(found: Sequence[tuple[TurnBuilder, int, str, Any]]) -> None:
+    """Flag one field's value on every turn when it is the same on all of them (a stale TTFB: measured
+    once and reported again, e.g. a TTS plugin that does not reset its start time).
+
+    :param found: ``(turn, line, field, value in s)`` for every turn that reported the field.
+    """
+    values = [v for _, _, _, v in found]
+    if len(found) < STALE_MIN_TURNS or any(isinstance(v, bool) or not isinstance(v, int | float) for v in values):
+        return
+    first = values[0]
+    if first <= 0 or any(v != first for v in values):
+        return
+    if _digits(first) < STALE_MIN_DIGITS and len(found) < STALE_ANY_DIGITS_TURNS:
+        return
+    for turn, line, fld, value in found:
+        turn.flag(line, fld, value, f"the same {fld} = {value!r} s on all {len(found)} turns: a stale value "
+                                    "repeated, not a measurement")
