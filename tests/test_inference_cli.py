@@ -120,3 +120,22 @@ def test_commands_have_help(cmd: str) -> None:
     res = runner.invoke(app, [cmd, "--help"])
     assert res.exit_code == 0
     assert len(res.stdout.strip()) > 40
+
+
+def test_infer_request_rate_gives_ttft_quantiles() -> None:
+    args = ["infer", "--model", "llama-3.3-70b", "--hardware", "h100-sxm", "--chips", "2", "--precision", "fp8",
+            "--prompt-tokens", "1000", "--output-tokens", "300", "--request-rate", "3"]
+    doc = _json(args)
+    lib = vb.estimate_open_loop("llama-3.3-70b", "h100-sxm", vb.Deployment(chips=2, precision="fp8"),
+                                vb.Workload(prompt_tokens=1000, output_tokens=300), 3.0)
+    assert doc["ttft_p99_ms"] == pytest.approx(lib.ttft_p99_ms)
+    assert doc["ttft_p50_ms"] < doc["ttft_p90_ms"] < doc["ttft_p99_ms"]
+    assert doc["mean_concurrency"] == pytest.approx(3.0 * (doc["ttft_mean_ms"] + 299 * doc["tpot_ms"]) / 1e3)
+    table = runner.invoke(app, args)
+    assert table.exit_code == 0
+    assert f"{lib.ttft_p50_ms:.1f} / {lib.ttft_p90_ms:.1f} / {lib.ttft_p99_ms:.1f} ms" in table.stdout
+    over = runner.invoke(app, [*args[:-1], "300"])
+    assert over.exit_code == 2
+    assert "requests/s is at or beyond" in over.output
+    bad = runner.invoke(app, [*args[:-1], "nan"])
+    assert bad.exit_code == 2

@@ -196,6 +196,9 @@ def infer(
         str | None, typer.Option("--precision", help="Weights: bf16, fp16, fp8, fp4 (default: native).")
     ] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", "-c", min=1, help="Requests in flight.")] = 1,
+    request_rate: Annotated[float | None, typer.Option(
+        "--request-rate", help="Open-loop Poisson arrivals, requests/s (instead of --concurrency): TTFT p50/p90/p99.",
+    )] = None,
     prompt_tokens: Annotated[int, typer.Option("--prompt-tokens", min=1, help="Prompt tokens per request.")] = 1000,
     output_tokens: Annotated[int, typer.Option("--output-tokens", min=1, help="Output tokens per request.")] = 200,
     price: Annotated[
@@ -216,6 +219,21 @@ def infer(
     if price is not None and not math.isfinite(price):
         fail(f"--price-per-chip-hour: must be a finite number of US$ > 0, got {price}")
     chip_price = ChipPrice(usd_per_chip_hour=price, source="--price-per-chip-hour") if price else None
+    if request_rate is not None:
+        from voicebudget.inference import estimate_open_loop
+        from voicebudget.inference._render import render_open_loop
+
+        if not (math.isfinite(request_rate) and request_rate > 0):
+            fail(f"--request-rate: must be a finite number of requests/s > 0, got {request_rate}")
+        with user_errors():
+            loaded = estimate_open_loop(
+                model, hardware, Deployment(chips=chips, tensor_parallel=tp, precision=precision),
+                Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens), request_rate)
+        if fmt is TableOrJson.json:
+            emit_json(loaded.model_dump(mode="json"))
+        else:
+            Console(highlight=False).print(render_open_loop(loaded))
+        return
     with user_errors():
         result = estimate_inference(
             model, hardware,

@@ -19,9 +19,10 @@ from voicebudget.inference._catalog import (
 from voicebudget.inference._fastmode import FastModeComparison, FastModePlan, compare_policies, plan_fast_mode
 from voicebudget.inference._load import estimate_at_arrival_rate
 from voicebudget.inference._predict import DEFAULT_CALIBRATION, estimate_inference
+from voicebudget.inference._queue import estimate_open_loop, step_time_function
 from voicebudget.inference._speculative import SpeculativeDecoding
 from voicebudget.inference._stage import APIStage, FastTier, GPUStage, WaferStage
-from voicebudget.inference._types import Deployment, GPUCalibration, InferenceResult, Workload
+from voicebudget.inference._types import Deployment, GPUCalibration, InferenceResult, OpenLoopResult, Workload
 
 __all__ = [
     "APIStage",
@@ -39,6 +40,7 @@ __all__ = [
     "MODELS",
     "MODEL_ALIASES",
     "ModelArch",
+    "OpenLoopResult",
     "SpeculativeDecoding",
     "SramTiming",
     "WaferStage",
@@ -46,9 +48,11 @@ __all__ = [
     "compare_policies",
     "estimate_at_arrival_rate",
     "estimate_inference",
+    "estimate_open_loop",
     "get_hardware",
     "get_model",
     "plan_fast_mode",
+    "step_time_function",
 ]
 
 # Complete the stage union's forward references (combinators, councils, caches) for users who

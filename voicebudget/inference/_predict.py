@@ -8,7 +8,7 @@ from voicebudget._errors import ModelError
 from voicebudget.inference._catalog import PRECISION_BYTES, ChipPrice, Hardware, ModelArch, get_hardware, get_model
 from voicebudget.inference._gpu import GPUPlan, check_fits, decode_step, memory_need, prefill_ms
 from voicebudget.inference._speculative import SpeculativeDecoding
-from voicebudget.inference._types import Deployment, GPUCalibration, InferenceResult, Workload
+from voicebudget.inference._types import Deployment, GPUCalibration, InferenceResult, StepBreakdown, Workload
 from voicebudget.inference._wafer import (
     check_wafer_fits,
     wafer_chips_needed,
@@ -168,8 +168,8 @@ def _estimate_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal
     c = max(dep.concurrency / plan.replicas, 1.0)
     p, o = float(wl.prompt_tokens), float(wl.output_tokens)
     others = c - 1.0
-    step = decode_step(plan, c, p + o / 2.0, others * p / o, p / 2.0)
     budget = max(dep.prefill_chunk_tokens - others, 1.0)
+    step = _serving_step(plan, c, p, o, budget)
     wait = 0.5 * step.total_ms if others > 0 else 0.0
     ttft = wait + prefill_ms(plan, p, budget, others, p + o / 2.0)
     conc = math.ceil(dep.concurrency / plan.replicas)
@@ -186,6 +186,31 @@ def _estimate_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal
         tokens_per_s_per_user=1e3 / step.total_ms, throughput_tokens_per_s=dep.concurrency * 1e3 / step.total_ms,
         cost_per_million_output_tokens=None, price=None, bound=step.bound, step=step, memory=use, notes=notes,
     )
+
+
+def _serving_step(plan: GPUPlan, c: float, p: float, o: float, budget: float) -> StepBreakdown:
+    """The mean step a decoding user sees at concurrency ``c`` (closed loop).
+
+    Over one request of ``O`` steps the ``c - 1`` other users each bring a prompt of ``P`` tokens, in
+    chunks of at most ``budget`` tokens. A prompt's chunk fills a step of its own (prompts coincide
+    only when there are more of them than steps), so a share ``phi = min(1, (c - 1) ceil(P / budget) / O)``
+    of the steps carries ``(c - 1) P / (O phi)`` prompt tokens and the rest carry none: the mean of the
+    two step times, not the step time of the mean load (a step's time is not linear in its tokens).
+    """
+    others = c - 1.0
+    ctx = p + o / 2.0
+    if others <= 0:
+        return decode_step(plan, c, ctx, 0.0, p / 2.0)
+    phi = min(1.0, others * math.ceil(p / budget) / o)
+    chunk = others * p / (o * phi)
+    with_prompt = decode_step(plan, c, ctx, chunk, p / 2.0)
+    if phi >= 1.0:
+        return with_prompt
+    plain = decode_step(plan, c, ctx, 0.0, p / 2.0)
+    mix = {k: phi * getattr(with_prompt, k) + (1.0 - phi) * getattr(plain, k)
+           for k in ("weights_ms", "compute_ms", "kv_cache_ms", "attention_ms", "overhead_ms", "communication_ms",
+                     "total_ms")}
+    return StepBreakdown(**mix, bound=with_prompt.bound if phi >= 0.5 else plain.bound)
 
 
 def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload) -> InferenceResult:

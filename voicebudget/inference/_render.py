@@ -7,9 +7,9 @@ from typing import Any
 from rich.table import Table
 
 from voicebudget.inference._catalog import HARDWARE, MODEL_ALIASES, MODELS
-from voicebudget.inference._types import InferenceResult
+from voicebudget.inference._types import InferenceResult, OpenLoopResult
 
-__all__ = ["hardware_rows", "model_rows", "render_catalog", "render_inference"]
+__all__ = ["hardware_rows", "model_rows", "render_catalog", "render_inference", "render_open_loop"]
 
 
 def hardware_rows() -> list[dict[str, Any]]:
@@ -89,4 +89,26 @@ def render_inference(r: InferenceResult) -> Table:
         t.add_row(k, v)
     for note in r.notes:
         t.add_row("note", note)
+    return t
+
+
+def render_open_loop(r: OpenLoopResult) -> Table:
+    """An open-loop (request-rate) prediction as a two-column table."""
+    a = r.at_mean_concurrency
+    t = Table("", "", title=f"{a.model} on {a.chips} x {a.hardware} ({a.precision}) at {r.request_rate_per_s:g} "
+              "requests/s", show_header=False)
+    for k, v in (
+        ("TTFT p50 / p90 / p99", f"{r.ttft_p50_ms:.1f} / {r.ttft_p90_ms:.1f} / {r.ttft_p99_ms:.1f} ms"),
+        ("TTFT mean", f"{r.ttft_mean_ms:.1f} ms"), ("TPOT (ITL)", f"{r.tpot_ms:.2f} ms"),
+        ("mean concurrency (Little's law)", f"{r.mean_concurrency:.1f}"),
+        ("capacity", f"{r.capacity_requests_per_s:.3g} requests/s "
+                     f"({r.request_rate_per_s / r.capacity_requests_per_s:.0%} used)"),
+        ("prefill utilisation", f"{r.prefill_utilization:.0%}"),
+        ("throughput", f"{r.throughput_tokens_per_s:.0f} output tokens/s"),
+        ("chips", f"{a.chips} (tp {a.tensor_parallel} x pp {a.pipeline_parallel} x {a.replicas} replica(s))"),
+        ("workload", f"{a.prompt_tokens} in / {a.output_tokens} out"),
+    ):
+        t.add_row(k, v)
+    if r.request_rate_per_s > 0.5 * r.capacity_requests_per_s:
+        t.add_row("note", "above half the capacity the TTFT tail is indicative (docs/inference.md)")
     return t

@@ -9,7 +9,8 @@ from pydantic import ConfigDict, Field
 from voicebudget._model import DataModel
 from voicebudget.inference._catalog import ChipPrice, Precision
 
-__all__ = ["Bound", "Deployment", "GPUCalibration", "InferenceResult", "MemoryUse", "StepBreakdown", "Workload"]
+__all__ = ["Bound", "Deployment", "GPUCalibration", "InferenceResult", "MemoryUse", "OpenLoopResult", "StepBreakdown",
+           "Workload"]
 
 Bound = Literal["memory", "compute", "per-layer latency", "communication"]
 """What limits the decode step."""
@@ -147,3 +148,37 @@ class InferenceResult(_Frozen):
             if self.price else "no public per-chip price; pass one to get a cost"
         )
         return d
+
+
+class OpenLoopResult(_Frozen):
+    """Serving Poisson arrivals (``estimate_open_loop``); all times ms, rates per second.
+
+    :ivar request_rate_per_s: the arrival rate across the deployment.
+    :ivar capacity_requests_per_s: the rate at which the step budget fills (the queue diverges).
+    :ivar ttft_p50_ms: TTFT median (wait for the running step + for a prefill slot + prefill).
+    :ivar ttft_p90_ms: TTFT 90th percentile.
+    :ivar ttft_p99_ms: TTFT 99th percentile.
+    :ivar ttft_mean_ms: TTFT mean.
+    :ivar tpot_ms: mean step time, the inter-token latency of a decoding request.
+    :ivar mean_concurrency: requests in flight, Little's law ``lambda (E[TTFT] + (O - 1) TPOT)``.
+    :ivar decode_batch: mean sequences decoding per step (one replica).
+    :ivar prefill_tokens_per_step: mean prompt tokens per step (one replica).
+    :ivar prefill_utilization: ``rho``, prompt tokens per step / the budget left after decode tokens.
+    :ivar throughput_tokens_per_s: output tokens/s (``rate x output_tokens``).
+    :ivar at_mean_concurrency: the closed-loop prediction at the (rounded up) mean concurrency.
+    """
+
+    request_rate_per_s: float
+    capacity_requests_per_s: float
+    replicas: int
+    ttft_p50_ms: float
+    ttft_p90_ms: float
+    ttft_p99_ms: float
+    ttft_mean_ms: float
+    tpot_ms: float
+    mean_concurrency: float
+    decode_batch: float
+    prefill_tokens_per_step: float
+    prefill_utilization: float
+    throughput_tokens_per_s: float
+    at_mean_concurrency: InferenceResult

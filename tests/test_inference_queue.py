@@ -1,0 +1,119 @@
+"""The open-loop queueing model (``estimate_open_loop``) against a discrete-event simulation of the
+same scheduler: continuous batching, one token per decoding sequence per step, prompt tokens first come
+first served in the rest of the step's token budget (chunked prefill), first token at the end of the
+step holding the prompt's last token. Poisson arrivals from a seeded generator.
+
+The simulation uses the library's own step-time model (``step_time_function``), so what is checked is
+the queueing approximation, not the GPU physics (tests/test_inference_calibration.py does that).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections import deque
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+import voicebudget as vb
+
+
+def simulate_ttft(step: Callable[[float, float], float], rate_per_s: float, prompt: int, output: int,
+                  budget: int, n_requests: int, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+    """TTFT of each request (ms) and the mean step time (ms), event by event (plain loop: the events
+    are arrivals and step ends; arrivals during a step join the queue at its end)."""
+    arrivals = np.cumsum(rng.exponential(1e3 / rate_per_s, n_requests))
+    cached = functools.lru_cache(maxsize=None)(lambda nd, npf: step(float(nd), float(npf)))
+    t, i = 0.0, 0
+    queue: deque[list[float]] = deque()  # [prompt tokens left, arrival time]
+    running: list[int] = []  # output tokens left after the first
+    ttft: list[float] = []
+    steps: list[float] = []
+    while i < n_requests or queue or running:
+        if not queue and not running:
+            t = max(t, float(arrivals[i]))
+        while i < n_requests and arrivals[i] <= t:
+            queue.append([float(prompt), float(arrivals[i])])
+            i += 1
+        room, taken, done = budget - len(running), 0.0, []
+        while queue and taken < room:
+            c = min(queue[0][0], room - taken)
+            queue[0][0] -= c
+            taken += c
+            if queue[0][0] <= 0:
+                done.append(queue.popleft()[1])
+        dt = cached(len(running), int(taken))
+        if running:
+            steps.append(dt)
+        t += dt
+        running = [r - 1 for r in running if r > 1]
+        for a in done:
+            ttft.append(t - a)
+            if output > 1:
+                running.append(output - 1)
+    return np.asarray(ttft), float(np.mean(steps))
+
+
+CASES = [
+    # (model, hardware, deployment, workload): a short and a long prompt against the step budget.
+    ("llama-3.1-8b", "h100-sxm", vb.Deployment(chips=1, precision="fp8"), vb.Workload(prompt_tokens=1000,
+                                                                                      output_tokens=200)),
+    ("llama-3.3-70b", "h100-sxm", vb.Deployment(chips=2, precision="fp8"), vb.Workload(prompt_tokens=500,
+                                                                                       output_tokens=300)),
+    ("llama-3.3-70b", "h100-sxm", vb.Deployment(chips=2, precision="fp8", prefill_chunk_tokens=512),
+     vb.Workload(prompt_tokens=2000, output_tokens=200)),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[3].prompt_tokens}in-{c[2].prefill_chunk_tokens}")
+@pytest.mark.parametrize("load", [0.2, 0.4])
+def test_ttft_quantiles_match_simulation(case: tuple[str, str, vb.Deployment, vb.Workload], load: float) -> None:
+    model, hw, dep, wl = case
+    capacity = vb.estimate_open_loop(model, hw, dep, wl, 0.1).capacity_requests_per_s
+    rate = load * capacity
+    r = vb.estimate_open_loop(model, hw, dep, wl, rate)
+    step = vb.step_time_function(model, hw, dep, wl)
+    sim, sim_step = simulate_ttft(step, rate, wl.prompt_tokens, wl.output_tokens, dep.prefill_chunk_tokens, 20000,
+                                  np.random.default_rng(7))
+    sim = sim[1000:]  # drop the warm-up from an empty server
+    p50, p99 = np.percentile(sim, [50, 99])
+    print(f"\n{model} at {rate:.2f} req/s ({load:.0%} of capacity {capacity:.2f}): TTFT p50 {r.ttft_p50_ms:.1f} vs "  # noqa: T201
+          f"simulated {p50:.1f} ms, p99 {r.ttft_p99_ms:.1f} vs {p99:.1f} ms, TPOT {r.tpot_ms:.2f} vs {sim_step:.2f}")
+    assert r.ttft_p50_ms == pytest.approx(p50, rel=0.10)
+    assert r.ttft_p99_ms == pytest.approx(p99, rel=0.10)
+    assert r.tpot_ms == pytest.approx(sim_step, rel=0.10)
+    assert r.ttft_p50_ms <= r.ttft_p90_ms <= r.ttft_p99_ms
+
+
+def test_littles_law_matches_closed_loop() -> None:
+    """The mean concurrency is lambda x mean request time, and the closed-loop model at that concurrency
+    gives about the same TPOT (the two views of one server agree)."""
+    dep, wl = vb.Deployment(chips=2, precision="fp8"), vb.Workload(prompt_tokens=1000, output_tokens=300)
+    r = vb.estimate_open_loop("llama-3.3-70b", "h100-sxm", dep, wl, 3.0)
+    assert r.mean_concurrency == pytest.approx(3.0 * (r.ttft_mean_ms + 299 * r.tpot_ms) / 1e3)
+    assert r.at_mean_concurrency.concurrency == math.ceil(r.mean_concurrency)
+    assert r.at_mean_concurrency.tpot_ms == pytest.approx(r.tpot_ms, rel=0.10)
+    assert r.throughput_tokens_per_s == pytest.approx(900.0)
+
+
+def test_light_load_ttft_is_one_prefill() -> None:
+    """At a trickle of requests the server is idle on arrival: TTFT is the prompt's prefill steps."""
+    dep, wl = vb.Deployment(chips=1, precision="fp8"), vb.Workload(prompt_tokens=1000, output_tokens=100)
+    r = vb.estimate_open_loop("llama-3.1-8b", "h100-sxm", dep, wl, 0.01)
+    step = vb.step_time_function("llama-3.1-8b", "h100-sxm", dep, wl)
+    assert r.ttft_p50_ms == pytest.approx(step(0.0, 1000.0), rel=0.02)
+
+
+def test_rate_beyond_capacity_is_refused() -> None:
+    dep, wl = vb.Deployment(chips=1, precision="fp8"), vb.Workload(prompt_tokens=1000, output_tokens=200)
+    cap = vb.estimate_open_loop("llama-3.1-8b", "h100-sxm", dep, wl, 1.0).capacity_requests_per_s
+    with pytest.raises(vb.ModelError, match="requests/s is at or beyond"):
+        vb.estimate_open_loop("llama-3.1-8b", "h100-sxm", dep, wl, cap * 1.05)
+    with pytest.raises(vb.ModelError, match="must be a finite number > 0"):
+        vb.estimate_open_loop("llama-3.1-8b", "h100-sxm", dep, wl, 0.0)
+    # Two replicas serve twice the rate.
+    two = dep.model_copy(update={"chips": 2, "tensor_parallel": 1})
+    cap2 = vb.estimate_open_loop("llama-3.1-8b", "h100-sxm", two, wl, 1.0).capacity_requests_per_s
+    assert cap2 == pytest.approx(2 * cap, rel=1e-3)
