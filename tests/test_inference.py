@@ -46,7 +46,7 @@ def test_single_user_decode_closed_form() -> None:
     weights = 1e3 * m.total_params * 2 / bw
     kv = 1e3 * (p + o / 2) * 2 * 32 * 8 * 128 * 2 / bw
     attn = 1e3 * 4 * 32 * 32 * 128 * (p + o / 2) / (hw.bf16_flops_per_s * CAL.compute_efficiency)
-    expected = weights + kv + attn + 32 * CAL.tau_layer_ms + CAL.tau_step_ms
+    expected = weights + kv + attn + 32 * CAL.tau_layer_ms + CAL.tau_step_ms + 1 * CAL.tau_seq_ms
     assert r.tpot_ms == pytest.approx(expected, rel=1e-9)
     assert r.bound == "memory"
     assert r.chips == 1

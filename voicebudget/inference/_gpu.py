@@ -147,7 +147,7 @@ def decode_step(plan: GPUPlan, decode_tokens: float, context_tokens: float, pref
     attn_flops = 4.0 * m.layers * m.q_heads * m.head_dim * (decode_tokens * context_tokens
                                                             + prefill_tokens * prefill_context)
     attention = 1e3 * attn_flops / (chips * plan.peak_flops)
-    overhead = _overhead_ms(plan)
+    overhead = _overhead_ms(plan) + decode_tokens * plan.cal.tau_seq_ms
     comm = _collectives_ms(plan, n / plan.pp)
     total = max(weights, compute) + kv + attention + overhead + comm
     return StepBreakdown(weights_ms=weights, compute_ms=compute, kv_cache_ms=kv, attention_ms=attention,

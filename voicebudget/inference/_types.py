@@ -70,6 +70,9 @@ class GPUCalibration(_Frozen):
         (quantisation, scaling and non-GEMM work do not speed up 2x; fitted to NIM's fp8 TTFT, G3p).
     :param tau_layer_ms: fixed cost per layer per step (kernel launches, norms, synchronisation).
     :param tau_step_ms: fixed cost per step (scheduling, sampling, detokenisation).
+    :param tau_seq_ms: cost per decoding sequence per step (sampling, logits processing, scheduler
+        and block-table bookkeeping, per-sequence attention work): why decode steps slow down with
+        batch size even where weights dominate the bytes read.
     """
 
     memory_efficiency: float = Field(default=0.9, gt=0, le=1)
@@ -77,6 +80,7 @@ class GPUCalibration(_Frozen):
     low_precision_compute_efficiency: float = Field(default=0.56, gt=0, le=1)
     tau_layer_ms: float = Field(default=0.05, ge=0)
     tau_step_ms: float = Field(default=0.2, ge=0)
+    tau_seq_ms: float = Field(default=0.01, ge=0)
 
 
 class StepBreakdown(_Frozen):
