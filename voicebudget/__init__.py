@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     )
     from voicebudget._simulate import (
         RunResult as RunResult,
+        run_scenarios as run_scenarios,
         simulate as simulate,
         simulate_pipeline as simulate_pipeline,
     )
@@ -217,6 +218,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     ),
     "voicebudget._simulate": (
         "RunResult",
+        "run_scenarios",
         "simulate",
         "simulate_pipeline",
     ),

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from voicebudget._algebra import evaluate
-from voicebudget._budget import Budget
-from voicebudget._errors import ScenarioError
+from voicebudget._budget import Budget, with_overrides
+from voicebudget._errors import ModelError, ScenarioError
+from voicebudget._io import Roots
 from voicebudget._report import Report, build_report
-from voicebudget._scenario import Scenario
+from voicebudget._scenario import Scenario, load_scenario
 from voicebudget._voice_turn import VoiceTurn
 
-__all__ = ["RunResult", "resolve_seed", "simulate", "simulate_pipeline"]
+__all__ = ["RunResult", "resolve_seed", "run_scenarios", "simulate", "simulate_pipeline"]
 
 
 @dataclass(frozen=True)
@@ -149,7 +152,42 @@ def simulate(
     n = scenario.samples if samples is None else samples
     seed_int = resolve_seed(scenario.seed if seed is None else seed)
     budget = budget or scenario.budget
-    reports = tuple(
-        simulate_pipeline(p, budget, samples=n, seed=seed_int, name=name) for name, p in scenario.pipelines().items()
-    )
+    try:
+        reports = tuple(
+            simulate_pipeline(p, budget, samples=n, seed=seed_int, name=name)
+            for name, p in scenario.pipelines().items()
+        )
+    except ScenarioError as exc:  # raised while simulating: name the scenario's file (or the argument)
+        if exc.field == "samples" and samples is not None:
+            raise ScenarioError(exc.detail, origin="--samples/-n") from None
+        raise ScenarioError(exc.detail, origin=scenario.origin, field=exc.field) from None
+    except ModelError as exc:
+        raise ModelError(f"{scenario.origin}: {exc}") from None
     return RunResult(scenario.name, seed_int, n, budget, reports)
+
+
+def run_scenarios(
+    paths: Iterable[str | Path],
+    *,
+    samples: int | None = None,
+    seed: int | None = None,
+    budget_ms: float | None = None,
+    percentile: float | None = None,
+    allowed_roots: Roots = (),
+) -> list[RunResult]:
+    """Load scenario files and simulate each (what ``voicebudget run FILE...`` does).
+
+    :param samples: turns per variant (default: each file's ``samples``).
+    :param seed: default: each file's ``seed``.
+    :param budget_ms: replaces each file's budget total, ms; ``percentile`` its target percentile.
+    :param allowed_roots: further folders that ``file`` references may read from.
+    :returns: one :class:`RunResult` per file, in order.
+    :raises ScenarioError: an invalid file or override (the message names the file or the option).
+    :raises ModelError: a stage model cannot run as configured (the message names the file).
+    """
+    results = []
+    for path in paths:
+        scenario = load_scenario(path, allowed_roots=allowed_roots)
+        budget = with_overrides(scenario.budget, budget_ms, percentile)
+        results.append(simulate(scenario, samples=samples, seed=seed, budget=budget))
+    return results

@@ -1,14 +1,19 @@
 """The ``voicebudget`` command line: a thin typer layer over the library.
 
 Each command parses its arguments, calls one library function and renders the result.
-Exit codes: 0 within budget, 1 over budget, 2 invalid input (message on stderr, no traceback).
+Exit codes: 0 within budget, 1 over budget, 2 invalid input (message on stderr, no traceback),
+3 an internal error (a bug: a one-line message with the version; ``VOICEBUDGET_TRACEBACK=1`` shows the
+traceback). A crash never exits 1, which means only "over budget".
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import os
 import sys
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
@@ -16,14 +21,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
+import click
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from voicebudget._budget import Budget, with_overrides
-from voicebudget._errors import ModelError, ScenarioError, VoiceBudgetError
-from voicebudget._scenario import load_scenario, scenario_json_schema
-from voicebudget._simulate import simulate
+from voicebudget._errors import BudgetExceeded, ModelError, ScenarioError, VoiceBudgetError
+from voicebudget._scenario import scenario_json_schema
+from voicebudget._simulate import run_scenarios
 from voicebudget.traces import ABSURD_MS, DEFAULT_STOP_SECS, ReadOptions
 from voicebudget.traces import FORMATS as TRACE_FORMATS
 
@@ -35,7 +41,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-EXIT_OK, EXIT_OVER_BUDGET, EXIT_INVALID = 0, 1, 2
+EXIT_OK, EXIT_OVER_BUDGET, EXIT_INVALID, EXIT_BUG = 0, 1, 2, 3
+TRACEBACK_ENV = "VOICEBUDGET_TRACEBACK"
+"""Set to 1 to print the traceback of an internal error (exit code 3)."""
 DEFAULT_SCENARIO = "webrtc-cascade.toml"
 
 
@@ -82,6 +90,8 @@ def user_errors() -> Iterator[None]:
         yield
     except (ScenarioError, ModelError) as exc:
         fail(str(exc))
+    except BudgetExceeded as exc:  # a verdict, whoever raised it
+        fail(str(exc), EXIT_OVER_BUDGET)
     except VoiceBudgetError as exc:  # pragma: no cover - every known subclass is handled above
         fail(str(exc))
 
@@ -138,19 +148,9 @@ def run(
     """
     paths = scenarios or [default_scenario_path()]
     check_plot_path(plot)
-    results = []
     with user_errors():
-        for path in paths:
-            scenario = load_scenario(path, allowed_roots=allow_root or ())
-            budget = budget_override(scenario.budget, budget_ms, percentile)
-            try:
-                results.append(simulate(scenario, samples=samples, seed=seed, budget=budget))
-            except ScenarioError as exc:  # raised while judging: name the option or file it came from
-                if exc.field == "samples" and samples is not None:
-                    raise ScenarioError(exc.detail, origin="--samples/-n") from None
-                raise ScenarioError(exc.detail, origin=str(path), field=exc.field) from None
-            except ModelError as exc:
-                raise ModelError(f"{path}: {exc}") from None
+        results = run_scenarios(paths, samples=samples, seed=seed, budget_ms=budget_ms, percentile=percentile,
+                                allowed_roots=allow_root or ())
     if plot is not None:
         _plot_run(results, plot)
     _render_runs(results, fmt)
@@ -202,7 +202,8 @@ def infer(
     prompt_tokens: Annotated[int, typer.Option("--prompt-tokens", min=1, help="Prompt tokens per request.")] = 1000,
     output_tokens: Annotated[int, typer.Option("--output-tokens", min=1, help="Output tokens per request.")] = 200,
     price: Annotated[
-        float | None, typer.Option("--price-per-chip-hour", min=0.0, help="US$ per chip-hour (overrides catalog).")
+        float | None,
+        typer.Option("--price-per-chip-hour", min=0.0, max=1e6, help="US$ per chip-hour (overrides catalog)."),
     ] = None,
     fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
 ) -> None:
@@ -473,9 +474,64 @@ def tune_cmd(
 Command = Callable[..., Any]
 
 
+def report_bug(exc: BaseException) -> NoReturn:
+    """Exit 3 with a one-line "internal error" message naming the version (the traceback only when
+    ``VOICEBUDGET_TRACEBACK=1``): a crash must never look like a verdict (exit 1)."""
+    from voicebudget import __version__
+
+    if os.environ.get(TRACEBACK_ENV, "") not in ("", "0"):
+        traceback.print_exception(exc, file=sys.stderr)
+    detail = " ".join(str(exc).split())[:300]
+    fail(f"internal error in voicebudget {__version__} (a bug, not a verdict): {type(exc).__name__}: {detail}. "
+         f"Set {TRACEBACK_ENV}=1 to see the traceback, and please report it.", EXIT_BUG)
+
+
+_EXITS = (typer.Exit, click.exceptions.Exit)
+_PASS_THROUGH = (*_EXITS, typer.Abort, click.exceptions.Abort, click.exceptions.ClickException)
+
+
+def crash_guard(command: Command) -> Command:
+    """Wrap a command so that any exception is an exit code: the library's input errors 2, an unexpected
+    exception 3 (:func:`report_bug`); exit 1 stays "over budget" only."""
+
+    @functools.wraps(command)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except _PASS_THROUGH:
+            raise
+        except BudgetExceeded as exc:
+            fail(str(exc), EXIT_OVER_BUDGET)
+        except VoiceBudgetError as exc:  # ScenarioError, ModelError not caught by the command itself
+            fail(str(exc))
+        except BrokenPipeError:  # the reader of stdout went away (| head): exit as a shell would (SIGPIPE)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise SystemExit(141) from None
+        except Exception as exc:
+            report_bug(exc)
+
+    return guarded
+
+
+for _info in app.registered_commands:
+    if _info.callback is not None:
+        _info.callback = crash_guard(_info.callback)
+
+
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point (every command runs under :func:`crash_guard`)."""
+    try:
+        app()
+    except _EXITS as exc:
+        sys.exit(exc.exit_code)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)
+    except Exception as exc:  # outside a command (argument parsing, completion): still not exit 1
+        try:
+            report_bug(exc)
+        except _EXITS as done:
+            sys.exit(done.exit_code)
 
 
 if __name__ == "__main__":  # pragma: no cover

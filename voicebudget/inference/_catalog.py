@@ -42,9 +42,13 @@ class _Frozen(DataModel):
 
 
 class ChipPrice(_Frozen):
-    """The price assumption behind a cost figure: US dollars per chip-hour, and where it comes from."""
+    """The price assumption behind a cost figure: US dollars per chip-hour, and where it comes from.
 
-    usd_per_chip_hour: float = Field(gt=0, allow_inf_nan=False)
+    At most US$ 1,000,000 (a wafer-scale system rents for tens of dollars an hour), so
+    that every cost derived from it stays a finite number.
+    """
+
+    usd_per_chip_hour: float = Field(gt=0, le=1e6, allow_inf_nan=False)
     source: str = Field(min_length=1)
 
 

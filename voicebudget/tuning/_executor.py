@@ -7,6 +7,7 @@ raised it, so the caller reports it as an error (never as "infeasible").
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -109,6 +110,36 @@ def map_evaluations(
     return sorted(results, key=lambda o: o.index)
 
 
+SCHEDULER_SCHEMES = ("tcp",)
+"""Dask scheduler address schemes ``--scheduler`` accepts (TLS and UCX need a security or transport
+configuration that voicebudget does not take: tunnel to a ``tcp://`` address instead)."""
+
+_ADDRESS = re.compile(r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})")
+
+
+def check_scheduler_address(address: str) -> str:
+    """Check a Dask scheduler address before connecting: ``tcp://HOST:PORT`` (or ``HOST:PORT``).
+
+    :returns: the address with its scheme (``tcp://`` when none was given).
+    :raises ScenarioError: (origin ``--scheduler``) not an address, an unsupported scheme (the message
+        lists :data:`SCHEDULER_SCHEMES`) or a port outside 1..65535.
+    """
+    match = _ADDRESS.fullmatch(address.strip())
+    if match is None:
+        raise ScenarioError(f"{address[:100]!r} is not a Dask scheduler address; expected tcp://HOST:PORT",
+                            origin="--scheduler")
+    scheme = (match["scheme"] or "tcp").lower()
+    if scheme not in SCHEDULER_SCHEMES:
+        raise ScenarioError(
+            f"scheme {scheme}:// is not supported; allowed: {', '.join(s + '://' for s in SCHEDULER_SCHEMES)} "
+            "(for a remote scheduler, tunnel to a tcp:// address: Dask deserialises with pickle, so connect "
+            "only to schedulers you trust)", origin="--scheduler",
+        )
+    if not 1 <= int(match["port"]) <= 65535:
+        raise ScenarioError(f"port {match['port']} is outside 1..65535", origin="--scheduler")
+    return f"{scheme}://{match['host']}:{match['port']}"
+
+
 def _dask_map(
     fn: Callable[[Any], Any],
     batches: list[list[tuple[int, Any]]],
@@ -122,11 +153,17 @@ def _dask_map(
     own_client = not isinstance(scheduler, Client)
     client: Any
     if own_client:
+        address = check_scheduler_address(str(scheduler))
         try:
-            client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)  # type: ignore[no-untyped-call]
+            client = Client(address, timeout=CONNECT_TIMEOUT_S)  # type: ignore[no-untyped-call]
         except (OSError, TimeoutError, ValueError) as exc:  # unreachable, or not an address
             raise ScenarioError(
                 f"cannot reach the Dask scheduler at {scheduler!r} within {CONNECT_TIMEOUT_S} s: {exc}",
+                origin="--scheduler",
+            ) from None
+        except Exception as exc:  # e.g. a non-Dask endpoint answers garbage (a 3 EiB frame length)
+            raise ScenarioError(
+                f"{scheduler!r} does not answer as a Dask scheduler ({type(exc).__name__}); is it one?",
                 origin="--scheduler",
             ) from None
     else:

@@ -30,7 +30,7 @@ from voicebudget._voice_turn import VoiceTurn
 from voicebudget.councils._config import Council, Member
 from voicebudget.councils._evaluate import evaluate_council
 from voicebudget.councils._speculation import ReplyCache
-from voicebudget.tuning._executor import map_evaluations
+from voicebudget.tuning._executor import check_scheduler_address, map_evaluations
 from voicebudget.tuning._pareto import pareto_front
 from voicebudget.tuning._space import Configuration, SearchSpace
 
@@ -465,6 +465,8 @@ def tune_council(
     evaluator = _Evaluator(base, members, space, budget, samples, seed, context, rest, hit_ms, hit)
     sensitive = _batch_sensitive(members, space.concurrency)
     configs = list(space.configurations(list(pool), council.topology, sensitive))
+    if isinstance(scheduler, str):
+        scheduler = check_scheduler_address(scheduler)
     if scheduler is not None and importlib.util.find_spec("distributed") is None:
         raise ScenarioError("a Dask scheduler needs: pip install 'voicebudget[tune]'", origin=str(path))
     if len(configs) <= max_exhaustive:
