@@ -424,6 +424,35 @@ def council_cmd(
     raise typer.Exit(EXIT_OK if result.passed else EXIT_OVER_BUDGET)
 
 
+@app.command("council-fit")
+def council_fit_cmd(
+    file: Annotated[Path, typer.Argument(help="CSV of answers: item, member, answer, correct (one row per answer).")],
+    answers: Annotated[
+        str | None,
+        typer.Option("--answers", help="Answer space: K (e.g. 40) or 'open' (default: the distinct answers seen)."),
+    ] = None,
+    fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+) -> None:
+    """Estimate a council's rho, wrong_concentration and unsolved from your own logs (repeated answers
+    per item) and print the council-file fields. Exit code 0, or 2 on an invalid file.
+    """
+    from voicebudget.councils import fit_answer_space
+
+    space: int | str | None = answers
+    if answers is not None and answers != "open":
+        if not answers.isdigit() or int(answers) < 2:
+            fail(f"--answers {answers}: expected an integer >= 2 or 'open'")
+        space = int(answers)
+    with user_errors():
+        fit = fit_answer_space(file, answers=space)  # type: ignore[arg-type]
+    if fmt is TableOrJson.json:
+        emit_json(fit.to_dict())
+    else:
+        from voicebudget.councils._render import render_answer_space_fit
+
+        Console(highlight=False).print(render_answer_space_fit(fit, str(file)))
+
+
 @app.command("tune")
 def tune_cmd(
     file: Annotated[Path, typer.Argument(help=r"Council file with a \[search] table, e.g. councils/tune-intent.toml.")],

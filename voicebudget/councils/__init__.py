@@ -8,6 +8,7 @@ algebra, quality under correlated errors, cost per turn and expected user time p
 
 from __future__ import annotations
 
+from voicebudget.councils._calibrate import AnswerSpaceFit, fit_answer_space
 from voicebudget.councils._config import Aggregator, Council, Member, Router, Scorer, Topology, UserTime, load_council
 from voicebudget.councils._evaluate import CouncilResult, QualityResult, evaluate_council, run_council
 from voicebudget.councils._latency import CouncilSamples, sample_council
@@ -34,6 +35,7 @@ from voicebudget.councils._speculation import (
 __all__ = [
     "Aggregator",
     "AnswerSpace",
+    "AnswerSpaceFit",
     "CacheResult",
     "Council",
     "CouncilResult",
@@ -53,6 +55,7 @@ __all__ = [
     "evaluate_cache",
     "evaluate_council",
     "evaluate_preemptive",
+    "fit_answer_space",
     "load_council",
     "log_odds_weights",
     "majority_accuracy",

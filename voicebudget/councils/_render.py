@@ -6,9 +6,10 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from voicebudget.councils._calibrate import AnswerSpaceFit
 from voicebudget.councils._evaluate import CouncilResult
 
-__all__ = ["render_council"]
+__all__ = ["render_answer_space_fit", "render_council"]
 
 
 def render_council(result: CouncilResult) -> RenderableType:
@@ -53,3 +54,24 @@ def render_council(result: CouncilResult) -> RenderableType:
         f"({result.exchanges:.3f} exchanges)",
     ]
     return Group(table, waterfall(report), *(Text.from_markup(x) for x in lines), Text(""))
+
+
+def render_answer_space_fit(fit: AnswerSpaceFit, source: str) -> RenderableType:
+    """The estimated answer-space fields, the evidence behind them, and the lines to paste."""
+    import tomlkit
+    from rich.markup import escape
+
+    table = Table(title=f"answer space fitted from {escape(source)}", title_justify="left")
+    table.add_column("field", no_wrap=True)
+    table.add_column("value", justify="right")
+    table.add_column("from", no_wrap=False)
+    table.add_row("answers", str(fit.answers), "--answers, else the number of distinct answers seen")
+    table.add_row("rho", f"{fit.rho:.3f}", f"{fit.items} items, zero-inflated beta-binomial likelihood")
+    table.add_row("wrong_concentration", f"{fit.wrong_concentration:.3f}",
+                  f"{fit.wrong_pairs} pairs of wrong answers, {fit.agreement:.1%} agree")
+    table.add_row("unsolved", f"{fit.unsolved:.3f}", "share of items no member gets right")
+    for member, p in fit.members.items():
+        table.add_row(f"p ({escape(member)})", f"{p:.3f}", "share of its answers that are right")
+    snippet = Text(tomlkit.dumps(fit.council_fields()).rstrip())
+    notes = [Text(f"note: {n}") for n in fit.notes]
+    return Group(table, Text("council file fields:"), snippet, *notes)
