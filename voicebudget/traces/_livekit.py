@@ -195,7 +195,10 @@ class _Reader:
             self.first_output(turn, obj.get("ttft"), lineno, "ttft", "no first token", "llm_ttft")
         else:
             self.first_output(turn, obj.get("ttfb"), lineno, "ttfb", "no first audio", "tts_ttfb")
-            if obj.get("connection_reused") is False:
+            acquire = obj.get("acquire_time")
+            # a WebSocket TTS that opened its connection for this turn; an HTTP one reports
+            # connection_reused false with acquire_time 0 on every request (metrics/base.py, 1.6+)
+            if obj.get("connection_reused") is False and (acquire is None or acquire != 0):
                 turn.cold = True
 
     def first_output(self, turn: TurnBuilder, value: Any, lineno: int, fld: str, what: str, stage: str) -> None:

@@ -136,6 +136,7 @@ class _History:
               user: tuple[dict[str, Any], int] | None) -> float | None:
         """``e2e_latency`` in ms, else the voice-to-voice from the timestamps; flags their disagreement."""
         e2e = b.seconds(metrics["e2e_latency"], line=line, fld="e2e_latency") if "e2e_latency" in metrics else None
+        b.framework_total_ms = e2e
         started = _number(metrics.get("started_speaking_at"))
         stopped = _number(user[0].get("stopped_speaking_at")) if user is not None else None
         v2v = None

@@ -488,6 +488,7 @@ class _Reader:
                 b.flag(line, value.path, None, f"not a number: {value.what}")
             else:
                 total = b.seconds(value, line=line, fld=total_key)
+                b.framework_total_ms = total
         elif not (lk and b.rules in ("livekit-otel-1.2", "livekit-otel-1.3")):
             b.flag(span.line, total_key, None, f"turn has no {total_key} (the source's own total)")
         b.close_with_residual(total, span.line, total_key, required=tuple(needed))
