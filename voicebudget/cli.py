@@ -203,7 +203,7 @@ def infer(
     output_tokens: Annotated[int, typer.Option("--output-tokens", min=1, help="Output tokens per request.")] = 200,
     price: Annotated[
         float | None,
-        typer.Option("--price-per-chip-hour", min=0.0, max=1e6, help="US$ per chip-hour (overrides catalog)."),
+        typer.Option("--price-per-chip-hour", min=0.0, help="US$ per chip-hour (overrides catalog)."),
     ] = None,
     fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
 ) -> None:
@@ -217,8 +217,8 @@ def infer(
 
     if precision is not None and precision not in ("bf16", "fp16", "fp8", "fp4"):
         fail(f"--precision must be one of bf16, fp16, fp8, fp4, got {precision!r}")
-    if price is not None and not math.isfinite(price):
-        fail(f"--price-per-chip-hour: must be a finite number of US$ > 0, got {price}")
+    if price is not None and not (math.isfinite(price) and price <= 1e6):
+        fail(f"--price-per-chip-hour: must be a finite number of US$ > 0 and <= 1,000,000, got {price}")
     chip_price = ChipPrice(usd_per_chip_hour=price, source="--price-per-chip-hour") if price else None
     if request_rate is not None:
         from voicebudget.inference import estimate_open_loop
