@@ -64,7 +64,8 @@ class _Result:
             "line": self.line,
             "passed": self.passed,
             "n_turns": self.n_turns,
-            "entry": self.entry,
+            # execnet carries builtin types only: a JSON round trip turns numpy scalars into floats
+            "entry": json.loads(json.dumps(self.entry, allow_nan=False)),
         }
 
 
