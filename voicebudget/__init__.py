@@ -81,6 +81,17 @@ if TYPE_CHECKING:
         STAGE_ORDER as STAGE_ORDER,
         VoiceTurn as VoiceTurn,
     )
+    from voicebudget.capacity import (
+        CallTraffic as CallTraffic,
+        CapacityPoint as CapacityPoint,
+        CapacityResult as CapacityResult,
+        DeploymentCapacity as DeploymentCapacity,
+        HostedDeployment as HostedDeployment,
+        LoadModel as LoadModel,
+        ModelledDeployment as ModelledDeployment,
+        Overloaded as Overloaded,
+        plan_capacity as plan_capacity,
+    )
     from voicebudget.checker import (
         BudgetGuard as BudgetGuard,
         ExcludedTurn as ExcludedTurn,
@@ -236,6 +247,17 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "voicebudget._voice_turn": (
         "STAGE_ORDER",
         "VoiceTurn",
+    ),
+    "voicebudget.capacity": (
+        "CallTraffic",
+        "CapacityPoint",
+        "CapacityResult",
+        "DeploymentCapacity",
+        "HostedDeployment",
+        "LoadModel",
+        "ModelledDeployment",
+        "Overloaded",
+        "plan_capacity",
     ),
     "voicebudget.checker": (
         "BudgetGuard",

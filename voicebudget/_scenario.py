@@ -23,6 +23,7 @@ from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError
 from voicebudget._io import Roots, read_document, reference_context, validation_error
 from voicebudget._model import DataModel
+from voicebudget._traffic import CallTraffic
 from voicebudget._voice_turn import VoiceTurn
 
 __all__ = ["BASELINE", "PipelineSpec", "Scenario", "load_scenario", "parse_scenario", "scenario_json_schema"]
@@ -46,6 +47,7 @@ class Scenario(DataModel):
     :param variants: variant name -> its full pipeline (already merged over the baseline).
     :param samples: default number of simulated turns (the CLI's ``--samples`` overrides it).
     :param seed: default seed (``--seed`` overrides it).
+    :param traffic: the calls' traffic for ``voicebudget capacity`` (optional; defaults are assumptions).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
@@ -58,6 +60,7 @@ class Scenario(DataModel):
     variant_descriptions: dict[str, str] = Field(default_factory=dict)
     samples: int = Field(default=200_000, ge=1)
     seed: int = Field(default=1, ge=0)
+    traffic: CallTraffic | None = None
 
     _origin: str = PrivateAttr(default="<scenario>")
 

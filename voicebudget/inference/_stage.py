@@ -184,6 +184,9 @@ class APIStage(DataModel):
     :param first_phrase_tokens: tokens until the first speakable phrase.
     :param fast: an optional fast tier; used when ``use_fast`` is true.
     :param usd_per_million_output_tokens: list price (for cost reports), optional.
+    :param usd_per_million_input_tokens: list price of prompt tokens (for ``voicebudget capacity``), optional.
+    :param requests_per_minute_limit: the account's rate limit, requests/min (capacity planning), optional.
+    :param tokens_per_minute_limit: the account's rate limit, input + output tokens/min, optional.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -195,6 +198,9 @@ class APIStage(DataModel):
     fast: FastTier | None = None
     use_fast: bool = False
     usd_per_million_output_tokens: float | None = Field(default=None, ge=0)
+    usd_per_million_input_tokens: float | None = Field(default=None, ge=0)
+    requests_per_minute_limit: float | None = Field(default=None, gt=0)
+    tokens_per_minute_limit: float | None = Field(default=None, gt=0)
 
     _tokens = field_validator("first_phrase_tokens")(_check_token_count)
 

@@ -1,0 +1,216 @@
+"""Capacity planning: known answers, monotonicity, executors, the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import voicebudget as vb
+from voicebudget._algebra import Sequence
+from voicebudget._distributions import Empirical, Fixed
+from voicebudget.capacity import (
+    CallTraffic,
+    HostedDeployment,
+    Overloaded,
+    deployments_from_options,
+    deployments_from_scenario,
+    find_capacity,
+    plan_capacity,
+)
+from voicebudget.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+SUPPORT = ROOT / "scenarios" / "support-line.toml"
+
+
+@dataclass(frozen=True)
+class MM1:
+    """A single M/M/1 server: the sojourn time at arrival rate lam is exponential with rate mu - lam."""
+
+    name: str
+    service_rate_per_s: float
+
+    def stage_at(self, calls: int, traffic: CallTraffic) -> Empirical:
+        lam = traffic.request_rate_per_s(calls)
+        if lam >= self.service_rate_per_s:
+            raise Overloaded("batch cap", "lambda >= mu")
+        u = (np.arange(20_000) + 0.5) / 20_000  # exact quantiles of the exponential, resampled
+        return Empirical(samples_ms=tuple(-np.log1p(-u) / (self.service_rate_per_s - lam) * 1000.0))
+
+    def chips(self) -> int:
+        return 1
+
+    def cost_per_call_minute(self, calls: int, traffic: CallTraffic) -> float | None:
+        return 2.0 / 60.0 / calls
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "mm1", "service_rate_per_s": self.service_rate_per_s}
+
+
+def _scenario_with(stage_name: str, *, budget_ms: float, fixed_ms: float) -> vb.Scenario:
+    pipeline = Sequence(stages={"network": Fixed(value_ms=fixed_ms), stage_name: Fixed(value_ms=1.0)})
+    return vb.Scenario(name="mm1", pipeline=pipeline, budget=vb.Budget(total_ms=budget_ms))
+
+
+@pytest.mark.parametrize(("mu", "budget_ms", "fixed_ms", "percentile"), [(20.0, 800.0, 50.0, 95.0),
+                                                                          (5.0, 2000.0, 0.0, 99.0)])
+def test_mm1_capacity_matches_closed_form(mu: float, budget_ms: float, fixed_ms: float, percentile: float) -> None:
+    # M/M/1 sojourn time ~ Exp(mu - lam): its q-quantile is -ln(1-q)/(mu - lam), so the largest rate
+    # within a budget T (after a fixed part f) is lam* = mu + ln(1-q) / (T - f) (Kleinrock 1975, sec. 3.2).
+    scenario = _scenario_with("llm", budget_ms=budget_ms, fixed_ms=fixed_ms)
+    budget = vb.Budget(total_ms=budget_ms, percentile=percentile)
+    traffic = CallTraffic(turns_per_call_minute=6.0)  # 0.1 requests/s per call
+    result = plan_capacity(scenario, [MM1("mm1", mu)], traffic=traffic, budget=budget, samples=20_000, seed=3)
+    q = percentile / 100
+    lam_star = mu + math.log(1 - q) / ((budget_ms - fixed_ms) / 1000.0)
+    calls_star = lam_star / traffic.request_rate_per_s(1)
+    got = result.deployments[0].max_concurrent_calls
+    assert got is not None
+    assert got == pytest.approx(calls_star, rel=0.05)
+    assert result.deployments[0].limited_by == "budget"
+
+
+def test_find_capacity_is_the_largest_within() -> None:
+    cap, seen = find_capacity(lambda c: 10.0 * c, budget_ms=1234.0)
+    assert cap == 123
+    assert [c for c, _ in seen] == sorted(c for c, _ in seen)
+    assert find_capacity(lambda c: 900.0, budget_ms=800.0)[0] == 0
+
+
+def test_support_line_curve_never_falls_with_load() -> None:
+    scenario = vb.load_scenario(SUPPORT)
+    result = plan_capacity(scenario, samples=5_000)
+    for d in result.deployments:
+        finite = [p for p in d.curve if math.isfinite(p.percentile_ms)]
+        values = [p.percentile_ms for p in finite]
+        assert values == sorted(values), d.name
+        conc = [p.concurrency for p in finite if p.concurrency is not None]
+        assert conc == sorted(conc), d.name
+
+
+def test_capacity_monotone_in_budget_and_chips() -> None:
+    scenario = vb.load_scenario(SUPPORT)
+    caps = []
+    for total in (700.0, 800.0, 900.0):
+        r = plan_capacity(scenario, deployments_from_scenario(scenario)[:1], budget=vb.Budget(total_ms=total),
+                          samples=5_000)
+        caps.append(r.deployments[0].max_concurrent_calls)
+    assert caps == sorted(caps)
+    assert caps[0] < caps[-1]
+    by_chips = []
+    for chips in (1, 2, 4):
+        deps = deployments_from_options(scenario, hardware="h100-sxm", model="llama-3.1-8b", chips=chips,
+                                        precision="fp8")
+        by_chips.append(plan_capacity(scenario, deps, samples=5_000).deployments[0].max_concurrent_calls)
+    assert by_chips == sorted(by_chips)
+    assert by_chips[0] < by_chips[-1]
+
+
+def test_cost_per_call_minute_is_chip_hours_shared_by_calls() -> None:
+    scenario = vb.load_scenario(SUPPORT)
+    d = plan_capacity(scenario, deployments_from_scenario(scenario)[:1], samples=5_000).deployments[0]
+    assert d.max_concurrent_calls
+    assert d.chips == 1
+    # H100 SXM at $3.00/chip-hour (the hardware catalog's price)
+    assert d.cost_per_call_minute == pytest.approx(3.00 / 60 / d.max_concurrent_calls)
+
+
+def test_hosted_api_is_bounded_by_its_rate_limit() -> None:
+    scenario = vb.load_scenario(SUPPORT)
+    traffic = scenario.traffic
+    assert traffic is not None
+    api = scenario.variants["hosted-flash-lite"].llm
+    relaxed = HostedDeployment("api", api)
+    assert relaxed.max_calls_by_rate_limit(traffic) == 30_000 // 6
+    generous = vb.Budget(total_ms=5_000)
+    r = plan_capacity(scenario, [relaxed], budget=generous, samples=2_000)
+    assert r.deployments[0].max_concurrent_calls == 5_000
+    assert r.deployments[0].limited_by == "rate limit"
+    # token price: 6 requests/min x (mean prompt x $0.10 + 60 x $0.40) / 1e6
+    expected = 6 * (traffic.mean_prompt_tokens * 0.10 + 60 * 0.40) / 1e6
+    assert r.deployments[0].cost_per_call_minute == pytest.approx(expected)
+
+
+def test_batch_cap_limits_fast_mode() -> None:
+    scenario = vb.load_scenario(SUPPORT)
+    deps = deployments_from_options(scenario, hardware="h100-sxm", model="llama-3.1-70b", chips=2, precision="fp8",
+                                    batch_caps=(2, 8, 32))
+    r = plan_capacity(scenario, deps, budget=vb.Budget(total_ms=1_500), samples=5_000)
+    calls = [d.max_concurrent_calls for d in r.deployments]
+    assert calls == sorted(calls)
+    assert calls[0] is not None
+    assert calls[0] < calls[-1]
+    assert r.deployments[0].limited_by == "batch cap"
+    costs = [d.cost_per_call_minute for d in r.deployments]
+    assert costs == sorted(costs, reverse=True)  # fast mode: fewer calls per chip, a dearer call-minute
+
+
+def test_workers_equal_single_process() -> None:
+    scenario = vb.load_scenario(SUPPORT)
+    one = plan_capacity(scenario, samples=2_000, seed=5)
+    two = plan_capacity(scenario, samples=2_000, seed=5, workers=2)
+    assert one.to_dict() == two.to_dict()
+
+
+runner = CliRunner()
+
+
+def test_cli_json_has_stable_keys_and_numbers() -> None:
+    res = runner.invoke(app, ["capacity", str(SUPPORT), "-f", "json", "-n", "2000", "--target-calls", "500"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["target_calls"] == 500
+    assert doc["budget_ms"] == 800
+    names = [d["name"] for d in doc["deployments"]]
+    assert names[0] == "baseline"
+    assert "h200" in names
+    base = doc["deployments"][0]
+    assert {"max_concurrent_calls", "cost_per_call_minute", "limited_by", "chips_for_target", "curve"} <= set(base)
+    assert base["max_concurrent_calls"] > 50
+    assert base["chips_for_target"] == math.ceil(500 / base["max_concurrent_calls"])
+
+
+def test_cli_table_fits_80_columns() -> None:
+    res = runner.invoke(app, ["capacity", str(SUPPORT), "-n", "2000", "--target-calls", "500"],
+                        env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    assert "…" not in res.stdout
+    assert max(len(line) for line in res.stdout.splitlines()) <= 80
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--batch-cap", "4,x"], "--batch-cap"),
+        (["--batch-cap", "0"], "--batch-cap"),
+        (["--hardware", "h100-sxm"], "--hardware/--model"),
+        (["--hardware", "nope", "--model", "llama-3.1-8b"], "nope"),
+        (["--turns-per-minute", "-3"], "turns_per_call_minute"),
+        (["--budget-ms", "-5"], "--budget-ms"),
+    ],
+)
+def test_cli_bad_input_exits_2(args: list[str], message: str) -> None:
+    res = runner.invoke(app, ["capacity", str(SUPPORT), "-n", "500", *args])
+    assert res.exit_code == 2, res.output
+    assert message in res.output
+    assert "Traceback" not in res.output
+
+
+def test_cli_exit_1_when_no_deployment_carries_a_call() -> None:
+    res = runner.invoke(app, ["capacity", str(SUPPORT), "-n", "1000", "--budget-ms", "300"])
+    assert res.exit_code == 1, res.output
+
+
+def test_cli_plot(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "cap.png"
+    res = runner.invoke(app, ["capacity", str(SUPPORT), "-n", "1000", "--plot", str(out)])
+    assert res.exit_code == 0, res.output
+    assert out.stat().st_size > 10_000

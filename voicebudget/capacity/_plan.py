@@ -1,0 +1,487 @@
+"""Capacity of a voice fleet: the most concurrent calls a deployment carries within the budget.
+
+For a deployment and ``calls`` concurrent calls, the scenario's LLM stage is replaced by the
+deployment's stage at that load (:mod:`voicebudget.capacity._load`) and the *whole* turn is simulated
+(endpointing, ASR, network, LLM, TTS, transport), on the scenario's seed so that every load level
+draws the same underlying random numbers (common random numbers: the p95 curve over calls is
+smooth, not noisy). The capacity is the largest ``calls`` whose voice-to-voice latency at the
+budget's percentile is within the budget, found by doubling then bisection; it assumes that latency
+does not fall when load grows (tested: more concurrency never lowers p95).
+
+Cost per call-minute at capacity: the deployment's chip-hours shared by its calls, or the API's
+token prices. Chips for a target: whole deployments (replicas) of the same shape.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from voicebudget._algebra import evaluate
+from voicebudget._budget import Budget
+from voicebudget._errors import ScenarioError
+from voicebudget._scenario import Scenario
+from voicebudget._simulate import check_memory, resolve_seed
+from voicebudget._traffic import CallTraffic
+from voicebudget._voice_turn import VoiceTurn
+from voicebudget.capacity._load import HostedDeployment, LoadModel, ModelledDeployment, Overloaded
+from voicebudget.inference._stage import APIStage, GPUStage, WaferStage
+
+__all__ = [
+    "DEFAULT_CAPACITY_SAMPLES",
+    "CapacityPoint",
+    "CapacityResult",
+    "DeploymentCapacity",
+    "deployments_from_options",
+    "deployments_from_scenario",
+    "find_capacity",
+    "plan_capacity",
+    "plan_capacity_file",
+]
+
+DEFAULT_CAPACITY_SAMPLES = 20_000
+"""Turns simulated per load level: p95's Monte Carlo standard error is then ~0.3% of its value."""
+
+MAX_CALLS = 10_000_000
+"""The search stops here (a deployment that carries more is reported at this bound)."""
+
+
+@dataclass(frozen=True)
+class CapacityPoint:
+    """One load level: ``calls`` concurrent calls.
+
+    :ivar request_rate_per_s: LLM requests/s they send.
+    :ivar concurrency: LLM requests in flight (``None`` for a hosted API).
+    :ivar percentile_ms: voice-to-voice latency at the budget's percentile, ms (``inf``: overloaded).
+    :ivar limit: what ran out when overloaded (``"batch cap"``, ``"memory"``, ``"rate limit"``), else ``None``.
+    """
+
+    calls: int
+    request_rate_per_s: float
+    concurrency: int | None
+    percentile_ms: float
+    limit: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (an overloaded level's latency is ``null``)."""
+        return {"calls": self.calls, "request_rate_per_s": self.request_rate_per_s,
+                "concurrency": self.concurrency,
+                "percentile_ms": self.percentile_ms if math.isfinite(self.percentile_ms) else None,
+                "limit": self.limit}
+
+
+@dataclass(frozen=True)
+class DeploymentCapacity:
+    """What one deployment carries.
+
+    :ivar max_concurrent_calls: the most calls within budget (0: not even one call; ``None``: no
+        limit found up to :data:`MAX_CALLS`, e.g. a hosted API without given rate limits).
+    :ivar limited_by: what stops more calls: ``"budget"`` (latency), ``"batch cap"``, ``"memory"``,
+        ``"rate limit"``, ``"no limit"`` (a hosted API without given rate limits) or ``"search bound"``.
+    :ivar percentile_ms_at_max: latency at the budget's percentile at that load, ms.
+    :ivar cost_per_call_minute: US dollars per call-minute at that load (``None`` without a price).
+    :ivar chips: chips of one deployment (``None`` for an API).
+    :ivar calls_per_chip: ``max_concurrent_calls / chips``.
+    :ivar replicas_for_target: deployments needed for the target calls (``None`` without a target).
+    :ivar chips_for_target: ``replicas_for_target x chips``.
+    :ivar curve: the load levels evaluated, by calls.
+    """
+
+    name: str
+    description: dict[str, Any]
+    max_concurrent_calls: int | None
+    limited_by: str
+    percentile_ms_at_max: float | None
+    cost_per_call_minute: float | None
+    chips: int | None
+    calls_per_chip: float | None
+    replicas_for_target: int | None
+    chips_for_target: int | None
+    curve: tuple[CapacityPoint, ...]
+    on_front: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict with stable keys (docs/capacity.md)."""
+        return {
+            "name": self.name,
+            "deployment": self.description,
+            "max_concurrent_calls": self.max_concurrent_calls,
+            "limited_by": self.limited_by,
+            "percentile_ms_at_max": self.percentile_ms_at_max,
+            "cost_per_call_minute": self.cost_per_call_minute,
+            "chips": self.chips,
+            "calls_per_chip": self.calls_per_chip,
+            "replicas_for_target": self.replicas_for_target,
+            "chips_for_target": self.chips_for_target,
+            "on_front": self.on_front,
+            "curve": [p.to_dict() for p in self.curve],
+        }
+
+
+@dataclass(frozen=True)
+class CapacityResult:
+    """Capacity of every deployment for one scenario.
+
+    :ivar front: names of the deployments on the Pareto front of (cost per call-minute, latency at
+        the percentile at capacity) among those that carry at least one call.
+    """
+
+    scenario: str
+    budget: Budget
+    traffic: CallTraffic
+    stage: str
+    seed: int
+    samples: int
+    target_calls: int | None
+    deployments: tuple[DeploymentCapacity, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def front(self) -> tuple[str, ...]:
+        """Deployment names on the cost/latency front."""
+        return tuple(d.name for d in self.deployments if d.on_front)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``voicebudget capacity --format json`` document."""
+        return {
+            "scenario": self.scenario,
+            "budget_ms": self.budget.total_ms,
+            "percentile": self.budget.percentile,
+            "stage": self.stage,
+            "seed": self.seed,
+            "samples": self.samples,
+            "target_calls": self.target_calls,
+            "traffic": self.traffic.model_dump() | {
+                "request_rate_per_s_per_call": self.traffic.request_rate_per_s(1),
+                "prompt_tokens_range": list(self.traffic.prompt_tokens_range),
+            },
+            "deployments": [d.to_dict() for d in self.deployments],
+            "front": list(self.front),
+            "notes": list(self.notes),
+        }
+
+
+def _replace_stage(pipeline: Any, name: str, stage: Any) -> Any:
+    """The pipeline with its stage ``name`` replaced (a VoiceTurn field or a combinator child)."""
+    if isinstance(pipeline, VoiceTurn):
+        return pipeline.model_copy(update={name: stage})
+    children = getattr(pipeline, "stages", None)
+    if not isinstance(children, dict):
+        return pipeline
+    new = {k: (stage if k == name else _replace_stage(v, name, stage)) for k, v in children.items()}
+    return pipeline.model_copy(update={"stages": new})
+
+
+def _find_stage(pipeline: Any, name: str) -> Any:
+    if isinstance(pipeline, VoiceTurn):
+        return getattr(pipeline, name, None)
+    children = getattr(pipeline, "stages", None)
+    if not isinstance(children, dict):
+        return None
+    if name in children:
+        return children[name]
+    for child in children.values():
+        found = _find_stage(child, name)
+        if found is not None:
+            return found
+    return None
+
+
+def deployments_from_scenario(scenario: Scenario, stage: str = "llm") -> list[LoadModel]:
+    """One deployment per pipeline (baseline and variants) whose ``stage`` is a gpu, wafer or api stage.
+
+    A gpu/wafer stage's own ``concurrency`` is read as its batch policy: at most that many requests
+    in flight (``max_concurrency``); the load sets how many are in flight below that cap.
+
+    :raises ScenarioError: no pipeline has such a stage (the message says which kinds are allowed).
+    """
+    out: list[LoadModel] = []
+    for name, pipeline in scenario.pipelines().items():
+        s = _find_stage(pipeline, stage)
+        if isinstance(s, GPUStage | WaferStage):
+            out.append(ModelledDeployment(name, s, max_concurrency=s.concurrency))
+        elif isinstance(s, APIStage):
+            out.append(HostedDeployment(name, s))
+    if not out:
+        raise ScenarioError(
+            f"no pipeline has a {stage!r} stage of kind gpu, wafer or api; capacity needs a modelled or hosted "
+            "LLM stage (or give --hardware and --model)", origin=scenario.name, field=f"pipeline.{stage}")
+    return out
+
+
+def find_capacity(percentile_at: Callable[[int], float], budget_ms: float,
+                  max_calls: int = MAX_CALLS) -> tuple[int, list[tuple[int, float]]]:
+    """The largest ``calls`` in ``[0, max_calls]`` with ``percentile_at(calls) <= budget_ms``.
+
+    Doubling from 1, then bisection: ``2 log2(answer)`` evaluations. Assumes ``percentile_at`` does
+    not decrease with calls (``inf`` = overloaded).
+
+    :returns: (the capacity, the evaluated ``(calls, latency)`` pairs sorted by calls).
+    """
+    seen: dict[int, float] = {}
+
+    def ok(c: int) -> bool:
+        if c not in seen:
+            seen[c] = percentile_at(c)
+        return seen[c] <= budget_ms
+
+    if not ok(1):
+        return 0, sorted(seen.items())
+    lo, hi = 1, 2
+    while hi <= max_calls and ok(hi):
+        lo, hi = hi, hi * 2
+    if hi > max_calls:
+        return max_calls if ok(max_calls) else lo, sorted(seen.items())
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return lo, sorted(seen.items())
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One deployment's capacity search (picklable: it runs on worker processes or Dask)."""
+
+    deployment: Any
+    pipeline: Any
+    stage: str
+    budget: Budget
+    traffic: CallTraffic
+    samples: int
+    seed: int
+    target_calls: int | None
+
+
+def _evaluate_job(job: _Job) -> DeploymentCapacity:
+    d, traffic = job.deployment, job.traffic
+    points: dict[int, CapacityPoint] = {}
+
+    def at(calls: int) -> float:
+        rate = traffic.request_rate_per_s(calls)
+        try:
+            stage = d.stage_at(calls, traffic)
+        except Overloaded as exc:
+            points[calls] = CapacityPoint(calls, rate, None, math.inf, exc.limit)
+            return math.inf
+        pipeline = _replace_stage(job.pipeline, job.stage, stage)
+        tree = pipeline.to_tree() if isinstance(pipeline, VoiceTurn) else pipeline
+        total = evaluate(tree, job.samples, job.seed).total
+        value = float(np.percentile(total, job.budget.percentile))
+        points[calls] = CapacityPoint(calls, rate, getattr(stage, "concurrency", None) if not isinstance(
+            stage, APIStage) else None, value)
+        return value
+
+    bound = d.max_calls_by_rate_limit(traffic) if isinstance(d, HostedDeployment) else None
+    if isinstance(d, HostedDeployment) and bound is None:
+        cap, limit = None, "no limit"
+        at(1)
+    else:
+        cap_found, _ = find_capacity(at, job.budget.total_ms, max_calls=bound if bound is not None else MAX_CALLS)
+        cap = cap_found
+        nxt = points.get(cap + 1)
+        if cap == 0:
+            first = points[1]
+            limit = first.limit or "budget"
+        elif bound is not None and cap >= bound:
+            limit = "rate limit"
+        elif cap >= MAX_CALLS:
+            limit = "search bound"
+        else:
+            limit = (nxt.limit if nxt is not None and nxt.limit else "budget")
+    at_max = points.get(cap if cap else 1)
+    cost_calls = cap if cap else 1
+    chips = d.chips()
+    replicas = None
+    if job.target_calls is not None and cap:
+        replicas = math.ceil(job.target_calls / cap)
+    elif job.target_calls is not None and cap is None:
+        replicas = 1
+    return DeploymentCapacity(
+        name=d.name,
+        description=d.describe(),
+        max_concurrent_calls=cap,
+        limited_by=limit,
+        percentile_ms_at_max=(at_max.percentile_ms if at_max and math.isfinite(at_max.percentile_ms) else None),
+        cost_per_call_minute=(d.cost_per_call_minute(cost_calls, traffic)
+                              if cap != 0 or isinstance(d, HostedDeployment) else None),
+        chips=chips,
+        calls_per_chip=(cap / chips) if (cap is not None and chips) else None,
+        replicas_for_target=replicas,
+        chips_for_target=(replicas * chips) if (replicas is not None and chips) else None,
+        curve=tuple(points[c] for c in sorted(points)),
+    )
+
+
+def _mark_front(results: list[DeploymentCapacity]) -> list[DeploymentCapacity]:
+    """Mark the deployments that no other beats on both cost per call-minute and latency at capacity."""
+    points = {id(r): (r.cost_per_call_minute, r.percentile_ms_at_max) for r in results
+              if r.max_concurrent_calls != 0 and r.cost_per_call_minute is not None
+              and r.percentile_ms_at_max is not None}
+
+    def dominated(mine: tuple[Any, Any]) -> bool:
+        return any(o[0] <= mine[0] and o[1] <= mine[1] and o != mine for o in points.values())
+
+    front = {key for key, mine in points.items() if not dominated(mine)}
+    return [DeploymentCapacity(**{**r.__dict__, "on_front": id(r) in front}) for r in results]
+
+
+def plan_capacity(
+    scenario: Scenario,
+    deployments: list[LoadModel] | None = None,
+    *,
+    traffic: CallTraffic | None = None,
+    stage: str = "llm",
+    budget: Budget | None = None,
+    samples: int = DEFAULT_CAPACITY_SAMPLES,
+    seed: int | np.random.Generator | None = None,
+    target_calls: int | None = None,
+    workers: int = 1,
+    scheduler: Any = None,
+) -> CapacityResult:
+    """How many concurrent calls each deployment carries within the budget, and at what price.
+
+    :param scenario: the voice turn; its baseline pipeline is the turn every deployment is put into.
+    :param deployments: default :func:`deployments_from_scenario` (each pipeline's own LLM stage,
+        its ``concurrency`` read as the batch cap). A deployment named like a variant is put into
+        that variant's pipeline; any other into the baseline's.
+    :param traffic: default: the scenario's ``traffic`` table, else :class:`CallTraffic` defaults.
+    :param stage: the name of the LLM stage to replace.
+    :param budget: default: the scenario's.
+    :param samples: turns per load level (>= 100).
+    :param seed: default: the scenario's seed; the same for every load level and deployment.
+    :param target_calls: also report replicas and chips for this many calls.
+    :param workers: local processes for the sweep over deployments; ``scheduler``: a Dask scheduler
+        address or client. Results equal the single-process run seed for seed.
+    :returns: a :class:`CapacityResult`.
+    :raises ScenarioError: no LLM stage to replace, ``samples`` < 100 or too large for memory,
+        ``target_calls`` < 1.
+    """
+    from voicebudget.tuning._executor import map_evaluations
+
+    if samples < 100:
+        raise ScenarioError(f"samples must be >= 100 for a percentile, got {samples}", field="samples")
+    if target_calls is not None and target_calls < 1:
+        raise ScenarioError(f"target calls must be >= 1, got {target_calls}", field="target_calls")
+    budget = budget or scenario.budget
+    traffic = traffic or scenario.traffic or CallTraffic()
+    seed_int = resolve_seed(scenario.seed if seed is None else seed)
+    pipelines = scenario.pipelines()
+    deployments = deployments if deployments is not None else deployments_from_scenario(scenario, stage)
+    if _find_stage(scenario.pipeline, stage) is None:
+        raise ScenarioError(f"the pipeline has no stage {stage!r} to replace", origin=scenario.name,
+                            field=f"pipeline.{stage}")
+    check_memory(samples, scenario.pipeline.to_tree() if isinstance(scenario.pipeline, VoiceTurn)
+                 else scenario.pipeline)
+    jobs = [_Job(d, pipelines.get(d.name, scenario.pipeline), stage, budget, traffic, samples, seed_int, target_calls)
+            for d in deployments]
+    outcomes = map_evaluations(_evaluate_job, jobs, workers=workers, scheduler=scheduler, batch_size=1)
+    results: list[DeploymentCapacity] = []
+    for o in outcomes:
+        if o.failure is not None:
+            raise ScenarioError(f"deployment {jobs[o.index].deployment.name!r}: {o.failure.error}",
+                                origin=scenario.name)
+        assert o.value is not None
+        results.append(o.value)
+    notes = [
+        "latency is the whole voice turn (every stage of the scenario), at the budget's percentile",
+        "self-hosted: requests in flight from Little's law at the calls' request rate; hosted APIs: the "
+        "provider's measured latency, independent of your load, bounded by the rate limits given",
+    ]
+    if scenario.traffic is None and traffic == CallTraffic():
+        notes.append("traffic: CallTraffic defaults (assumptions; set a [traffic] table)")
+    return CapacityResult(scenario.name, budget, traffic, stage, seed_int, samples, target_calls,
+                          tuple(_mark_front(results)), tuple(notes))
+
+
+def deployments_from_options(
+    scenario: Scenario,
+    *,
+    hardware: str,
+    model: str,
+    chips: int | None = None,
+    precision: str | None = None,
+    batch_caps: tuple[int | None, ...] = (None,),
+    stage: str = "llm",
+    usd_per_chip_hour: float | None = None,
+) -> list[LoadModel]:
+    """Deployments of ``model`` on ``hardware``, one per batch cap (the fast-mode curve).
+
+    The stage keeps the scenario's first-phrase tokens, output tokens and jitter when its own LLM stage
+    is a gpu/wafer stage (else the stage defaults); the kind (gpu or wafer) follows the hardware.
+
+    :param batch_caps: requests in flight at most, per deployment (``None``: memory only).
+    :raises ScenarioError: unknown model/hardware, or the model does not fit the chips.
+    """
+    from voicebudget._errors import VoiceBudgetError
+    from voicebudget.inference._catalog import get_hardware
+
+    base = _find_stage(scenario.pipeline, stage)
+    keep: dict[str, Any] = {}
+    if isinstance(base, GPUStage | WaferStage):
+        keep = {"first_phrase_tokens": base.first_phrase_tokens, "output_tokens": base.output_tokens,
+                "jitter_cv": base.jitter_cv}
+    try:
+        kind = GPUStage if get_hardware(hardware).memory_kind == "hbm" else WaferStage
+        llm = kind(model=model, hardware=hardware, chips=chips, precision=precision, **keep)
+    except (VoiceBudgetError, ValueError) as exc:
+        raise ScenarioError(str(exc).splitlines()[-1].strip(), origin="--hardware/--model") from None
+    label = f"{model} {llm.predict().chips}x {hardware}" + (f" {precision}" if precision else "")
+    out: list[LoadModel] = [ModelledDeployment(label if cap is None else f"{label} cap {cap}", llm,
+                                               max_concurrency=cap, usd_per_chip_hour=usd_per_chip_hour)
+                            for cap in batch_caps]
+    return out
+
+
+def plan_capacity_file(
+    path: str | Any,
+    *,
+    hardware: str | None = None,
+    model: str | None = None,
+    chips: int | None = None,
+    precision: str | None = None,
+    batch_caps: tuple[int | None, ...] = (None,),
+    usd_per_chip_hour: float | None = None,
+    budget_ms: float | None = None,
+    percentile: float | None = None,
+    traffic_overrides: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> CapacityResult:
+    """:func:`plan_capacity` on a scenario file (what ``voicebudget capacity`` runs).
+
+    With ``hardware`` and ``model``, the deployments are that model on that hardware, one per batch cap
+    (:func:`deployments_from_options`); without them, the scenario's own pipelines
+    (:func:`deployments_from_scenario`).
+
+    :param traffic_overrides: fields of :class:`CallTraffic` to change (e.g. ``turns_per_call_minute``).
+    :param kwargs: passed to :func:`plan_capacity` (``samples``, ``seed``, ``target_calls``, ``workers``...).
+    :raises ScenarioError: invalid file or options (the message names the file, field or option).
+    """
+    from pydantic import ValidationError
+
+    from voicebudget._budget import with_overrides
+    from voicebudget._scenario import load_scenario
+
+    scenario = load_scenario(path)
+    budget = with_overrides(scenario.budget, budget_ms, percentile)
+    traffic = scenario.traffic or CallTraffic()
+    if traffic_overrides:
+        try:
+            traffic = CallTraffic(**(traffic.model_dump() | traffic_overrides))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise ScenarioError(f"{err['msg']}, got {err.get('input')!r}", origin="options",
+                                field=".".join(str(p) for p in err["loc"])) from None
+    if (hardware is None) != (model is None):
+        raise ScenarioError("give both --hardware and --model (or neither, to use the scenario's own LLM stages)",
+                            origin="--hardware/--model")
+    stage = kwargs.pop("stage", "llm")
+    deployments = None
+    if hardware is not None and model is not None:
+        deployments = deployments_from_options(scenario, hardware=hardware, model=model, chips=chips,
+                                               precision=precision, batch_caps=batch_caps, stage=stage,
+                                               usd_per_chip_hour=usd_per_chip_hour)
+    return plan_capacity(scenario, deployments, traffic=traffic, stage=stage, budget=budget, **kwargs)

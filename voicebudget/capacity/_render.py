@@ -1,0 +1,112 @@
+"""Rendering a :class:`CapacityResult`: a rich table (fits 80 columns) and a two-panel plot."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from rich import box
+from rich.console import Group
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from voicebudget.capacity._plan import CapacityResult
+
+__all__ = ["plot_capacity", "render_capacity"]
+
+
+def _calls(n: int | None) -> str:
+    return "no limit" if n is None else f"{n:,}"
+
+
+def _money(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return f"${x:.2g}" if x < 0.01 else f"${x:,.3f}"
+
+
+def render_capacity(result: CapacityResult) -> Group:
+    """The table of deployments (calls within budget, what limits them, latency, cost) and notes."""
+    pct = f"p{result.budget.percentile:g}"
+    title = (f"{escape(result.scenario)}: concurrent calls per deployment within {result.budget.total_ms:g} ms "
+             f"at {pct} ({pct} in ms at that load; {result.samples:,} turns per load level, seed {result.seed})")
+    table = Table(title=title, title_justify="left", expand=False, box=box.SIMPLE_HEAD, pad_edge=False,
+                  collapse_padding=True)
+    width = min(max((len(d.name) + 2 for d in result.deployments), default=10), 32)
+    table.add_column("deployment", overflow="fold", min_width=width)
+    table.add_column("calls", justify="right", no_wrap=True)
+    table.add_column("limit", no_wrap=True)
+    table.add_column(pct, justify="right", no_wrap=True)
+    table.add_column("$/call-min", justify="right", no_wrap=True)
+    table.add_column("chips", justify="right", no_wrap=True)
+    if result.target_calls is not None:
+        table.add_column(f"for {result.target_calls:,}", justify="right", no_wrap=True)
+    for d in result.deployments:
+        name = escape(d.name) + (" *" if d.on_front else "")
+        row = [name, _calls(d.max_concurrent_calls), d.limited_by,
+               "-" if d.percentile_ms_at_max is None else f"{d.percentile_ms_at_max:,.0f}",
+               _money(d.cost_per_call_minute), "api" if d.chips is None else str(d.chips)]
+        if result.target_calls is not None:
+            row.append("-" if d.chips_for_target is None else f"{d.chips_for_target:,}")
+        table.add_row(*row)
+    t = result.traffic
+    low, high = t.prompt_tokens_range
+    lines = [
+        Text(f"traffic: {t.turns_per_call_minute:g} turns/call-min x {t.llm_requests_per_turn:g} LLM requests = "
+             f"{t.request_rate_per_s(1) * 60:g} requests/min per call; prompt {low:,}-{high:,} tokens; agent speaks "
+             f"{t.agent_speaking_share:.0%} of the call"),
+        Text("* on the front: no other deployment is both cheaper per call-minute and faster at capacity"),
+    ]
+    lines += [Text(f"note: {n}") for n in result.notes]
+    return Group(table, *lines)
+
+
+def plot_capacity(result: CapacityResult, path: Path) -> None:
+    """Draw latency vs concurrent calls per deployment (with the budget) and cost vs latency (front marked).
+
+    :raises ImportError: matplotlib is not installed (``pip install 'voicebudget[plot]'``).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pct = f"p{result.budget.percentile:g}"
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.8), layout="constrained")
+    colors: dict[str, Any] = {}
+    for i, d in enumerate(result.deployments):
+        pts = [p for p in d.curve if math.isfinite(p.percentile_ms)]
+        color = f"C{i % 10}"
+        colors[d.name] = color
+        if len(pts) > 1:
+            ax1.plot([p.calls for p in pts], [p.percentile_ms for p in pts], marker="o", ms=3, color=color,
+                     label=d.name)
+        elif pts:
+            ax1.axhline(pts[0].percentile_ms, color=color, ls=":", label=f"{d.name} (load-independent)")
+    ax1.axhline(result.budget.total_ms, color="black", ls="--", lw=1, label=f"budget {result.budget.total_ms:g} ms")
+    ax1.set_xscale("log")
+    ax1.set_xlabel("concurrent calls (one deployment)")
+    ax1.set_ylabel(f"voice-to-voice {pct}, ms")
+    ax1.set_title(f"{pct} vs load")
+    for d in result.deployments:
+        if d.cost_per_call_minute is None or d.percentile_ms_at_max is None:
+            continue
+        ax2.scatter(d.percentile_ms_at_max, d.cost_per_call_minute, color=colors[d.name], s=60 if d.on_front else 25,
+                    edgecolors="black" if d.on_front else "none")
+        ax2.annotate(d.name, (d.percentile_ms_at_max, d.cost_per_call_minute), fontsize=7,
+                     xytext=(4, 4), textcoords="offset points")
+    front = sorted((d for d in result.deployments if d.on_front), key=lambda d: d.percentile_ms_at_max or 0)
+    if len(front) > 1:
+        ax2.plot([d.percentile_ms_at_max for d in front], [d.cost_per_call_minute for d in front], color="black",
+                 lw=1, label="front")
+        ax2.legend(loc="upper right", fontsize=8)
+    ax2.axvline(result.budget.total_ms, color="black", ls="--", lw=1)
+    ax2.set_xlabel(f"{pct} at capacity, ms")
+    ax2.set_ylabel("US$ per call-minute")
+    ax2.set_yscale("log")
+    ax2.set_title("cost vs latency at capacity (front: black edge)")
+    fig.legend(*ax1.get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=8)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
