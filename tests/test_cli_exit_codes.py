@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str, list[str]]] = {
     "fit": ("voicebudget.traces", "fit_traces", [TRACE, "-o", "{tmp}/fitted.toml"]),
     "council": ("voicebudget.councils", "run_council", [str(ROOT / "councils" / "intent-wafer-all.toml")]),
     "tune": ("voicebudget.tuning", "tune_council", [str(ROOT / "councils" / "tune-intent.toml")]),
+    "council-fit": ("voicebudget.councils", "fit_answer_space", ["{tmp}/answers.csv"]),
     "capacity": ("voicebudget.capacity", "plan_capacity_file", [str(ROOT / "scenarios" / "support-line.toml")]),
 }
 
