@@ -24,7 +24,7 @@ import os
 import re
 import stat
 import tomllib
-from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +46,10 @@ __all__ = [
     "parse_json",
     "read_bytes",
     "read_document",
+    "check_target",
     "read_text",
     "reference_context",
+    "write_atomic",
     "resolve_reference",
     "split_lines",
     "validation_error",
@@ -472,6 +474,74 @@ def check_cycle(path: Path, context: Mapping[str, Any] | None) -> None:
                             origin=str(path))
     if len(chain) >= MAX_REFERENCE_DEPTH:
         raise ScenarioError(f"more than {MAX_REFERENCE_DEPTH} files deep in file references", origin=str(path))
+
+
+# --- writing ----------------------------------------------------------------------------------------
+
+
+def check_target(
+    path: str | Path, *, overwrite: bool = False, inputs: Collection[str | Path] = (), what: str = "output"
+) -> Path:
+    """Check an output path before any work is done (so a long run does not end in a refused write).
+
+    :param overwrite: whether an existing file may be replaced (the CLI's ``--force``).
+    :param inputs: files the command reads: the target may never be one of them, even with
+        ``overwrite`` (``fit t.yaml -o t.yaml`` would destroy its own input).
+    :param what: how messages name the target (``"-o"``, ``"--plot"``).
+    :raises ScenarioError: the target is an input, exists (without ``overwrite``) or is not a regular
+        file, or its folder is missing or not writable.
+    """
+    path = Path(path)
+    origin = f"{what} {path}"
+    for item in inputs:
+        try:
+            same = Path(item).exists() and path.exists() and os.path.samefile(path, item)
+        except OSError:
+            same = False
+        if same or Path(item).resolve() == path.resolve():
+            raise ScenarioError(f"is an input file ({item}); refusing to write over it", origin=origin)
+    if path.exists() or path.is_symlink():
+        if not path.is_file():
+            raise ScenarioError("exists and is not a regular file; refusing to replace it", origin=origin)
+        if not overwrite:
+            raise ScenarioError("exists; give --force to replace it", origin=origin)
+    folder = path.parent
+    if not folder.is_dir():
+        raise ScenarioError(f"folder {folder} does not exist", origin=origin)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ScenarioError(f"folder {folder} is not writable", origin=origin)
+    return path
+
+
+def write_atomic(path: str | Path, data: str | bytes | Callable[[Path], object]) -> Path:
+    """Write ``path`` all at once: to a temporary file in the same folder, then ``os.replace``.
+
+    A failed or interrupted write leaves the old file (or none), never a truncated one.
+
+    :param data: text (UTF-8), bytes, or a function that writes the temporary path it is given
+        (e.g. ``lambda tmp: fig.savefig(tmp, format="png")``).
+    :raises OSError: the folder is not writable or the disk is full (the temporary file is removed).
+    """
+    import tempfile
+
+    path = Path(path)
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = Path(tmp_name)
+    try:
+        if callable(data):
+            os.close(fd)
+            data(tmp)
+        else:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.chmod(tmp, path.stat().st_mode & 0o777 if path.is_file() else 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
 
 
 # --- documents --------------------------------------------------------------------------------------

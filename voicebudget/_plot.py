@@ -25,6 +25,7 @@ from matplotlib.axes import Axes  # noqa: E402
 from numpy.typing import NDArray  # noqa: E402
 
 from voicebudget._budget import Budget  # noqa: E402
+from voicebudget._io import write_atomic  # noqa: E402
 from voicebudget._report import Report  # noqa: E402
 
 if TYPE_CHECKING:
@@ -73,8 +74,10 @@ def plot_latency(
         fig.suptitle(title)
     fig.tight_layout()
     out = Path(path)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
+    try:  # whole or nothing: a temporary file in the same folder, then os.replace
+        write_atomic(out, lambda tmp: fig.savefig(tmp, dpi=120, format=out.suffix.lstrip(".").lower() or "png"))
+    finally:
+        plt.close(fig)
     return out
 
 

@@ -28,6 +28,7 @@ from rich.markup import escape
 
 from voicebudget._budget import Budget, with_overrides
 from voicebudget._errors import BudgetExceeded, ModelError, ScenarioError, VoiceBudgetError
+from voicebudget._io import check_target
 from voicebudget._scenario import scenario_json_schema
 from voicebudget._simulate import run_scenarios
 from voicebudget.traces import ABSURD_MS, DEFAULT_STOP_SECS, ReadOptions
@@ -107,14 +108,34 @@ def budget_override(base: Budget, budget_ms: float | None, percentile: float | N
 PLOT_SUFFIXES = (".png", ".pdf", ".svg", ".jpg", ".jpeg")
 
 
-def check_plot_path(path: Path | None) -> None:
-    """Refuse a ``--plot`` target before any work: its folder must exist and the format be known."""
+def check_plot_path(
+    path: Path | None, *, force: bool = False, inputs: list[Path] | tuple[Path, ...] = (), count: int = 1
+) -> list[Path]:
+    """Check ``--plot`` targets before any work: a known image format, an existing writable folder,
+    no input file, and no existing file unless ``--force``. With ``count`` results (several scenarios)
+    the targets are ``NAME-1.png`` ... ``NAME-count.png``, checked the same way.
+
+    :returns: the target paths (empty without ``--plot``).
+    """
     if path is None:
-        return
+        return []
     if path.suffix.lower() not in PLOT_SUFFIXES:
         fail(f"--plot {path}: unknown image format {path.suffix!r}; allowed: {', '.join(PLOT_SUFFIXES)}")
-    if not path.parent.is_dir():
-        fail(f"--plot {path}: folder {path.parent} does not exist")
+    targets = plot_targets(path, count)
+    with user_errors():
+        for target in targets:
+            check_target(target, overwrite=force, inputs=inputs, what="--plot")
+    return targets
+
+
+def plot_targets(path: Path, count: int) -> list[Path]:
+    """``path`` for one result; ``NAME-1.SUFFIX`` ... for several."""
+    return [path] if count == 1 else [path.with_stem(f"{path.stem}-{i + 1}") for i in range(count)]
+
+
+ForceOpt = Annotated[
+    bool, typer.Option("--force", help="Replace existing output files (never an input file).")
+]
 
 
 def default_scenario_path() -> Path:
@@ -141,18 +162,19 @@ def run(
         Path | None, typer.Option("--plot", help="Also draw latency CDFs and a waterfall to this PNG.")
     ] = None,
     allow_root: AllowRootOpt = None,
+    force: ForceOpt = False,
 ) -> None:
     """Simulate scenarios (every variant on common random numbers) and judge them against the budget.
 
     Exit code 0 when every variant is within budget, 1 when any is over, 2 on invalid input.
     """
     paths = scenarios or [default_scenario_path()]
-    check_plot_path(plot)
+    targets = check_plot_path(plot, force=force, inputs=paths, count=len(paths))
     with user_errors():
         results = run_scenarios(paths, samples=samples, seed=seed, budget_ms=budget_ms, percentile=percentile,
                                 allowed_roots=allow_root or ())
-    if plot is not None:
-        _plot_run(results, plot)
+    if targets:
+        _plot_run(results, targets)
     _render_runs(results, fmt)
     raise typer.Exit(EXIT_OK if all(r.passed for r in results) else EXIT_OVER_BUDGET)
 
@@ -170,13 +192,12 @@ def _render_runs(results: list[Any], fmt: Format) -> None:
             console.print(render_run(r))
 
 
-def _plot_run(results: list[Any], path: Path) -> None:
+def _plot_run(results: list[Any], targets: list[Path]) -> None:
     try:
         from voicebudget._plot import plot_run  # type: ignore[import-not-found,unused-ignore]
     except ImportError as exc:
         fail(f"--plot needs matplotlib: pip install 'voicebudget[plot]' ({exc})")
-    for i, r in enumerate(results):
-        target = path if len(results) == 1 else path.with_stem(f"{path.stem}-{i + 1}")
+    for r, target in zip(results, targets, strict=True):
         plot_run(r, target)
 
 
@@ -363,21 +384,25 @@ def fit_cmd(
     stop_secs: StopSecsOpt = None,
     absurd_ms: AbsurdOpt = ABSURD_MS,
     log_format: LogFormatOpt = None,
+    force: ForceOpt = False,
 ) -> None:
     """Fit a scenario to traces: stages are the observed distributions, so `voicebudget run` on the
     written file reproduces the traces' percentiles and variants can swap a stage for a model.
+
+    An existing output file is replaced only with --force, and never when it is one of the traces.
     """
     from voicebudget.traces import fit_traces
     from voicebudget.traces._render import render_fit
 
     with user_errors():
+        check_target(output, overwrite=force, inputs=traces, what="-o")
         budget = budget_override(Budget(), budget_ms, percentile)
         options = ReadOptions.checked(stop_secs=stop_secs, absurd_ms=absurd_ms, log_format=log_format)
         result = fit_traces(traces, method=method.value, budget=budget, fmt=format_in.value if format_in else None,
                             include_anomalies=include_anomalies, options=options)
     try:
         with user_errors():
-            result.write(output)
+            result.write(output, overwrite=force)
     except OSError as exc:
         fail(f"{output}: cannot write: {exc.strerror or exc}")
     sys.stdout.write(render_fit(result, str(output)) + "\n")
@@ -397,13 +422,14 @@ def council_cmd(
         Path | None, typer.Option("--plot", help="Also draw the council's and members' CDFs and a waterfall to a PNG.")
     ] = None,
     allow_root: AllowRootOpt = None,
+    force: ForceOpt = False,
 ) -> None:
     """Evaluate a council of models: latency against the budget (and the member driving the tail),
     quality, cost per turn and expected user time per completed request.
 
     Exit code 0 within budget, 1 over budget, 2 on an invalid file.
     """
-    check_plot_path(plot)
+    check_plot_path(plot, force=force, inputs=[file])
     from voicebudget.councils import run_council
 
     with user_errors():

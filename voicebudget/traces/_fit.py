@@ -25,6 +25,7 @@ import numpy as np
 
 from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError
+from voicebudget._io import check_target, write_atomic
 from voicebudget.traces._check import usable_turns
 from voicebudget.traces._table import ON_PATH, TraceTable, TraceTurn
 from voicebudget.traces._toml import dumps
@@ -57,25 +58,30 @@ class TraceFit:
     verification: dict[str, float] | None = None
     """Result of :meth:`verify` when it was run (simulated p50/p95 and relative errors)."""
 
-    def write(self, path: str | Path) -> Path:
+    def write(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write the scenario to ``path``: TOML for ``.toml`` (with its source comments), YAML for
         ``.yaml``/``.yml`` (the same document, without comments); returns the path.
 
-        :raises ScenarioError: another extension, or the folder does not exist (it is not created).
+        The file is written whole (a temporary file, then ``os.replace``): a failed write leaves the
+        old file, never a truncated one.
+
+        :param overwrite: replace an existing file (the CLI's ``--force``). A trace this fit read is
+            never replaced.
+        :raises ScenarioError: another extension; the target exists (without ``overwrite``), is one of
+            :attr:`sources`, or its folder is missing or not writable.
         """
         path = Path(path)
         suffix = path.suffix.lower()
         if suffix not in (".toml", ".yaml", ".yml"):
             raise ScenarioError(f"unknown scenario file type {suffix!r}; allowed: .toml, .yaml, .yml", origin=str(path))
-        if not path.parent.is_dir():
-            raise ScenarioError(f"folder {path.parent} does not exist", origin=str(path))
+        check_target(path, overwrite=overwrite, inputs=self.sources)
         if suffix == ".toml":
-            path.write_text(self.toml, encoding="utf-8")
+            text = self.toml
         else:
             import yaml
 
-            path.write_text(yaml.safe_dump(self.document, sort_keys=False), encoding="utf-8")
-        return path
+            text = yaml.safe_dump(self.document, sort_keys=False)
+        return write_atomic(path, text)
 
     def verify(self, *, samples: int = 200_000, seed: int = 1) -> dict[str, float]:
         """Simulate the fitted scenario: its total's ``p50_ms``/``p95_ms`` and their relative errors
