@@ -12,32 +12,35 @@ from typer.testing import CliRunner
 import voicebudget as vb
 from voicebudget.cli import app
 from voicebudget.tuning import pareto_front, tune_council
-from voicebudget.tuning._pareto import dominates
 
 runner = CliRunner()
 DATA = Path(__file__).parent / "data"
 SMALL = DATA / "tune-small.toml"
 
 
-def test_small_space_front_is_exactly_the_non_dominated_feasible_set() -> None:
-    result = tune_council(SMALL)
+def test_small_space_front_is_exactly_the_set_nothing_beats_beyond_the_noise() -> None:
+    # without re-evaluation (refine_samples = samples) the front is computed from the first pass alone
+    result = tune_council(SMALL, refine_samples=2000)
     # 3 members: sizes 1-3 (7 sets) x {all (+rule for n>1), first_k (k<=n, +rule for k>1), vote (majority m)}
     assert result.space_size == 33
     assert result.evaluated == 33
     assert result.errors == ()
-    # Re-evaluate the whole space by hand and compute the front independently (brute force).
-    from voicebudget.tuning._tune import _comparable
-
-    everything = tune_council(SMALL, max_exhaustive=10_000)
+    everything = tune_council(SMALL, max_exhaustive=10_000, refine_samples=2000)
     assert [c.config for c in everything.pareto] == [c.config for c in result.pareto]
     feasible = [c for c in _all_candidates() if c.feasible]
     assert len(feasible) == result.feasible
-    obj = _comparable(np.array([c.objectives() for c in feasible]))
-    brute = {i for i in range(len(feasible)) if not any(dominates(obj[j], obj[i]) for j in range(len(feasible)))}
-    # every non-dominated configuration is on the front, itself or as an equivalent of a row with equal objectives
+    # brute force, from the definition: a beats b when worse on no objective by more than the two
+    # estimates' +/-2 SE intervals allow, and better on one by more than that
+    def beats(a, b) -> bool:
+        pairs = list(zip(a.objectives(), b.objectives(), a.objective_errors(), b.objective_errors(), strict=True))
+        tol = [2 * (sa + sb) + 1e-9 * max(abs(x), abs(y)) for x, y, sa, sb in pairs]
+        return all(x - y <= t for (x, y, _, _), t in zip(pairs, tol, strict=True)) and any(
+            y - x > t for (x, y, _, _), t in zip(pairs, tol, strict=True)
+        )
+
+    brute = {i for i, b in enumerate(feasible) if not any(beats(a, b) for a in feasible)}
     shown = {str(c.config) for c in result.pareto} | {str(e) for c in result.pareto for e in c.equivalent}
     assert {str(feasible[i].config) for i in brute} == shown
-    assert set(pareto_front(obj).tolist()) == brute
     # every member of the front satisfies the budget at its percentile; the pick is on the front
     assert all(c.p95_ms <= result.budget.total_ms for c in result.pareto)
     assert result.best in result.pareto
@@ -121,13 +124,15 @@ def test_against_a_scenario_the_rest_of_the_turn_is_added(root: Path) -> None:
     scenario = vb.load_scenario(root / "scenarios" / "telephony-pstn.toml")
     from voicebudget.tuning import rest_of_turn
 
-    rest = rest_of_turn(scenario, 2000, 1)
     alone = tune_council(SMALL, budget_ms=5000)
     voice = tune_council(SMALL, scenario=root / "scenarios" / "telephony-pstn.toml", budget_ms=5000)
     assert "voice-to-voice" in voice.latency_scope
     by_config = {str(c.config): c for c in alone.pareto}
     common = [c for c in voice.pareto if str(c.config) in by_config]
     assert common
+    # the front is re-evaluated at 10x the turns: the rest of the turn is drawn at that size too
+    assert {c.samples for c in common} == {voice.refine_samples} == {20_000}
+    rest = rest_of_turn(scenario, voice.refine_samples, 1)
     for c in common:  # means add exactly: voice-to-voice = rest of turn + council, turn by turn
         assert c.mean_ms == pytest.approx(by_config[str(c.config)].mean_ms + rest.mean(), rel=1e-9)
 
@@ -267,3 +272,35 @@ def test_configurations_with_equal_objectives_share_one_front_row(root: Path) ->
     assert merged, "identical members under two combining rules should collapse"
     for c in merged:
         assert all(e["members"] == c.config["members"] for e in c.equivalent)
+
+
+def test_cli_tune_table_reads_at_80_columns(root: Path) -> None:
+    from voicebudget.tuning._render import short_config
+
+    out = runner.invoke(app, ["tune", str(root / "councils" / "tune-intent.toml"), "--samples", "500"],
+                        env={"COLUMNS": "80"})
+    assert out.exit_code == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "…" not in out.stdout  # no header or number cut short
+    header = next(line for line in lines if "user time ms" in line)
+    assert [h.strip() for h in header.strip("┃").split("┃")] == ["#", "user time ms", "p95 ms", "accuracy",
+                                                                  "$/turn", "tail"]
+    result = tune_council(root / "councils" / "tune-intent.toml", samples=500)
+    flat = " ".join(out.stdout.split())
+    # every configuration is listed whole under its row number (wrapped, if at all, between words)
+    for i, c in enumerate(result.pareto, 1):
+        assert f"{i} {short_config(c.config)}" in flat
+    rows = [line for line in lines if line.startswith("│")]
+    assert len(rows) == len(result.pareto)  # one line per row: nothing wraps inside the table
+    assert f"{result.best.expected_user_time_ms:.0f}±{result.best.expected_user_time_se_ms:.0f}" in rows[0]
+    assert "pick:" in out.stdout
+    assert "rule: among the configurations within budget" in flat
+
+
+def test_short_config_counts_repeats_and_names_knobs() -> None:
+    from voicebudget.tuning._render import short_config
+
+    config = {"members": ("a", "a", "b"), "topology": "first_k", "k": 2, "rule": "weighted", "cache": False,
+              "concurrency": 16}
+    assert short_config(config) == "2x a + b, first_k k=2, rule weighted, no cache, concurrency 16"

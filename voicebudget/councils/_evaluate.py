@@ -47,7 +47,10 @@ class QualityResult:
 
     :ivar accuracy: probability the combined answer is right.
     :ivar method: ``exact`` (closed form or quadrature) or ``monte-carlo`` (``vote``: the stopping
-        time and the answer depend on each other; ``standard_error`` says how close).
+        time and the answer depend on each other; exact per finishing order, averaged over the
+        simulated orders; ``standard_error`` says how close).
+    :ivar standard_error: Monte Carlo standard error of ``accuracy``: ``vote``, and ``first_k``
+        (exact per subset of first finishers, averaged over the simulated turns); else 0.
     :ivar best_member: the best single member's ``p``, for comparison.
     :ivar cap: for ``majority`` with ``rho > 0``: the accuracy a council of infinitely many members
         like the average one reaches, ``P(theta > 1/2)``.
@@ -201,8 +204,8 @@ def council_quality(council: Council, draws: CouncilSamples) -> QualityResult:
     best = max(p)
     topo = council.topology
     if topo == "vote":
-        c = draws.correct
-        return QualityResult(float(c.mean()), "monte-carlo", float(c.std() / math.sqrt(c.size)), best)
+        acc, se = _vote_accuracy(council, draws)
+        return QualityResult(acc, "monte-carlo", se, best)
     if topo == "router":
         router = council.router
         assert router is not None
@@ -221,20 +224,68 @@ def council_quality(council: Council, draws: CouncilSamples) -> QualityResult:
         cap = majority_cap(float(np.mean(p)), council.rho)
     if topo == "all":
         return QualityResult(vote_accuracy(p, council.rho, council.rule, council.gain), "exact", 0.0, best, cap)
-    return QualityResult(_first_k_accuracy(council, draws), "exact", 0.0, best, cap)
+    acc, se = _first_k_accuracy(council, draws)
+    return QualityResult(acc, "exact", se, best, cap)
 
 
-def _first_k_accuracy(council: Council, draws: CouncilSamples) -> float:
+def _first_k_accuracy(council: Council, draws: CouncilSamples) -> tuple[float, float]:
     """Average over which ``k`` members finished first (from the latency samples) of the exact
-    accuracy of that subset (members' answers are independent of their latencies)."""
+    accuracy of that subset (members' answers are independent of their latencies); and its Monte
+    Carlo standard error (the spread of the subsets' accuracies over the turns, ``/ sqrt(n)``)."""
     bits = (draws.read.astype(np.int64) << np.arange(draws.read.shape[0])[:, None]).sum(axis=0)
     subsets, counts = np.unique(bits, return_counts=True)
     node_w, q = competence_nodes(council.p, council.rho)
-    acc = 0.0
-    for mask, count in zip(subsets, counts, strict=True):
-        idx = [i for i in range(len(council.members)) if mask >> i & 1]
-        acc += count * _subset_accuracy(council, idx, node_w, q)
-    return float(acc / counts.sum())
+    accs = np.array([
+        _subset_accuracy(council, [i for i in range(len(council.members)) if mask >> i & 1], node_w, q)
+        for mask in subsets
+    ])
+    n = float(counts.sum())
+    acc = float(counts @ accs / n)
+    se = math.sqrt(max(float(counts @ (accs - acc) ** 2) / n, 0.0) / n) if len(accs) > 1 else 0.0
+    return acc, se if se > 1e-12 else 0.0  # float noise of equal accuracies
+
+
+MAX_EXACT_VOTE_MEMBERS = 8
+"""Up to this many voters, ``vote`` accuracy is exact per finishing order (``2^N`` answer patterns per
+order); beyond, the simulated answers are averaged."""
+
+
+def _vote_accuracy(council: Council, draws: CouncilSamples) -> tuple[float, float]:
+    """``vote`` accuracy and its Monte Carlo standard error.
+
+    The finishing order of the members does not depend on their answers, so the accuracy given the
+    order is computed exactly (every pattern of right/wrong answers, weighted by the correlated
+    competence model's quadrature, stopped as the simulation stops: the first ``m`` agreeing answers,
+    else the majority, a tie counting 1/2) and averaged over the simulated orders (Rao-Blackwell: the
+    same mean as averaging the simulated answers, a far smaller error; zero for identical members).
+    """
+    n_members = len(council.members)
+    if n_members > MAX_EXACT_VOTE_MEMBERS:
+        c = draws.correct
+        return float(c.mean()), float(c.std() / math.sqrt(c.size))
+    lat = np.stack([draws.parts[mb.name] for mb in council.members])
+    order = np.argsort(lat, axis=0, kind="stable")
+    codes = (order * (n_members ** np.arange(n_members))[:, None]).sum(axis=0)
+    uniq, first, counts = np.unique(codes, return_index=True, return_counts=True)
+    patterns = (np.arange(2**n_members)[:, None] >> np.arange(n_members)[None, :]) & 1  # [P, N] right?
+    node_w, q = competence_nodes(council.p, council.rho)
+    like = np.where(patterns[None, :, :] == 1, q[:, None, :], 1.0 - q[:, None, :]).prod(axis=2)  # [J, P]
+    prob = node_w @ like  # [P]
+    m = council.m or 1
+    accs = np.empty(uniq.size)
+    for j, col in enumerate(first):
+        right = np.cumsum(patterns[:, order[:, col]], axis=1)  # [P, N] in finishing order
+        wrong = np.arange(1, n_members + 1)[None, :] - right
+        reached = (right >= m) | (wrong >= m)
+        decided = reached.any(axis=1)
+        pos = np.where(decided, np.argmax(reached, axis=1), n_members - 1)
+        right_at = right[np.arange(right.shape[0]), pos]
+        fallback = np.where(2 * right_at > n_members, 1.0, np.where(2 * right_at == n_members, 0.5, 0.0))
+        accs[j] = prob @ np.where(decided, (right_at >= m).astype(np.float64), fallback)
+    n = float(counts.sum())
+    acc = float(counts @ accs / n)
+    se = math.sqrt(max(float(counts @ (accs - acc) ** 2) / n, 0.0) / n) if accs.size > 1 else 0.0
+    return acc, se if se > 1e-12 else 0.0  # float noise of equal accuracies
 
 
 def _subset_accuracy(council: Council, idx: list[int], node_w: np.ndarray, q: np.ndarray) -> float:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["dominates", "pareto_front"]
+from voicebudget.tuning._noise import NOISE_Z, tie_tolerance
+
+__all__ = ["dominates", "noisy_front", "pareto_front"]
 
 
 def dominates(a: NDArray[np.float64], b: NDArray[np.float64]) -> bool:
@@ -42,3 +44,57 @@ def pareto_front(objectives: NDArray[np.float64]) -> NDArray[np.intp]:
         front.append(int(i))
         front_rows = np.vstack([front_rows, row])
     return np.sort(np.asarray(front, dtype=np.intp))
+
+
+def noisy_front(
+    objectives: NDArray[np.float64],
+    standard_errors: NDArray[np.float64],
+    dominators: NDArray[np.bool_] | None = None,
+    *,
+    z: float = NOISE_Z,
+    sure: bool = False,
+    chunk: int = 512,
+) -> NDArray[np.intp]:
+    """Indices of the rows no other row dominates **beyond the noise**.
+
+    With ``tol`` ``z`` standard errors of a difference (:func:`tie_tolerance`):
+
+    - ``sure=False``, differences inside the noise are ties (epsilon-dominance with a per-pair
+      epsilon): row ``a`` dominates ``b`` when it is worse on no objective by more than ``tol`` and
+      better on one by more than ``tol``. A configuration 10 ms better in expected user time, within
+      that time's Monte Carlo error, does not push off one with a far lower p95, but is pushed off by
+      it. The relation is not transitive; the front is every row no dominator beats.
+    - ``sure=True``, only a sure win counts: ``a`` must be at least as good as ``b`` on every objective
+      by ``tol`` (exact figures: simply as good) and better on one by more than ``tol``. The front
+      then holds every row that might be non-dominated; it only grows with ``z`` (a safe screen).
+
+    ``O(n^2)`` comparisons, in chunks of ``chunk`` rows.
+
+    :param objectives: ``float64[n, m]``, all minimised, no NaN (``inf`` allowed).
+    :param standard_errors: ``float64[n, m]``, Monte Carlo standard errors (0 for exact figures).
+    :param dominators: ``bool[n]``, rows allowed to dominate (default all).
+    :param z: the tie band in standard errors (default :data:`NOISE_Z`, 2).
+    :param sure: the sure-win relation instead of ties within the noise.
+    :returns: ``intp[k]`` ascending row indices.
+    :raises ValueError: shapes differ or are not 2-D, or NaN in the objectives.
+    """
+    obj = np.asarray(objectives, dtype=np.float64)
+    se = np.asarray(standard_errors, dtype=np.float64)
+    if obj.ndim != 2 or se.shape != obj.shape:
+        raise ValueError(f"objectives and standard errors must be 2-D of one shape, got {obj.shape}, {se.shape}")
+    if np.isnan(obj).any():
+        raise ValueError("objectives contain NaN")
+    who = np.ones(obj.shape[0], dtype=bool) if dominators is None else np.asarray(dominators, dtype=bool)
+    dom_obj, dom_se = obj[who], se[who]
+    keep = np.ones(obj.shape[0], dtype=bool)
+    for start in range(0, obj.shape[0], chunk):
+        b = obj[start : start + chunk, None, :]  # [c, 1, m]
+        b_se = se[start : start + chunk, None, :]
+        tol = tie_tolerance(dom_se[None, :, :], b_se, dom_obj[None, :, :], b, z)
+        eps = tie_tolerance(np.zeros_like(dom_se[None, :, :]), np.zeros_like(b_se), dom_obj[None, :, :], b, z)
+        with np.errstate(invalid="ignore"):  # inf - inf: equal, neither better
+            diff = np.nan_to_num(b - dom_obj[None, :, :], nan=0.0)  # > 0: the dominator is better
+        not_worse = np.all(diff >= (tol - 2 * eps if sure else -tol), axis=2)
+        better = np.any(diff > tol, axis=2)
+        keep[start : start + chunk] = ~np.any(not_worse & better, axis=1)
+    return np.flatnonzero(keep).astype(np.intp)

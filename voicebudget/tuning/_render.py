@@ -1,4 +1,8 @@
-"""Rendering a tuning result: the Pareto front as a rich table, the pick and why."""
+"""Rendering a tuning result: the Pareto front as a rich table, the pick and why.
+
+The table fits an 80-column terminal: a row number stands for each configuration, and the
+configurations are listed under the table, one per line, wrapping only between their parts.
+"""
 
 from __future__ import annotations
 
@@ -6,32 +10,70 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from voicebudget.tuning._tune import TuneResult, describe
+from voicebudget.tuning._space import Configuration
+from voicebudget.tuning._tune import PICK_RULE, TuneResult
 
-__all__ = ["render_tune"]
+__all__ = ["render_tune", "short_config"]
+
+
+def short_config(config: Configuration) -> str:
+    """A configuration in words that wrap between parts: ``2x gpt-oss-120b + qwen3-235b, vote m=2,
+    cache, concurrency 1`` (repeated members counted, knobs after commas)."""
+    counts: dict[str, int] = {}
+    for name in config["members"]:
+        counts[name] = counts.get(name, 0) + 1
+    members = " + ".join(f"{n}x {name}" if n > 1 else name for name, n in counts.items())
+    parts = [members, str(config["topology"])]
+    for key, value in config.items():
+        if key in ("members", "topology"):
+            continue
+        if key == "cache":
+            parts.append("cache" if value else "no cache")
+        elif key == "aggregator":
+            parts.append("aggregator" if value else "no aggregator")
+        elif key in ("k", "m"):
+            parts[1] += f" {key}={value}"
+        else:
+            parts.append(f"{key} {value}")
+    return ", ".join(parts)
+
+
+def _pm(value: float, se: float, digits: int) -> str:
+    return f"{value:.{digits}f}±{se:.{digits}f}"
 
 
 def render_tune(result: TuneResult) -> RenderableType:
-    """The front (best first), counts, the recommendation and any evaluation errors."""
+    """The front (best first) with Monte Carlo standard errors, counts, the recommendation, the rule
+    that chose it, and any evaluation errors."""
     label = result.budget.label
+    refined = (f"; the {result.shortlisted:,} not beaten beyond the noise re-run at {result.refine_samples:,} turns"
+               if result.refine_samples > result.samples else "")
     head = Text.from_markup(
         f"[bold]{result.council}[/]: {result.strategy}; {result.space_size:,} configurations in the space, "
         f"{result.evaluated:,} evaluated, {result.feasible:,} within {result.budget.total_ms:.0f} ms at {label}"
         f"{' and the cost limit' if result.feasible else ''}, {result.skipped:,} not valid councils\n"
-        f"latency judged: {result.latency_scope}; seed {result.seed}, {result.samples:,} turns per configuration"
+        f"latency judged: {result.latency_scope}; seed {result.seed}, {result.samples:,} turns per "
+        f"configuration{refined}"
     )
-    table = Table(title=f"Pareto front ({len(result.pareto)}): expected user time, {label}, cost", title_justify="left")
-    for col in ("#", "configuration", "user time ms", f"{label} ms", "accuracy", "$/turn", "tail"):
-        table.add_column(col, justify="left" if col in ("configuration", "tail") else "right",
-                         overflow="fold", ratio=4 if col == "configuration" else None)
+    table = Table(title=f"Pareto front ({len(result.pareto)}): user time, {label}, cost; ± one standard error",
+                  title_justify="left")
+    for col in ("#", "user time ms", f"{label} ms", "accuracy", "$/turn", "tail"):
+        table.add_column(col, justify="left" if col == "tail" else "right", no_wrap=col != "tail",
+                         overflow="fold")
+    listing = []
     for i, c in enumerate(result.pareto, 1):
         style = "bold green" if c is result.best else ""
-        same = f" (= {len(c.equivalent)} more)" if c.equivalent else ""
         table.add_row(
-            str(i), describe(c.config) + same, f"{c.expected_user_time_ms:.0f}", f"{c.p95_ms:.1f}",
+            str(i), _pm(c.expected_user_time_ms, c.expected_user_time_se_ms, 0), _pm(c.p95_ms, c.p95_se_ms, 1),
             f"{c.quality:.3f}", f"{c.cost_per_turn:.6f}", c.tail_driver or "", style=style,
         )
-    parts: list[RenderableType] = [head, table, Text.from_markup(f"[bold]pick:[/] {result.why}")]
+        same = f" (and {len(c.equivalent)} tied on every objective)" if c.equivalent else ""
+        line = Text(f"{i:>3}  ", style=style)
+        line.append(short_config(c.config) + same, style=style)
+        listing.append(line)
+    parts: list[RenderableType] = [head, table, *listing,
+                                   Text.from_markup(f"[bold]pick:[/] {result.why}"),
+                                   Text(f"rule: {PICK_RULE.format(label=label)}", style="dim")]
     if result.errors:
         parts.append(Text.from_markup(f"[red]{len(result.errors)} evaluations failed:[/]"))
         parts.extend(Text(f"  {e['config']}: {e['error']}") for e in result.errors[:10])

@@ -24,14 +24,14 @@ from voicebudget._algebra import evaluate
 from voicebudget._budget import Budget, with_overrides
 from voicebudget._errors import ScenarioError
 from voicebudget._io import Roots, read_document, reference_context, validation_error
-from voicebudget._report import percentiles
 from voicebudget._scenario import Scenario, load_scenario
 from voicebudget._voice_turn import VoiceTurn
 from voicebudget.councils._config import Council, Member
 from voicebudget.councils._evaluate import evaluate_council
 from voicebudget.councils._speculation import ReplyCache
 from voicebudget.tuning._executor import check_scheduler_address, map_evaluations
-from voicebudget.tuning._pareto import pareto_front
+from voicebudget.tuning._noise import NOISE_Z, SCREEN_Z, mean_with_se, quantile_with_se, tie_tolerance
+from voicebudget.tuning._pareto import noisy_front, pareto_front
 from voicebudget.tuning._space import Configuration, SearchSpace
 
 __all__ = ["Candidate", "TuneResult", "load_search", "tune_council"]
@@ -40,6 +40,9 @@ FloatArray = NDArray[np.float64]
 DEFAULT_TUNE_SAMPLES = 2_000
 """Turns per configuration. At 2,000 turns the share within budget near p95 carries a Monte Carlo
 standard error of ~0.5 percentage points; common random numbers make comparisons far tighter."""
+REFINE_FACTOR = 10
+"""The shortlist (configurations no other beats beyond the noise) is re-evaluated at this many times
+the turns before the front is drawn and the pick made."""
 MAX_EXHAUSTIVE = 50_000
 """Spaces up to this size are enumerated; larger ones are sampled by Optuna's NSGA-II."""
 
@@ -54,6 +57,9 @@ class Candidate:
     :ivar cost_per_turn: USD per turn.
     :ivar expected_user_time_ms: ``X * (T_user + L + T_agent)``, ``X = 1 + e/(1-e_r)``.
     :ivar skipped: why the configuration is not a valid council (then no figures), else ``None``.
+    :ivar samples: simulated turns behind the figures.
+    :ivar p95_se_ms, mean_se_ms, quality_se, expected_user_time_se_ms, cost_se: Monte Carlo standard
+        errors (:mod:`voicebudget.tuning._noise`); cost is exact (0) but for an aggregator's prompt.
     """
 
     index: int
@@ -70,6 +76,12 @@ class Candidate:
     equivalent: tuple[Configuration, ...] = ()
     """Other configurations with the same objectives (e.g. two combining rules over identical
     members): one row on the front, the first in the space's order, lists them here."""
+    samples: int = 0
+    p95_se_ms: float = 0.0
+    mean_se_ms: float = 0.0
+    quality_se: float = 0.0
+    expected_user_time_se_ms: float = 0.0
+    cost_se: float = 0.0
 
     @property
     def feasible(self) -> bool:
@@ -79,6 +91,10 @@ class Candidate:
     def objectives(self) -> tuple[float, float, float]:
         """``(expected_user_time_ms, p95_ms, cost_per_turn)``, all minimised."""
         return (self.expected_user_time_ms, self.p95_ms, self.cost_per_turn)
+
+    def objective_errors(self) -> tuple[float, float, float]:
+        """Standard errors of :meth:`objectives`, same order."""
+        return (self.expected_user_time_se_ms, self.p95_se_ms, self.cost_se)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -90,7 +106,19 @@ class Candidate:
             "expected_user_time_ms": self.expected_user_time_ms if math.isfinite(self.expected_user_time_ms) else None,
             "tail_driver": self.tail_driver,
             "equivalent": [_jsonable(c) for c in self.equivalent],
+            "samples": self.samples,
+            "standard_errors": {
+                "p95_ms": self.p95_se_ms,
+                "mean_ms": self.mean_se_ms,
+                "quality": self.quality_se,
+                "expected_user_time_ms": _finite_or_none(self.expected_user_time_se_ms),
+                "cost_per_turn": self.cost_se,
+            },
         }
+
+
+def _finite_or_none(x: float) -> float | None:
+    return x if math.isfinite(x) else None
 
 
 def _jsonable(config: Configuration) -> dict[str, Any]:
@@ -102,9 +130,12 @@ class TuneResult:
     """What ``voicebudget tune`` reports.
 
     :ivar evaluated: configurations evaluated (valid ones; ``skipped`` are not counted).
-    :ivar feasible: of those, within budget and the cost constraint.
-    :ivar pareto: the non-dominated feasible configurations, by expected user time.
-    :ivar best: the recommended pick (on the front), ``why`` says why.
+    :ivar feasible: of those, within budget and the cost constraint (at ``samples`` turns).
+    :ivar shortlisted: configurations no other beat beyond the noise at ``samples`` turns, re-evaluated
+        at ``refine_samples`` turns (same seed) before the front is drawn.
+    :ivar pareto: the feasible configurations no other dominates beyond the noise (re-evaluated).
+    :ivar best: the recommended pick (on the front); ``reason`` is the rule that chose it, ``why`` the
+        sentence with its numbers.
     :ivar errors: evaluations that raised: ``{"config", "error"}``; never scored as infeasible.
     """
 
@@ -123,6 +154,9 @@ class TuneResult:
     seed: int = 1
     samples: int = DEFAULT_TUNE_SAMPLES
     skip_reasons: dict[str, int] = field(default_factory=dict)
+    shortlisted: int = 0
+    refine_samples: int = 0
+    reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``voicebudget tune --format json``."""
@@ -133,14 +167,17 @@ class TuneResult:
             "strategy": self.strategy,
             "seed": self.seed,
             "samples": self.samples,
+            "refine_samples": self.refine_samples,
             "space_size": self.space_size,
             "evaluated": self.evaluated,
             "feasible": self.feasible,
+            "shortlisted": self.shortlisted,
             "skipped": self.skipped,
             "skip_reasons": self.skip_reasons,
             "errors": list(self.errors),
             "pareto": [c.to_dict() for c in self.pareto],
             "best": self.best.to_dict() if self.best else None,
+            "reason": self.reason,
             "why": self.why,
         }
 
@@ -235,20 +272,28 @@ class _Evaluator:
         error, cost, driver = res.quality.error_rate, res.cost_per_turn_usd, res.tail_driver
         if config.get("cache"):
             latency, error, cost = self.behind_cache(latency, error, cost)
+        error_se = res.quality.standard_error
+        if config.get("cache"):
+            assert self.space.cache_spec is not None
+            error_se *= 1.0 - self.space.cache_spec.hit_rate
         total = latency + self.rest_ms if self.rest_ms is not None else latency
-        at_pct = float(percentiles(total, [self.budget.percentile])[0])
-        mean = float(np.mean(total))
+        at_pct, at_pct_se = quantile_with_se(total, self.budget.percentile)
+        mean, mean_se = mean_with_se(total)
         ut = council.user_time
         other = 0.0 if self.rest_ms is not None else ut.other_latency_ms
-        eut = ut.exchanges(error) * (ut.user_turn_ms + mean + other + ut.agent_turn_ms)
+        span = ut.user_turn_ms + mean + other + ut.agent_turn_ms
+        x = ut.exchanges(error)
+        eut = x * span
         _refuse_nan(config, p95_ms=at_pct, mean_ms=mean, quality=1.0 - error, cost_per_turn=cost,
                     expected_user_time_ms=eut)
+        eut_se = math.hypot(x * mean_se, span * _slope(ut.exchanges, error) * error_se)
         max_cost = self.space.constraints.max_cost_per_turn
         return Candidate(
             index, config, at_pct, mean, 1.0 - error, cost, eut,
             within_budget=at_pct <= self.budget.total_ms,
             within_cost=max_cost is None or cost <= max_cost,
-            tail_driver=driver,
+            tail_driver=driver, samples=self.samples, p95_se_ms=at_pct_se, mean_se_ms=mean_se,
+            quality_se=error_se, expected_user_time_se_ms=eut_se if math.isfinite(eut) else 0.0,
         )
 
     def behind_cache(self, miss_ms: FloatArray, miss_error: float, miss_usd: float) -> tuple[FloatArray, float, float]:
@@ -272,6 +317,16 @@ def _refuse_nan(config: Configuration, **objectives: float) -> None:
     bad = sorted(name for name, value in objectives.items() if math.isnan(value))
     if bad:
         raise ValueError(f"{describe(config)}: NaN {', '.join(bad)} (a model failure; please report it)")
+
+
+def _slope(f: Callable[[float], float], e: float, h: float = 1e-6) -> float:
+    """``f'(e)`` by central difference, one-sided at the edges of [0, 1); ``inf`` where ``f`` is."""
+    lo, hi = max(e - h, 0.0), min(e + h, 1.0 - 1e-12)
+    if hi <= lo:
+        return 0.0
+    with np.errstate(invalid="ignore"):
+        d = (f(hi) - f(lo)) / (hi - lo)
+    return d if math.isfinite(d) else 0.0
 
 
 def _cache_draws(space: SearchSpace, samples: int, seed: int) -> tuple[FloatArray | None, NDArray[np.bool_] | None]:
@@ -432,6 +487,7 @@ def tune_council(
     scheduler: Any = None,
     trials: int = 2_000,
     max_exhaustive: int = MAX_EXHAUSTIVE,
+    refine_samples: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     allowed_roots: Roots = (),
 ) -> TuneResult:
@@ -443,6 +499,9 @@ def tune_council(
         latency is judged against the council's budget (as ``voicebudget council`` does).
     :param samples: turns per configuration (default 2,000).
     :param seed: one seed for every configuration (common random numbers).
+    :param refine_samples: turns at which the shortlist (configurations no other beats beyond the
+        noise) is re-evaluated before the front is drawn; default ``REFINE_FACTOR * samples``; at or
+        below ``samples``, no re-evaluation.
     :param workers: local processes (1: in this process).
     :param scheduler: a Dask scheduler address or ``distributed.Client``.
     :param trials: configurations Optuna evaluates when the space exceeds ``max_exhaustive``.
@@ -454,7 +513,8 @@ def tune_council(
     doc, space = load_search(path, allowed_roots=allowed_roots)
     context = reference_context(path, allowed_roots=allowed_roots)
     council = Council.model_validate(doc, context=context)
-    budget, rest, scope = _scope(council, scenario, budget_ms, percentile, samples, seed, str(path), allowed_roots)
+    budget, scope = _scope(council, scenario, budget_ms, percentile, allowed_roots)
+    rest = _rest(scenario, samples, seed, allowed_roots)
     base = council.model_dump(mode="json", exclude={"members"}, exclude_none=True)
     pool = {mb.name: mb.model_dump(mode="json", exclude_none=True) for mb in (*council.members, *space.pool)}
     if len(pool) < len(council.members) + len(space.pool):
@@ -469,8 +529,9 @@ def tune_council(
         scheduler = check_scheduler_address(scheduler)
     if scheduler is not None and importlib.util.find_spec("distributed") is None:
         raise ScenarioError("a Dask scheduler needs: pip install 'voicebudget[tune]'", origin=str(path))
+    refine = REFINE_FACTOR * samples if refine_samples is None else refine_samples
     if len(configs) <= max_exhaustive:
-        candidates, errors = _exhaustive(evaluator, configs, workers, scheduler, progress)
+        candidates, errors = _evaluate_all(evaluator, list(enumerate(configs)), workers, scheduler, progress)
         strategy = "exhaustive"
     else:
         from voicebudget.tuning._optuna import optuna_search
@@ -482,46 +543,81 @@ def tune_council(
                 f"the space has {len(configs):,} configurations, more than the exhaustive limit "
                 f"({max_exhaustive:,}): {exc}", origin=str(path), field="search") from None
         strategy = f"optuna NSGA-II ({trials} trials)"
-    return _summarise(council.name, scope, budget, strategy, len(configs), candidates, errors, seed, samples)
+    shortlist = _shortlist(candidates, budget)
+    finals = shortlist
+    if refine > samples and shortlist:
+        fine_hit_ms, fine_hit = _cache_draws(space, refine, seed)
+        fine = replace(evaluator, samples=refine, rest_ms=_rest(scenario, refine, seed, allowed_roots),
+                       cache_hit_ms=fine_hit_ms, cache_hit=fine_hit)
+        items = [(c.index, c.config) for c in shortlist]
+        finals, more = _evaluate_all(fine, items, workers, scheduler, progress)
+        errors.extend(more)
+    return _summarise(council.name, scope, budget, strategy, len(configs), candidates, errors, seed, samples,
+                      finals, len(shortlist), max(refine, samples))
 
 
 def _scope(
     council: Council, scenario: str | Path | None, budget_ms: float | None, percentile: float | None,
-    samples: int, seed: int, origin: str, allowed_roots: Roots = (),
-) -> tuple[Budget, FloatArray | None, str]:
-    rest = None
+    allowed_roots: Roots = (),
+) -> tuple[Budget, str]:
     base_budget = council.budget
     scope = "council latency (no scenario)"
     if scenario is not None:
         sc = load_scenario(scenario, allowed_roots=allowed_roots)
-        rest = rest_of_turn(sc, samples, seed)
         base_budget = sc.budget
         scope = f"voice-to-voice in scenario {sc.name!r} (LLM stage = the council)"
-    budget = with_overrides(base_budget, budget_ms, percentile)
-    return budget, rest, scope
+    return with_overrides(base_budget, budget_ms, percentile), scope
 
 
-def _exhaustive(
-    evaluator: _Evaluator, configs: list[Configuration], workers: int, scheduler: Any,
+def _rest(scenario: str | Path | None, samples: int, seed: int, allowed_roots: Roots = ()) -> FloatArray | None:
+    if scenario is None:
+        return None
+    return rest_of_turn(load_scenario(scenario, allowed_roots=allowed_roots), samples, seed)
+
+
+def _evaluate_all(
+    evaluator: _Evaluator, items: list[tuple[int, Configuration]], workers: int, scheduler: Any,
     progress: Callable[[int, int], None] | None,
 ) -> tuple[list[Candidate], list[dict[str, Any]]]:
+    """Evaluate ``(index, configuration)`` items; returns the candidates and the errors."""
     done = [0]
 
     def tick(k: int) -> None:
         done[0] += k
         if progress:
-            progress(done[0], len(configs))
+            progress(done[0], len(items))
 
-    outcomes = map_evaluations(evaluator, list(enumerate(configs)), workers=workers, scheduler=scheduler,
-                               progress=tick)
+    outcomes = map_evaluations(evaluator, items, workers=workers, scheduler=scheduler, progress=tick)
     candidates = [o.value for o in outcomes if o.value is not None]
-    errors = [{"config": _jsonable(configs[o.index]), "error": o.failure.error} for o in outcomes if o.failure]
+    errors = [{"config": _jsonable(items[o.index][1]), "error": o.failure.error} for o in outcomes if o.failure]
     return candidates, errors
+
+
+def _arrays(cands: list[Candidate]) -> tuple[FloatArray, FloatArray]:
+    obj = _comparable(np.array([c.objectives() for c in cands], dtype=np.float64).reshape(-1, 3))
+    se = np.array([c.objective_errors() for c in cands], dtype=np.float64).reshape(-1, 3)
+    return obj, se
+
+
+def _shortlist(candidates: list[Candidate], budget: Budget) -> list[Candidate]:
+    """Configurations worth re-evaluating: within the cost limit, plausibly within budget (latency at
+    the percentile minus ``SCREEN_Z`` standard errors at or under it), and surely beaten (by
+    ``SCREEN_Z`` standard errors on every objective) by no configuration within budget."""
+    plausible = [
+        c for c in candidates
+        if c.skipped is None and c.within_cost and c.p95_ms - SCREEN_Z * c.p95_se_ms <= budget.total_ms
+    ]
+    if not plausible:
+        return []
+    obj, se = _arrays(plausible)
+    keep = noisy_front(obj, se, np.array([c.within_budget for c in plausible]), z=SCREEN_Z, sure=True)
+    return [plausible[i] for i in keep]
 
 
 def _summarise(
     name: str, scope: str, budget: Budget, strategy: str, size: int, candidates: list[Candidate],
-    errors: list[dict[str, Any]], seed: int, samples: int,
+    errors: list[dict[str, Any]], seed: int, samples: int, finals: list[Candidate] | None = None,
+    shortlisted: int = 0, refine_samples: int = 0,
 ) -> TuneResult:
     valid = [c for c in candidates if c.skipped is None]
     reasons: dict[str, int] = {}
@@ -529,19 +625,45 @@ def _summarise(
         if c.skipped is not None:
             reasons[c.skipped] = reasons.get(c.skipped, 0) + 1
     feasible = [c for c in valid if c.feasible]
-    front: list[Candidate] = []
-    if feasible:
-        obj = _comparable(np.array([c.objectives() for c in feasible], dtype=np.float64))
-        ties: dict[tuple[float, ...], list[int]] = {}
-        for i in sorted(pareto_front(obj), key=lambda i: feasible[i].index):
-            ties.setdefault(tuple(obj[i]), []).append(int(i))
-        front = sorted(
-            (replace(feasible[g[0]], equivalent=tuple(feasible[j].config for j in g[1:])) for g in ties.values()),
-            key=lambda c: (*c.objectives(), c.index),
-        )
-    best, why = _pick(front, valid, budget)
+    front = _front([c for c in (valid if finals is None else finals) if c.feasible])
+    best, reason, why = _pick(front, valid, budget)
     return TuneResult(name, scope, budget, strategy, size, len(valid), len(feasible), len(candidates) - len(valid),
-                      tuple(front), best, why, tuple(errors), seed, samples, reasons)
+                      tuple(front), best, why, tuple(errors), seed, samples, reasons, shortlisted,
+                      refine_samples or samples, reason)
+
+
+def _front(feasible: list[Candidate]) -> list[Candidate]:
+    """The feasible configurations no other beats beyond the noise, best expected user time first.
+
+    Configurations that tie with an earlier one (in the space's order) on every objective within the
+    noise share its row (``equivalent``): e.g. one member under ``all`` and under ``vote`` with
+    ``m = 1``, or a batch policy that changes nothing measurable.
+    """
+    if not feasible:
+        return []
+    obj, se = _arrays(feasible)
+    keep = noisy_front(obj, se)
+    if keep.size == 0:  # a cycle of within-noise trades (the relation is not transitive)
+        keep = pareto_front(obj)
+    groups: list[list[int]] = []
+    for i in sorted(keep, key=lambda i: feasible[i].index):
+        for g in groups:
+            lead = g[0]
+            if np.all(np.abs(obj[i] - obj[lead]) <= tie_tolerance(se[i], se[lead], obj[i], obj[lead])):
+                g.append(int(i))
+                break
+        else:
+            groups.append([int(i)])
+    return sorted(
+        (replace(feasible[g[0]], equivalent=tuple(feasible[j].config for j in g[1:])) for g in groups),
+        key=lambda c: (*_finite_objectives(c), c.index),
+    )
+
+
+def _finite_objectives(c: Candidate) -> tuple[float, float, float]:
+    big = float(np.finfo(np.float64).max)
+    eut, p95, cost = c.objectives()
+    return (eut if math.isfinite(eut) else big, p95, cost)
 
 
 def describe(config: Configuration) -> str:
@@ -567,18 +689,67 @@ def _comparable(obj: FloatArray) -> FloatArray:
     return np.asarray(np.round(obj * scale) / scale, dtype=np.float64)
 
 
-def _pick(front: list[Candidate], valid: list[Candidate], budget: Budget) -> tuple[Candidate | None, str]:
+PICK_RULE = (
+    "among the configurations within budget on the front: the lowest expected user time; those whose "
+    f"±{NOISE_Z:g} standard-error intervals overlap its interval tie, and the tie goes to the lowest "
+    "{label} (ties within the noise again), then the lowest cost"
+)
+"""The recommended pick's rule (docs/tuning.md), ``{label}`` the budget's percentile."""
+
+
+def _pick(front: list[Candidate], valid: list[Candidate], budget: Budget) -> tuple[Candidate | None, str, str]:
+    """The recommended pick by :data:`PICK_RULE`: ``(pick, reason, sentence)``."""
     label = budget.label
     if not front:
         if not valid:
-            return None, "no valid configuration in the space"
+            return None, "no valid configuration", "no valid configuration in the space"
         fastest = min(valid, key=lambda c: c.p95_ms)
-        return None, (f"no configuration is within {budget.total_ms:.0f} ms at {label} (and the cost limit); "
-                      f"the fastest reaches {fastest.p95_ms:.1f} ms")
-    best = front[0]
-    return best, (
-        f"{describe(best.config)}: lowest expected user time on the front "
-        f"({best.expected_user_time_ms:.0f} ms per completed request: "
-        f"accuracy {best.quality:.3f}, {label} {best.p95_ms:.1f} ms <= {budget.total_ms:.0f} ms, "
-        f"${best.cost_per_turn:.6f}/turn); {len(front)} configurations on the front"
+        return None, "nothing within budget", (
+            f"no configuration is within {budget.total_ms:.0f} ms at {label} (and the cost limit); "
+            f"the fastest reaches {fastest.p95_ms:.1f} ms")
+    tied, steps = _ties(front, label)
+    best = tied[0]
+    if len(steps) == 1:
+        reason = "lowest expected user time on the front, beyond the noise"
+    else:
+        reason = f"{steps[0]}; of them {', then '.join(steps[1:])}"
+    return best, reason, (
+        f"{describe(best.config)}: {reason} "
+        f"(user time {best.expected_user_time_ms:.0f} ± {best.expected_user_time_se_ms:.0f} ms per completed "
+        f"request, accuracy {best.quality:.3f}, {label} {best.p95_ms:.1f} ± {best.p95_se_ms:.1f} ms <= "
+        f"{budget.total_ms:.0f} ms, ${best.cost_per_turn:.6f}/turn){_runner_up(front, best)}; "
+        f"{len(front)} configurations on the front"
     )
+
+
+def _runner_up(front: list[Candidate], best: Candidate) -> str:
+    others = [c for c in front if c is not best]
+    if not others:
+        return ""
+    nxt = min(others, key=lambda c: (_finite_objectives(c)[0], c.index))
+    return (f"; next on user time: {describe(nxt.config)} at {nxt.expected_user_time_ms:.0f} ± "
+            f"{nxt.expected_user_time_se_ms:.0f} ms")
+
+
+def _ties(front: list[Candidate], label: str) -> tuple[list[Candidate], list[str]]:
+    """Lexicographic choice with noise: keep the configurations tied (within the noise) with the best
+    on user time, then on the percentile, then the cheapest. Returns the order and the steps taken."""
+    keys: list[tuple[str, Callable[[Candidate], float], Callable[[Candidate], float]]] = [
+        ("expected user time", lambda c: _finite_objectives(c)[0], lambda c: c.expected_user_time_se_ms),
+        (label, lambda c: c.p95_ms, lambda c: c.p95_se_ms),
+    ]
+    pool = list(front)
+    steps: list[str] = []
+    for what, value, se in keys:
+        lead = min(pool, key=lambda c: (value(c), c.index))
+        pool = [c for c in pool
+                if value(c) - value(lead) <= float(tie_tolerance(np.array(se(c)), np.array(se(lead)),
+                                                                 np.array(value(c)), np.array(value(lead))))]
+        if len(pool) == 1:
+            steps.append(f"the lowest {what}" if steps else f"lowest {what} on the front, beyond the noise")
+            return pool, steps
+        steps.append(f"the lowest {what}" if steps else
+                     f"{len(pool)} configurations tie on {what} (their ±{NOISE_Z:g} SE intervals overlap the lowest's)")
+    pool.sort(key=lambda c: (c.cost_per_turn, c.index))
+    steps.append("the lowest cost")
+    return pool, steps
