@@ -260,7 +260,7 @@ def _vote_accuracy(council: Council, draws: CouncilSamples) -> tuple[float, floa
     same mean as averaging the simulated answers, a far smaller error; zero for identical members).
     """
     n_members = len(council.members)
-    if n_members > MAX_EXACT_VOTE_MEMBERS:
+    if n_members > MAX_EXACT_VOTE_MEMBERS or council.answers is not None:  # plurality: simulated answers
         c = draws.correct
         return float(c.mean()), float(c.std() / math.sqrt(c.size))
     lat = np.stack([draws.parts[mb.name] for mb in council.members])
