@@ -210,7 +210,7 @@ def test_published_fast_mode_trade() -> None:
     A dense frontier-size model (Llama-3.1-405B fp8 on 8 x B200, 1000 in / 300 out) served at concurrency
     128 reaches 2.5x at batch 8 for ~6.4x chip-time per token: the published trade within 25%, implying a
     concurrency ratio of about 6 x 2.5 = 15."""
-    plan = vb.plan_fast_mode("llama-3.1-405b", "b200", vb.Deployment(chips=8, precision="fp8", concurrency=128),
+    plan = vb.plan_fast_mode("llama-3.1-405b", "b200", vb.Deployment(chips=8, precision="fp8", concurrency=144),
                              2.5, vb.Workload(prompt_tokens=1000, output_tokens=300))
     assert plan.reachable
     assert plan.comparison is not None

@@ -45,6 +45,7 @@ def test_catalog_context_lengths() -> None:
         "glm-4.7": 202752,
         "gpt-oss-120b": 131072,
         "qwen3-235b-a22b": 32768,
+        "mixtral-8x7b": 32768,
     }
     assert {k: m.max_context_tokens for k, m in vb.MODELS.items()} == want
     for m in vb.MODELS.values():

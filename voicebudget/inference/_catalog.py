@@ -73,7 +73,16 @@ class Hardware(_Frozen):
     :param memory_kind: ``"hbm"`` for GPUs (weights streamed from HBM every step) or ``"sram"`` for
         chips that keep the weights on chip (wafer-scale, LPU).
     :param scaleup_link_bytes_per_s: one-direction bandwidth of the scale-up link (NVLink, ...).
-    :param collective_latency_ms: fixed latency of one small all-reduce across the tensor-parallel group.
+    :param collective_latency_ms: fixed latency of one small all-reduce across a tensor-parallel pair
+        (launch + one link hop); a ring over ``tp`` chips adds one hop per extra step (``_gpu``).
+    :param scaleup_topology: how the chips of one tensor-parallel group connect: ``"nvswitch"``
+        (NVLink through switches, every pair at full link speed), ``"xgmi"`` (AMD Infinity Fabric,
+        point-to-point links: each pair gets one link, 1/7 of the total on an 8-GPU board), ``"pcie"``
+        (through the host's PCIe switches), ``"none"`` (SRAM chips that pipeline layers).
+    :param collective_hop_latency_ms: latency of each further step of a ring all-reduce beyond a pair:
+        a ring over ``tp`` chips takes ``2 (tp - 1)`` steps, so ``tp`` chips pay
+        ``collective_latency_ms + 2 (tp - 2) * collective_hop_latency_ms`` per all-reduce. Default 0.5 us
+        (NVLink/NVSwitch; assumption: one link traversal plus the NCCL step hand-off); 8 us over PCIe.
     :param max_tensor_parallel: the largest tensor-parallel group (one NVLink domain).
     :param sram: per-token latency terms; required when ``memory_kind == "sram"``.
     :param price: $/chip-hour with its source, or ``None`` when no public price is known.
@@ -89,6 +98,8 @@ class Hardware(_Frozen):
     fp4_flops_per_s: float | None = Field(default=None, gt=0)
     scaleup_link_bytes_per_s: float = Field(gt=0)
     collective_latency_ms: float = Field(default=0.008, ge=0)
+    scaleup_topology: Literal["nvswitch", "xgmi", "pcie", "none"] = "nvswitch"
+    collective_hop_latency_ms: float = Field(default=0.0005, ge=0)
     max_tensor_parallel: int = Field(default=8, ge=1)
     sram: SramTiming | None = None
     price: ChipPrice | None = None
@@ -216,6 +227,13 @@ HARDWARE: dict[str, Hardware] = {
             bf16_flops_per_s=312e12, scaleup_link_bytes_per_s=300e9,
             price=ChipPrice(usd_per_chip_hour=1.30, source=_PRICE_SRC + " ($1.10-1.50)"),
             source="NVIDIA A100 datasheet (2.0 TB/s, 312 TFLOP/s bf16 dense); TensorRT-LLM v0.5 performance.md"),
+        _hw(id="a100-pcie-80gb", name="NVIDIA A100 PCIe 80GB", memory_bytes=80e9,
+            memory_bandwidth_bytes_per_s=1.935e12, bf16_flops_per_s=312e12, scaleup_link_bytes_per_s=32e9,
+            scaleup_topology="pcie", collective_latency_ms=0.025, collective_hop_latency_ms=0.008,
+            source="NVIDIA A100 datasheet, PCIe 80GB column (1,935 GB/s, 312 TFLOP/s bf16 dense, PCIe Gen4 "
+                   "64 GB/s both directions = 32 GB/s one way); no NVLink bridge assumed (Azure NC A100 v4); "
+                   "25 us all-reduce floor and 8 us per further ring step through the PCIe root complex (assumption, "
+                   "about 3x and 8x the NVLink figures)"),
         _hw(id="h100-sxm", name="NVIDIA H100 SXM", memory_bytes=80e9, memory_bandwidth_bytes_per_s=3.35e12,
             bf16_flops_per_s=989e12, fp8_flops_per_s=1979e12, scaleup_link_bytes_per_s=450e9,
             price=ChipPrice(usd_per_chip_hour=3.00, source=_PRICE_SRC + " ($2.50-3.50)"),
@@ -307,6 +325,12 @@ MODELS: dict[str, ModelArch] = {
            max_context_tokens=32768,
            source="Qwen/Qwen3-235B-A22B config.json; context: the model card's native 32,768 tokens "
                   "(131,072 needs YaRN rope scaling, off by default: define the model inline to use it)"),
+        _m(id="mixtral-8x7b", name="Mixtral-8x7B", total_params=46.7e9, active_params=12.9e9, layers=32,
+           d_model=4096, q_heads=32, kv_heads=8, head_dim=128, experts=8, experts_per_token=2,
+           max_context_tokens=32768,
+           source="mistralai/Mixtral-8x7B-v0.1 config.json (32 layers, hidden 4096, 32 heads, 8 KV heads, 8 local "
+                  "experts, 2 per token, max_position_embeddings 32768); 46.7B total / 12.9B active from the "
+                  "Mistral AI release post (2023-12-11)"),
     )
 }
 """Model-architecture catalog by id."""

@@ -11,7 +11,9 @@ tokens (chunked prefill of other users' prompts) on ``tp`` tensor-parallel chips
 
 ``weights_read`` of a mixture-of-experts model counts the distinct experts the step's tokens touch,
 ``E * (1 - (1 - k/E)^n)`` per MoE layer. ``T_collectives`` is two ring all-reduces per layer across
-the tensor-parallel group, ``2 * layers * (latency + 2 (tp-1)/tp * tokens * d_model * 2 B / link)``.
+the tensor-parallel group, ``2 * layers * (latency + 2 (tp-1)/tp * tokens * d_model * 2 B / link)``, with
+``latency = collective_latency + 2 (tp - 2) * hop_latency`` (a ring of ``tp`` chips has ``2 (tp - 1)``
+sequential steps; the pair's two are in ``collective_latency``).
 KV heads fewer than ``tp`` are replicated (``tp / kv_heads`` copies: more KV bytes to hold and read).
 Pipeline stages add one hop each; they do not cut a single user's latency (the weight term uses the
 ``tp`` chips of one stage) but they do add throughput (compute and KV terms use all chips).
@@ -122,7 +124,8 @@ def _collectives_ms(plan: GPUPlan, tokens: float) -> float:
     if tp == 1:
         return hops
     msg = tokens * plan.model.d_model * ACTIVATION_BYTES
-    one = hw.collective_latency_ms + 1e3 * 2.0 * (tp - 1) / tp * msg / hw.scaleup_link_bytes_per_s
+    latency = hw.collective_latency_ms + 2.0 * (tp - 2) * hw.collective_hop_latency_ms
+    one = latency + 1e3 * 2.0 * (tp - 1) / tp * msg / hw.scaleup_link_bytes_per_s
     return 2.0 * plan.model.layers * one + hops
 
 

@@ -170,8 +170,8 @@ def _estimate_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal
     others = c - 1.0
     budget = max(dep.prefill_chunk_tokens - others, 1.0)
     step = _serving_step(plan, c, p, o, budget)
-    wait = 0.5 * step.total_ms if others > 0 else 0.0
-    ttft = wait + prefill_ms(plan, p, budget, others, p + o / 2.0)
+    own = prefill_ms(plan, p, budget, others, p + o / 2.0)
+    ttft = own + _closed_loop_wait(plan, others, p, o, budget, own, step.total_ms)
     conc = math.ceil(dep.concurrency / plan.replicas)
     use = memory_need(plan, conc, wl.prompt_tokens + wl.output_tokens)
     n_chips = plan.tp * plan.pp * plan.replicas
@@ -186,6 +186,28 @@ def _estimate_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal
         tokens_per_s_per_user=1e3 / step.total_ms, throughput_tokens_per_s=dep.concurrency * 1e3 / step.total_ms,
         cost_per_million_output_tokens=None, price=None, bound=step.bound, step=step, memory=use, notes=notes,
     )
+
+
+def _closed_loop_wait(plan: GPUPlan, others: float, p: float, o: float, budget: float, own_ms: float,
+                      tpot_ms: float) -> float:
+    """Mean wait before a request's prefill starts at a closed-loop concurrency, ms.
+
+    The ``others`` users send prompts at ``lam = others / (TTFT + (O - 1) TPOT)`` per ms. The arrival
+    first waits for the running step: with probability ``f = lam ceil(P / K) T_pf`` it carries another
+    prompt's chunk (mean wait ``T_pf / 2``), else it is a decode step (``T_dec / 2``). Then it queues
+    behind prompts already waiting: the M/D/1 mean ``rho s / (2 (1 - rho))`` with ``s`` one prompt's
+    prefill time and ``rho = lam s`` (Pollaczek-Khinchine; the open-loop model, ``_queue``, has the
+    whole distribution).
+    """
+    if others <= 0:
+        return 0.0
+    ctx = p + o / 2.0
+    t_dec = decode_step(plan, others, ctx, 0.0, p / 2.0).total_ms
+    t_pf = decode_step(plan, others, ctx, min(p, budget), p / 2.0).total_ms
+    lam = others / (own_ms + max(o - 1.0, 0.0) * tpot_ms)
+    f = min(1.0, lam * math.ceil(p / budget) * t_pf)
+    rho = min(lam * own_ms, 0.95)
+    return f * t_pf / 2.0 + (1.0 - f) * t_dec / 2.0 + rho * own_ms / (2.0 * (1.0 - rho))
 
 
 def _serving_step(plan: GPUPlan, c: float, p: float, o: float, budget: float) -> StepBreakdown:
