@@ -5,13 +5,23 @@ without it raises :class:`ImportError`, which the CLI turns into a message and e
 Nothing else in voicebudget imports this module.
 
 The waterfall stacks each stage's mean contribution over the tail turns (the turns at or beyond the
-target percentile; the report's critical-path attribution), so the bar of a variant is the mean
-latency of its tail and the segments say what to fix first.
+target percentile; the report's critical-path attribution), so a bar ends at the **mean latency of
+the tail**, which lies beyond the percentile itself: a diamond marks the percentile on each bar, and a
+passing variant's bar may cross the budget line while its diamond stays left of it.
+
+Layout and colour rules: legends sit outside the axes (never over a curve or a bar); each panel's
+title states the verdict and the latency at the percentile; one colour per stage or member in every
+panel, from the Okabe-Ito colour-blind-safe palette (M. Okabe and K. Ito, "Color Universal Design
+(CUD): how to make figures and presentations that are friendly to colorblind people", 2008,
+https://jfly.uni-koeln.de/color/, read 2026-11-30); the budget line is the palette's vermillion,
+which no stage uses; variants are told apart by line style in black and greys.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import textwrap
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,19 +32,39 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 from numpy.typing import NDArray  # noqa: E402
 
 from voicebudget._budget import Budget  # noqa: E402
-from voicebudget._io import write_atomic  # noqa: E402
 from voicebudget._report import Report  # noqa: E402
 
 if TYPE_CHECKING:
     from voicebudget._simulate import RunResult
     from voicebudget.councils import CouncilResult
 
-__all__ = ["plot_council", "plot_latency", "plot_run"]
+__all__ = ["BUDGET_COLOR", "STAGE_COLORS", "Curve", "latency_figure", "plot_council", "plot_latency", "plot_run"]
 
 _MAX_POINTS = 20_000
+FIG_SIZE_IN = (13.0, 6.0)
+DPI = 120
+
+BUDGET_COLOR = "#D55E00"
+"""Okabe-Ito vermillion: the budget line only."""
+STAGE_COLORS = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#CC79A7", "#999999")
+"""Okabe-Ito orange, sky blue, bluish green, yellow, blue, reddish purple, and grey, in order of first
+appearance; past seven, the colours repeat with hatching."""
+_HATCHES = ("", "//", "..", "xx")
+_VARIANT_STYLES = (("#000000", "-"), ("#000000", "--"), ("#555555", "-."), ("#555555", ":"),
+                   ("#888888", "-"), ("#888888", "--"), ("#000000", ":"), ("#555555", "-"))
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One CDF: its samples, and whether it is a variant (black/grey line styles) or a stage/member
+    (its stage colour)."""
+
+    samples_ms: NDArray[np.float64]
+    stage: bool = False
 
 
 def _cdf_points(samples_ms: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -44,61 +74,147 @@ def _cdf_points(samples_ms: NDArray[np.float64]) -> tuple[NDArray[np.float64], N
     return x, np.linspace(0.0, 1.0, x.size)
 
 
+def stage_styles(names: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """Colour and hatch per stage/member name, in order of first appearance (the same name gets the
+    same look in every panel)."""
+    out: dict[str, tuple[str, str]] = {}
+    for name in names:
+        if name not in out:
+            i = len(out)
+            out[name] = (STAGE_COLORS[i % len(STAGE_COLORS)], _HATCHES[(i // len(STAGE_COLORS)) % len(_HATCHES)])
+    return out
+
+
+def _verdict(report: Report) -> str:
+    return "PASS" if report.passed else "FAIL"
+
+
+def _headline(reports: Mapping[str, Report], budget: Budget, width: int) -> str:
+    """``PASS: p95 356.9 ms <= 400 ms`` for one report; per variant for several."""
+    label = budget.label
+    if len(reports) == 1:
+        r = next(iter(reports.values()))
+        cmp = "<=" if r.passed else ">"
+        return f"{_verdict(r)}: {label} {r.total.at_percentile_ms:.1f} ms {cmp} {budget.total_ms:g} ms"
+    passed = sum(r.passed for r in reports.values())
+    head = f"{passed} of {len(reports)} within {budget.total_ms:g} ms at {label}: "
+    body = ", ".join(f"{name} {_verdict(r)} {r.total.at_percentile_ms:.0f} ms" for name, r in reports.items())
+    return "\n".join(textwrap.wrap(head + body, width, break_on_hyphens=False))
+
+
+def latency_figure(
+    reports: Mapping[str, Report],
+    cdfs: Mapping[str, Curve],
+    breakdown: Mapping[str, Mapping[str, float]],
+    budget: Budget,
+    *,
+    title: str = "",
+) -> Figure:
+    """The figure behind :func:`plot_latency` (for tests and callers that save it themselves).
+
+    :param reports: curve/bar label -> its verdict (every waterfall bar has one).
+    :param cdfs: curve label -> :class:`Curve`.
+    :param breakdown: bar label -> (stage -> mean tail contribution, ms), stacked in order.
+    :param budget: the budget line (``total_ms``) and the target percentile.
+    :returns: a matplotlib ``Figure`` (constrained layout, legends below each panel).
+    """
+    fig, (ax_cdf, ax_bar) = plt.subplots(1, 2, figsize=FIG_SIZE_IN, width_ratios=[1.1, 1], layout="constrained")
+    names = [n for n, c in cdfs.items() if c.stage] + [s for parts in breakdown.values() for s in parts]
+    styles = stage_styles(names)
+    _cdf_panel(ax_cdf, reports, cdfs, styles, budget)
+    _waterfall(ax_bar, reports, breakdown, styles, budget)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
 def plot_latency(
-    cdfs: Mapping[str, NDArray[np.float64]],
+    reports: Mapping[str, Report],
+    cdfs: Mapping[str, Curve],
     breakdown: Mapping[str, Mapping[str, float]],
     budget: Budget,
     path: str | Path,
     *,
     title: str = "",
 ) -> Path:
-    """Draw latency CDFs against the budget and a per-stage waterfall of the tail, to a PNG.
+    """Draw latency CDFs against the budget and a per-stage waterfall of the tail, to a PNG
+    (``FIG_SIZE_IN`` at ``DPI``: 1560 x 720 pixels).
 
-    :param cdfs: curve label -> ``float64[n]`` latency samples, ms.
-    :param breakdown: bar label -> (stage -> mean tail contribution, ms), stacked in order.
-    :param budget: the budget line (``total_ms``) and the target percentile.
     :param path: the output file (PNG; any format matplotlib infers from the suffix).
     :returns: the path written.
     """
-    fig, (ax_cdf, ax_bar) = plt.subplots(1, 2, figsize=(13, 5), gridspec_kw={"width_ratios": [1.1, 1]})
-    for label, samples in cdfs.items():
-        x, y = _cdf_points(samples)
-        ax_cdf.plot(x, y, label=label, linewidth=1.6)
-    ax_cdf.axvline(budget.total_ms, color="crimson", linestyle="--", label=f"budget {budget.total_ms:g} ms")
-    ax_cdf.axhline(budget.percentile / 100.0, color="grey", linestyle=":", label=budget.label)
-    ax_cdf.set(xlabel="latency (ms)", ylabel="share of turns", title="latency CDF", ylim=(0, 1.01))
-    ax_cdf.grid(alpha=0.3)
-    ax_cdf.legend(loc="lower right", fontsize=8)
-    _waterfall(ax_bar, breakdown, budget)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
+    fig = latency_figure(reports, cdfs, breakdown, budget, title=title)
     out = Path(path)
-    try:  # whole or nothing: a temporary file in the same folder, then os.replace
-        write_atomic(out, lambda tmp: fig.savefig(tmp, dpi=120, format=out.suffix.lstrip(".").lower() or "png"))
-    finally:
-        plt.close(fig)
+    fig.savefig(out, dpi=DPI)
+    plt.close(fig)
     return out
 
 
-def _waterfall(ax: Axes, breakdown: Mapping[str, Mapping[str, float]], budget: Budget) -> None:
+def _cdf_panel(ax: Axes, reports: Mapping[str, Report], cdfs: Mapping[str, Curve],
+               styles: Mapping[str, tuple[str, str]], budget: Budget) -> None:
+    by_name = reports
+    variant = 0
+    for label, curve in cdfs.items():
+        x, y = _cdf_points(curve.samples_ms)
+        report = by_name.get(label)
+        shown = label
+        if report is not None:
+            shown = f"{label}: {_verdict(report)} {budget.label} {report.total.at_percentile_ms:.0f} ms"
+        if curve.stage:
+            ax.plot(x, y, label=shown, linewidth=1.4, color=styles[label][0])
+        else:
+            color, dash = _VARIANT_STYLES[variant % len(_VARIANT_STYLES)]
+            variant += 1
+            ax.plot(x, y, label=shown, linewidth=2.0, color=color, linestyle=dash)
+    _budget_line(ax, budget)
+    ax.axhline(budget.percentile / 100.0, color="#777777", linestyle=":", linewidth=1.0, label=budget.label)
+    ax.set(xlabel="latency (ms)", ylabel="share of turns", ylim=(0, 1.01))
+    ax.set_title("latency CDF\n" + _headline(reports, budget, 70), fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2 if len(cdfs) > 4 else 3, fontsize=8,
+              frameon=False)
+
+
+def _waterfall(ax: Axes, reports: Mapping[str, Report], breakdown: Mapping[str, Mapping[str, float]],
+               styles: Mapping[str, tuple[str, str]], budget: Budget) -> None:
     labels = list(breakdown)
     stages = list(dict.fromkeys(s for parts in breakdown.values() for s in parts))
-    colors = plt.get_cmap("tab20")(np.linspace(0, 1, max(len(stages), 1)))
     left = np.zeros(len(labels))
-    for color, stage in zip(colors, stages, strict=False):
+    for stage in stages:
         widths = np.array([breakdown[b].get(stage, 0.0) for b in labels])
-        ax.barh(labels, widths, left=left, color=color, label=stage, edgecolor="white", linewidth=0.5)
+        color, hatch = styles[stage]
+        ax.barh(labels, widths, left=left, color=color, hatch=hatch, label=stage, edgecolor="white", linewidth=0.5)
         left += widths
-    ax.axvline(budget.total_ms, color="crimson", linestyle="--")
-    ax.set(xlabel=f"mean contribution in turns >= {budget.label} (ms)", title="where the tail comes from")
+    by_name = reports
+    at_pct = [by_name[b].total.at_percentile_ms if b in by_name else np.nan for b in labels]
+    ax.scatter(at_pct, labels, marker="D", s=46, color="white", edgecolors="black", linewidths=1.4, zorder=3,
+               label=f"{budget.label} of the turns")
+    _budget_line(ax, budget)
+    for y, end in enumerate(left):
+        ax.annotate(f"tail mean {end:.0f}", (end, y), xytext=(3, 0), textcoords="offset points", va="center",
+                    fontsize=7, color="#333333")
+    ax.set_xlim(0, max(float(np.max(left, initial=0.0)), budget.total_ms, *np.nan_to_num(at_pct)) * 1.16)
+    ax.set(xlabel=f"mean contribution in the turns >= {budget.label} (ms)")
+    ax.set_title("where the tail comes from\n" + _headline(reports, budget, 60), fontsize=10)
     ax.invert_yaxis()
-    ax.legend(loc="lower right", fontsize=7, ncol=2)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=4, fontsize=8, frameon=False)
     ax.grid(axis="x", alpha=0.3)
+
+
+def _budget_line(ax: Axes, budget: Budget) -> None:
+    ax.axvline(budget.total_ms, color=BUDGET_COLOR, linestyle="--", linewidth=1.8,
+               label=f"budget {budget.total_ms:g} ms")
 
 
 def _tail(report: Report) -> dict[str, float]:
     return {s.name: s.tail_ms for s in report.stages}
+
+
+def run_figure_data(result: RunResult) -> tuple[dict[str, Report], dict[str, Curve], dict[str, dict[str, float]]]:
+    """Reports, CDF curves (one per variant) and tail breakdowns of a scenario run, by variant."""
+    reports = {r.name: r for r in result.reports}
+    cdfs = {n: Curve(r.total_samples_ms) for n, r in reports.items()}
+    return reports, cdfs, {n: _tail(r) for n, r in reports.items()}
 
 
 def plot_run(result: RunResult, path: str | Path) -> Path:
@@ -108,22 +224,30 @@ def plot_run(result: RunResult, path: str | Path) -> Path:
     :param path: output PNG.
     :returns: the path written.
     """
-    cdfs = {r.name: r.total_samples_ms for r in result.reports}
-    breakdown = {r.name: _tail(r) for r in result.reports}
-    return plot_latency(cdfs, breakdown, result.budget, path, title=result.scenario)
+    reports, cdfs, breakdown = run_figure_data(result)
+    return plot_latency(reports, cdfs, breakdown, result.budget, path, title=result.scenario)
+
+
+def council_figure_data(
+    result: CouncilResult,
+) -> tuple[dict[str, Report], dict[str, Curve], dict[str, dict[str, float]]]:
+    """Report, CDF curves (the council, then each member in its colour) and the tail breakdown."""
+    from voicebudget.councils._latency import sample_council
+
+    report = result.report
+    draws = sample_council(result.council, report.n_turns, report.seed or 0)
+    cdfs = {"council": Curve(report.total_samples_ms)}
+    cdfs.update({k: Curve(v[~np.isnan(v)], stage=True) for k, v in draws.parts.items() if np.any(~np.isnan(v))})
+    return {"council": report}, cdfs, {"council": _tail(report)}
 
 
 def plot_council(result: CouncilResult, path: str | Path) -> Path:
-    """Plot a council: its latency CDF and each member's CDF vs the budget, and the tail waterfall.
+    """Plot a council: its latency CDF and each member's CDF vs the budget, and the tail waterfall
+    (members in the same colour in both panels).
 
     :param result: from :func:`voicebudget.councils.evaluate_council`.
     :param path: output PNG.
     :returns: the path written.
     """
-    from voicebudget.councils._latency import sample_council
-
-    report = result.report
-    draws = sample_council(result.council, report.n_turns, report.seed or 0)
-    cdfs = {"council": report.total_samples_ms}
-    cdfs.update({k: v[~np.isnan(v)] for k, v in draws.parts.items() if np.any(~np.isnan(v))})
-    return plot_latency(cdfs, {"council": _tail(report)}, report.budget, path, title=result.council.name)
+    reports, cdfs, breakdown = council_figure_data(result)
+    return plot_latency(reports, cdfs, breakdown, result.report.budget, path, title=result.council.name)

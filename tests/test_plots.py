@@ -1,0 +1,161 @@
+"""Every bundled scenario's and council's plot: image size, legends outside the axes (bounding boxes
+from matplotlib), verdict and p95 in each panel's title, one colour per stage, and the budget line in
+a colour no stage uses."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import voicebudget as vb
+from voicebudget.cli import app
+
+plot = pytest.importorskip("voicebudget._plot")
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = sorted(p for p in (ROOT / "scenarios").iterdir() if p.suffix in (".toml", ".yaml"))
+COUNCILS = sorted((ROOT / "councils").glob("*.toml"))
+runner = CliRunner()
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", head[16:24])
+    return width, height
+
+
+def check_layout(fig) -> None:
+    """Legends and titles inside the canvas; a legend overlaps no axes and no title or axis label."""
+    renderer = fig.canvas.get_renderer()
+    fig.draw(renderer)
+    canvas = fig.bbox
+    texts = [t for ax in fig.axes for t in (ax.title, ax.xaxis.label, ax.yaxis.label) if t.get_text()]
+    if fig._suptitle is not None:
+        texts.append(fig._suptitle)
+    legends = [ax.get_legend() for ax in fig.axes]
+    assert all(leg is not None for leg in legends)
+    for leg in legends:
+        box = leg.get_window_extent(renderer)
+        assert canvas.contains(box.x0, box.y0)
+        assert canvas.contains(box.x1, box.y1)
+        for ax in fig.axes:
+            assert not box.overlaps(ax.get_window_extent(renderer)), f"legend over the axes {ax.get_title()!r}"
+        for text in texts:
+            assert not box.overlaps(text.get_window_extent(renderer)), f"legend over {text.get_text()!r}"
+    for text in texts:
+        box = text.get_window_extent(renderer)
+        assert canvas.x0 <= box.x0, f"{text.get_text()!r} cut at the edge"
+        assert box.x1 <= canvas.x1, f"{text.get_text()!r} cut at the edge"
+
+
+def check_colours(fig, budget_ms: float) -> None:
+    ax_cdf, ax_bar = fig.axes
+    # one colour per stage: the waterfall's legend entries each have their own (colour, hatch)
+    bars = {}
+    for container in ax_bar.containers:
+        patch = container.patches[0]
+        bars[container.get_label()] = (tuple(np.round(patch.get_facecolor(), 3)), patch.get_hatch())
+    assert len(set(bars.values())) == len(bars)
+    # the budget line is vermillion in both panels and no stage is
+    budget = plot.matplotlib.colors.to_rgba(plot.BUDGET_COLOR)
+    for ax in (ax_cdf, ax_bar):
+        lines = [ln for ln in ax.get_lines() if ln.get_label().startswith("budget")]
+        assert [tuple(np.round(plot.matplotlib.colors.to_rgba(ln.get_color()), 3)) for ln in lines] == [
+            tuple(np.round(budget, 3))
+        ]
+        assert lines[0].get_xdata()[0] == pytest.approx(budget_ms)
+    assert all(face != tuple(np.round(budget, 3)) for face, _ in bars.values())
+    # a member drawn in both panels has the same colour in both
+    for line in ax_cdf.get_lines():
+        if line.get_label() in bars:
+            assert tuple(np.round(plot.matplotlib.colors.to_rgba(line.get_color()), 3)) == bars[line.get_label()][0]
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.name)
+def test_scenario_plot(path: Path, tmp_path: Path) -> None:
+    result = vb.simulate(vb.load_scenario(path), samples=4000, seed=1)
+    reports, cdfs, breakdown = plot.run_figure_data(result)
+    fig = plot.latency_figure(reports, cdfs, breakdown, result.budget, title=result.scenario)
+    try:
+        check_layout(fig)
+        check_colours(fig, result.budget.total_ms)
+        # each panel's title states the verdict and the latency at the percentile of every variant
+        for ax in fig.axes:
+            title = " ".join(ax.get_title().split())
+            for r in result.reports:
+                assert f"{r.name} {'PASS' if r.passed else 'FAIL'} {r.total.at_percentile_ms:.0f} ms" in title
+        # a diamond at each variant's p95 on its bar
+        diamonds = fig.axes[1].collections[0].get_offsets()
+        np.testing.assert_allclose(diamonds[:, 0], [r.total.at_percentile_ms for r in result.reports])
+    finally:
+        plot.plt.close(fig)
+    out = tmp_path / "run.png"
+    cli = runner.invoke(app, ["run", str(path), "-n", "2000", "--plot", str(out)])
+    assert cli.exit_code in (0, 1), cli.output
+    assert png_size(out) == (1560, 720)
+
+
+@pytest.mark.parametrize("path", COUNCILS, ids=lambda p: p.name)
+def test_council_plot(path: Path, tmp_path: Path) -> None:
+    from voicebudget.councils import run_council
+
+    result = run_council(path, samples=4000, seed=1)
+    reports, cdfs, breakdown = plot.council_figure_data(result)
+    fig = plot.latency_figure(reports, cdfs, breakdown, result.report.budget, title=result.council.name)
+    try:
+        check_layout(fig)
+        check_colours(fig, result.report.budget.total_ms)
+        r = result.report
+        cmp = "<=" if r.passed else ">"
+        verdict = (f"{'PASS' if r.passed else 'FAIL'}: p95 {r.total.at_percentile_ms:.1f} ms {cmp} "
+                   f"{r.budget.total_ms:g} ms")
+        assert all(verdict in ax.get_title() for ax in fig.axes)
+        # the bar ends at the tail's mean (labelled so); the diamond is the p95, left of the budget
+        # line when the council passes even if the bar crosses it
+        ax_bar = fig.axes[1]
+        end = sum(p.get_width() for c in ax_bar.containers for p in c.patches)
+        assert any(t.get_text() == f"tail mean {end:.0f}" for t in ax_bar.texts)
+        (x, _), = ax_bar.collections[0].get_offsets()
+        assert x == pytest.approx(r.total.at_percentile_ms)
+        assert (x <= r.budget.total_ms) == r.passed
+    finally:
+        plot.plt.close(fig)
+    out = tmp_path / "council.png"
+    cli = runner.invoke(app, ["council", str(path), "--samples", "2000", "--plot", str(out)])
+    assert cli.exit_code in (0, 1), cli.output
+    assert png_size(out) == (1560, 720)
+
+
+def test_the_passing_vote_council_bar_crosses_the_budget_only_as_a_labelled_tail_mean() -> None:
+    from voicebudget.councils import run_council
+
+    result = run_council(ROOT / "councils" / "intent-wafer-vote.toml", samples=20_000, seed=1)
+    assert result.passed
+    _, _, breakdown = plot.council_figure_data(result)
+    tail_mean = sum(breakdown["council"].values())
+    # the tail's mean lies beyond the budget while the p95 is within it: the plot must say which is which
+    assert result.report.total.at_percentile_ms < result.report.budget.total_ms < tail_mean
+
+
+def test_stage_styles_are_stable_and_distinct() -> None:
+    names = [f"s{i}" for i in range(9)]
+    styles = plot.stage_styles(names + ["s0", "s3"])
+    assert list(styles) == names
+    assert len(set(styles.values())) == 9
+    assert styles["s7"] == (plot.STAGE_COLORS[0], "//")  # colours repeat with hatching past seven
+    assert plot.BUDGET_COLOR not in plot.STAGE_COLORS
+
+
+def test_the_layout_check_catches_a_legend_over_the_bars() -> None:
+    result = vb.simulate(vb.load_scenario(SCENARIOS[0]), samples=2000, seed=1)
+    fig = plot.latency_figure(*plot.run_figure_data(result), result.budget)
+    try:
+        fig.axes[1].legend(loc="lower right")  # the old placement: inside the axes
+        with pytest.raises(AssertionError, match="legend over the axes"):
+            check_layout(fig)
+    finally:
+        plot.plt.close(fig)
