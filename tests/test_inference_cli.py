@@ -139,3 +139,28 @@ def test_infer_request_rate_gives_ttft_quantiles() -> None:
     assert "requests/s is at or beyond" in over.output
     bad = runner.invoke(app, [*args[:-1], "nan"])
     assert bad.exit_code == 2
+
+
+def test_audited_b200_fp4_deployment_is_not_refused() -> None:
+    """MLPerf-style: one B200 at fp4 serving Llama-2-70B to ~1,400 queries in flight (OpenOrca ~300 in /
+    ~290 out). The KV cache is sized for what paged attention keeps resident on average, prompt + half the
+    output: 1,400 x 445 tokens x 160 KiB (fp8) = 102 GB + 38.8 GB of weights <= 90% of 180 GB."""
+    args = ["infer", "-m", "llama-2-70b", "-H", "b200", "--chips", "1", "--precision", "fp4", "-c", "1400",
+            "--prompt-tokens", "300", "--output-tokens", "290"]
+    doc = _json(args)
+    assert doc["memory"]["kv_cache_bytes"] == pytest.approx(1400 * (300 + 145) * 2 * 80 * 8 * 128 * 1.0)
+    assert doc["memory"]["weights_bytes"] == pytest.approx(69e9 * 0.5625)
+    # A bf16 KV cache doubles it: 204 GB + 38.8 > 162 GB usable -> exit 2 naming the gap.
+    res = runner.invoke(app, [*args, "--kv-precision", "bf16"])
+    assert res.exit_code == 2
+    assert "does not fit" in res.output
+    assert "resident tokens" in res.output
+    # --memory-utilization 0.95 leaves room for 171 GB; still short for the bf16 cache.
+    res = runner.invoke(app, [*args, "--kv-precision", "bf16", "--memory-utilization", "0.95"])
+    assert res.exit_code == 2
+    assert "(95% of 1 x 180 GB)" in res.output
+    bad = runner.invoke(app, [*args, "--memory-utilization", "1.5"])
+    assert bad.exit_code == 2
+    assert "--memory-utilization must be in (0, 1]" in bad.output
+    bad = runner.invoke(app, [*args, "--kv-precision", "int3"])
+    assert bad.exit_code == 2

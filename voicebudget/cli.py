@@ -217,6 +217,13 @@ def infer(
         str | None, typer.Option("--precision", help="Weights: bf16, fp16, fp8, fp4 (default: native).")
     ] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", "-c", min=1, help="Requests in flight.")] = 1,
+    kv_precision: Annotated[
+        str | None, typer.Option("--kv-precision", help="KV cache: bf16, fp16, fp8, fp4 (default: fp8 with fp8/fp4 "
+                                 "weights, else bf16).")
+    ] = None,
+    memory_utilization: Annotated[float, typer.Option(
+        "--memory-utilization", help="Share of chip memory for weights + KV cache (vLLM gpu_memory_utilization).",
+    )] = 0.9,
     request_rate: Annotated[float | None, typer.Option(
         "--request-rate", help="Open-loop Poisson arrivals, requests/s (instead of --concurrency): TTFT p50/p90/p99.",
     )] = None,
@@ -238,6 +245,10 @@ def infer(
 
     if precision is not None and precision not in ("bf16", "fp16", "fp8", "fp4"):
         fail(f"--precision must be one of bf16, fp16, fp8, fp4, got {precision!r}")
+    if kv_precision is not None and kv_precision not in ("bf16", "fp16", "fp8", "fp4"):
+        fail(f"--kv-precision must be one of bf16, fp16, fp8, fp4, got {kv_precision!r}")
+    if not (0.0 < memory_utilization <= 1.0):
+        fail(f"--memory-utilization must be in (0, 1], got {memory_utilization}")
     if price is not None and not (math.isfinite(price) and price <= 1e6):
         fail(f"--price-per-chip-hour: must be a finite number of US$ > 0 and <= 1,000,000, got {price}")
     chip_price = ChipPrice(usd_per_chip_hour=price, source="--price-per-chip-hour") if price else None
@@ -249,7 +260,8 @@ def infer(
             fail(f"--request-rate: must be a finite number of requests/s > 0, got {request_rate}")
         with user_errors():
             loaded = estimate_open_loop(
-                model, hardware, Deployment(chips=chips, tensor_parallel=tp, precision=precision),
+                model, hardware, Deployment(chips=chips, tensor_parallel=tp, precision=precision,
+                                            kv_precision=kv_precision, memory_utilization=memory_utilization),
                 Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens), request_rate)
         if fmt is TableOrJson.json:
             emit_json(loaded.model_dump(mode="json"))
@@ -259,7 +271,8 @@ def infer(
     with user_errors():
         result = estimate_inference(
             model, hardware,
-            Deployment(chips=chips, tensor_parallel=tp, precision=precision, concurrency=concurrency),
+            Deployment(chips=chips, tensor_parallel=tp, precision=precision, concurrency=concurrency,
+                       kv_precision=kv_precision, memory_utilization=memory_utilization),
             Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens), price=chip_price,
         )
     if fmt is TableOrJson.json:

@@ -192,7 +192,7 @@ def prefill_ms(plan: GPUPlan, prompt_tokens: float, chunk_tokens: float, others_
     return total + 1e3 * attn_flops / (flops_chips * plan.peak_flops)
 
 
-def memory_need(plan: GPUPlan, concurrency_per_replica: int, context_tokens: int) -> MemoryUse:
+def memory_need(plan: GPUPlan, concurrency_per_replica: int, context_tokens: float) -> MemoryUse:
     """Weights + KV cache of one replica vs its usable memory (``capacity_bytes`` before utilisation)."""
     w = total_weights_bytes(plan.model, plan.precision)
     kv = concurrency_per_replica * context_tokens * plan.kv_bytes_per_token
@@ -200,7 +200,7 @@ def memory_need(plan: GPUPlan, concurrency_per_replica: int, context_tokens: int
                      capacity_bytes=plan.chips_per_replica * plan.hardware.memory_bytes)
 
 
-def check_fits(plan: GPUPlan, use: MemoryUse, utilization: float, concurrency: int, context: int,
+def check_fits(plan: GPUPlan, use: MemoryUse, utilization: float, concurrency: int, context: float,
                fewest: int | None) -> None:
     """Raise :class:`ModelError` naming the gap when weights + KV exceed the usable memory."""
     usable = use.capacity_bytes * utilization
@@ -213,7 +213,8 @@ def check_fits(plan: GPUPlan, use: MemoryUse, utilization: float, concurrency: i
     hint = f"; it fits on {fewest} chips" if fewest else ""
     raise ModelError(
         f"{where} does not fit: needs {need / 1e9:.1f} GB (weights {use.weights_bytes / 1e9:.1f} GB + KV cache "
-        f"{use.kv_cache_bytes / 1e9:.1f} GB for {concurrency} x {context} tokens) but has {usable / 1e9:.1f} GB "
+        f"{use.kv_cache_bytes / 1e9:.1f} GB for {concurrency} x {context:,.0f} resident tokens, prompt + half the "
+        f"output) but has {usable / 1e9:.1f} GB "
         f"usable ({utilization:.0%} of {plan.chips_per_replica} x {hw.memory_bytes / 1e9:.0f} GB); "
         f"short by {(need - usable) / 1e9:.1f} GB{hint}"
     )
