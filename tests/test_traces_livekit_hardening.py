@@ -198,3 +198,16 @@ def test_rich_markup_in_trace_strings_is_printed_literally(tmp_path: Path) -> No
     # each piece is in a table cell or the anomaly reason that names the speech id (cells may be cut)
     for literal in ("[/x]", "[link=", "[/link", "[bold", "[/]boom", "[red]calls"):
         assert literal in result.output, literal
+
+
+def test_a_flagged_value_holding_infinity_still_gives_a_json_document(tmp_path: Path) -> None:
+    spans = [{"name": "agent_turn", "spanId": "a", "attributes": [
+        {"key": "lk.e2e_latency", "value": {"arrayValue": {"values": [{"doubleValue": "Infinity"}]}}}]}]
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(spans))
+    result = runner.invoke(app, ["check", str(path), "-f", "json"])
+    assert result.exit_code == 2
+    doc = json.loads(result.stdout)
+    (anomaly,) = [a for a in doc["anomalies"] if a["field"] == "lk.e2e_latency"]
+    assert anomaly == {"line": 1, "field": "lk.e2e_latency", "value": "[inf]", "reason": "not a number",
+                       "file": str(path), "turn": "a"}

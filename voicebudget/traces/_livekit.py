@@ -116,7 +116,8 @@ class _Reader:
     def parse(self, lineno: int, raw: str) -> tuple[dict[str, Any] | None, str]:
         """The metrics object on a line and how it was written (``json``, ``pydantic``), or None."""
         start = raw.find("{")
-        if looks_like_metrics_repr(raw) and (start < 0 or _DETECT.search(raw) is None):
+        json_type = start >= 0 and ('"type"' in raw or '"metrics"' in raw)
+        if not json_type and looks_like_metrics_repr(raw):
             return parse_metrics_repr(raw), "pydantic"
         if start < 0:
             return None, ""  # not JSON: a plain log line around the metrics

@@ -197,6 +197,9 @@ def _spans_of(doc: Any, path: str, problems: list[tuple[str, str]]) -> Iterator[
         yield doc, path or "(document)"
 
 
+_SPAN_ID_KEY = re.compile(r'"(?:spanId|span_id)"\s*:\s*"([^"\\]{0,200})"')
+
+
 class _Locator:
     """Line numbers of spans and attributes in the source text."""
 
@@ -209,8 +212,12 @@ class _Locator:
         return bisect.bisect_right(self.starts, offset)
 
     def find_span(self, span_id: str, base: int) -> int:
-        pat = re.compile(r'"(?:spanId|span_id)"\s*:\s*"' + re.escape(span_id) + '"')
-        m = pat.search(self.text, max(self.cursor, base))
+        """Offset of the span's ``"spanId": "<id>"``: spans are met in document order, so it is the
+        next such key after the previous span's (a search for this id beyond it otherwise)."""
+        start = max(self.cursor, base)
+        m = _SPAN_ID_KEY.search(self.text, start)
+        if m is None or m.group(1) != span_id:
+            m = re.compile(r'"(?:spanId|span_id)"\s*:\s*"' + re.escape(span_id) + '"').search(self.text, start)
         if m is None:
             return base
         self.cursor = m.end()

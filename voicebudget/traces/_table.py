@@ -78,6 +78,8 @@ class Anomaly:
         value = self.value
         if isinstance(value, float) and not math.isfinite(value):
             value = str(value)
+        elif value is not None and not isinstance(value, str | int | float):
+            value = repr(value)[:120]  # a list or object as found (it may hold non-finite numbers)
         return {
             "line": self.line,
             "field": self.field,
