@@ -287,3 +287,21 @@ def test_council_file_answer_space_errors(tmp_path: Path, extra: dict[str, objec
     out = runner.invoke(app, ["council", str(path)])
     assert out.exit_code == 2
     assert words in out.stderr
+
+
+def test_shipped_40_intent_council_and_its_tuning(root: Path) -> None:
+    council = vb.load_council(root / "councils/intent-40-plurality.toml")
+    assert council.answers == 40
+    res = evaluate_council(council, samples=2000)
+    # exact: (1 - 0.03) x plurality of 0.80/0.84/0.86 (/0.97 on solvable turns), rho 0.3, c 0.4
+    assert res.quality.accuracy == pytest.approx(
+        plurality_accuracy([0.80, 0.84, 0.86], rho=0.3, answers=40, wrong_concentration=0.4, unsolved=0.03), abs=1e-12
+    )
+    assert res.quality.accuracy == pytest.approx(0.887, abs=5e-4)  # docs/councils.md, councils/README.md
+    binary = evaluate_council(vb.load_council(root / "councils/intent-wafer-all.toml"), samples=2000)
+    assert binary.quality.accuracy == pytest.approx(0.869, abs=5e-4)
+    tuned = vb.tune_council(root / "councils/tune-intent-40.toml")
+    assert tuned.space_size == 210
+    assert tuned.best is not None
+    assert tuned.best.config["topology"] == "vote"
+    assert tuned.best.quality == pytest.approx(0.916, abs=5e-3)
