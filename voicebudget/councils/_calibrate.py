@@ -175,8 +175,9 @@ def _zero_inflated_fit(counts: dict[tuple[int, int], int], pbar: float) -> tuple
                     best = (ll, float(rho), float(u))
         return best
 
-    _, rho0, u0 = best_on(np.arange(0.0, 0.99, 0.01), np.arange(0.0, 0.951, 0.01))
-    _, rho, u = best_on(np.arange(rho0 - 0.01, rho0 + 0.0105, 0.001), np.arange(u0 - 0.01, u0 + 0.0105, 0.001))
+    _, rho0, u0 = best_on(np.round(np.arange(0.0, 0.99, 0.01), 3), np.round(np.arange(0.0, 0.951, 0.01), 3))
+    fine = np.round(np.arange(-0.01, 0.0105, 0.001), 3)
+    _, rho, u = best_on(np.round(rho0 + fine, 3), np.round(u0 + fine, 3))
     return round(rho, 3), round(u, 3)
 
 
