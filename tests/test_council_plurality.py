@@ -304,4 +304,4 @@ def test_shipped_40_intent_council_and_its_tuning(root: Path) -> None:
     assert tuned.space_size == 210
     assert tuned.best is not None
     assert tuned.best.config["topology"] == "vote"
-    assert tuned.best.quality == pytest.approx(0.916, abs=5e-3)
+    assert tuned.best.quality == pytest.approx(0.917, abs=5e-3)  # docs/councils.md
