@@ -152,6 +152,7 @@ if TYPE_CHECKING:
         estimate_open_loop as estimate_open_loop,
         get_hardware as get_hardware,
         get_model as get_model,
+        model_from_hf_config as model_from_hf_config,
         plan_fast_mode as plan_fast_mode,
         step_time_function as step_time_function,
     )
@@ -319,6 +320,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "estimate_open_loop",
         "get_hardware",
         "get_model",
+        "model_from_hf_config",
         "plan_fast_mode",
         "step_time_function",
     ),

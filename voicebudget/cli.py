@@ -209,8 +209,8 @@ def schema() -> None:
 
 @app.command()
 def infer(
-    model: Annotated[str, typer.Option("--model", "-m", help="Model id (see `voicebudget models`).")],
     hardware: Annotated[str, typer.Option("--hardware", "-H", help="Hardware id (see `voicebudget hardware`).")],
+    model: Annotated[str, typer.Option("--model", "-m", help="Model id (see `voicebudget models`).")] = "",
     chips: Annotated[int | None, typer.Option("--chips", min=1, help="Chips (default: the fewest that fit).")] = None,
     tp: Annotated[int | None, typer.Option("--tp", min=1, help="Tensor-parallel size (splits the heads).")] = None,
     precision: Annotated[
@@ -221,6 +221,14 @@ def infer(
         str | None, typer.Option("--kv-precision", help="KV cache: bf16, fp16, fp8, fp4 (default: fp8 with fp8/fp4 "
                                  "weights, else bf16).")
     ] = None,
+    speculative: Annotated[str | None, typer.Option(
+        "--speculative", metavar="A,G,C",
+        help="Speculative decoding: acceptance rate a, draft tokens g, draft/target step cost c (Medusa/EAGLE "
+             "heads: c ~ 0.05; a draft model: its step time ratio), e.g. 0.7,4,0.05.",
+    )] = None,
+    model_config_path: Annotated[Path | None, typer.Option(
+        "--model-config", help="A Hugging Face config.json for a model not in the catalog (instead of --model).",
+    )] = None,
     memory_utilization: Annotated[float, typer.Option(
         "--memory-utilization", help="Share of chip memory for weights + KV cache (vLLM gpu_memory_utilization).",
     )] = 0.9,
@@ -245,6 +253,15 @@ def infer(
 
     if precision is not None and precision not in ("bf16", "fp16", "fp8", "fp4"):
         fail(f"--precision must be one of bf16, fp16, fp8, fp4, got {precision!r}")
+    from voicebudget.inference import ModelArch, SpeculativeDecoding, model_from_hf_config, parse_speculative
+
+    arch: str | ModelArch = model
+    with user_errors():
+        spec: SpeculativeDecoding | None = parse_speculative(speculative) if speculative is not None else None
+        if model_config_path is not None:
+            arch = model_from_hf_config(model_config_path)
+    if not model and model_config_path is None:
+        fail("give --model ID (see `voicebudget models`) or --model-config path/to/config.json")
     if kv_precision is not None and kv_precision not in ("bf16", "fp16", "fp8", "fp4"):
         fail(f"--kv-precision must be one of bf16, fp16, fp8, fp4, got {kv_precision!r}")
     if not (0.0 < memory_utilization <= 1.0):
@@ -260,7 +277,7 @@ def infer(
             fail(f"--request-rate: must be a finite number of requests/s > 0, got {request_rate}")
         with user_errors():
             loaded = estimate_open_loop(
-                model, hardware, Deployment(chips=chips, tensor_parallel=tp, precision=precision,
+                arch, hardware, Deployment(chips=chips, tensor_parallel=tp, precision=precision,
                                             kv_precision=kv_precision, memory_utilization=memory_utilization),
                 Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens), request_rate)
         if fmt is TableOrJson.json:
@@ -270,10 +287,10 @@ def infer(
         return
     with user_errors():
         result = estimate_inference(
-            model, hardware,
+            arch, hardware,
             Deployment(chips=chips, tensor_parallel=tp, precision=precision, concurrency=concurrency,
                        kv_precision=kv_precision, memory_utilization=memory_utilization),
-            Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens), price=chip_price,
+            Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens), price=chip_price, speculative=spec,
         )
     if fmt is TableOrJson.json:
         emit_json(result.to_dict())

@@ -22,6 +22,11 @@ __all__ = ["DEFAULT_CALIBRATION", "estimate_inference"]
 DEFAULT_CALIBRATION = GPUCalibration()
 """The fitted GPU constants (see :class:`GPUCalibration` and docs/inference.md)."""
 
+CHIP_TIME_ONLY = ("chip time only: TTFT and TPOT on the chips, without the hosted API path (network, the "
+                  "provider's queueing and overhead); a hosted wafer or LPU model is reached through that path, "
+                  "so model it as an api stage or add a network stage (docs/inference.md)")
+"""The note every SRAM-resident (wafer, LPU) prediction carries."""
+
 MAX_PIPELINE_STAGES = 64
 """The automatic chip count gives up beyond this many pipeline stages of one NVLink domain each."""
 
@@ -265,6 +270,7 @@ def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload) -
     if dep.chips is None:
         notes = (f"chips not given: the fewest whose SRAM holds the model ({chips})",)
     notes += _precision_notes(m, hw, dep)
+    notes += (CHIP_TIME_ONLY,)
     return InferenceResult(
         kind="wafer", model=m.id, hardware=hw.id, precision=reported, kv_precision=kv,
         chips=chips, tensor_parallel=1, pipeline_parallel=chips, replicas=1, chips_chosen=dep.chips is None,

@@ -71,7 +71,8 @@ def render_catalog(kind: str) -> Table:
 def render_inference(r: InferenceResult) -> Table:
     """One prediction as a two-column table."""
     model = r.model if r.model_alias is None else f"{r.model_alias} (same architecture as {r.model})"
-    t = Table("", "", title=f"{model} on {r.chips} x {r.hardware} ({r.precision})", show_header=False)
+    scope = " - chip time only" if r.kind == "wafer" else ""
+    t = Table("", "", title=f"{model} on {r.chips} x {r.hardware} ({r.precision}){scope}", show_header=False)
     cost = "-" if r.cost_per_million_output_tokens is None else f"${r.cost_per_million_output_tokens:.2f}"
     price = (f"${r.price.usd_per_chip_hour:.2f}/chip-hour ({r.price.source})" if r.price
              else "no public per-chip price (--price-per-chip-hour)")

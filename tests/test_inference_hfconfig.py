@@ -1,0 +1,84 @@
+"""``--model-config`` (a Hugging Face config.json) and ``--speculative A,G,C``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import voicebudget as vb
+from voicebudget.cli import app
+
+runner = CliRunner()
+
+# The published config.json fields (meta-llama/Llama-3.1-8B; mistralai/Mixtral-8x7B-v0.1).
+LLAMA_31_8B = {"hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+               "num_key_value_heads": 8, "vocab_size": 128256, "tie_word_embeddings": False,
+               "max_position_embeddings": 131072, "torch_dtype": "bfloat16", "model_type": "llama"}
+MIXTRAL = {"hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+           "num_key_value_heads": 8, "vocab_size": 32000, "num_local_experts": 8, "num_experts_per_tok": 2,
+           "max_position_embeddings": 32768, "torch_dtype": "bfloat16", "model_type": "mixtral"}
+
+
+def _write(tmp_path: Path, name: str, cfg: dict[str, object]) -> Path:
+    d = tmp_path / name
+    d.mkdir()
+    p = d / "config.json"
+    p.write_text(json.dumps(cfg), encoding="utf-8")
+    return p
+
+
+def test_llama_config_reproduces_the_catalog(tmp_path: Path) -> None:
+    m = vb.model_from_hf_config(_write(tmp_path, "Llama-3.1-8B", LLAMA_31_8B))
+    cat = vb.MODELS["llama-3.1-8b"]
+    assert m.total_params == pytest.approx(cat.total_params, rel=0.005)  # 8.03e9 published
+    assert (m.layers, m.kv_heads, m.head_dim, m.max_context_tokens) == (32, 8, 128, 131072)
+    wl = vb.Workload(prompt_tokens=1000, output_tokens=200)
+    assert vb.estimate_inference(m, "h100-sxm", workload=wl).tpot_ms == pytest.approx(
+        vb.estimate_inference(cat, "h100-sxm", workload=wl).tpot_ms, rel=0.005)
+
+
+def test_mixtral_config_counts_experts(tmp_path: Path) -> None:
+    m = vb.model_from_hf_config(_write(tmp_path, "Mixtral-8x7B", MIXTRAL))
+    # Mistral AI's release post: 46.7B total, 12.9B active per token.
+    assert m.total_params == pytest.approx(46.7e9, rel=0.01)
+    assert m.active_params == pytest.approx(12.9e9, rel=0.01)
+    assert (m.experts, m.experts_per_token) == (8, 2)
+
+
+def test_bad_configs_name_the_file_and_field(tmp_path: Path) -> None:
+    broken = {k: v for k, v in LLAMA_31_8B.items() if k != "hidden_size"}
+    with pytest.raises(vb.ScenarioError, match=r"config.json: hidden_size: missing"):
+        vb.model_from_hf_config(_write(tmp_path, "a", broken))
+    with pytest.raises(vb.ScenarioError, match=r"kv_lora_rank: multi-head latent attention"):
+        vb.model_from_hf_config(_write(tmp_path, "b", {**LLAMA_31_8B, "kv_lora_rank": 512}))
+    p = tmp_path / "c.json"
+    p.write_text("{not json", encoding="utf-8")
+    with pytest.raises(vb.ScenarioError, match=r"c.json: line 1: not JSON"):
+        vb.model_from_hf_config(p)
+
+
+def test_cli_model_config_and_speculative(tmp_path: Path) -> None:
+    p = _write(tmp_path, "Llama-3.1-8B", LLAMA_31_8B)
+    base = ["infer", "--model-config", str(p), "-H", "h100-sxm", "-f", "json"]
+    plain = json.loads(runner.invoke(app, base).stdout)
+    res = runner.invoke(app, [*base, "--speculative", "0.7,4,0.05"])
+    assert res.exit_code == 0, res.output
+    spec = json.loads(res.stdout)
+    # Leviathan et al. 2023: (1 - a^(g+1)) / ((1 - a)(g c + 1)) = (1 - 0.7^5) / (0.3 * 1.2) = 2.311
+    speedup = (1 - 0.7**5) / (0.3 * 1.2)
+    assert plain["tpot_ms"] / spec["tpot_ms"] == pytest.approx(speedup)
+    assert spec["model"] == "llama-3.1-8b"
+    for bad, msg in (("0.7,4", "give acceptance,draft_tokens,draft_cost"), ("1.2,4,0.1", "acceptance rate must be"),
+                     ("0.7,0,0.1", "draft tokens must be >= 1"), ("a,b,c", "are numbers")):
+        r = runner.invoke(app, [*base, "--speculative", bad])
+        assert r.exit_code == 2
+        assert msg in r.output
+    r = runner.invoke(app, ["infer", "-H", "h100-sxm"])
+    assert r.exit_code == 2
+    assert "--model-config" in r.output
+    r = runner.invoke(app, ["infer", "--model-config", str(tmp_path / "none.json"), "-H", "h100-sxm"])
+    assert r.exit_code == 2
+    assert "cannot read" in r.output
