@@ -84,6 +84,10 @@ class Hardware(_Frozen):
         ``collective_latency_ms + 2 (tp - 2) * collective_hop_latency_ms`` per all-reduce. Default 0.5 us
         (NVLink/NVSwitch; assumption: one link traversal plus the NCCL step hand-off); 8 us over PCIe.
     :param max_tensor_parallel: the largest tensor-parallel group (one NVLink domain).
+    :param software_efficiency: how much of the fitted GPU efficiencies (memory and compute) this chip's
+        serving stack achieves, relative to the stack the calibration rows ran (1.0: TensorRT-LLM on
+        NVIDIA). It multiplies ``memory_efficiency`` and both compute efficiencies; sourced per entry in
+        ``software_efficiency_source`` and shown by ``voicebudget hardware``.
     :param sram: per-token latency terms; required when ``memory_kind == "sram"``.
     :param price: $/chip-hour with its source, or ``None`` when no public price is known.
     """
@@ -100,6 +104,8 @@ class Hardware(_Frozen):
     collective_latency_ms: float = Field(default=0.008, ge=0)
     scaleup_topology: Literal["nvswitch", "xgmi", "pcie", "none"] = "nvswitch"
     collective_hop_latency_ms: float = Field(default=0.0005, ge=0)
+    software_efficiency: float = Field(default=1.0, gt=0, le=2)
+    software_efficiency_source: str = "the calibration rows' stack (TensorRT-LLM / NIM, FasterTransformer on NVIDIA)"
     max_tensor_parallel: int = Field(default=8, ge=1)
     sram: SramTiming | None = None
     price: ChipPrice | None = None
@@ -255,6 +261,11 @@ HARDWARE: dict[str, Hardware] = {
                    "domain of 72 GPUs; collective floor as H100 (GenZ assumes 0.25 us per hop, not per all-reduce)"),
         _hw(id="mi300x", name="AMD Instinct MI300X", memory_bytes=192e9, memory_bandwidth_bytes_per_s=5.3e12,
             bf16_flops_per_s=1307e12, fp8_flops_per_s=2615e12, scaleup_link_bytes_per_s=400e9,
+            scaleup_topology="xgmi", software_efficiency=0.70,
+            software_efficiency_source="set so that 8 x MI300X serve Llama-2-70B fp8 at 0.975x the tokens/s of "
+                                      "8 x H100 at saturation: AMD's MLPerf Inference v4.1 result, 'within 2-3% of "
+                                      "NVIDIA DGX H100' in Server and Offline at FP8 (AMD announcement, Aug 2024, as "
+                                      "summarised by partofstyle.com; read 2026-11-30); specs alone give 1.35x",
             source=f"{_SPECS}: AMD MI300X datasheet; MLPerf v4.1 AMD system json; GenZ system_configs.py (400 GB/s); "
                    "collective floor as H100 (assumption)"),
         _hw(id="wse-3", name="Cerebras WSE-3 (CS-3)", memory_kind="sram", memory_bytes=44e9,

@@ -67,7 +67,8 @@ class GPUPlan:
         """Achieved GEMM FLOP/s per chip: peak of the format x its fitted efficiency."""
         peak = self.hardware.flops_per_s(self.compute_precision)
         low = peak > self.hardware.bf16_flops_per_s
-        return peak * (self.cal.low_precision_compute_efficiency if low else self.cal.compute_efficiency)
+        eff = self.cal.low_precision_compute_efficiency if low else self.cal.compute_efficiency
+        return peak * eff * self.hardware.software_efficiency
 
     @property
     def kv_bytes_per_token(self) -> float:
@@ -77,7 +78,8 @@ class GPUPlan:
 
     @property
     def bandwidth(self) -> float:
-        return self.hardware.memory_bandwidth_bytes_per_s * self.cal.memory_efficiency
+        hw = self.hardware
+        return hw.memory_bandwidth_bytes_per_s * self.cal.memory_efficiency * hw.software_efficiency
 
 
 def weights_bytes(model: ModelArch, precision: str | None) -> tuple[float, float]:

@@ -19,7 +19,8 @@ def hardware_rows() -> list[dict[str, Any]]:
             "id": h.id, "name": h.name, "memory_kind": h.memory_kind, "memory_bytes": h.memory_bytes,
             "memory_bandwidth_bytes_per_s": h.memory_bandwidth_bytes_per_s, "bf16_flops_per_s": h.bf16_flops_per_s,
             "fp8_flops_per_s": h.fp8_flops_per_s, "fp4_flops_per_s": h.fp4_flops_per_s,
-            "max_tensor_parallel": h.max_tensor_parallel,
+            "max_tensor_parallel": h.max_tensor_parallel, "scaleup_topology": h.scaleup_topology,
+            "software_efficiency": h.software_efficiency, "software_efficiency_source": h.software_efficiency_source,
             "usd_per_chip_hour": h.price.usd_per_chip_hour if h.price else None, "source": h.source,
         }
         for h in HARDWARE.values()
@@ -50,12 +51,15 @@ def _g(x: float | None, scale: float, fmt: str = "{:.0f}") -> str:
 def render_catalog(kind: str) -> Table:
     """A table of ``"hardware"`` or ``"models"``."""
     if kind == "hardware":
-        t = Table("id", "name", "memory GB", "BW TB/s", "bf16 TFLOP/s", "fp8 TFLOP/s", "$/chip-h", title="Hardware")
+        t = Table("id", "name", "memory GB", "BW TB/s", "bf16 TFLOP/s", "fp8 TFLOP/s", "stack eff.",
+                  "$/chip-h", title="Hardware", caption="stack eff.: share of the fitted efficiencies this chip's "
+                  "serving stack reaches (1 = TensorRT-LLM on NVIDIA); sources: --format json")
         t.columns[0].no_wrap = True
         for r in hardware_rows():
             t.add_row(r["id"], r["name"], _g(r["memory_bytes"], 1e9, "{:g}"),
                       _g(r["memory_bandwidth_bytes_per_s"], 1e12, "{:g}"), _g(r["bf16_flops_per_s"], 1e12),
-                      _g(r["fp8_flops_per_s"], 1e12), _g(r["usd_per_chip_hour"], 1, "{:.2f}"))
+                      _g(r["fp8_flops_per_s"], 1e12), f"{r['software_efficiency']:.2f}",
+                      _g(r["usd_per_chip_hour"], 1, "{:.2f}"))
         return t
     t = Table("id", "params B", "active B", "layers", "kv heads", "max ctx", "experts", "aliases", title="Models")
     t.columns[0].no_wrap = True
