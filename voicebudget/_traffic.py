@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from voicebudget._model import DataModel
 
@@ -41,7 +41,6 @@ class CallTraffic(DataModel):
     :param output_tokens: tokens generated per request; ``None``: the LLM stage's ``output_tokens``.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     turns_per_call_minute: float = Field(default=6.0, gt=0, le=600)
     agent_speaking_share: float = Field(default=0.5, ge=0, le=1)

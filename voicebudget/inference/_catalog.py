@@ -8,9 +8,10 @@ sources are repeated on each entry). Users add their own entries inline in a sce
 
 from __future__ import annotations
 
+import typing
 from typing import Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from voicebudget._errors import ModelError
 from voicebudget._model import DataModel
@@ -32,13 +33,16 @@ __all__ = [
 Precision = Literal["bf16", "fp16", "fp8", "fp4"]
 """Number format of weights (and, by default, of the KV cache)."""
 
+PRECISIONS: tuple[str, ...] = typing.get_args(Precision)
+"""The precisions, in order (the CLI's ``--precision`` choices)."""
+
 PRECISION_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 0.5625}
 """Bytes per parameter. fp4 is NVFP4: 4-bit values plus one fp8 scale per 16 values = 4.5 bits
 (NVIDIA, "Introducing NVFP4", developer.nvidia.com blog, 2025-06)."""
 
 
 class _Frozen(DataModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    """The package's input-model base (its configuration is :data:`voicebudget._model.MODEL_CONFIG`)."""
 
 
 class ChipPrice(_Frozen):
