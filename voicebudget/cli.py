@@ -595,6 +595,10 @@ def capacity_cmd(
     turns_per_minute: Annotated[
         float | None, typer.Option("--turns-per-minute", help="Agent turns per call-minute (default: file's, else 6).")
     ] = None,
+    prefix_caching: Annotated[
+        bool | None, typer.Option("--prefix-caching/--no-prefix-caching",
+                                  help="Servers keep each call's KV cache between turns (default: the file's).")
+    ] = None,
     target_calls: Annotated[
         int | None, typer.Option("--target-calls", min=1, help="Also give chips for this many calls.")
     ] = None,
@@ -618,7 +622,9 @@ def capacity_cmd(
 
     check_plot_path(plot)
     caps = _batch_caps(batch_cap)
-    overrides = {} if turns_per_minute is None else {"turns_per_call_minute": turns_per_minute}
+    overrides: dict[str, Any] = {} if turns_per_minute is None else {"turns_per_call_minute": turns_per_minute}
+    if prefix_caching is not None:
+        overrides["prefix_caching"] = prefix_caching
     with user_errors():
         result = plan_capacity_file(
             scenario, hardware=hardware, model=model, chips=chips, precision=_value(precision), batch_caps=caps,
