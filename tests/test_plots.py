@@ -159,3 +159,27 @@ def test_the_layout_check_catches_a_legend_over_the_bars() -> None:
             check_layout(fig)
     finally:
         plot.plt.close(fig)
+
+
+def test_tune_plot(tmp_path: Path) -> None:
+    from voicebudget.tuning import tune_council
+
+    small = Path(__file__).parent / "data" / "tune-small.toml"
+    result = tune_council(small, samples=1000)
+    fig = plot.tune_figure(result)
+    try:
+        check_layout(fig)
+        best = result.best
+        head = f"PASS: pick p95 {best.p95_ms:.1f} ms <= {result.budget.total_ms:g} ms"
+        assert all(head in ax.get_title() for ax in fig.axes)
+        # every front row is a numbered point, the pick a star at its figures
+        ax_lat = fig.axes[0]
+        assert sorted(int(t.get_text()) for t in ax_lat.texts) == list(range(1, len(result.pareto) + 1))
+        (x, y), = ax_lat.collections[-1].get_offsets()
+        assert (x, y) == pytest.approx((best.expected_user_time_ms, best.p95_ms))
+    finally:
+        plot.plt.close(fig)
+    out = tmp_path / "tune.png"
+    cli = runner.invoke(app, ["tune", str(small), "--samples", "1000", "--plot", str(out)])
+    assert cli.exit_code == 0, cli.output
+    assert png_size(out) == (1560, 720)

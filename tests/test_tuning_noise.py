@@ -117,5 +117,5 @@ def test_pick_and_front_are_the_same_for_five_seeds(root: Path) -> None:
         assert result.refine_samples == 20_000
     assert len(picks) == 1, picks
     assert len(fronts) == 1, [sorted(f) for f in fronts]
+    # the pick docs/tuning.md and councils/README.md give
     assert picks == {"gpt-oss-120b+gpt-oss-120b+qwen3-235b vote m=2 cache=True concurrency=1"}
-    assert len(next(iter(fronts))) == 20

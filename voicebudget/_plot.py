@@ -41,8 +41,19 @@ from voicebudget._report import Report  # noqa: E402
 if TYPE_CHECKING:
     from voicebudget._simulate import RunResult
     from voicebudget.councils import CouncilResult
+    from voicebudget.tuning import TuneResult
 
-__all__ = ["BUDGET_COLOR", "STAGE_COLORS", "Curve", "latency_figure", "plot_council", "plot_latency", "plot_run"]
+__all__ = [
+    "BUDGET_COLOR",
+    "STAGE_COLORS",
+    "Curve",
+    "latency_figure",
+    "plot_council",
+    "plot_latency",
+    "plot_run",
+    "plot_tune",
+    "tune_figure",
+]
 
 _MAX_POINTS = 20_000
 FIG_SIZE_IN = (13.0, 6.0)
@@ -251,3 +262,59 @@ def plot_council(result: CouncilResult, path: str | Path) -> Path:
     """
     reports, cdfs, breakdown = council_figure_data(result)
     return plot_latency(reports, cdfs, breakdown, result.report.budget, path, title=result.council.name)
+
+
+def tune_figure(result: TuneResult) -> Figure:
+    """The Pareto front of a tuning run: user time vs the percentile's latency (with the budget line)
+    and user time vs cost, each point numbered as in the table, with ±2 standard-error bars; the pick
+    is a black star. Points are Okabe-Ito blue; the pick's figures are in both panels' titles.
+
+    :returns: a matplotlib ``Figure`` (constrained layout, legends below the panels).
+    """
+    fig, (ax_lat, ax_cost) = plt.subplots(1, 2, figsize=FIG_SIZE_IN, layout="constrained")
+    front = list(result.pareto)
+    label = result.budget.label
+    eut = np.array([c.expected_user_time_ms for c in front])
+    eut_se = np.array([c.expected_user_time_se_ms for c in front])
+    lat = np.array([c.p95_ms for c in front])
+    lat_se = np.array([c.p95_se_ms for c in front])
+    cost = np.array([c.cost_per_turn for c in front]) * 1e6
+    best = result.best
+    if best is None:
+        head = f"FAIL: no configuration within {result.budget.total_ms:g} ms at {label}"
+    else:
+        head = (f"PASS: pick {label} {best.p95_ms:.1f} ms <= {result.budget.total_ms:g} ms, "
+                f"user time {best.expected_user_time_ms:.0f} ms, ${best.cost_per_turn * 1e6:.0f} per 1M turns")
+    for ax, y, y_se, ylabel in ((ax_lat, lat, lat_se, f"{label} (ms)"),
+                                (ax_cost, cost, np.zeros_like(cost), "cost (USD per million turns)")):
+        ax.errorbar(eut, y, xerr=2 * eut_se, yerr=2 * y_se, fmt="o", color=STAGE_COLORS[4], ecolor="#777777",
+                    markersize=5, capsize=2, label=f"front ({len(front)}), ±2 SE")
+        for i, (x, yy) in enumerate(zip(eut, y, strict=True), 1):
+            ax.annotate(str(i), (x, yy), xytext=(4, 3), textcoords="offset points", fontsize=7)
+        if best is not None:
+            k = front.index(best)
+            ax.scatter([eut[k]], [y[k]], marker="*", s=220, color="black", zorder=3, label="pick")
+        ax.set(xlabel="expected user time per completed request (ms)", ylabel=ylabel)
+        ax.grid(alpha=0.3)
+    if front:
+        ax_lat.axhline(result.budget.total_ms, color=BUDGET_COLOR, linestyle="--", linewidth=1.8,
+                       label=f"budget {result.budget.total_ms:g} ms")
+    ax_lat.set_title(f"latency at {label} vs user time\n{head}", fontsize=10)
+    ax_cost.set_title(f"cost vs user time\n{head}", fontsize=10)
+    for ax in (ax_lat, ax_cost):
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3, fontsize=8, frameon=False)
+    fig.suptitle(f"{result.council}: Pareto front")
+    return fig
+
+
+def plot_tune(result: TuneResult, path: str | Path) -> Path:
+    """Draw :func:`tune_figure` to a PNG (1560 x 720 pixels).
+
+    :param result: from :func:`voicebudget.tuning.tune_council`.
+    :returns: the path written.
+    """
+    fig = tune_figure(result)
+    out = Path(path)
+    fig.savefig(out, dpi=DPI)
+    plt.close(fig)
+    return out

@@ -9,7 +9,6 @@ from voicebudget.inference._catalog import (
     HARDWARE,
     MODEL_ALIASES,
     MODELS,
-    PRECISIONS,
     ChipPrice,
     Hardware,
     ModelArch,
@@ -27,7 +26,6 @@ from voicebudget.inference._stage import APIStage, FastTier, GPUStage, WaferStag
 from voicebudget.inference._types import Deployment, GPUCalibration, InferenceResult, OpenLoopResult, Workload
 
 __all__ = [
-    "PRECISIONS",
     "APIStage",
     "ChipPrice",
     "DEFAULT_CALIBRATION",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from voicebudget._model import DataModel
 from voicebudget.inference._catalog import ChipPrice, Precision
@@ -17,7 +17,7 @@ Bound = Literal["memory", "compute", "per-layer latency", "communication"]
 
 
 class _Frozen(DataModel):
-    """The package's input-model base (its configuration is :data:`voicebudget._model.MODEL_CONFIG`)."""
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class Deployment(_Frozen):

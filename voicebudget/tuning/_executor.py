@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from voicebudget._errors import ScenarioError
 
-__all__ = ["EvaluationFailure", "Outcome", "map_evaluations"]
+__all__ = ["EvaluationFailure", "Outcome", "batch_size_for", "map_evaluations"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -70,13 +70,26 @@ def _worker_batch(batch: Sequence[tuple[int, Any]]) -> list[Outcome[Any]]:
     return _safe_batch(_WORKER_FN, batch)
 
 
+MAX_BATCH = 128
+"""Items per task at most: large enough to amortise a task's scheduling and pickling (~1 ms)."""
+
+
+def batch_size_for(n_items: int, workers: int) -> int:
+    """Items per task: at most :data:`MAX_BATCH`, and small enough that every worker gets about four
+    tasks (so a short list, such as the tuner's re-run shortlist of ~70 configurations, is still
+    shared out, and the last, uneven tasks do not leave a worker idle for long)."""
+    if workers <= 1:
+        return MAX_BATCH
+    return max(1, min(MAX_BATCH, -(-n_items // (4 * workers))))
+
+
 def map_evaluations(
     fn: Callable[[T], R],
     items: Sequence[T],
     *,
     workers: int = 1,
     scheduler: Any = None,
-    batch_size: int = 128,
+    batch_size: int | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> list[Outcome[R]]:
     """Evaluate ``fn`` on every item, in input order.
@@ -85,14 +98,16 @@ def map_evaluations(
         each worker once, at start-up).
     :param scheduler: a Dask scheduler address (``tcp://host:8786``), or a ``distributed.Client``;
         overrides ``workers``. ``fn`` is scattered to the cluster once.
-    :param batch_size: items per task (amortises scheduling).
+    :param batch_size: items per task (amortises scheduling); default :func:`batch_size_for`.
     :param progress: called with the number of items just finished.
     :returns: one :class:`Outcome` per item.
     :raises ValueError: ``workers < 1``.
     """
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
-    batches = list(_batches(items, batch_size))
+    parallel = 1 if scheduler is None else 8
+    size = batch_size if batch_size is not None else batch_size_for(len(items), max(workers, parallel))
+    batches = list(_batches(items, size))
     results: list[Outcome[R]] = []
     if scheduler is not None:
         results = _dask_map(fn, batches, scheduler, progress)
