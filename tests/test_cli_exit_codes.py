@@ -137,3 +137,22 @@ def test_an_infinite_chip_price_cannot_reach_the_json_output() -> None:
     assert result.exit_code == 2
     assert "--price-per-chip-hour" in result.output
     assert "Traceback" not in result.output
+
+
+def test_cli_choices_and_defaults_come_from_the_library() -> None:
+    import inspect
+
+    import typer
+
+    from voicebudget import cli
+    from voicebudget.inference import PRECISIONS
+    from voicebudget.traces import ABSURD_MS, FIT_METHODS, FORMATS, fit_traces
+
+    assert [m.value for m in cli.PrecisionOpt] == list(PRECISIONS) == ["bf16", "fp16", "fp8", "fp4"]
+    assert [m.value for m in cli.FitMethodOpt] == list(FIT_METHODS)
+    assert cli.DEFAULT_FIT_METHOD.value == inspect.signature(fit_traces).parameters["method"].default
+    assert [m.value for m in cli.TraceFormatIn] == list(FORMATS)
+    command = typer.main.get_command(app)
+    for name in ("check", "fit"):
+        params = {p.name: p for p in command.commands[name].params}  # type: ignore[attr-defined]
+        assert params["absurd_ms"].default == ABSURD_MS

@@ -4,6 +4,7 @@ and the council-file fields that switch it on."""
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from pathlib import Path
 
@@ -305,3 +306,16 @@ def test_shipped_40_intent_council_and_its_tuning(root: Path) -> None:
     assert tuned.best is not None
     assert tuned.best.config["topology"] == "vote"
     assert tuned.best.quality == pytest.approx(0.917, abs=5e-3)  # docs/councils.md
+
+
+def test_cli_reports_the_answer_space(root: Path) -> None:
+    path = root / "councils/intent-40-plurality.toml"
+    out = runner.invoke(app, ["council", str(path), "-f", "json", "-n", "2000"])
+    assert out.exit_code == 1  # the 400 ms budget is missed at p95 (430 ms), as in docs/councils.md
+    doc = json.loads(out.stdout)
+    assert doc["answer_space"] == {"answers": 40, "wrong_concentration": 0.4, "unsolved": 0.03}
+    assert doc["quality"]["accuracy"] == pytest.approx(0.887, abs=5e-4)
+    table = runner.invoke(app, ["council", str(path), "-n", "2000"])
+    assert "plurality over 40 answers" in " ".join(table.stdout.split())
+    binary = runner.invoke(app, ["council", str(root / "councils/intent-wafer-all.toml"), "-f", "json", "-n", "2000"])
+    assert json.loads(binary.stdout)["answer_space"] is None

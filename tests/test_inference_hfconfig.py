@@ -82,3 +82,16 @@ def test_cli_model_config_and_speculative(tmp_path: Path) -> None:
     r = runner.invoke(app, ["infer", "--model-config", str(tmp_path / "none.json"), "-H", "h100-sxm"])
     assert r.exit_code == 2
     assert "cannot read" in r.output
+
+
+@pytest.mark.parametrize(("model", "total", "active"), [
+    # Totals from each model card (Qwen2.5/Qwen3 cards, Meta's Llama-3.2 card, Mistral's release, Gemma 3 report).
+    ("qwen2.5-7b", 7.61e9, None), ("qwen2.5-72b", 72.7e9, None), ("qwen3-8b", 8.2e9, None),
+    ("qwen3-32b", 32.8e9, None), ("qwen3-30b-a3b", 30.5e9, 3.3e9), ("llama-3.2-1b", 1.24e9, None),
+    ("llama-3.2-3b", 3.21e9, None), ("mistral-7b", 7.24e9, None), ("gemma-3-27b", 27e9, None),
+])
+def test_catalog_from_configs_matches_model_cards(model: str, total: float, active: float | None) -> None:
+    m = vb.MODELS[model]
+    assert m.total_params == pytest.approx(total, rel=0.015)
+    assert m.active_params == pytest.approx(active or total, rel=0.03)
+    assert "config.json" in m.source

@@ -46,6 +46,15 @@ def test_catalog_context_lengths() -> None:
         "gpt-oss-120b": 131072,
         "qwen3-235b-a22b": 32768,
         "mixtral-8x7b": 32768,
+        "qwen2.5-7b": 32768,
+        "qwen2.5-72b": 32768,
+        "qwen3-8b": 40960,
+        "qwen3-32b": 40960,
+        "qwen3-30b-a3b": 40960,
+        "llama-3.2-1b": 131072,
+        "llama-3.2-3b": 131072,
+        "mistral-7b": 32768,
+        "gemma-3-27b": 131072,
     }
     assert {k: m.max_context_tokens for k, m in vb.MODELS.items()} == want
     for m in vb.MODELS.values():

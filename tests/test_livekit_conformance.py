@@ -177,6 +177,8 @@ def _history(turns: list[Turn], realtime: bool) -> llm.ChatContext:
         reply: llm.MetricsReport = {"started_speaking_at": clock + t.e2e, "stopped_speaking_at": clock + t.e2e + 4}
         if not realtime:
             reply |= {"llm_node_ttft": t.ttft, "tts_node_ttfb": t.ttfb, "e2e_latency": t.e2e}
+            if i % 2:  # 1.7+: LLM start -> first sentence at the TTS; a part of the extra time
+                reply["llm_node_ttfs"] = t.ttft + t.extra / 2
         ctx.add_message(role="assistant", content=f"answer {i}", metrics=reply)
     return ctx
 
@@ -192,8 +194,13 @@ def test_chat_history_to_dict(layout: str, turns: list[Turn], tmp_path: Path) ->
     _assert_recovered(path, turns, "livekit-history")
     table = read_trace(path)
     assert [t.total_ms for t in table.turns] == pytest.approx([t.e2e * 1000 for t in turns], abs=TOL_MS)
-    for got, t in zip(table.turns, turns, strict=True):
-        assert got.stages_ms["other"] == pytest.approx(t.extra * 1000, abs=TOL_MS)
+    for i, (got, t) in enumerate(zip(table.turns, turns, strict=True)):
+        if i % 2:
+            assert got.stages_ms["first_phrase"] == pytest.approx(t.extra * 500, abs=TOL_MS)
+            assert got.stages_ms["other"] == pytest.approx(t.extra * 500, abs=TOL_MS)
+        else:
+            assert "first_phrase" not in got.stages_ms
+            assert got.stages_ms["other"] == pytest.approx(t.extra * 1000, abs=TOL_MS)
 
 
 def test_realtime_chat_history_is_voice_to_voice(turns: list[Turn], tmp_path: Path) -> None:

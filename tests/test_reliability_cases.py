@@ -145,3 +145,34 @@ def test_variant_description_must_be_text(cases: Path) -> None:
     (cases / "d.yaml").write_text("name: x\npipeline: {kind: fixed, value_ms: 1}\nvariants: {v: {description: [1]}}\n")
     with pytest.raises(vb.ScenarioError, match=r"d\.yaml: variants\.v\.description: must be text, got a list"):
         vb.load_scenario(cases / "d.yaml")
+
+
+def test_one_model_config_refuses_infinity_everywhere(cases: Path) -> None:
+    # the inference stages used to lack allow_inf_nan=False: jitter_cv = inf loaded, then failed later
+    (cases / "inf.toml").write_text(
+        'name = "x"\n[pipeline]\nkind = "sequence"\n[pipeline.stages.llm]\nkind = "gpu"\nmodel = "llama-3.1-8b"\n'
+        'hardware = "h100-sxm"\nprompt_tokens = 500\noutput_tokens = 100\nfirst_phrase_tokens = 8\njitter_cv = inf\n'
+    )
+    code, output = invoke("run", "inf.toml")
+    assert code == 2
+    assert "inf.toml: pipeline.stages.llm.jitter_cv: Input should be a finite number" in output
+
+
+def test_every_data_model_shares_the_one_config() -> None:
+    from voicebudget._model import MODEL_CONFIG, DataModel
+
+    vb.Scenario  # noqa: B018 - load the package's models
+    import voicebudget.councils
+    import voicebudget.inference
+    import voicebudget.traces
+    import voicebudget.tuning  # noqa: F401
+
+    seen = []
+    todo = list(DataModel.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        seen.append(cls)
+        todo.extend(cls.__subclasses__())
+        for key, value in MODEL_CONFIG.items():
+            assert cls.model_config.get(key) == value, (cls.__name__, key)
+    assert len(seen) > 30

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from voicebudget._model import DataModel
 
@@ -69,7 +69,6 @@ class Sampler(Protocol):
 
 
 class _Combinator(DataModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     stages: dict[str, StageSpec] = Field(
         description="Named child stages (distributions, models or combinators); names are unique in a pipeline."

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 
 from voicebudget._errors import ScenarioError
 from voicebudget._model import DataModel
@@ -24,7 +24,6 @@ class Budget(DataModel):
     :param stage_shares: optional per-stage allocations as shares of ``total_ms`` (0 < share <= 1).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     total_ms: float = Field(default=DEFAULT_TOTAL_MS, gt=0, description="Voice-to-voice budget in ms.")
     percentile: float = Field(default=95.0, gt=0, le=100, description="Target percentile, e.g. 95 for p95.")

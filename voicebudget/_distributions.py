@@ -19,7 +19,6 @@ from typing import Annotated, Any, Literal, Union
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import (
-    ConfigDict,
     Field,
     ValidationInfo,
     field_validator,
@@ -48,7 +47,6 @@ FloatArray = NDArray[np.float64]
 
 
 class _Dist(DataModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     def sample(self, rng: np.random.Generator, n: int) -> FloatArray:  # pragma: no cover - abstract
         """Draw ``n`` samples.

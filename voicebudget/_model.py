@@ -6,9 +6,9 @@ import types
 import typing
 from typing import Any
 
-from pydantic import BaseModel, model_validator
+from pydantic import BaseModel, ConfigDict, model_validator
 
-__all__ = ["DataModel"]
+__all__ = ["MODEL_CONFIG", "DataModel"]
 
 
 def _numeric(annotation: Any) -> bool:
@@ -21,12 +21,20 @@ def _numeric(annotation: Any) -> bool:
     return False
 
 
+MODEL_CONFIG = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+"""The one configuration of every input model: immutable, unknown fields are errors (they list the
+allowed ones), and infinity/NaN are refused at load, naming the field."""
+
+
 class DataModel(BaseModel):
-    """A pydantic model whose numeric fields refuse booleans.
+    """The base of voicebudget's input models: :data:`MODEL_CONFIG`, and numeric fields refuse booleans.
 
     pydantic's lax mode reads ``true`` as 1, so a YAML ``value_ms: yes`` would silently become 1 ms.
-    Here it is an error naming the field.
+    Here it is an error naming the field. Subclasses do not repeat the configuration (a subclass's
+    ``model_config`` is merged with it).
     """
+
+    model_config = MODEL_CONFIG
 
     @model_validator(mode="before")
     @classmethod

@@ -27,7 +27,7 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from voicebudget._errors import ModelError
 from voicebudget._model import DataModel
@@ -47,7 +47,6 @@ class Observed(DataModel):
     :param interpolate: interpolate linearly between neighbouring rows (default) or draw whole rows.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["observed"] = "observed"
     table: str = Field(min_length=1, description="Name of the turn table; its columns draw the same rows.")

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Union
 
-from pydantic import ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import Field, PrivateAttr, ValidationError
 
 from voicebudget._algebra import AllOf, Choice, KOfN, Race, Sequence
 from voicebudget._budget import Budget
@@ -50,7 +50,6 @@ class Scenario(DataModel):
     :param traffic: the calls' traffic for ``voicebudget capacity`` (optional; defaults are assumptions).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     name: str = Field(min_length=1)
     description: str = ""

@@ -10,7 +10,7 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from voicebudget._distributions import Distribution
 from voicebudget._model import DataModel
@@ -21,7 +21,7 @@ FloatArray = NDArray[np.float64]
 
 
 class _Model(DataModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+    """The package's input-model base (its configuration is :data:`voicebudget._model.MODEL_CONFIG`)."""
 
 
 MAX_TOKENS = 10_000_000

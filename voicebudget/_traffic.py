@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from voicebudget._model import DataModel
 
@@ -39,9 +39,13 @@ class CallTraffic(DataModel):
     :param prompt_tokens_per_turn: tokens each turn adds to the history (user words, agent reply, tool
         results). Default 100 (assumption: ~40 spoken words each way at ~1.3 tokens/word).
     :param output_tokens: tokens generated per request; ``None``: the LLM stage's ``output_tokens``.
+    :param prefix_caching: the server keeps a call's KV cache between its turns (vLLM automatic prefix
+        caching, SGLang RadixAttention), so a request prefills only what the previous turn did not:
+        ``prompt_tokens_per_turn`` (the first turn: its whole prompt). Default false. Approximation:
+        the inference model then sees the prefilled tokens as the prompt, so attention KV reads and KV
+        memory of the cached prefix are not charged (small for GQA models at these lengths).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     turns_per_call_minute: float = Field(default=6.0, gt=0, le=600)
     agent_speaking_share: float = Field(default=0.5, ge=0, le=1)
@@ -50,6 +54,7 @@ class CallTraffic(DataModel):
     prompt_tokens_start: int = Field(default=1000, ge=1, le=10_000_000)
     prompt_tokens_per_turn: int = Field(default=100, ge=0, le=1_000_000)
     output_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
+    prefix_caching: bool = False
 
     def request_rate_per_s(self, calls: float) -> float:
         """LLM requests per second from ``calls`` concurrent calls (>= 0)."""
@@ -70,6 +75,15 @@ class CallTraffic(DataModel):
     def prompt_tokens_by_turn(self) -> tuple[int, ...]:
         """Prompt tokens of each turn of a mean call (``turns_per_call`` values), each equally likely."""
         return tuple(self.prompt_tokens_start + self.prompt_tokens_per_turn * k for k in range(self.turns_per_call))
+
+    @property
+    def prefill_tokens_by_turn(self) -> tuple[int, ...]:
+        """Tokens each turn's request prefills: its whole prompt, or with ``prefix_caching`` only the
+        new ones (the first turn: all of its prompt)."""
+        prompts = self.prompt_tokens_by_turn
+        if not self.prefix_caching:
+            return prompts
+        return (prompts[0], *(max(1, self.prompt_tokens_per_turn) for _ in prompts[1:]))
 
     @property
     def mean_prompt_tokens(self) -> float:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from voicebudget._algebra import AllOf, Sequence
 from voicebudget._distributions import Fixed
@@ -51,7 +51,6 @@ class VoiceTurn(DataModel):
     :param transport: server to the listener's ear: network, jitter buffer, playout, ms.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     kind: Literal["voice_turn"] = "voice_turn"
     commit: Literal["vad", "stt"] = "vad"

@@ -31,7 +31,8 @@ from voicebudget._errors import BudgetExceeded, ModelError, ScenarioError, Voice
 from voicebudget._io import check_target
 from voicebudget._scenario import scenario_json_schema
 from voicebudget._simulate import run_scenarios
-from voicebudget.traces import ABSURD_MS, DEFAULT_STOP_SECS, ReadOptions
+from voicebudget.inference import PRECISIONS
+from voicebudget.traces import ABSURD_MS, DEFAULT_STOP_SECS, FIT_METHODS, ReadOptions
 from voicebudget.traces import FORMATS as TRACE_FORMATS
 
 app = typer.Typer(
@@ -43,6 +44,8 @@ app = typer.Typer(
 )
 
 EXIT_OK, EXIT_OVER_BUDGET, EXIT_INVALID, EXIT_BUG = 0, 1, 2, 3
+PrecisionOpt = StrEnum("PrecisionOpt", {name: name for name in PRECISIONS})  # type: ignore[misc]
+"""``--precision`` choices: the library's :data:`~voicebudget.inference.PRECISIONS`."""
 TRACEBACK_ENV = "VOICEBUDGET_TRACEBACK"
 """Set to 1 to print the traceback of an internal error (exit code 3)."""
 DEFAULT_SCENARIO = "webrtc-cascade.toml"
@@ -95,6 +98,11 @@ def user_errors() -> Iterator[None]:
         fail(str(exc), EXIT_OVER_BUDGET)
     except VoiceBudgetError as exc:  # pragma: no cover - every known subclass is handled above
         fail(str(exc))
+
+
+def _value(choice: StrEnum | None) -> str | None:
+    """A choice option's plain string (None stays None)."""
+    return None if choice is None else choice.value
 
 
 def budget_override(base: Budget, budget_ms: float | None, percentile: float | None) -> Budget:
@@ -213,13 +221,11 @@ def infer(
     model: Annotated[str, typer.Option("--model", "-m", help="Model id (see `voicebudget models`).")] = "",
     chips: Annotated[int | None, typer.Option("--chips", min=1, help="Chips (default: the fewest that fit).")] = None,
     tp: Annotated[int | None, typer.Option("--tp", min=1, help="Tensor-parallel size (splits the heads).")] = None,
-    precision: Annotated[
-        str | None, typer.Option("--precision", help="Weights: bf16, fp16, fp8, fp4 (default: native).")
-    ] = None,
+    precision: Annotated[PrecisionOpt | None, typer.Option("--precision", help="Weights (default: native).")] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", "-c", min=1, help="Requests in flight.")] = 1,
     kv_precision: Annotated[
-        str | None, typer.Option("--kv-precision", help="KV cache: bf16, fp16, fp8, fp4 (default: fp8 with fp8/fp4 "
-                                 "weights, else bf16).")
+        PrecisionOpt | None,
+        typer.Option("--kv-precision", help="KV cache (default: fp8 with fp8/fp4 weights, else bf16)."),
     ] = None,
     speculative: Annotated[str | None, typer.Option(
         "--speculative", metavar="A,G,C",
@@ -248,12 +254,17 @@ def infer(
     Exit code 2 when the model does not fit the chips (the message names the gap), when prompt + output
     tokens exceed the model's context, or when --tp does not split the attention heads.
     """
-    from voicebudget.inference import ChipPrice, Deployment, Workload, estimate_inference
+    from voicebudget.inference import (
+        ChipPrice,
+        Deployment,
+        ModelArch,
+        SpeculativeDecoding,
+        Workload,
+        estimate_inference,
+        model_from_hf_config,
+        parse_speculative,
+    )
     from voicebudget.inference._render import render_inference
-
-    if precision is not None and precision not in ("bf16", "fp16", "fp8", "fp4"):
-        fail(f"--precision must be one of bf16, fp16, fp8, fp4, got {precision!r}")
-    from voicebudget.inference import ModelArch, SpeculativeDecoding, model_from_hf_config, parse_speculative
 
     arch: str | ModelArch = model
     with user_errors():
@@ -262,8 +273,6 @@ def infer(
             arch = model_from_hf_config(model_config_path)
     if not model and model_config_path is None:
         fail("give --model ID (see `voicebudget models`) or --model-config path/to/config.json")
-    if kv_precision is not None and kv_precision not in ("bf16", "fp16", "fp8", "fp4"):
-        fail(f"--kv-precision must be one of bf16, fp16, fp8, fp4, got {kv_precision!r}")
     if not (0.0 < memory_utilization <= 1.0):
         fail(f"--memory-utilization must be in (0, 1], got {memory_utilization}")
     if price is not None and not (math.isfinite(price) and price <= 1e6):
@@ -277,8 +286,8 @@ def infer(
             fail(f"--request-rate: must be a finite number of requests/s > 0, got {request_rate}")
         with user_errors():
             loaded = estimate_open_loop(
-                arch, hardware, Deployment(chips=chips, tensor_parallel=tp, precision=precision,
-                                            kv_precision=kv_precision, memory_utilization=memory_utilization),
+                arch, hardware, Deployment(chips=chips, tensor_parallel=tp, precision=_value(precision),
+                                            kv_precision=_value(kv_precision), memory_utilization=memory_utilization),
                 Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens), request_rate)
         if fmt is TableOrJson.json:
             emit_json(loaded.model_dump(mode="json"))
@@ -288,8 +297,8 @@ def infer(
     with user_errors():
         result = estimate_inference(
             arch, hardware,
-            Deployment(chips=chips, tensor_parallel=tp, precision=precision, concurrency=concurrency,
-                       kv_precision=kv_precision, memory_utilization=memory_utilization),
+            Deployment(chips=chips, tensor_parallel=tp, precision=_value(precision), concurrency=concurrency,
+                       kv_precision=_value(kv_precision), memory_utilization=memory_utilization),
             Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens), price=chip_price, speculative=spec,
         )
     if fmt is TableOrJson.json:
@@ -324,12 +333,10 @@ def models_cmd(
         Console(highlight=False).print(render_catalog("models"))
 
 
-class FitMethodOpt(StrEnum):
-    """How ``fit`` turns observed stages into distributions."""
-
-    joint = "joint"
-    empirical = "empirical"
-    lognormal = "lognormal"
+FitMethodOpt = StrEnum("FitMethodOpt", {name: name for name in FIT_METHODS})  # type: ignore[misc]
+"""How ``fit`` turns observed stages into distributions: the library's :data:`FIT_METHODS`."""
+DEFAULT_FIT_METHOD = FitMethodOpt(FIT_METHODS[0])
+"""The library lists its default method first (``fit_traces(method="joint")``)."""
 
 
 TracesArg = Annotated[
@@ -404,8 +411,8 @@ def check_cmd(
 def fit_cmd(
     traces: TracesArg,
     output: Annotated[Path, typer.Option("--output", "-o", help="Scenario file to write (.toml).")],
-    method: Annotated[FitMethodOpt, typer.Option("--method", help="joint (default), empirical or lognormal.")] = (
-        FitMethodOpt.joint
+    method: Annotated[FitMethodOpt, typer.Option("--method", help="How stages become distributions.")] = (
+        DEFAULT_FIT_METHOD
     ),
     budget_ms: BudgetOpt = None,
     percentile: PercentileOpt = None,
@@ -428,7 +435,8 @@ def fit_cmd(
         check_target(output, overwrite=force, inputs=traces, what="-o")
         budget = budget_override(Budget(), budget_ms, percentile)
         options = ReadOptions.checked(stop_secs=stop_secs, absurd_ms=absurd_ms, log_format=log_format)
-        result = fit_traces(traces, method=method.value, budget=budget, fmt=format_in.value if format_in else None,
+        result = fit_traces(traces, method=method.value,  # type: ignore[arg-type]  # one of FIT_METHODS
+                            budget=budget, fmt=format_in.value if format_in else None,
                             include_anomalies=include_anomalies, options=options)
     try:
         with user_errors():
@@ -588,7 +596,7 @@ def capacity_cmd(
     ] = None,
     model: Annotated[str | None, typer.Option("--model", "-m", help="Model id (with --hardware).")] = None,
     chips: Annotated[int | None, typer.Option("--chips", min=1, help="Chips per deployment (default: fewest).")] = None,
-    precision: Annotated[str | None, typer.Option("--precision", help="Weights: bf16, fp16, fp8, fp4.")] = None,
+    precision: Annotated[PrecisionOpt | None, typer.Option("--precision", help="Weights.")] = None,
     batch_cap: Annotated[
         str | None, typer.Option("--batch-cap", help="Max requests in flight, e.g. 4,16,64 (one deployment each).")
     ] = None,
@@ -597,6 +605,10 @@ def capacity_cmd(
     ] = None,
     turns_per_minute: Annotated[
         float | None, typer.Option("--turns-per-minute", help="Agent turns per call-minute (default: file's, else 6).")
+    ] = None,
+    prefix_caching: Annotated[
+        bool | None, typer.Option("--prefix-caching/--no-prefix-caching",
+                                  help="Servers keep each call's KV cache between turns (default: the file's).")
     ] = None,
     target_calls: Annotated[
         int | None, typer.Option("--target-calls", min=1, help="Also give chips for this many calls.")
@@ -621,10 +633,12 @@ def capacity_cmd(
 
     check_plot_path(plot)
     caps = _batch_caps(batch_cap)
-    overrides = {} if turns_per_minute is None else {"turns_per_call_minute": turns_per_minute}
+    overrides: dict[str, Any] = {} if turns_per_minute is None else {"turns_per_call_minute": turns_per_minute}
+    if prefix_caching is not None:
+        overrides["prefix_caching"] = prefix_caching
     with user_errors():
         result = plan_capacity_file(
-            scenario, hardware=hardware, model=model, chips=chips, precision=precision, batch_caps=caps,
+            scenario, hardware=hardware, model=model, chips=chips, precision=_value(precision), batch_caps=caps,
             usd_per_chip_hour=price, budget_ms=budget_ms, percentile=percentile, traffic_overrides=overrides,
             samples=samples, seed=seed, target_calls=target_calls, workers=workers, scheduler=scheduler,
         )

@@ -6,7 +6,7 @@ See docs/capacity.md.
 from __future__ import annotations
 
 from voicebudget._traffic import CallTraffic
-from voicebudget.capacity._load import HostedDeployment, LoadModel, ModelledDeployment, Overloaded
+from voicebudget.capacity._load import HostedDeployment, LoadModel, ModelledDeployment, OpenLoopLLM, Overloaded
 from voicebudget.capacity._plan import (
     DEFAULT_CAPACITY_SAMPLES,
     CapacityPoint,
@@ -28,6 +28,7 @@ __all__ = [
     "HostedDeployment",
     "LoadModel",
     "ModelledDeployment",
+    "OpenLoopLLM",
     "Overloaded",
     "deployments_from_options",
     "deployments_from_scenario",

@@ -2,11 +2,14 @@
 
 A deployment is anything with the :class:`LoadModel` shape. Two ship:
 
-* :class:`ModelledDeployment` (a ``gpu`` or ``wafer`` stage): the calls' request rate goes through
-  :func:`voicebudget.estimate_at_arrival_rate` (Little's law: the concurrency in flight is the fixed
-  point ``C = rate x R(C)``); the stage is then the scenario's own stage at that concurrency, with
-  the call's growing prompt. Past the batch cap (``max_concurrency``) or the chips' memory, the
-  queue grows without bound: the deployment is overloaded.
+* :class:`ModelledDeployment` (a ``gpu`` or ``wafer`` stage). On GPUs the calls' requests are
+  Poisson arrivals served by continuous batching with chunked prefill
+  (:func:`voicebudget.inference.estimate_open_loop`): TTFT p50/p90/p99 (the wait for a prefill
+  slot included), TPOT, the mean concurrency; the stage is :class:`OpenLoopLLM`. On SRAM-resident
+  chips (no such scheduler model) the concurrency is the fixed point of Little's law
+  (:func:`voicebudget.estimate_at_arrival_rate`) and the stage is the scenario's own stage at that
+  concurrency. Either way with the call's growing prompt. Past the batch cap (``max_concurrency``),
+  the step budget or the chips' memory, the queue grows without bound: the deployment is overloaded.
 * :class:`HostedDeployment` (an ``api`` stage): a provider's fleet, so the latency does not depend
   on your number of calls (the measured distribution stands); the limit is the account's rate limits.
 """
@@ -17,13 +20,23 @@ import math
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import numpy as np
+from numpy.typing import NDArray
+
 from voicebudget._errors import ModelError
+from voicebudget._stage_models import TokenCount, sample_tokens
 from voicebudget._traffic import CallTraffic
 from voicebudget.inference._load import estimate_at_arrival_rate
-from voicebudget.inference._stage import APIStage, GPUStage, WaferStage
+from voicebudget.inference._queue import estimate_open_loop
+from voicebudget.inference._stage import APIStage, GPUStage, WaferStage, _jitter
 from voicebudget.inference._types import Workload
 
-__all__ = ["HostedDeployment", "LoadModel", "ModelledDeployment", "Overloaded"]
+__all__ = ["HostedDeployment", "LoadModel", "ModelledDeployment", "OpenLoopLLM", "Overloaded"]
+
+FloatArray = NDArray[np.float64]
+
+_Z_KNOTS = (0.0, 1.2815515655446004, 2.3263478740408408)
+"""Standard normal quantiles of 0.50, 0.90 and 0.99: where the open-loop TTFT quantiles are pinned."""
 
 
 DEFAULT_API_OUTPUT_TOKENS = 200
@@ -70,6 +83,49 @@ class LoadModel(Protocol):
 
 
 @dataclass(frozen=True)
+class OpenLoopLLM:
+    """The LLM stage of a GPU deployment under Poisson arrivals: ``sample(rng, n) -> float64[n]`` ms.
+
+    Time to the first speakable phrase = TTFT + first-phrase tokens x TPOT, where
+
+    * TTFT at the mean prompt follows the scheduler model's p50/p90/p99
+      (:func:`~voicebudget.inference.estimate_open_loop`): its logarithm is piecewise linear in a
+      standard normal variate through those three quantiles (a log-normal shape between them,
+      extended by the end segments' slopes beyond), floored at ``ttft_floor_ms``;
+    * a turn's own prompt (one of the call's turns, each equally likely) shifts it by the closed-loop
+      model's difference between that prompt's prefill and the mean prompt's (``prompt_offsets_ms``);
+    * TPOT is the mean step time times a mean-one log-normal factor of CV ``jitter_cv`` (the
+      stage's; TTFT gets none: its spread is the queue's).
+
+    :ivar concurrency: requests in flight on average (Little's law), reported, not sampled.
+    """
+
+    ttft_quantiles_ms: tuple[float, float, float]
+    ttft_floor_ms: float
+    prompts: tuple[int, ...]
+    prompt_offsets_ms: tuple[float, ...]
+    tpot_ms: float
+    first_phrase_tokens: TokenCount
+    jitter_cv: float
+    concurrency: float
+
+    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
+        """Time to the first speakable phrase per turn, ``float64[n]`` ms."""
+        z = rng.standard_normal(n)
+        logq = np.log(np.asarray(self.ttft_quantiles_ms))
+        lo_slope = (logq[1] - logq[0]) / (_Z_KNOTS[1] - _Z_KNOTS[0])
+        hi_slope = (logq[2] - logq[1]) / (_Z_KNOTS[2] - _Z_KNOTS[1])
+        log_ttft = np.interp(z, _Z_KNOTS, logq)
+        log_ttft = np.where(z < _Z_KNOTS[0], logq[0] + lo_slope * z, log_ttft)
+        log_ttft = np.where(z > _Z_KNOTS[2], logq[2] + hi_slope * (z - _Z_KNOTS[2]), log_ttft)
+        which = rng.integers(0, len(self.prompts), n)
+        ttft = np.maximum(np.exp(log_ttft) + np.asarray(self.prompt_offsets_ms)[which], self.ttft_floor_ms)
+        tpot = self.tpot_ms * _jitter(rng, n, self.jitter_cv)
+        out: FloatArray = ttft + sample_tokens(self.first_phrase_tokens, rng, n) * tpot
+        return out
+
+
+@dataclass(frozen=True)
 class ModelledDeployment:
     """A self-hosted deployment modelled by the inference model.
 
@@ -88,10 +144,11 @@ class ModelledDeployment:
 
     def _workload(self, traffic: CallTraffic) -> Workload:
         out = traffic.output_tokens or self.stage.output_tokens
-        return Workload(prompt_tokens=max(1, round(traffic.mean_prompt_tokens)), output_tokens=out)
+        prefill = traffic.prefill_tokens_by_turn
+        return Workload(prompt_tokens=max(1, round(sum(prefill) / len(prefill))), output_tokens=out)
 
     def concurrency_at(self, calls: int, traffic: CallTraffic) -> int:
-        """Requests in flight at ``calls`` calls (Little's law fixed point).
+        """Requests in flight at ``calls`` calls (Little's law fixed point, closed-loop model).
 
         :raises Overloaded: beyond the batch cap or the memory.
         """
@@ -101,14 +158,23 @@ class ModelledDeployment:
             r = estimate_at_arrival_rate(self.stage.model, self.stage.hardware, dep, self._workload(traffic), rate)
         except ModelError as exc:
             raise Overloaded("memory", str(exc)) from None
-        if self.max_concurrency is not None and r.concurrency > self.max_concurrency:
-            raise Overloaded("batch cap", f"{r.concurrency} requests in flight > batch cap {self.max_concurrency}")
+        self._check_cap(r.concurrency)
         return r.concurrency
 
-    def stage_at(self, calls: int, traffic: CallTraffic) -> GPUStage | WaferStage:
-        """The stage at the concurrency ``calls`` calls put in flight, with the call's prompt range."""
+    def _check_cap(self, concurrency: float) -> None:
+        if self.max_concurrency is not None and concurrency > self.max_concurrency:
+            raise Overloaded("batch cap",
+                             f"{concurrency:.1f} requests in flight > batch cap {self.max_concurrency}")
+
+    def stage_at(self, calls: int, traffic: CallTraffic) -> OpenLoopLLM | GPUStage | WaferStage:
+        """The LLM stage at the load of ``calls`` calls, with the call's prompts (module docstring).
+
+        :raises Overloaded: beyond the batch cap, the step budget (``"throughput"``) or the memory.
+        """
+        if isinstance(self.stage, GPUStage):
+            return self._open_loop(calls, traffic)
         c = self.concurrency_at(calls, traffic)
-        prompts = traffic.prompt_tokens_by_turn
+        prompts = traffic.prefill_tokens_by_turn
         update: dict[str, Any] = {"concurrency": c, "prompt_tokens": prompts if len(prompts) > 1 else prompts[0]}
         if traffic.output_tokens is not None:
             update["output_tokens"] = traffic.output_tokens
@@ -118,6 +184,30 @@ class ModelledDeployment:
         except ModelError as exc:
             raise Overloaded("memory", str(exc)) from None
         return stage
+
+    def _open_loop(self, calls: int, traffic: CallTraffic) -> OpenLoopLLM:
+        rate = traffic.request_rate_per_s(calls)
+        workload = self._workload(traffic)
+        try:
+            ol = estimate_open_loop(self.stage.model, self.stage.hardware, self.stage.deployment(), workload, rate)
+        except ModelError as exc:
+            raise Overloaded("throughput", str(exc)) from None
+        self._check_cap(ol.mean_concurrency)
+        prompts = traffic.prefill_tokens_by_turn
+        loaded = self.stage.model_copy(update={"concurrency": max(1, math.ceil(ol.mean_concurrency))})
+        try:
+            mean_ttft = loaded.predict(workload.prompt_tokens).ttft_ms
+            offsets = tuple(loaded.predict(p).ttft_ms - mean_ttft for p in prompts)
+            floor = self.stage.model_copy(update={"concurrency": 1}).predict(min(prompts)).ttft_ms
+        except ModelError as exc:
+            raise Overloaded("memory", str(exc)) from None
+        tpot = ol.tpot_ms / (self.stage.speculative.speedup if self.stage.speculative else 1.0)
+        return OpenLoopLLM(
+            ttft_quantiles_ms=(ol.ttft_p50_ms, ol.ttft_p90_ms, ol.ttft_p99_ms), ttft_floor_ms=floor,
+            prompts=prompts, prompt_offsets_ms=offsets, tpot_ms=tpot,
+            first_phrase_tokens=self.stage.first_phrase_tokens, jitter_cv=self.stage.jitter_cv,
+            concurrency=ol.mean_concurrency,
+        )
 
     def chips(self) -> int:
         """Chips of the deployment (the stage's, or the fewest the model fits on)."""

@@ -55,14 +55,14 @@ class CapacityPoint:
     """One load level: ``calls`` concurrent calls.
 
     :ivar request_rate_per_s: LLM requests/s they send.
-    :ivar concurrency: LLM requests in flight (``None`` for a hosted API).
+    :ivar concurrency: LLM requests in flight, mean (``None`` for a hosted API or when overloaded).
     :ivar percentile_ms: voice-to-voice latency at the budget's percentile, ms (``inf``: overloaded).
     :ivar limit: what ran out when overloaded (``"batch cap"``, ``"memory"``, ``"rate limit"``), else ``None``.
     """
 
     calls: int
     request_rate_per_s: float
-    concurrency: int | None
+    concurrency: float | None
     percentile_ms: float
     limit: str | None = None
 
@@ -80,7 +80,8 @@ class DeploymentCapacity:
 
     :ivar max_concurrent_calls: the most calls within budget (0: not even one call; ``None``: no
         limit found up to :data:`MAX_CALLS`, e.g. a hosted API without given rate limits).
-    :ivar limited_by: what stops more calls: ``"budget"`` (latency), ``"batch cap"``, ``"memory"``,
+    :ivar limited_by: what stops more calls: ``"budget"`` (latency), ``"batch cap"``, ``"throughput"``
+        (the scheduler's step budget fills: the queue would grow without bound), ``"memory"``,
         ``"rate limit"``, ``"no limit"`` (a hosted API without given rate limits) or ``"search bound"``.
     :ivar percentile_ms_at_max: latency at the budget's percentile at that load, ms.
     :ivar cost_per_call_minute: US dollars per call-minute at that load (``None`` without a price).
@@ -166,9 +167,7 @@ class CapacityResult:
 
 
 def _replace_stage(pipeline: Any, name: str, stage: Any) -> Any:
-    """The pipeline with its stage ``name`` replaced (a VoiceTurn field or a combinator child)."""
-    if isinstance(pipeline, VoiceTurn):
-        return pipeline.model_copy(update={name: stage})
+    """The combinator tree with its stage ``name`` replaced (no validation: any sampler may stand there)."""
     children = getattr(pipeline, "stages", None)
     if not isinstance(children, dict):
         return pipeline
@@ -259,6 +258,7 @@ class _Job:
 def _evaluate_job(job: _Job) -> DeploymentCapacity:
     d, traffic = job.deployment, job.traffic
     points: dict[int, CapacityPoint] = {}
+    base_tree = job.pipeline.to_tree() if isinstance(job.pipeline, VoiceTurn) else job.pipeline
 
     def at(calls: int) -> float:
         rate = traffic.request_rate_per_s(calls)
@@ -267,8 +267,7 @@ def _evaluate_job(job: _Job) -> DeploymentCapacity:
         except Overloaded as exc:
             points[calls] = CapacityPoint(calls, rate, None, math.inf, exc.limit)
             return math.inf
-        pipeline = _replace_stage(job.pipeline, job.stage, stage)
-        tree = pipeline.to_tree() if isinstance(pipeline, VoiceTurn) else pipeline
+        tree = _replace_stage(base_tree, job.stage, stage)
         total = evaluate(tree, job.samples, job.seed).total
         value = float(np.percentile(total, job.budget.percentile))
         points[calls] = CapacityPoint(calls, rate, getattr(stage, "concurrency", None) if not isinstance(
@@ -388,9 +387,13 @@ def plan_capacity(
         results.append(o.value)
     notes = [
         "latency is the whole voice turn (every stage of the scenario), at the budget's percentile",
-        "self-hosted: requests in flight from Little's law at the calls' request rate; hosted APIs: the "
-        "provider's measured latency, independent of your load, bounded by the rate limits given",
+        "GPUs: Poisson arrivals through a chunked-prefill scheduler model (TTFT p50/p90/p99, queueing "
+        "included); wafer/LPU: Little's law at the request rate; hosted APIs: the measured latency, "
+        "independent of your load, bounded by the rate limits given",
     ]
+    if traffic.prefix_caching:
+        notes.append("prefix caching: only each turn's new tokens are prefilled; the cached prefix's KV reads "
+                     "are not charged (an optimistic bound)")
     if scenario.traffic is None and traffic == CallTraffic():
         notes.append("traffic: CallTraffic defaults (assumptions; set a [traffic] table)")
     return CapacityResult(scenario.name, budget, traffic, stage, seed_int, samples, target_calls,

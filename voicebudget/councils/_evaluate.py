@@ -127,6 +127,11 @@ class CouncilResult:
             "components": [s.to_dict() for s in r.stages],
             "tail_driver": self.tail_driver,
             "quality": self.quality.to_dict(),
+            "answer_space": None if self.council.answers is None else {
+                "answers": self.council.answers,
+                "wrong_concentration": self.council.concentration,
+                "unsolved": self.council.unsolved,
+            },
             "cost_per_turn": self.cost_per_turn_usd,
             "exchanges": _finite(self.exchanges),
             "expected_user_time_ms": _finite(self.expected_user_time_ms),

@@ -45,10 +45,15 @@ def render_council(result: CouncilResult) -> RenderableType:
     verdict = "[green]PASS[/]" if result.passed else "[red]FAIL[/]"
     se = f" +/- {q.standard_error:.4f}" if q.standard_error else ""
     cap = f"; cap with more members {q.cap:.3f}" if q.cap is not None else ""
+    council = result.council
+    space = ""
+    if council.answers is not None and council.topology in ("all", "first_k", "vote"):
+        space = (f"; plurality over {council.answers} answers (wrong_concentration {council.concentration:g}, "
+                 f"unsolved {council.unsolved:g})")
     lines = [
         f"{verdict} {report.summary()}; {report.within_budget_share:.1%} of turns within "
         f"{report.budget.total_ms:.0f} ms",
-        f"quality: accuracy {q.accuracy:.4f}{se} ({q.method}); best single member {q.best_member:.3f}{cap}",
+        f"quality: accuracy {q.accuracy:.4f}{se} ({q.method}); best single member {q.best_member:.3f}{cap}{space}",
         f"cost: ${result.cost_per_turn_usd:.6f} per turn",
         f"expected user time per completed request: {result.expected_user_time_ms:.0f} ms "
         f"({result.exchanges:.3f} exchanges)",

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from voicebudget._algebra import Choice, evaluate, stage_rng
 from voicebudget._budget import Budget
@@ -70,7 +70,6 @@ class ReplyCache(DataModel):
     :param conversation_turns: ``T``, turns per conversation for the per-conversation rates.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     kind: Literal["reply_cache"] = "reply_cache"
     hit_rate: float = Field(ge=0, le=1)
@@ -114,7 +113,6 @@ class Preemptive(DataModel):
     :param speculative_tts: TTS also runs on the speculative reply (extra TTS calls).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     kind: Literal["preemptive"] = "preemptive"
     stage: StageSpec

@@ -9,6 +9,7 @@ from voicebudget.inference._catalog import (
     HARDWARE,
     MODEL_ALIASES,
     MODELS,
+    PRECISIONS,
     ChipPrice,
     Hardware,
     ModelArch,
@@ -26,6 +27,7 @@ from voicebudget.inference._stage import APIStage, FastTier, GPUStage, WaferStag
 from voicebudget.inference._types import Deployment, GPUCalibration, InferenceResult, OpenLoopResult, Workload
 
 __all__ = [
+    "PRECISIONS",
     "APIStage",
     "ChipPrice",
     "DEFAULT_CALIBRATION",

@@ -8,11 +8,12 @@ sources are repeated on each entry). Users add their own entries inline in a sce
 
 from __future__ import annotations
 
-from typing import Literal
+import typing
+from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-from voicebudget._errors import ModelError
+from voicebudget._errors import ModelError, ScenarioError
 from voicebudget._model import DataModel
 
 __all__ = [
@@ -32,13 +33,16 @@ __all__ = [
 Precision = Literal["bf16", "fp16", "fp8", "fp4"]
 """Number format of weights (and, by default, of the KV cache)."""
 
+PRECISIONS: tuple[str, ...] = typing.get_args(Precision)
+"""The precisions, in order (the CLI's ``--precision`` choices)."""
+
 PRECISION_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 0.5625}
 """Bytes per parameter. fp4 is NVFP4: 4-bit values plus one fp8 scale per 16 values = 4.5 bits
 (NVIDIA, "Introducing NVFP4", developer.nvidia.com blog, 2025-06)."""
 
 
 class _Frozen(DataModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    """The package's input-model base (its configuration is :data:`voicebudget._model.MODEL_CONFIG`)."""
 
 
 class ChipPrice(_Frozen):
@@ -215,6 +219,73 @@ class ModelArch(_Frozen):
         return 2.0 * self.layers * self.kv_heads * self.head_dim
 
 
+def _cfg_int(cfg: dict[str, Any], where: str, key: str, default: int | None = None) -> int:
+    value = cfg.get(key, default)
+    if value is None:
+        raise ScenarioError("missing (a Hugging Face config.json of a decoder-only model gives num_hidden_layers, "
+                            "hidden_size, num_attention_heads, intermediate_size, vocab_size)", origin=where, field=key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ScenarioError(f"must be a positive integer, got {value!r}", origin=where, field=key)
+    return value
+
+
+_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "bf16"}
+
+
+def model_from_hf_dict(cfg: dict[str, Any], *, ident: str, name: str, source: str,
+                       where: str = "<config>") -> ModelArch:
+    """A :class:`ModelArch` from the fields of a Hugging Face ``config.json`` (parsed), parameters counted
+    from them (``_hfconfig`` module docstring).
+
+    :raises ScenarioError: a missing or invalid field (named), or multi-head latent attention.
+    """
+    if isinstance(cfg.get("text_config"), dict):
+        cfg = {**cfg, **cfg["text_config"]}
+    if cfg.get("kv_lora_rank"):
+        raise ScenarioError("multi-head latent attention (DeepSeek MLA) is not modelled; define the model inline "
+                            "with an equivalent kv_heads x head_dim", origin=where, field="kv_lora_rank")
+    layers = _cfg_int(cfg, where, "num_hidden_layers")
+    d = _cfg_int(cfg, where, "hidden_size")
+    heads = _cfg_int(cfg, where, "num_attention_heads")
+    kv = _cfg_int(cfg, where, "num_key_value_heads", heads)
+    hd = _cfg_int(cfg, where, "head_dim", d // heads)
+    inter = _cfg_int(cfg, where, "intermediate_size")
+    vocab = _cfg_int(cfg, where, "vocab_size")
+    experts = cfg.get("num_local_experts") or cfg.get("num_experts") or cfg.get("n_routed_experts")
+    per_tok = cfg.get("num_experts_per_tok")
+    attn = d * heads * hd + 2 * d * kv * hd + heads * hd * d
+    emb = vocab * d * (1 if cfg.get("tie_word_embeddings", False) else 2)
+    if experts:
+        e = _cfg_int(cfg, where, "num_local_experts" if cfg.get("num_local_experts") else
+                 ("num_experts" if cfg.get("num_experts") else "n_routed_experts"))
+        k = _cfg_int(cfg, where, "num_experts_per_tok")
+        ie = _cfg_int(cfg, where, "moe_intermediate_size", inter)
+        dense_layers = int(cfg.get("first_k_dense_replace") or 0)
+        moe_layers = layers - dense_layers
+        shared = 3 * d * int(cfg.get("shared_expert_intermediate_size") or
+                             (int(cfg.get("n_shared_experts") or 0) * ie))
+        common = emb + layers * attn + dense_layers * 3 * d * inter + moe_layers * (shared + d * e)
+        total = common + moe_layers * e * 3 * d * ie
+        active = common + moe_layers * k * 3 * d * ie
+        moe: dict[str, Any] = {"experts": e, "experts_per_token": k, "moe_layers": moe_layers}
+    else:
+        if per_tok:
+            raise ScenarioError("given without a number of experts (num_local_experts)", origin=where,
+                                field="num_experts_per_tok")
+        total = active = emb + layers * (attn + 3 * d * inter)
+        moe = {}
+    quant = cfg.get("quantization_config") or {}
+    method = str(quant.get("quant_method", "")).lower() if isinstance(quant, dict) else ""
+    native = "fp8" if method == "fp8" else _DTYPES.get(str(cfg.get("torch_dtype", "bfloat16")), "bf16")
+    return ModelArch.model_validate({
+        "id": ident, "name": name, "total_params": float(total), "active_params": float(active),
+        "layers": layers, "d_model": d, "q_heads": heads, "kv_heads": kv, "head_dim": hd,
+        "native_precision": native, "native_expert_precision": "fp4" if method == "mxfp4" else None,
+        "max_context_tokens": cfg.get("max_position_embeddings"), "source": source,
+        **moe,
+    })
+
+
 def _hw(**kw: object) -> Hardware:
     return Hardware.model_validate(kw)
 
@@ -345,6 +416,52 @@ MODELS: dict[str, ModelArch] = {
     )
 }
 """Model-architecture catalog by id."""
+
+_HF = ("config.json fields as published on huggingface.co/{repo} (max_position_embeddings {ctx}; from memory of the "
+       "release; parameters counted from them reproduce the model card's {total} total{extra})")
+_HF_MODELS: tuple[tuple[str, str, str, str, dict[str, Any]], ...] = (
+    ("qwen2.5-7b", "Qwen2.5-7B", "Qwen/Qwen2.5-7B-Instruct", "7.6B; checked against a public copy of the file, "
+     "read 2026-11-30", {"hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28,
+                         "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 152064,
+                         "tie_word_embeddings": False, "max_position_embeddings": 32768}),
+    ("qwen2.5-72b", "Qwen2.5-72B", "Qwen/Qwen2.5-72B-Instruct", "72.7B",
+     {"hidden_size": 8192, "intermediate_size": 29568, "num_hidden_layers": 80, "num_attention_heads": 64,
+      "num_key_value_heads": 8, "vocab_size": 152064, "tie_word_embeddings": False, "max_position_embeddings": 32768}),
+    ("qwen3-8b", "Qwen3-8B", "Qwen/Qwen3-8B", "8.2B",
+     {"hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 36, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936, "tie_word_embeddings": False,
+      "max_position_embeddings": 40960}),
+    ("qwen3-32b", "Qwen3-32B", "Qwen/Qwen3-32B", "32.8B",
+     {"hidden_size": 5120, "intermediate_size": 25600, "num_hidden_layers": 64, "num_attention_heads": 64,
+      "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936, "tie_word_embeddings": False,
+      "max_position_embeddings": 40960}),
+    ("qwen3-30b-a3b", "Qwen3-30B-A3B", "Qwen/Qwen3-30B-A3B", "30.5B (3.3B active)",
+     {"hidden_size": 2048, "intermediate_size": 6144, "moe_intermediate_size": 768, "num_hidden_layers": 48,
+      "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128,
+      "num_experts_per_tok": 8, "vocab_size": 151936, "tie_word_embeddings": False, "max_position_embeddings": 40960}),
+    ("llama-3.2-1b", "Llama-3.2-1B", "meta-llama/Llama-3.2-1B", "1.24B",
+     {"hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "head_dim": 64, "vocab_size": 128256, "tie_word_embeddings": True,
+      "max_position_embeddings": 131072}),
+    ("llama-3.2-3b", "Llama-3.2-3B", "meta-llama/Llama-3.2-3B", "3.21B",
+     {"hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 28, "num_attention_heads": 24,
+      "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 128256, "tie_word_embeddings": True,
+      "max_position_embeddings": 131072}),
+    ("mistral-7b", "Mistral-7B", "mistralai/Mistral-7B-v0.1", "7.24B",
+     {"hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "vocab_size": 32000, "tie_word_embeddings": False, "max_position_embeddings": 32768}),
+    ("gemma-3-27b", "Gemma-3-27B", "google/gemma-3-27b-it (text_config)", "27B; sliding-window layers not "
+     "modelled, so the KV cache is over-counted", {"hidden_size": 5376, "intermediate_size": 21504,
+                                                   "num_hidden_layers": 62, "num_attention_heads": 32,
+                                                   "num_key_value_heads": 16, "head_dim": 128, "vocab_size": 262208,
+                                                   "tie_word_embeddings": True, "max_position_embeddings": 131072}),
+)
+MODELS.update({
+    ident: model_from_hf_dict(cfg, ident=ident, name=name, source=_HF.format(
+        repo=repo, ctx=cfg["max_position_embeddings"], total=note.split(";")[0].split(" (")[0],
+        extra=(";" + note.split(";", 1)[1]) if ";" in note else ""))
+    for ident, name, repo, note, cfg in _HF_MODELS
+})
 
 MODEL_ALIASES: dict[str, str] = {"llama-3.3-70b": "llama-3.1-70b", "llama-2-7b-hf": "llama-2-7b"}
 """Alternative ids: Llama-3.3-70B has Llama-3.1-70B's architecture (models.csv)."""

@@ -11,7 +11,7 @@ concurrency); at high concurrency the extra verified tokens cost compute, and th
 
 from __future__ import annotations
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from voicebudget._model import DataModel
 
@@ -26,7 +26,6 @@ class SpeculativeDecoding(DataModel):
     :param draft_cost_ratio: ``c``, time of one draft step / one target step, ``>= 0``.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     acceptance_rate: float = Field(ge=0, lt=1)
     draft_tokens: int = Field(ge=1)

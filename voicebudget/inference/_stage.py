@@ -22,7 +22,7 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from voicebudget._distributions import Distribution
 from voicebudget._errors import VoiceBudgetError
@@ -63,7 +63,6 @@ def _jitter(rng: np.random.Generator, n: int, cv: float) -> FloatArray:
 
 
 class _ModelledStage(DataModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     model: str | ModelArch = Field(description="Catalog model id, or an inline architecture table.")
     hardware: str | Hardware = Field(description="Catalog hardware id, or an inline hardware table.")
@@ -169,7 +168,6 @@ class FastTier(DataModel):
     """A provider's fast tier: output speed x ``speed_factor`` at ``price_factor`` x the price,
     TTFT x ``ttft_factor`` (1: unchanged, as in Anthropic's fast mode, calibration row A2)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     speed_factor: float = Field(gt=0)
     price_factor: float = Field(gt=0)
@@ -189,7 +187,6 @@ class APIStage(DataModel):
     :param tokens_per_minute_limit: the account's rate limit, input + output tokens/min, optional.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["api"] = "api"
     ttft: Distribution

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from voicebudget._model import DataModel
 from voicebudget.inference._catalog import ChipPrice, Precision
@@ -17,7 +17,7 @@ Bound = Literal["memory", "compute", "per-layer latency", "communication"]
 
 
 class _Frozen(DataModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    """The package's input-model base (its configuration is :data:`voicebudget._model.MODEL_CONFIG`)."""
 
 
 class Deployment(_Frozen):

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+from numpy.typing import NDArray
 
 from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError
@@ -101,30 +102,41 @@ class TraceFit:
 
 def _columns(turns: list[TraceTurn]) -> dict[str, list[float]]:
     """On-path stages every turn has, plus ``other`` so each row adds up to its total; rows sorted
-    by total. ``asr`` (clamped to the endpointing wait it runs inside) when every turn has it."""
+    by total. ``asr`` (clamped to the endpointing wait it runs inside) when every turn has it.
+
+    Vectorised (numpy): a 100,000-turn trace is fitted in well under a second."""
     turns = sorted(turns, key=lambda t: t.total_ms or 0.0)
+    n = len(turns)
     names = [s for s in ON_PATH if s != "other" and all(s in t.stages_ms for t in turns)]
+
+    def column(stage: str) -> NDArray[np.float64]:
+        return np.fromiter((t.stages_ms[stage] for t in turns), dtype=np.float64, count=n)
+
     # Negative values (flagged turns, when included) count as 0: a stage cannot take negative time.
-    cols: dict[str, list[float]] = {s: [max(t.stages_ms[s], 0.0) for t in turns] for s in names}
-    totals = [float(t.total_ms or 0.0) for t in turns]
-    other = [max(tot - sum(cols[s][i] for s in names), 0.0) for i, tot in enumerate(totals)]
-    if any(x > 0 for x in other):
-        cols["other"] = other
-    if "endpointing" in cols and all("asr" in t.stages_ms for t in turns):
-        cols["asr"] = [min(t.stages_ms["asr"], e) for t, e in zip(turns, cols["endpointing"], strict=True)]
-    return cols
+    arrays = {s: np.maximum(column(s), 0.0) for s in names}
+    totals = np.fromiter((float(t.total_ms or 0.0) for t in turns), dtype=np.float64, count=n)
+    other = np.maximum(totals - sum((arrays[s] for s in names), np.zeros(n)), 0.0)
+    if np.any(other > 0):
+        arrays["other"] = other
+    if "endpointing" in arrays and all("asr" in t.stages_ms for t in turns):
+        arrays["asr"] = np.minimum(column("asr"), arrays["endpointing"])
+    return {k: v.tolist() for k, v in arrays.items()}
+
+
+def _rounded(values: list[float]) -> list[float]:
+    return [float(x) for x in np.round(np.asarray(values, dtype=np.float64), 3).tolist()]
 
 
 def _stage(values: list[float], method: str) -> dict[str, Any]:
     if method == "joint":
-        return {"kind": "observed", "table": _TABLE, "values_ms": [round(v, 3) for v in values]}
+        return {"kind": "observed", "table": _TABLE, "values_ms": _rounded(values)}
     arr = np.asarray(values, dtype=np.float64)
     p50, p95 = (float(x) for x in np.percentile(arr, [50, 95]))
     if method == "lognormal" and p50 > 0:
         return {"kind": "lognormal", "p50_ms": round(p50, 3), "p95_ms": round(max(p95, p50), 3)}
     if float(arr.max()) == float(arr.min()):
         return {"kind": "fixed", "value_ms": round(float(arr[0]), 3)}
-    return {"kind": "empirical", "samples_ms": [round(v, 3) for v in values]}
+    return {"kind": "empirical", "samples_ms": _rounded(values)}
 
 
 _ZERO = {"kind": "fixed", "value_ms": 0.0}

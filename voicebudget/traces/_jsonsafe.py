@@ -10,12 +10,13 @@ reader flags the line and goes on with the next one.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from voicebudget._errors import ScenarioError
 from voicebudget._io import MAX_NESTING, parse_json, split_lines
 
-__all__ = ["MAX_NESTING", "json_kind", "lines", "loads"]
+__all__ = ["MAX_NESTING", "iter_lines", "json_kind", "lines", "loads"]
 
 _SYNTAX = "cannot parse JSON: "
 
@@ -23,6 +24,19 @@ _SYNTAX = "cannot parse JSON: "
 def lines(text: str) -> list[str]:
     """The text's lines as :func:`voicebudget._io.split_lines` splits them, after a leading BOM."""
     return split_lines(text.removeprefix("\ufeff"))
+
+
+def iter_lines(text: str) -> Iterator[str]:
+    """The lines :func:`lines` gives, one at a time (no second copy of a large trace in memory)."""
+    start = 1 if text.startswith("\ufeff") else 0
+    end = len(text)
+    while start < end:
+        stop = text.find("\n", start)
+        if stop < 0:
+            stop = end
+        line = text[start:stop]
+        yield line[:-1] if line.endswith("\r") else line
+        start = stop + 1
 
 
 def loads(text: str) -> tuple[Any, str | None]:

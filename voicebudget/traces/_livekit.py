@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from voicebudget.traces._jsonsafe import json_kind, lines, loads
+from voicebudget.traces._jsonsafe import iter_lines, json_kind, loads
 from voicebudget.traces._livekit_rules import RULES, flag_stale_values
 from voicebudget.traces._options import ReadOptions
 from voicebudget.traces._pyrepr import looks_like_metrics_repr, parse_metrics_repr
@@ -256,7 +256,7 @@ def read_livekit(text: str, origin: str = "<trace>", options: ReadOptions | None
         or repeats for its ``speech_id``.
     """
     reader = _Reader(origin, (options or ReadOptions()).absurd_ms)
-    for lineno, raw in enumerate(lines(text), start=1):
+    for lineno, raw in enumerate(iter_lines(text), start=1):
         if raw.strip():
             reader.line(lineno, raw.strip())
     return reader.table()

@@ -6,7 +6,9 @@
 - user message: ``end_of_turn_delay`` (last speech the VAD saw -> turn committed),
   ``transcription_delay`` (-> final transcript), ``started_speaking_at``/``stopped_speaking_at``;
 - assistant message: ``llm_node_ttft``, ``tts_node_ttfb``, ``e2e_latency`` (agent started
-  speaking - user stopped speaking), ``started_speaking_at``/``stopped_speaking_at``.
+  speaking - user stopped speaking), ``started_speaking_at``/``stopped_speaking_at``, and from 1.7
+  ``llm_node_ttfs`` (LLM start -> first sentence sent to the TTS): ``first_phrase`` is its excess
+  over ``llm_node_ttft``.
 
 A turn is an assistant message with metrics, joined to the user message before it (its endpointing).
 The total is ``e2e_latency``; without it, voice-to-voice from the timestamps: the assistant's
@@ -23,7 +25,7 @@ import math
 import re
 from typing import Any
 
-from voicebudget.traces._jsonsafe import json_kind, lines, loads
+from voicebudget.traces._jsonsafe import iter_lines, json_kind, loads
 from voicebudget.traces._livekit_rules import flag_stale_values
 from voicebudget.traces._options import ReadOptions
 from voicebudget.traces._table import RESIDUAL_TOLERANCE_MS, Anomaly, TraceTable, TurnBuilder
@@ -63,7 +65,7 @@ def _items(text: str, loose: list[Anomaly], origin: str) -> list[tuple[dict[str,
     doc, error = loads(text)
     if error is not None:
         out = []
-        for i, raw in enumerate(lines(text), start=1):
+        for i, raw in enumerate(iter_lines(text), start=1):
             if not raw.strip():
                 continue
             item, err = loads(raw[raw.find("{"):] if "{" in raw else raw)
@@ -122,6 +124,7 @@ class _History:
             b.set_stage(stage, ms)
             if ms is not None:
                 self.values[key].append((b, line, key, metrics[key]))
+        self.first_sentence(b, metrics, line)
         if pipeline:
             b.require(_NEEDED)
         b.close_with_residual(self.total(b, metrics, line, user), line, "e2e_latency",
@@ -131,6 +134,14 @@ class _History:
                    "no voice-to-voice for this reply: it needs the user message's stopped_speaking_at before it "
                    "and its own started_speaking_at (a greeting has no user turn)")
         self.builders.append(b)
+
+    @staticmethod
+    def first_sentence(b: TurnBuilder, metrics: dict[str, Any], line: int) -> None:
+        """``first_phrase`` = ``llm_node_ttfs`` (LLM start -> first sentence at the TTS, 1.7+) minus the
+        TTFT: the LLM's time from its first token to its first speakable sentence."""
+        ttfs = b.seconds(metrics.get("llm_node_ttfs"), line=line, fld="llm_node_ttfs", missing_ok=True)
+        if ttfs is not None and "llm_ttft" in b.stages_ms:
+            b.set_stage("first_phrase", b.ms(ttfs - b.stages_ms["llm_ttft"], line=line, fld="llm_node_ttfs"))
 
     def total(self, b: TurnBuilder, metrics: dict[str, Any], line: int,
               user: tuple[dict[str, Any], int] | None) -> float | None:

@@ -78,6 +78,7 @@ RULES: dict[str, LiveKitRule] = {r.name: r for r in (
         "1.3.0 - 1.8.x (ChatMessage.metrics, MetricsReport)",
         {"endpointing": "user message end_of_turn_delay", "asr": "user message transcription_delay",
          "llm_ttft": "assistant llm_node_ttft", "tts_ttfb": "assistant tts_node_ttfb",
+         "first_phrase": "assistant llm_node_ttfs - llm_node_ttft (1.7+)",
          "total": "assistant e2e_latency, else assistant started_speaking_at - user stopped_speaking_at"},
         _VAD_ANCHOR, "e2e_latency (agent started speaking - user stopped speaking)",
         "llm/chat_context.py (MetricsReport), voice/agent_activity.py",

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from voicebudget._errors import ScenarioError
 from voicebudget._model import DataModel
@@ -41,7 +41,6 @@ class ReadOptions(DataModel):
         the common ones.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     stop_secs: float | None = Field(default=None, ge=0.0, le=60.0)
     absurd_ms: float = Field(default=ABSURD_MS, ge=1.0)

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voicebudget._errors import ScenarioError
-from voicebudget.traces._jsonsafe import json_kind, lines, loads
+from voicebudget.traces._jsonsafe import iter_lines, json_kind, loads
 from voicebudget.traces._livekit_rules import flag_stale_values
 from voicebudget.traces._options import ReadOptions
 from voicebudget.traces._table import Anomaly, TraceTable, TurnBuilder
@@ -292,7 +292,7 @@ def _documents(text: str, loc: _Locator, anomalies: list[Anomaly], origin: str) 
         return [(doc, 0)]
     docs: list[tuple[Any, int]] = []
     bad: list[Anomaly] = []
-    for i, raw in enumerate(lines(text)):
+    for i, raw in enumerate(iter_lines(text)):
         if not raw.strip():
             continue
         item, err = loads(raw)

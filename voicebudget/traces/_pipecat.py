@@ -14,12 +14,17 @@ loguru layouts detected; ``--log-format`` gives another) and
   (after a speech timeout, smart turn, external turn detection): it lies inside the endpointing stage,
   it is not the anchor. A release with no VAD stop line before it leaves ``t = 0`` unknown: the turn
   is flagged and has no total (never a total that silently leaves the endpointing wait out).
+- With a smart-turn analyzer (0.0.70+, and 1.x's default stop strategy) the VAD stop is not logged:
+  ``End of Turn complete due to stop_secs. Silence in ms: X`` gives the end of speech exactly (X ms
+  before it), else the analyzer's first ``End of Turn result:`` (run at the VAD stop) minus
+  ``stop_secs``; in 0.0.x the transport's ``User stopped speaking`` that follows is the release.
 - Per turn: ``endpointing`` = LLM request start (LLM TTFB line time - TTFB) - end of speech;
   ``llm_ttft`` = the LLM's TTFB, or its TTFAT (time to first *answer* token, logged since Aug 2026 as
   ``TTFAT: X s (Y s thinking)``) split into the parts ``ttfb`` and ``thinking``; ``first_phrase`` =
   ``text aggregation time``; ``tts_ttfb``; ``leading_silence`` from ``TTFA``; the total is the TTS TTFB
   line's time - end of speech (server side).
-- Pipecat's own user-to-bot latency (``UserBotLatencyLogObserver``, 0.0.70-0.0.108) is read into
+- Pipecat's own user-to-bot latency (``UserBotLatencyLogObserver``, 0.0.70-0.0.108; the breakdown's
+  ``TOTAL`` line in 1.x) is read into
   :attr:`TraceTurn.framework_total_ms`; a disagreement with the rebuilt total is listed as an anomaly.
 - A turn whose LLM context ends with a non-user message (a user-idle re-prompt: the bot speaks with no
   user transcript) is flagged and left out.
@@ -191,7 +196,14 @@ class _Reader:
         kind = rule.kind
         if kind == "vad_params":
             self.vad_params(lineno, m.group(1))
+        elif kind in ("smart_turn_result", "smart_turn_silence"):
+            self.smart_turn(lineno, ts, kind, m)
         elif kind == "vad_stop":
+            cur = self.current
+            if (cur is not None and cur.rule_set == "pipecat-0.0.x-smart-turn" and rule.rule_set == "pipecat-0.0.x"
+                    and "llm" not in cur.values and cur.release is None):
+                cur.release = "smart turn analyzer"  # 0.0.x logs this line when the analyzer ends the turn
+                return
             self.start(lineno, ts - self.stop_secs)
             assert self.current is not None
             self.current.rule_set = rule.rule_set
@@ -241,19 +253,43 @@ class _Reader:
             return
         self.log_stop_secs = value
 
+    def smart_turn(self, lineno: int, ts: float, kind: str, m: re.Match[str]) -> None:
+        """Pipecat 0.0.x with a smart-turn analyzer: the VAD stop is not logged; the analyzer's first
+        result comes right after it, its silence timeout says how long ago speech ended."""
+        cur = self.current
+        open_turn = cur is not None and cur.rule_set == "pipecat-0.0.x-smart-turn" and "llm" not in cur.values \
+            and cur.release is None
+        if kind == "smart_turn_silence":
+            silence_ms = float(m.group(1))
+            if not open_turn:
+                self.start(lineno, None)
+                cur = self.current
+                assert cur is not None
+                cur.rule_set = "pipecat-0.0.x-smart-turn"
+            assert cur is not None
+            if math.isfinite(silence_ms) and 0.0 <= silence_ms <= self.absurd_ms:
+                cur.speech_end = ts - silence_ms / 1000.0
+            else:
+                cur.builder.flag(lineno, "Silence in ms", silence_ms, "smart-turn silence out of range")
+        elif not open_turn:
+            self.start(lineno, ts - self.stop_secs)
+            assert self.current is not None
+            self.current.rule_set = "pipecat-0.0.x-smart-turn"
+            self.adopt_pending_stt()
+
     def released(self, lineno: int, strategy: str) -> None:
         cur = self.current
         if cur is None or cur.closed or "llm" in cur.values or cur.release is not None:
             self.start(lineno, None)
             cur = self.current
             assert cur is not None
-            cur.release = strategy
+            cur.release, cur.rule_set = strategy, "pipecat-1.x"
             cur.builder.flag(lineno, "VAD stop", None,
                              f"turn released by {strategy} with no VAD stop line before it: the end of speech "
                              "(t = 0) is unknown, so the endpointing wait cannot be measured (log the VAD with a "
                              "VADProcessor or use the speech-timeout strategy, which logs its VAD stop)")
             return
-        cur.release = strategy
+        cur.release, cur.rule_set = strategy, "pipecat-1.x"
 
     def reported(self, lineno: int, seconds: float) -> None:
         target = self.current if self.current is not None and self.current.closed else (
@@ -331,7 +367,7 @@ class _Reader:
 
     def finish(self, turn: _Turn) -> None:
         b = turn.builder
-        b.rules = "pipecat-breakdown" if self.breakdown else ("pipecat-1.x" if turn.release else turn.rule_set)
+        b.rules = "pipecat-breakdown" if self.breakdown else turn.rule_set
         vals = turn.values
         if turn.context_role is not None and turn.context_role[0] != "user":
             b.flag(turn.context_role[1], "LLM context", turn.context_role[0],

@@ -34,7 +34,8 @@ NUM = r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf|-inf)"
 _PROC = r"(?<![\w.])(?P<proc>[\w.]+#\d+)"  # a processor name (``OpenAILLMService#0``), at a word start
 
 LineKind = Literal[
-    "vad_params", "vad_stop", "turn_release", "ttfb", "ttfat", "text_aggregation", "ttfa",
+    "vad_params", "vad_stop", "turn_release", "smart_turn_result", "smart_turn_silence", "ttfb", "ttfat",
+    "text_aggregation", "ttfa",
     "latency_total", "llm_context", "breakdown_user_turn", "breakdown_ttfb", "breakdown_aggregation",
 ]
 
@@ -75,6 +76,14 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("vad_stop", re.compile(r"^User stopped speaking$"), "0.0.63 - 0.0.108",
              "src/pipecat/transports/base_input.py _handle_user_interruption @ v0.0.63-v0.0.108",
              "pipecat-0.0.x"),
+    LineRule("smart_turn_silence",
+             re.compile(r"^End of Turn complete due to stop_secs\. Silence in ms: " + NUM + "$"),
+             "0.0.70 - 1.14", "src/pipecat/audio/turn/smart_turn/base_smart_turn.py append_audio @ v0.0.70-v1.7.0",
+             "pipecat-0.0.x-smart-turn"),
+    LineRule("smart_turn_result", re.compile(r"^End of Turn result: (?P<state>\S+)$"),
+             "0.0.70 - 1.14",
+             "src/pipecat/audio/turn/smart_turn/base_smart_turn.py analyze_end_of_turn @ v0.0.70-v1.7.0",
+             "pipecat-0.0.x-smart-turn"),
     LineRule("ttfat", re.compile(_PROC + r" TTFAT: " + NUM + r"s? \(" + NUM + r"s? thinking\)$"),
              "main since 2026-08 (pipecat PR 5320), 1.14", _SRC_METRICS + " stop_ttfat_metrics @ main 2026-08-21"),
     LineRule("ttfb", re.compile(_PROC + r" TTFB: " + NUM + r"(?P<s>s)?$"),
@@ -89,6 +98,9 @@ LINE_RULES: tuple[LineRule, ...] = (
              re.compile(r"LATENCY FROM USER STOPPED SPEAKING TO BOT STARTED SPEAKING: " + NUM + r"s?$"),
              "0.0.70 - 0.0.108",
              "src/pipecat/observers/loggers/user_bot_latency_log_observer.py @ v0.0.70, v0.0.78, v0.0.102, v0.0.108"),
+    LineRule("latency_total", re.compile(r"^ *" + NUM + r"s  TOTAL$"), "1.x - 1.14",
+             "src/pipecat/observers/user_bot_latency_observer.py LatencyBreakdown.turn_contribution_lines (the "
+             "lines its docstring logs from on_latency_breakdown; '(from client connected)' totals are not read)"),
     LineRule("llm_context", re.compile(r"\bGenerating chat\b"), "0.0.63 - 1.14",
              "src/pipecat/services/openai/base_llm.py (and the other LLM services) _stream_chat_completions"),
     LineRule("breakdown_user_turn", re.compile(r"\bUser turn: " + NUM), "1.x - 1.14", _SRC_BD),
@@ -97,7 +109,8 @@ LINE_RULES: tuple[LineRule, ...] = (
 )
 """Every message the reader uses, first match wins (TTFAT before TTFB: its line starts alike)."""
 
-_QUICK = ("stop", "Stopped", "TTF", "aggregation", "LATENCY", "Generating chat", "User turn", "VAD params")
+_QUICK = ("End of Turn", "stop", "Stopped", "TTF", "aggregation", "LATENCY", "TOTAL", "Generating chat",
+          "User turn", "VAD params")
 
 
 def classify(msg: str, *, breakdown: bool) -> tuple[LineRule, re.Match[str]] | None:
@@ -141,13 +154,21 @@ RULE_SETS: dict[str, RuleSet] = {
                 "src/pipecat/transports/base_input.py @ v0.0.63-v0.0.108",
                 "the transport's 'User stopped speaking' minus stop_secs (without a turn analyzer: with smart "
                 "turn, 0.0.6x-0.0.9x log this line at the turn's end)", None),
+        RuleSet("pipecat-0.0.x-smart-turn", "0.0.70 - 0.0.108 (a smart-turn analyzer on the input transport)",
+                "src/pipecat/audio/turn/smart_turn/base_smart_turn.py, src/pipecat/transports/base_input.py "
+                "@ v0.0.70-v0.0.108",
+                "'End of Turn complete due to stop_secs. Silence in ms: X' minus X (exact); else the first "
+                "'End of Turn result: ...' (run at the VAD stop) minus stop_secs, late by the model's "
+                "inference time (logged only at TRACE)",
+                "the transport's 'User stopped speaking', logged when the analyzer ends the turn"),
         RuleSet("pipecat-vad-processor", "0.0.108 - 1.14 (a VADProcessor in the pipeline)",
                 "src/pipecat/processors/audio/vad_processor.py @ v0.0.108, v1.7.0, pipecat-ai 1.14.0",
                 "'VADProcessor#N: User stopped speaking' minus stop_secs", None),
         RuleSet("pipecat-1.x", "0.0.99 - 1.14 (user turn strategies)",
                 "src/pipecat/turns/, llm_response_universal.py @ v0.0.99-v1.7.0, pipecat-ai 1.14.0",
                 "the last VAD stop before the release ('<Strategy>#N VADUserStoppedSpeakingFrame received' or "
-                "'VADProcessor#N: User stopped speaking') minus stop_secs",
+                "'VADProcessor#N: User stopped speaking') minus stop_secs; with the default smart-turn stop "
+                "strategy, the analyzer's lines as in pipecat-0.0.x-smart-turn",
                 "'<Aggregator>#N: User stopped speaking (strategy: ...)': the turn release (speech timeout, "
                 "smart turn, external turn detection), counted in endpointing"),
         RuleSet("pipecat-breakdown", "1.x - 1.14 (UserBotLatencyObserver breakdown events)", _SRC_BD,

@@ -27,15 +27,16 @@ TraceFormat = str
 READERS: tuple[TraceReader, ...] = (
     TraceReader(
         "livekit", looks_like_livekit, read_livekit,
-        "LiveKit Agents metrics as JSON lines (model_dump() of livekit.agents.metrics, 'type': '..._metrics')",
+        "LiveKit Agents metrics, one per line: model_dump() JSON or pydantic str()/repr() of livekit.agents.metrics "
+        "(eou/llm/tts and realtime_model_metrics)",
     ),
     TraceReader(
         "otel", looks_like_otel, read_otel,
-        "OpenTelemetry spans as OTLP JSON (LiveKit Agents or Pipecat tracing)",
+        "OpenTelemetry spans as OTLP JSON (LiveKit Agents 1.2+ agent_turn/user_turn, or Pipecat tracing)",
     ),
     TraceReader(
         "livekit-history", looks_like_livekit_history, read_livekit_history,
-        "LiveKit Agents chat history with per-message metrics (ChatContext.to_dict())",
+        "LiveKit Agents chat history with per-message metrics (ChatContext.to_dict(); realtime models too)",
     ),
     TraceReader(
         "pipecat", looks_like_pipecat, read_pipecat,

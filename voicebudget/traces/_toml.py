@@ -10,6 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import tomlkit
 from tomlkit.items import Array, Table
 
@@ -18,7 +19,36 @@ __all__ = ["dumps"]
 _WRAP = 10  # numbers per line in a long array
 
 
-def _value(value: Any) -> Any:
+class _Arrays:
+    """Long arrays of numbers, written as text after tomlkit is done: tomlkit re-indexes an array on
+    every append, which made a 100,000-turn fit quadratic (minutes); here they cost one join."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}
+
+    def placeholder(self, numbers: Sequence[Any]) -> str:
+        key = f"__voicebudget_array_{len(self.texts)}__"
+        if all(isinstance(v, int) for v in numbers):
+            items = [str(int(v)) for v in numbers]
+        else:
+            arr = np.asarray(numbers, dtype=np.float64)
+            if not np.all(np.isfinite(arr)):
+                raise ValueError("TOML scenario values must be finite")
+            items = [repr(v) for v in np.round(arr, 3).tolist()]
+        self.texts[key] = "[\n" + "".join(f"    {item},\n" for item in items) + "]"
+        return key
+
+    def fill(self, text: str) -> str:
+        for key, array in self.texts.items():
+            text = text.replace(f'"{key}"', array, 1)
+        return text
+
+
+def _is_numbers(value: Any) -> bool:
+    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+
+
+def _value(value: Any, arrays: _Arrays | None = None) -> Any:
     if isinstance(value, bool | int | str):
         return value
     if isinstance(value, float):
@@ -30,22 +60,26 @@ def _value(value: Any) -> Any:
         inline.update({k: _value(v) for k, v in value.items()})
         return inline
     if isinstance(value, Sequence):
+        if arrays is not None and len(value) > _WRAP and _is_numbers(value):
+            return arrays.placeholder(value)
         array: Array = tomlkit.array()
         array.extend(_value(v) for v in value)
         return array.multiline(len(value) > _WRAP)
     raise TypeError(f"cannot write {type(value).__name__} to TOML")
 
 
-def _fill(container: Any, path: list[str], table: Mapping[str, Any], comments: Mapping[str, str]) -> None:
+def _fill(
+    container: Any, path: list[str], table: Mapping[str, Any], comments: Mapping[str, str], arrays: _Arrays
+) -> None:
     for key, value in table.items():
         if not isinstance(value, Mapping):
-            container.add(key, _value(value))
+            container.add(key, _value(value, arrays))
     for key, value in table.items():
         if isinstance(value, Mapping):
             sub: Table = tomlkit.table()
             for line in comments.get(".".join([*path, key]), "").splitlines():
                 sub.add(tomlkit.comment(line))
-            _fill(sub, [*path, key], value, comments)
+            _fill(sub, [*path, key], value, comments, arrays)
             container.add(key, sub)
 
 
@@ -62,8 +96,9 @@ def dumps(
     out = tomlkit.document()
     for line in header.splitlines():
         out.add(tomlkit.comment(line))
-    _fill(out, [], doc, comments or {})
-    text = tomlkit.dumps(out)
+    arrays = _Arrays()
+    _fill(out, [], doc, comments or {}, arrays)
+    text = arrays.fill(tomlkit.dumps(out))
     if footer:
         text += "\n" + "\n".join(f"# {line}".rstrip() for line in footer.splitlines()) + "\n"
     return text

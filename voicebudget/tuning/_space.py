@@ -42,7 +42,7 @@ Configuration = dict[str, Any]
 
 
 class _Model(DataModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+    """The package's input-model base (its configuration is :data:`voicebudget._model.MODEL_CONFIG`)."""
 
 
 class MemberChoice(_Model):
@@ -105,7 +105,7 @@ class SearchSpace(_Model):
     aggregator_spec: Aggregator | None = Field(default=None, alias="aggregator_config")
     cache_spec: CacheSpec | None = Field(default=None, alias="cache_config")
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, allow_inf_nan=False)
+    model_config = ConfigDict(populate_by_name=True)  # merged with DataModel's
 
     @model_validator(mode="after")
     def _needs(self) -> SearchSpace:
