@@ -2,7 +2,8 @@
 trees could loop). Each input is read at N and 10 N turns; the time ratio is ~10 when linear, ~100
 when quadratic. Target: below 20.
 
-Inputs: LiveKit metrics JSON lines, the same printed by pydantic (``str()``), a chat history document
+Inputs: LiveKit metrics JSON lines (whole, and with half the llm lines cut before their speech_id,
+placed by position), the same printed by pydantic (``str()``), a chat history document
 (``to_dict()``), OTLP JSON lines with LiveKit's ``user_turn``/``agent_turn`` siblings and
 ``llm_node``/``tts_node`` children, and one span chain N deep under one turn.
 Usage: ``python benchmarks/bench_traces_livekit.py [--turns N] [--repeat R]``.
@@ -29,6 +30,12 @@ def metrics_lines(n: int) -> str:
                 json.dumps({"type": "llm_metrics", "request_id": f"r{i}", "ttft": 0.3 + i % 11 / 100, "speech_id": s}),
                 json.dumps({"type": "tts_metrics", "request_id": f"t{i}", "ttfb": 0.1 + i % 5 / 100, "speech_id": s})]
     return "\n".join(out) + "\n"
+
+
+def cut_lines(n: int) -> str:
+    """Every second turn's llm_metrics line cut before its speech_id (placed by position)."""
+    lines = metrics_lines(n).splitlines()
+    return "\n".join(line[:40] if i % 6 == 4 else line for i, line in enumerate(lines)) + "\n"
 
 
 def pydantic_lines(n: int) -> str:
@@ -86,6 +93,7 @@ def span_chain(n: int) -> str:
 
 INPUTS: dict[str, tuple[Callable[[int], str], str]] = {
     "metrics JSON lines": (metrics_lines, "m.jsonl"),
+    "metrics, half llm lines cut": (cut_lines, "m.jsonl"),
     "metrics pydantic str()": (pydantic_lines, "m.log"),
     "chat history document": (history, "h.json"),
     "OTLP JSON lines": (otel_lines, "s.jsonl"),
@@ -99,7 +107,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     n = args.turns
-    print(f"{'input':26s} {f'{n} ms':>10s} {f'{10 * n} ms':>11s} {'MB':>6s} {'ratio':>6s}")
+    print(f"{'input':28s} {f'{n} ms':>10s} {f'{10 * n} ms':>11s} {'MB':>6s} {'ratio':>6s}")
     with tempfile.TemporaryDirectory() as tmp:
         for name, (make, file) in INPUTS.items():
             times, size = [], 0
@@ -108,7 +116,7 @@ def main() -> None:
                 path.write_text(make(k))
                 size = path.stat().st_size
                 times.append(min(timeit.repeat(lambda p=path: read_trace(p), repeat=args.repeat, number=1)))
-            print(f"{name:26s} {times[0] * 1e3:10.1f} {times[1] * 1e3:11.1f} {size / 2**20:6.1f} "
+            print(f"{name:28s} {times[0] * 1e3:10.1f} {times[1] * 1e3:11.1f} {size / 2**20:6.1f} "
                   f"{times[1] / times[0]:6.1f}")
 
 

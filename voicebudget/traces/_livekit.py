@@ -26,6 +26,7 @@ one of the three metrics is flagged naming the metric and the ``speech_id``.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any
 
@@ -98,20 +99,37 @@ class _Reader:
     def resolve(self) -> None:
         """Place broken lines without a ``speech_id``: an ``eou_metrics`` line opens a turn, so it
         goes to the next turn still lacking one; an ``llm``/``tts`` line to the previous turn still
-        lacking that type. That turn is then not flagged a second time for the missing line."""
+        lacking that type. That turn is then not flagged a second time for the missing line.
+
+        Per type, the turns lacking it are kept sorted by line (bisect), so many broken lines in a
+        long file cost ``O(n log n)``, not ``O(n^2)``."""
         order = [t for t in self.turns.values() if not t.rules.startswith("livekit-realtime")]
+        lacking = {kind: sorted((t.line, i) for i, t in enumerate(order) if (t.id, kind) not in self.seen)
+                   for kind in _TYPES}
         for lineno, kind, snippet, reason in self.unplaced:
-            lacking = [t for t in order if kind in _TYPES and (t.id, kind) not in self.seen]
-            if kind == "eou_metrics":
-                target = next((t for t in lacking if t.line > lineno), None)
-            else:
-                target = next((t for t in reversed(lacking) if t.line < lineno), None)
-            if target is None:
+            if kind not in _TYPES:
                 self.loose.append(Anomaly(lineno, _FIELD.get(kind, ""), snippet, reason, self.origin))
                 continue
+            keys = lacking[kind]
+            if kind == "eou_metrics":
+                at = bisect.bisect_right(keys, (lineno, len(order)))
+            else:
+                at = bisect.bisect_left(keys, (lineno, -1)) - 1
+            if not 0 <= at < len(keys):
+                self.loose.append(Anomaly(lineno, _FIELD.get(kind, ""), snippet, reason, self.origin))
+                continue
+            old_line, index = keys.pop(at)
+            target = order[index]
             target.flag(lineno, _FIELD[kind], snippet, reason)
             self.seen[(target.id, kind)] = (lineno, "")
-            target.line = min(target.line, lineno)
+            if lineno < old_line:  # the turn starts earlier now: move it in the other types' lists
+                target.line = lineno
+                for other in _TYPES:
+                    keys = lacking[other]
+                    j = bisect.bisect_left(keys, (old_line, index))
+                    if other != kind and j < len(keys) and keys[j] == (old_line, index):
+                        del keys[j]
+                        bisect.insort(keys, (lineno, index))
 
     def parse(self, lineno: int, raw: str) -> tuple[dict[str, Any] | None, str]:
         """The metrics object on a line and how it was written (``json``, ``pydantic``), or None."""
