@@ -361,3 +361,48 @@ def test_xdist_workers_results_are_merged_in_the_controller(pytester: pytest.Pyt
     assert doc["variants"][2]["budget"] == {"total_ms": 500.0, "percentile": 95.0}
     # one file, written once by the controller: no per-worker copies next to it
     assert sorted(p.name for p in pytester.path.glob("*.json")) == ["budget.json"]
+
+
+ASYNCIO_ONLY = """
+    import asyncio
+    import pytest
+
+    @pytest.mark.anyio
+    async def test_asyncio_only(voice_budget):
+        asyncio.get_running_loop()  # asyncio only: fails under trio
+        async with voice_budget.turn() as turn:
+            turn.mark("speech_end", at_ns=0)
+            turn.mark("first_audio", at_ns=300_000_000)
+"""
+
+
+def test_anyio_tests_run_on_asyncio_unless_the_user_asks_for_trio(pytester: pytest.Pytester) -> None:
+    """anyio's plugin runs @pytest.mark.anyio tests on every installed backend (trio comes with the test
+    extra); the voicebudget plugin makes asyncio the default, and the user's own choice wins."""
+    pytest.importorskip("trio")
+    pytester.makepyfile(test_agent=ASYNCIO_ONLY)
+    result = run(pytester, "-v")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*test_asyncio_only*PASSED*"])
+    result.stdout.no_fnmatch_line("*test_asyncio_only[[]trio[]]*")
+    # the user asks for both backends in a conftest: both run (and the asyncio-only test fails on trio)
+    pytester.makeconftest(
+        """
+        import pytest
+
+        @pytest.fixture(params=["asyncio", "trio"])
+        def anyio_backend(request):
+            return request.param
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["FAILED test_agent.py::test_asyncio_only[[]trio[]]*"])
+    # or keeps anyio's own default (every installed backend) with the ini key
+    (pytester.path / "conftest.py").unlink()
+    pytester.makeini("[pytest]\nvoicebudget_anyio_backend = all\n")
+    result = run(pytester)
+    result.assert_outcomes(passed=1, failed=1)
+    pytester.makeini("[pytest]\nvoicebudget_anyio_backend = curio\n")
+    result = run(pytester)
+    result.stderr.fnmatch_lines(["*voicebudget_anyio_backend: expected 'asyncio' or 'all', got 'curio'*"])

@@ -110,11 +110,35 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("voicebudget_json", "path of the JSON report of budgeted tests (relative to the ini file).")
     parser.addini("voicebudget_percentile", "default target percentile of budgeted tests (default 95).")
     parser.addini("voicebudget_total_ms", "default voice-to-voice budget of budgeted tests, ms (default 800).")
+    parser.addini(
+        "voicebudget_anyio_backend",
+        "backend of @pytest.mark.anyio tests without their own anyio_backend fixture: asyncio (default) or all "
+        "(anyio's default: every installed backend, e.g. trio too).",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", _MARKER_HELP)
     config.stash[_SESSION] = _Session(_default_budget(config), _json_path(config))
+    _default_anyio_backend(config)
+
+
+def _default_anyio_backend(config: pytest.Config) -> None:
+    """``@pytest.mark.anyio`` tests run on asyncio unless the user asks for more.
+
+    anyio's plugin (4.12+) runs them on every installed backend, so installing trio (the ``test``
+    extra does) makes an asyncio-only test fail under ``[trio]``. The ini key
+    ``voicebudget_anyio_backend = all`` keeps anyio's default; a user's own ``anyio_backend``
+    fixture always wins.
+    """
+    choice = str(config.getini("voicebudget_anyio_backend") or "asyncio").strip().lower()
+    if choice not in ("asyncio", "all"):
+        raise pytest.UsageError(f"ini voicebudget_anyio_backend: expected 'asyncio' or 'all', got {choice!r}")
+    if choice == "asyncio" and config.pluginmanager.has_plugin("anyio"):
+        # registered after the entry-point plugins: its fixture beats anyio's, not the user's
+        from voicebudget.checker import _anyio_default
+
+        config.pluginmanager.register(_anyio_default, "voicebudget-anyio-asyncio-default")
 
 
 def _setting(config: pytest.Config, name: str) -> tuple[str | None, str]:
