@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -69,12 +70,22 @@ def session_metrics() -> list[Any]:
     ]  # fmt: skip
 
 
+def emit_in_a_session(events: list[tuple[str, Any]], hook: BudgetHook) -> None:
+    """A real AgentSession (built inside a running event loop, as an agent's entrypoint does)."""
+
+    async def main() -> None:
+        session = AgentSession()
+        hook.attach(session)
+        for name, event in events:
+            session.emit(name, event)  # type: ignore[arg-type]
+
+    asyncio.run(main())
+
+
 def test_hook_turns_equal_what_check_reads_from_the_same_metrics(tmp_path: Path) -> None:
     metrics = session_metrics()
-    session = AgentSession()
-    hook = BudgetHook(Budget(total_ms=800)).attach(session)
-    for m in metrics:
-        session.emit("metrics_collected", MetricsCollectedEvent(metrics=m))
+    hook = BudgetHook(Budget(total_ms=800))
+    emit_in_a_session([("metrics_collected", MetricsCollectedEvent(metrics=m)) for m in metrics], hook)
     trace = tmp_path / "metrics.jsonl"
     trace.write_text("".join(json.dumps(m.model_dump()) + "\n" for m in metrics), encoding="utf-8")
     checked = check_traces([trace], Budget(total_ms=800))
@@ -108,11 +119,10 @@ def test_hook_turns_equal_what_check_reads_from_the_same_metrics(tmp_path: Path)
 def test_session_close_reads_pending_turns() -> None:
     from livekit.agents.voice.events import CloseEvent
 
-    session = AgentSession()
-    hook = BudgetHook().attach(session)
-    session.emit("metrics_collected", MetricsCollectedEvent(metrics=eou("speech_x", 0.5, 0.2)))
+    hook = BudgetHook()
+    emit_in_a_session([("metrics_collected", MetricsCollectedEvent(metrics=eou("speech_x", 0.5, 0.2)))], hook)
     assert hook.recorder.turns == ()
-    session.emit("close", CloseEvent(reason="user_initiated"))
+    emit_in_a_session([("close", CloseEvent(reason="user_initiated"))], hook)
     (turn,) = hook.recorder.turns
     assert (turn.name, turn.status) == ("speech_x", "incomplete")
     assert "no llm_metrics line" in turn.reason
