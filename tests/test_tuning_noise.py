@@ -4,6 +4,7 @@ with the seed."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -119,3 +120,9 @@ def test_pick_and_front_are_the_same_for_five_seeds(root: Path) -> None:
     assert len(fronts) == 1, [sorted(f) for f in fronts]
     # the pick docs/tuning.md and councils/README.md give
     assert picks == {"gpt-oss-120b+gpt-oss-120b+qwen3-235b vote m=2 cache=True concurrency=1"}
+    # the front's size is the one councils/README.md states (docs and tool agree)
+    row = next(line for line in (root / "councils" / "README.md").read_text().splitlines()
+               if line.startswith("| `tune-intent.toml`"))
+    documented = re.search(r"(\d+) on the front", row)
+    assert documented is not None
+    assert len(next(iter(fronts))) == int(documented.group(1))
