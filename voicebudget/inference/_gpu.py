@@ -27,6 +27,7 @@ budget left after the other users' decode tokens.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -62,7 +63,7 @@ class GPUPlan:
         """The precision GEMMs run in (the released dense precision when ``precision`` is None)."""
         return self.precision or self.model.native_precision
 
-    @property
+    @functools.cached_property
     def peak_flops(self) -> float:
         """Achieved GEMM FLOP/s per chip: peak of the format x its fitted efficiency."""
         peak = self.hardware.flops_per_s(self.compute_precision)
@@ -70,13 +71,13 @@ class GPUPlan:
         eff = self.cal.low_precision_compute_efficiency if low else self.cal.compute_efficiency
         return peak * eff * self.hardware.software_efficiency
 
-    @property
+    @functools.cached_property
     def kv_bytes_per_token(self) -> float:
         """KV-cache bytes per token across the tensor-parallel group, KV heads replicated when
         ``tp > kv_heads`` (each chip holds whole KV heads, as vLLM and TensorRT-LLM do)."""
         return kv_bytes_per_token(self.model, self.kv_precision) * self.model.kv_replication(self.tp)
 
-    @property
+    @functools.cached_property
     def bandwidth(self) -> float:
         hw = self.hardware
         return hw.memory_bandwidth_bytes_per_s * self.cal.memory_efficiency * hw.software_efficiency
@@ -155,7 +156,7 @@ def decode_step(plan: GPUPlan, decode_tokens: float, context_tokens: float, pref
     overhead = _overhead_ms(plan) + decode_tokens * plan.cal.tau_seq_ms
     comm = _collectives_ms(plan, n / plan.pp)
     total = max(weights, compute) + kv + attention + overhead + comm
-    return StepBreakdown(weights_ms=weights, compute_ms=compute, kv_cache_ms=kv, attention_ms=attention,
+    return StepBreakdown.model_construct(weights_ms=weights, compute_ms=compute, kv_cache_ms=kv, attention_ms=attention,
                          overhead_ms=overhead, communication_ms=comm, total_ms=total,
                          bound=_bound(weights, compute, kv, attention, overhead, comm))
 
@@ -198,7 +199,7 @@ def memory_need(plan: GPUPlan, concurrency_per_replica: int, context_tokens: flo
     """Weights + KV cache of one replica vs its usable memory (``capacity_bytes`` before utilisation)."""
     w = total_weights_bytes(plan.model, plan.precision)
     kv = concurrency_per_replica * context_tokens * plan.kv_bytes_per_token
-    return MemoryUse(weights_bytes=w, kv_cache_bytes=kv,
+    return MemoryUse.model_construct(weights_bytes=w, kv_cache_bytes=kv,
                      capacity_bytes=plan.chips_per_replica * plan.hardware.memory_bytes)
 
 

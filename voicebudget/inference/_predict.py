@@ -192,7 +192,7 @@ def _estimate_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal
     notes: tuple[str, ...] = (f"chips not given: the fewest that fit ({n_chips})",) if chosen else ()
     notes += _layout_notes(m, hw, dep, plan)
     notes += _precision_notes(m, hw, dep)
-    return InferenceResult(
+    return InferenceResult.model_construct(
         kind="gpu", model=m.id, hardware=hw.id, precision=reported, kv_precision=kv,
         chips=plan.chips_per_replica * plan.replicas, tensor_parallel=plan.tp, pipeline_parallel=plan.pp,
         replicas=plan.replicas, chips_chosen=chosen, concurrency=dep.concurrency, prompt_tokens=wl.prompt_tokens,
@@ -246,7 +246,7 @@ def _serving_step(plan: GPUPlan, c: float, p: float, o: float, budget: float) ->
     mix = {k: phi * getattr(with_prompt, k) + (1.0 - phi) * getattr(plain, k)
            for k in ("weights_ms", "compute_ms", "kv_cache_ms", "attention_ms", "overhead_ms", "communication_ms",
                      "total_ms")}
-    return StepBreakdown(**mix, bound=with_prompt.bound if phi >= 0.5 else plain.bound)
+    return StepBreakdown.model_construct(**mix, bound=with_prompt.bound if phi >= 0.5 else plain.bound)
 
 
 def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload) -> InferenceResult:
@@ -271,7 +271,7 @@ def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload) -
         notes = (f"chips not given: the fewest whose SRAM holds the model ({chips})",)
     notes += _precision_notes(m, hw, dep)
     notes += (CHIP_TIME_ONLY,)
-    return InferenceResult(
+    return InferenceResult.model_construct(
         kind="wafer", model=m.id, hardware=hw.id, precision=reported, kv_precision=kv,
         chips=chips, tensor_parallel=1, pipeline_parallel=chips, replicas=1, chips_chosen=dep.chips is None,
         concurrency=dep.concurrency, prompt_tokens=wl.prompt_tokens, output_tokens=wl.output_tokens,

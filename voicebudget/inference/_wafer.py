@@ -37,7 +37,7 @@ def wafer_memory(model: ModelArch, hw: Hardware, precision: str | None, kv_preci
     """Weights + KV bytes and the chips' total SRAM (``precision`` None: the released precision mix)."""
     w = total_weights_bytes(model, precision)
     kv = concurrency * context * kv_bytes_per_token(model, kv_precision)
-    return MemoryUse(weights_bytes=w, kv_cache_bytes=kv, capacity_bytes=chips * hw.memory_bytes)
+    return MemoryUse.model_construct(weights_bytes=w, kv_cache_bytes=kv, capacity_bytes=chips * hw.memory_bytes)
 
 
 def wafer_chips_needed(model: ModelArch, hw: Hardware, precision: str | None, kv_precision: str, concurrency: int,
@@ -80,7 +80,7 @@ def wafer_token_step(model: ModelArch, hw: Hardware, precision: str | None, chip
         bound = "memory" if weights >= compute else "compute"
     else:
         bound = "communication" if hops > layer else "per-layer latency"
-    return StepBreakdown(weights_ms=weights, compute_ms=compute, kv_cache_ms=0.0, attention_ms=0.0,
+    return StepBreakdown.model_construct(weights_ms=weights, compute_ms=compute, kv_cache_ms=0.0, attention_ms=0.0,
                          overhead_ms=layer, communication_ms=hops, total_ms=total, bound=bound)
 
 
