@@ -122,7 +122,8 @@ class BudgetObserver(BaseObserver):
         if data.direction != FrameDirection.DOWNSTREAM or not getattr(data, "first_push", True):
             return
         frame = data.frame
-        kind = _moment_of(frame)
+        cls = type(frame)
+        kind = _KIND[cls] if cls in _KIND else _KIND.setdefault(cls, _moment_of(frame))
         if kind is None or frame.id in self._seen:
             return
         self._seen.add(frame.id)
@@ -219,6 +220,10 @@ class BudgetObserver(BaseObserver):
         """
         self._flush()
         return self.recorder.report(budget or self.budget)
+
+
+_KIND: dict[type, str | None] = {}
+"""Frame class -> its moment (None: not looked at), filled on first sight: a dict lookup per frame."""
 
 
 def _moment_of(frame: object) -> str | None:
