@@ -180,3 +180,13 @@ def test_mi300x_vs_h100_under_load_follows_mlperf() -> None:
     assert "MLPerf Inference v4.1" in rows["mi300x"]["software_efficiency_source"]
     assert rows["h100-sxm"]["software_efficiency"] == 1.0
     assert rows["mi300x"]["scaleup_topology"] == "xgmi"
+
+
+def test_wafer_prediction_is_chip_time_and_names_its_software_generation() -> None:
+    doc = _json(["infer", "-m", "llama-3.1-405b", "-H", "wse-3"])
+    assert any(n.startswith("chip time only") for n in doc["notes"])
+    assert any("software generation: Cerebras Inference as of Nov 2024" in n for n in doc["notes"])
+    table = runner.invoke(app, ["infer", "-m", "llama-3.1-405b", "-H", "wse-3"])
+    assert "chip time only" in table.stdout
+    gpu = _json(["infer", "-m", "llama-3.1-8b", "-H", "h100-sxm"])
+    assert not any("chip time only" in n for n in gpu["notes"])

@@ -69,6 +69,10 @@ class SramTiming(_Frozen):
     tau_step_ms: float = Field(ge=0)
     usable_sram_fraction: float = Field(gt=0, le=1)
     source: str = Field(min_length=1)
+    software: str = "unnamed (user-defined)"
+    """The vendor software generation these timings describe: speeds of one chip moved several-fold with
+    software (Cerebras Llama-3.1-70B: 450 tok/s at launch in Aug 2024, much faster later), so every
+    prediction names it; pass a ``Hardware`` with your own ``SramTiming`` to model another generation."""
 
 
 class Hardware(_Frozen):
@@ -344,6 +348,8 @@ HARDWARE: dict[str, Hardware] = {
             collective_latency_ms=0.0, max_tensor_parallel=1,
             sram=SramTiming(
                 tau_layer_ms=0.0041, tau_hop_ms=0.002, tau_step_ms=0.37, usable_sram_fraction=0.9,
+                software="Cerebras Inference as of Nov 2024 - 2025, without speculative decoding (Llama-3.1-405B at "
+                         "969 tok/s across 21 wafers); the Aug 2024 launch software was ~3x slower across wafers",
                 source="tau_layer and tau_step fitted (minimax relative error) to Cerebras Llama-3.1-8B 1800 tok/s "
                        "(blog, Aug 2024), Llama-3.1-405B 969 tok/s (2024-11-20), Qwen3-235B 1450 tok/s (models page); "
                        "tau_hop assumption: one 100GbE switch + NIC hop ~2 us for a 32 KB activation; "
@@ -355,6 +361,7 @@ HARDWARE: dict[str, Hardware] = {
             collective_latency_ms=0.0, max_tensor_parallel=1,
             sram=SramTiming(
                 tau_layer_ms=0.0, tau_hop_ms=0.0037, tau_step_ms=1.12, usable_sram_fraction=1.0,
+                software="GroqCloud as of Feb 2024 (Llama-2 at 750 / 300 tok/s), without speculative decoding",
                 source="tau_hop and tau_step solved from two Groq figures of one source (TechPowerUp, Feb 2024): "
                        "Llama-2-7B 750 tok/s (2048 context) and Llama-2-70B 300 tok/s (4096 context), bf16 weights; "
                        "per-layer time folded into the chip-to-chip hops (the LPU pipeline is hop-dominated)"),

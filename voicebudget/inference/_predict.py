@@ -271,6 +271,8 @@ def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload) -
         notes = (f"chips not given: the fewest whose SRAM holds the model ({chips})",)
     notes += _precision_notes(m, hw, dep)
     notes += (CHIP_TIME_ONLY,)
+    if hw.sram is not None:
+        notes += (f"wafer/LPU timings of software generation: {hw.sram.software}",)
     return InferenceResult.model_construct(
         kind="wafer", model=m.id, hardware=hw.id, precision=reported, kv_precision=kv,
         chips=chips, tensor_parallel=1, pipeline_parallel=chips, replicas=1, chips_chosen=dep.chips is None,
