@@ -85,3 +85,18 @@ def test_hostile_lines_are_flagged_not_slow(tmp_path: Path) -> None:
         path.write_text(vad + body + "\n")
         table = read_trace(path)
         assert [a.line for a in table.anomalies if a.line == 2], body[:80]
+
+
+def test_garbled_value_is_flagged_without_a_function_column(tmp_path: Path) -> None:
+    """A layout without loguru's function column: a TTFB line whose value is not a number is still
+    named as broken (not silently skipped)."""
+    log = tmp_path / "bot.log"
+    log.write_text(
+        "2025-10-28T16:10:43.200+0000 - DEBUG - CA0 - VADProcessor#0: User stopped speaking\n"
+        "2025-10-28T16:10:44.130+0000 - DEBUG - CA0 - OpenAILLMService#1 TTFB: 0.7.1s\n"
+        "2025-10-28T16:10:44.380+0000 - DEBUG - CA0 - CartesiaTTSService#1 TTFB: 0.200s\n"
+    )
+    table = read_trace(log)
+    assert [(a.line, a.field, a.reason) for a in table.anomalies] == [
+        (2, "LLM TTFB", "unparseable metrics line (cut short?)")]
+    assert table.turns[0].flagged

@@ -99,7 +99,7 @@ def _is_cut(msg: str) -> bool:
     if m is None:
         return False
     rest = m.group("rest")
-    return any(t.startswith(rest) for t in _TEMPLATES) or rest in ("TTFB:", "TTFAT:", "TTFA:")
+    return any(t.startswith(rest) or rest.startswith(t + ":") for t in _TEMPLATES)
 
 
 def _last_role(msg: str) -> str | None:
