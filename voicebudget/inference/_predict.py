@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from voicebudget._errors import ModelError
@@ -134,9 +135,10 @@ def _fits(plan: GPUPlan, dep: Deployment, wl: Workload) -> bool:
 
 def _fewest(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal: GPUCalibration) -> GPUPlan | None:
     tps = [dep.tensor_parallel] if dep.tensor_parallel else _tp_candidates(m, hw)
-    options = sorted(((tp * pp, tp, pp) for tp in tps for pp in range(1, MAX_PIPELINE_STAGES + 1)
-                      if pp == 1 or tp == tps[-1]), key=lambda x: (x[0], -x[1]))
-    for _, tp, pp in options:
+    # Fewest chips first: every tp alone (ascending), then pipeline stages of the largest tp (more chips
+    # than any tp alone), the order sorting (chips, -tp) would give, without building the list.
+    options = itertools.chain(((tp, 1) for tp in tps), ((tps[-1], pp) for pp in range(2, MAX_PIPELINE_STAGES + 1)))
+    for tp, pp in options:
         if dep.pipeline_parallel and pp != dep.pipeline_parallel:
             continue
         plan = _plan(m, hw, dep, cal, tp, pp, 1)
