@@ -118,9 +118,17 @@ def test_median_absolute_percentage_error(capsys: pytest.CaptureFixture[str]) ->
             case = CASES[row["id"]]
             errs[row["id"]] = abs(_predict(case) / _measured(row, case) - 1.0)
     mape = statistics.median(errs.values())
+    classes = {"decode": ("G1", "G3"), "TTFT": ("G1p", "G3p", "P4", "P8"), "loaded TPOT": ("G5a", "M18", "M3"),
+               "wafer/LPU": ("S1", "S5", "S7", "S13")}
+    per_class = {c: statistics.median(errs[i] for i in ids if i in errs) for c, ids in classes.items()}
     with capsys.disabled():
         summary = ", ".join(f"{k} {v:.1%}" for k, v in errs.items())
-        print(f"\ninference calibration: MdAPE {mape:.1%} over {len(errs)} rows; {summary}")  # noqa: T201
+        medians = ", ".join(f"{c} {m:.1%}" for c, m in per_class.items())
+        print(f"\ninference calibration: MdAPE {mape:.1%} over {len(errs)} rows (per class: {medians}); "  # noqa: T201
+              f"{summary}")
+    tols = {"decode": DECODE_TOL, "TTFT": TTFT_TOL, "loaded TPOT": LOADED_TOL, "wafer/LPU": DECODE_TOL}
+    for c, m in per_class.items():
+        assert m <= tols[c], f"{c}: median {m:.1%} > {tols[c]:.0%}"
     assert mape < 0.12
     assert max(errs.values()) <= LOADED_TOL
 
