@@ -128,3 +128,17 @@ def test_toml_limits() -> None:
     with pytest.raises(ScenarioError, match="an integer longer than 4,300 digits"):
         load_toml("x = " + "1" * 4400, origin="t.toml")
     assert load_toml('x = "[[[[" # [[[[\n', origin="t.toml") == {"x": "[[[["}
+
+
+def test_reading_allocates_the_file_size_not_the_cap(tmp_path: Path) -> None:
+    # read(cap + 1) would allocate the whole 4 GiB cap up front (a MemoryError under a memory limit)
+    import resource
+
+    f = tmp_path / "t.log"
+    f.write_text("x\n")
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, hard))
+    try:
+        assert read_text(f, max_bytes=8 * 2**30) == "x\n"
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))

@@ -111,8 +111,9 @@ def read_bytes(path: str | Path, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> byte
     size = 0
     try:
         with os.fdopen(fd, "rb") as fh:
-            if stat.S_ISREG(os.fstat(fh.fileno()).st_mode):  # one allocation, no list of chunks to join
-                data = fh.read(max_bytes + 1)
+            st = os.fstat(fh.fileno())
+            if stat.S_ISREG(st.st_mode):  # one allocation of the file's size (+1 to see growth), no chunks
+                data = fh.read(min(st.st_size, max_bytes) + 1)
                 if len(data) > max_bytes:
                     raise ScenarioError(f"input is over the {_mib(max_bytes)} limit for this kind of input",
                                         origin=str(path))
