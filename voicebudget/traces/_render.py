@@ -76,8 +76,8 @@ def _anomaly_table(anomalies: Sequence[Anomaly]) -> Any:
     for col in ("file", "line", "field", "value", "reason"):
         table.add_column(col, justify="right" if col == "line" else "left", overflow="fold")
     for a in anomalies:
-        table.add_row(_esc(a.origin.rsplit("/", 1)[-1]), str(a.line), _esc(a.field), _esc(str(a.value)[:40]),
-                      _esc(a.reason))
+        value = "-" if a.value is None else str(a.value)[:40]
+        table.add_row(_esc(a.origin.rsplit("/", 1)[-1]), str(a.line), _esc(a.field), _esc(value), _esc(a.reason))
     return table
 
 
