@@ -120,6 +120,9 @@ def test_yaml_merge_keys_work_and_keys_are_checked() -> None:
         load_yaml("x: 1\ny: 2\nx: 3\n", origin="d.yaml")
     with pytest.raises(ScenarioError, match=rf"nested deeper than {MAX_NESTING} levels"):
         load_yaml("a: " + "[" * 200 + "]" * 200, origin="n.yaml")
+    # control characters are refused by PyYAML's reader before parsing starts (found by the fuzzer)
+    with pytest.raises(ScenarioError, match=r"c\.yaml: cannot parse YAML: .*special characters are not allowed"):
+        load_yaml("a: 1\nb: \x00\n", origin="c.yaml")
 
 
 def test_toml_limits() -> None:

@@ -359,8 +359,9 @@ def load_yaml(text: str, *, origin: str) -> Any:
 
 def _load_yaml(text: str, origin: str) -> tuple[Any, frozenset[str]]:
     """The document and its top-level keys whose value carries an anchor (``base: &b {...}``)."""
-    loader = _Loader(text)
+    loader = None
     try:
+        loader = _Loader(text)  # the reader refuses control characters here already
         return loader.get_single_data(), loader.definitions
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -372,7 +373,8 @@ def _load_yaml(text: str, origin: str) -> tuple[Any, frozenset[str]]:
     except RecursionError:
         raise ScenarioError(f"YAML nested deeper than {MAX_NESTING} levels; refused", origin=origin) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 # --- TOML -------------------------------------------------------------------------------------------
