@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +13,7 @@ from voicebudget._algebra import evaluate
 from voicebudget._budget import Budget, with_overrides
 from voicebudget._errors import ModelError, ScenarioError
 from voicebudget._io import Roots
+from voicebudget._memory import check_memory
 from voicebudget._report import Report, build_report
 from voicebudget._scenario import Scenario, load_scenario
 from voicebudget._voice_turn import VoiceTurn
@@ -69,38 +69,6 @@ def resolve_seed(seed: int | np.random.Generator | None) -> int:
     return int(seed)
 
 
-BYTES_PER_SAMPLE = 8 * 3
-"""float64 samples kept per node, plus temporaries of about twice that while combining."""
-
-
-def check_memory(samples: int, tree: Any) -> None:
-    """Refuse a run whose per-node samples would not fit in half of this machine's physical memory.
-
-    :raises ScenarioError: ``samples`` too large; the message gives the estimate and the largest count
-        that fits.
-    """
-    nodes = _count_nodes(tree)
-    need = samples * nodes * BYTES_PER_SAMPLE
-    try:
-        have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
-        return
-    if need > have:
-        raise ScenarioError(
-            f"{samples:,} turns x {nodes} pipeline nodes need ~{need / 2**30:.1f} GiB; at most "
-            f"{have // (nodes * BYTES_PER_SAMPLE):,} turns fit in half of this machine's memory "
-            "(and Monte Carlo error is already ~0.02 percentage points at 1,000,000 turns)",
-            field="samples",
-        )
-
-
-def _count_nodes(node: Any) -> int:
-    children = getattr(node, "stages", None)
-    if isinstance(children, dict):
-        return 1 + sum(_count_nodes(c) for c in children.values())
-    return 1
-
-
 def simulate_pipeline(
     pipeline: Any,
     budget: Budget | None = None,
@@ -123,12 +91,16 @@ def simulate_pipeline(
         raise ValueError(f"samples must be >= 1, got {samples}")
     budget = budget or Budget()
     seed_int = resolve_seed(seed)
+    check_memory(samples, lambda k: _judge(pipeline, budget, k, seed_int, name))
+    return _judge(pipeline, budget, samples, seed_int, name)
+
+
+def _judge(pipeline: Any, budget: Budget, samples: int, seed: int, name: str) -> Report:
     tree = pipeline.to_tree() if isinstance(pipeline, VoiceTurn) else pipeline
-    check_memory(samples, tree)
-    ev = evaluate(tree, samples, seed_int)
+    ev = evaluate(tree, samples, seed)
     server = ev.total - ev.stages["transport"] if isinstance(pipeline, VoiceTurn) else None
     return build_report(
-        name, budget, ev.total, ev.stages, contributions=ev.contributions, seed=seed_int, server_side_ms=server,
+        name, budget, ev.total, ev.stages, contributions=ev.contributions, seed=seed, server_side_ms=server,
         part_contributions=ev.part_contributions if ev.parts else None,
     )
 
@@ -152,11 +124,16 @@ def simulate(
     n = scenario.samples if samples is None else samples
     seed_int = resolve_seed(scenario.seed if seed is None else seed)
     budget = budget or scenario.budget
+    if n < 1:
+        raise ValueError(f"samples must be >= 1, got {n}")
+    pipelines = scenario.pipelines()
+
+    def run(k: int) -> tuple[Report, ...]:  # every variant; the earlier ones' totals stay in their reports
+        return tuple(_judge(p, budget, k, seed_int, name) for name, p in pipelines.items())
+
     try:
-        reports = tuple(
-            simulate_pipeline(p, budget, samples=n, seed=seed_int, name=name)
-            for name, p in scenario.pipelines().items()
-        )
+        check_memory(n, run, what=f"simulating {len(pipelines)} variant{'' if len(pipelines) == 1 else 's'}")
+        reports = run(n)
     except ScenarioError as exc:  # raised while simulating: name the scenario's file (or the argument)
         if exc.field == "samples" and samples is not None:
             raise ScenarioError(exc.detail, origin="--samples/-n") from None

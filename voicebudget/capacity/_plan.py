@@ -24,8 +24,9 @@ import numpy as np
 from voicebudget._algebra import evaluate
 from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError
+from voicebudget._memory import check_memory
 from voicebudget._scenario import Scenario
-from voicebudget._simulate import check_memory, resolve_seed
+from voicebudget._simulate import resolve_seed
 from voicebudget._traffic import CallTraffic
 from voicebudget._voice_turn import VoiceTurn
 from voicebudget.capacity._load import HostedDeployment, LoadModel, ModelledDeployment, Overloaded
@@ -373,8 +374,9 @@ def plan_capacity(
     if _find_stage(scenario.pipeline, stage) is None:
         raise ScenarioError(f"the pipeline has no stage {stage!r} to replace", origin=scenario.name,
                             field=f"pipeline.{stage}")
-    check_memory(samples, scenario.pipeline.to_tree() if isinstance(scenario.pipeline, VoiceTurn)
-                 else scenario.pipeline)
+    tree = scenario.pipeline.to_tree() if isinstance(scenario.pipeline, VoiceTurn) else scenario.pipeline
+    check_memory(samples, lambda k: evaluate(tree, k, seed_int), what="the pipeline",
+                 copies=workers if scheduler is None else 1)
     jobs = [_Job(d, pipelines.get(d.name, scenario.pipeline), stage, budget, traffic, samples, seed_int, target_calls)
             for d in deployments]
     outcomes = map_evaluations(_evaluate_job, jobs, workers=workers, scheduler=scheduler, batch_size=1)

@@ -194,7 +194,8 @@ class BudgetGuard:
         :raises KeyError: no such variant (the message lists them).
         """
         from voicebudget._algebra import evaluate
-        from voicebudget._simulate import check_memory, resolve_seed
+        from voicebudget._memory import check_memory
+        from voicebudget._simulate import resolve_seed
         from voicebudget._voice_turn import VoiceTurn
 
         pipelines = scenario.pipelines()
@@ -204,9 +205,13 @@ class BudgetGuard:
             raise ValueError(f"samples must be >= 1, got {samples}")
         pipeline = pipelines[variant]
         tree = pipeline.to_tree() if isinstance(pipeline, VoiceTurn) else pipeline
-        check_memory(samples, tree)
-        ev = evaluate(tree, samples, resolve_seed(seed))
-        return cls(budget or scenario.budget, ev.contributions(np.arange(samples)), **options)
+        seed_int = resolve_seed(seed)
+
+        def contributions(k: int) -> Any:
+            return evaluate(tree, k, seed_int).contributions(np.arange(k))
+
+        check_memory(samples, contributions)
+        return cls(budget or scenario.budget, contributions(samples), **options)
 
     @classmethod
     def from_recorder(

@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 
 from voicebudget._budget import Budget, with_overrides
+from voicebudget._errors import ScenarioError
 from voicebudget._io import Roots
+from voicebudget._memory import check_memory
 from voicebudget._report import Report, build_report
 from voicebudget.councils._config import Council, load_council
 from voicebudget.councils._latency import CouncilSamples, sample_council
@@ -169,6 +171,11 @@ def evaluate_council(
         raise ValueError(f"samples must be >= 1, got {n}")
     seed_int = council.seed if seed is None else seed
     budget = budget or council.budget
+    check_memory(n, lambda k: _evaluate(council, budget, k, seed_int), what=f"council {council.name!r}")
+    return _evaluate(council, budget, n, seed_int)
+
+
+def _evaluate(council: Council, budget: Budget, n: int, seed_int: int) -> CouncilResult:
     draws = sample_council(council, n, seed_int)
     report = build_report(
         council.name, budget, draws.total, draws.parts, contributions=draws.contributions, seed=seed_int
@@ -194,13 +201,18 @@ def run_council(
     :param allowed_roots: further folders that ``file`` references may read from (see
         :func:`~voicebudget.load_council`).
 
-    :raises ScenarioError: invalid file, or ``budget_ms``/``percentile`` out of range.
+    :raises ScenarioError: invalid file, ``budget_ms``/``percentile`` out of range, or more turns
+        than fit in memory (:func:`~voicebudget._memory.check_memory`).
     """
-
-
     council = load_council(path, allowed_roots=allowed_roots)
     budget = with_overrides(council.budget, budget_ms, percentile)
-    return evaluate_council(council, budget, samples=samples, seed=seed)
+    try:
+        return evaluate_council(council, budget, samples=samples, seed=seed)
+    except ScenarioError as exc:  # too many turns: name the option, or the file's field
+        if exc.field != "samples":
+            raise
+        raise ScenarioError(exc.detail, origin="--samples/-n" if samples is not None else str(path),
+                            field="" if samples is not None else "samples") from None
 
 
 def council_quality(council: Council, draws: CouncilSamples) -> QualityResult:

@@ -93,7 +93,7 @@ def sample_stage(stage: Any, name: str, n: int, seed: int) -> FloatArray:
     built from same-named parts do not share samples.
 
     The samples are a pure function of ``(stage spec, name, n, seed)``, so they are memoised
-    (:func:`_memo_samples`, at most 256 entries): the tuner evaluates thousands of councils that
+    (:func:`_memo_samples`, at most 256 entries of at most 32,768 turns): the tuner evaluates thousands of councils that
     share members, and each member is drawn once per process. Returns a fresh copy.
     """
     key = (stage.model_dump_json() if hasattr(stage, "model_dump_json") else repr(stage), name, n, seed)
@@ -102,12 +102,17 @@ def sample_stage(stage: Any, name: str, n: int, seed: int) -> FloatArray:
 
 _MEMO: dict[tuple[str, str, int, int], FloatArray] = {}
 _MEMO_MAX = 256
+_MEMO_MAX_TURNS = 32_768
+"""Draws of more turns are not kept: the memo holds at most 256 x 256 KiB = 64 MiB, and a large run
+(a council at 50,000,000 turns) does not leave 400 MB per member behind it."""
 
 
 def _memo_samples(key: tuple[str, str, int, int], stage: Any) -> FloatArray:
     hit = _MEMO.get(key)
     if hit is None:
         hit = _draw_stage(stage, key[1], key[2], key[3])
+        if key[2] > _MEMO_MAX_TURNS:
+            return hit
         if len(_MEMO) >= _MEMO_MAX:
             _MEMO.pop(next(iter(_MEMO)))  # drop the oldest entry
         _MEMO[key] = hit

@@ -22,7 +22,7 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from voicebudget._distributions import Distribution
 from voicebudget._errors import VoiceBudgetError
@@ -76,6 +76,8 @@ class _ModelledStage(DataModel):
     speculative: SpeculativeDecoding | None = None
 
     _tokens = field_validator("prompt_tokens", "first_phrase_tokens")(_check_token_count)
+    _ttft_ms: dict[int, float] = PrivateAttr(default_factory=dict)
+    """TTFT per prompt length already predicted (the model is frozen, so is each prediction)."""
 
     def deployment(self) -> Deployment:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -107,6 +109,11 @@ class _ModelledStage(DataModel):
             raise ValueError(str(exc)) from None
         return self
 
+    def _ttft(self, prompt_tokens: int) -> float:
+        if prompt_tokens not in self._ttft_ms:
+            self._ttft_ms[prompt_tokens] = self.predict(prompt_tokens).ttft_ms
+        return self._ttft_ms[prompt_tokens]
+
     @property
     def kind_name(self) -> str:
         return str(getattr(self, "kind", ""))
@@ -116,7 +123,7 @@ class _ModelledStage(DataModel):
         prompts = sample_tokens(self.prompt_tokens, rng, n)
         uniq, inverse = np.unique(prompts, return_inverse=True)
         base = self.predict()
-        ttft_u = np.array([self.predict(int(p)).ttft_ms for p in uniq])  # one prediction per distinct prompt
+        ttft_u = np.array([self._ttft(int(p)) for p in uniq])  # one prediction per distinct prompt
         ttft = ttft_u[inverse.reshape(-1)]
         step = base.tpot_ms
         if self.concurrency > 1 and base.kind == "gpu":

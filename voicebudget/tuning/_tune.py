@@ -24,6 +24,7 @@ from voicebudget._algebra import evaluate
 from voicebudget._budget import Budget, with_overrides
 from voicebudget._errors import ScenarioError
 from voicebudget._io import Roots, read_document, reference_context, validation_error
+from voicebudget._memory import check_memory
 from voicebudget._scenario import Scenario, load_scenario
 from voicebudget._voice_turn import VoiceTurn
 from voicebudget.councils._config import Council, Member
@@ -514,22 +515,29 @@ def tune_council(
     context = reference_context(path, allowed_roots=allowed_roots)
     council = Council.model_validate(doc, context=context)
     budget, scope = _scope(council, scenario, budget_ms, percentile, allowed_roots)
-    rest = _rest(scenario, samples, seed, allowed_roots)
     base = council.model_dump(mode="json", exclude={"members"}, exclude_none=True)
     pool = {mb.name: mb.model_dump(mode="json", exclude_none=True) for mb in (*council.members, *space.pool)}
     if len(pool) < len(council.members) + len(space.pool):
         raise ScenarioError("pool member names must differ from the council's members", origin=str(path),
                             field="search.pool")
     members = _prepared_members(pool, space.concurrency, context)
-    hit_ms, hit = _cache_draws(space, samples, seed)
-    evaluator = _Evaluator(base, members, space, budget, samples, seed, context, rest, hit_ms, hit)
     sensitive = _batch_sensitive(members, space.concurrency)
     configs = list(space.configurations(list(pool), council.topology, sensitive))
+
+    refine = REFINE_FACTOR * samples if refine_samples is None else refine_samples
+
+    def at(k: int) -> _Evaluator:  # the evaluator at k turns per configuration
+        rest_k = _rest(scenario, k, seed, allowed_roots)
+        return _Evaluator(base, members, space, budget, k, seed, context, rest_k, *_cache_draws(space, k, seed))
+
+    _check_memory(at, configs, max(samples, refine), workers if scheduler is None else 1)
+    rest = _rest(scenario, samples, seed, allowed_roots)
+    hit_ms, hit = _cache_draws(space, samples, seed)
+    evaluator = _Evaluator(base, members, space, budget, samples, seed, context, rest, hit_ms, hit)
     if isinstance(scheduler, str):
         scheduler = check_scheduler_address(scheduler)
     if scheduler is not None and importlib.util.find_spec("distributed") is None:
         raise ScenarioError("a Dask scheduler needs: pip install 'voicebudget[tune]'", origin=str(path))
-    refine = REFINE_FACTOR * samples if refine_samples is None else refine_samples
     if len(configs) <= max_exhaustive:
         candidates, errors = _evaluate_all(evaluator, list(enumerate(configs)), workers, scheduler, progress)
         strategy = "exhaustive"
@@ -554,6 +562,23 @@ def tune_council(
         errors.extend(more)
     return _summarise(council.name, scope, budget, strategy, len(configs), candidates, errors, seed, samples,
                       finals, len(shortlist), max(refine, samples))
+
+
+def _check_memory(at: Callable[[int], _Evaluator], configs: list[Configuration], samples: int, copies: int) -> None:
+    """The memory guard (:func:`~voicebudget._memory.check_memory`) on the configuration with the most
+    members (and the aggregator), with the scenario's rest of the turn and the cache draws, once per
+    worker process, at ``samples`` (the larger of ``--samples`` and the refinement's turns).
+
+    :raises ScenarioError: ``--samples/-n`` (or ``refine_samples``) too large.
+    """
+    widest = max(configs, key=lambda c: (len(c["members"]), bool(c.get("aggregator"))), default=None)
+    if widest is None:
+        return
+    try:
+        check_memory(samples, lambda k: at(k)((0, widest)), copies=copies,
+                     what=f"each of {copies} evaluation(s) of up to {len(widest['members'])} members")
+    except ScenarioError as exc:
+        raise ScenarioError(exc.detail, origin="--samples/-n") from None
 
 
 def _scope(
