@@ -376,9 +376,11 @@ def check_cmd(
     stop_secs: StopSecsOpt = None,
     absurd_ms: AbsurdOpt = ABSURD_MS,
     log_format: LogFormatOpt = None,
+    turns: Annotated[bool, typer.Option("--turns", help="List every turn (default: the 10 slowest).")] = False,
 ) -> None:
-    """Check real turns from traces against the budget: per-turn table, stage percentiles, tail
-    attribution, first turn vs steady state, anomalies (flagged, excluded unless --include-anomalies).
+    """Check real turns from traces against the budget: stage percentiles, tail attribution, first turn
+    vs steady state, the slowest turns (every turn with --turns), anomalies (flagged, excluded unless
+    --include-anomalies).
 
     Exit code 0 within budget, 1 over, 2 unreadable or unknown-format trace.
     """
@@ -403,7 +405,7 @@ def check_cmd(
     else:
         from voicebudget.traces._render import render_check
 
-        Console(highlight=False).print(render_check(result))
+        Console(highlight=False).print(render_check(result, all_turns=turns))
     raise typer.Exit(EXIT_OK if result.passed else EXIT_OVER_BUDGET)
 
 

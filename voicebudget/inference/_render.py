@@ -51,21 +51,26 @@ def _g(x: float | None, scale: float, fmt: str = "{:.0f}") -> str:
 def render_catalog(kind: str) -> Table:
     """A table of ``"hardware"`` or ``"models"``."""
     if kind == "hardware":
-        t = Table("id", "name", "memory GB", "BW TB/s", "bf16 TFLOP/s", "fp8 TFLOP/s", "stack eff.",
-                  "$/chip-h", title="Hardware", caption="stack eff.: share of the fitted efficiencies this chip's "
-                  "serving stack reaches (1 = TensorRT-LLM on NVIDIA); sources: --format json")
+        t = Table("id", "name", "mem GB", "TB/s", "bf16 TF", "fp8 TF", "eff", "$/h", title="Hardware",
+                  caption="mem: memory per chip; TB/s: memory bandwidth; bf16/fp8 TF: dense TFLOP/s; eff: share "
+                  "of the fitted efficiencies this chip's serving stack reaches (1 = TensorRT-LLM on NVIDIA); "
+                  "$/h: US$ per chip-hour; sources: --format json", caption_justify="left")
         t.columns[0].no_wrap = True
+        t.columns[1].overflow = "fold"  # names wrap over lines rather than end in "..."
         for r in hardware_rows():
             t.add_row(r["id"], r["name"], _g(r["memory_bytes"], 1e9, "{:g}"),
                       _g(r["memory_bandwidth_bytes_per_s"], 1e12, "{:g}"), _g(r["bf16_flops_per_s"], 1e12),
                       _g(r["fp8_flops_per_s"], 1e12), f"{r['software_efficiency']:.2f}",
                       _g(r["usd_per_chip_hour"], 1, "{:.2f}"))
         return t
-    t = Table("id", "params B", "active B", "layers", "kv heads", "max ctx", "experts", "aliases", title="Models")
+    t = Table("id", "params B", "active B", "layers", "kv", "ctx", "MoE", "aliases", title="Models",
+              caption="kv: KV heads; ctx: longest context, tokens; MoE: experts, top k per token",
+              caption_justify="left")
     t.columns[0].no_wrap = True
-    t.columns[-1].overflow = "fold"  # ids have no spaces: fold them over lines rather than cut them with "..."
+    for col in t.columns[6:]:
+        col.overflow = "fold"  # ids have no spaces: fold them over lines rather than cut them with "..."
     for r in model_rows():
-        experts = f"{r['experts']} top {r['experts_per_token']}" if r["experts"] else "dense"
+        experts = f"{r['experts']}/{r['experts_per_token']}" if r["experts"] else "dense"
         ctx = "-" if r["max_context_tokens"] is None else f"{r['max_context_tokens'] / 1024:g}k"
         t.add_row(r["id"], f"{r['total_params'] / 1e9:.1f}", f"{r['active_params'] / 1e9:.1f}",
                   str(r["layers"]), str(r["kv_heads"]), ctx, experts, "\n".join(r["aliases"]))

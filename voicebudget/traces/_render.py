@@ -17,9 +17,6 @@ from voicebudget.traces._table import OFF_PATH, ON_PATH, Anomaly, TraceTurn
 
 __all__ = ["render_check", "render_fit", "render_unusable"]
 
-MAX_TURN_ROWS = 50
-
-
 def _esc(value: object) -> str:
     """``value`` as text that rich prints literally (markup escaped, control characters shown)."""
     from rich.markup import escape
@@ -50,23 +47,61 @@ def _stage_table(report: Report, title: str) -> Any:
     return table
 
 
-def _turn_table(turns: Sequence[TraceTurn], included: Sequence[bool]) -> Any:
+SLOWEST_TURNS = 10
+"""Turns the default ``check`` output lists (the slowest); ``--turns`` lists all."""
+
+SHORT_NAMES = {
+    "endpointing": ("endp", "endpointing wait"),
+    "llm_ttft": ("ttft", "LLM time to first token"),
+    "first_phrase": ("phr", "LLM tokens to the first speakable phrase"),
+    "tts_ttfb": ("ttfb", "TTS time to first byte"),
+    "other": ("oth", "the rest of the path"),
+    "asr": ("asr", "ASR final transcript (overlaps endpointing)"),
+    "leading_silence": ("sil", "leading silence in the first audio (after the total)"),
+}
+"""Column header and legend entry of each stage in the per-turn table (short: it fits 80 columns)."""
+
+
+def _turn_table(turns: Sequence[TraceTurn], included: Sequence[bool], *, slowest: int | None = None) -> Any:
+    """The per-turn table, the file named once per group of its turns. ``slowest``: only that many
+    turns, the slowest (by total) first within each file; ``None``: every turn in file order."""
+    from rich import box
+    from rich.console import Group
     from rich.table import Table
+    from rich.text import Text
 
     names = [s for s in (*ON_PATH, *OFF_PATH) if any(s in t.stages_ms for t in turns)]
-    shown = min(len(turns), MAX_TURN_ROWS)
-    more = f"; first {shown} of {len(turns)}, all in --format json" if shown < len(turns) else ""
-    table = Table(title=f"turns (ms; t = 0 at the actual end of speech{more})", title_justify="left")
-    for col in ("file", "turn", "line", *names, "total", ""):
-        table.add_column(col, justify="left" if col in ("file", "turn", "") else "right")
-    for turn, inc in list(zip(turns, included, strict=True))[:MAX_TURN_ROWS]:
-        note = "first" if turn.index == 0 else ""
-        note += " cold" if turn.cold else ""
-        note += " flagged" + (" (included)" if inc else "") if turn.flagged else ""
-        style = None if inc else "dim"
-        table.add_row(_esc(turn.origin.rsplit("/", 1)[-1]), _esc(turn.id), str(turn.line),
-                      *(_ms(turn.stages_ms.get(s)) for s in names), _ms(turn.total_ms), note.strip(), style=style)
-    return table
+    rows = list(zip(turns, included, strict=True))
+    if slowest is not None and len(rows) > slowest:
+        ranked = sorted(rows, key=lambda r: -(r[0].total_ms if r[0].total_ms is not None else -1.0))[:slowest]
+        keep = {id(t) for t, _ in ranked}
+        rows = sorted((r for r in rows if id(r[0]) in keep),
+                      key=lambda r: (r[0].origin, -(r[0].total_ms if r[0].total_ms is not None else -1.0)))
+        shown = f"the slowest {len(rows)} of {len(turns)} turns; all with --turns or --format json"
+    else:
+        shown = f"{len(turns)} turn{'' if len(turns) == 1 else 's'}"
+    groups: dict[str, list[tuple[TraceTurn, bool]]] = {}
+    for turn, inc in rows:
+        groups.setdefault(turn.origin, []).append((turn, inc))
+    parts: list[Any] = [Text(f"turns, ms, t = 0 at the actual end of speech ({shown})", style="italic")]
+    for origin, group in groups.items():  # one table per file: the file named once
+        table = Table(title=_esc(origin.rsplit("/", 1)[-1]), title_justify="left", title_style="bold",
+                      box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True)
+        table.add_column("turn", overflow="fold")
+        table.add_column("line", justify="right")
+        for name in (*names, "total"):
+            table.add_column(SHORT_NAMES.get(name, (name, ""))[0], justify="right", no_wrap=True)
+        table.add_column("note", overflow="fold")
+        for turn, inc in group:
+            note = "first" if turn.index == 0 else ""
+            note += " cold" if turn.cold else ""
+            note += " flagged" + (" (in)" if inc else "") if turn.flagged else ""
+            table.add_row(_esc(turn.id), str(turn.line), *(_ms(turn.stages_ms.get(s)) for s in names),
+                          _ms(turn.total_ms), note.strip(), style=None if inc else "dim")
+        parts.append(table)
+    legend = "; ".join(f"{SHORT_NAMES[n][0]} = {SHORT_NAMES[n][1]}" for n in names if n in SHORT_NAMES)
+    parts.append(Text(f"{legend}; line = the turn's first line in its file", style="dim"))
+    return Group(*parts)
 
 
 def _anomaly_table(anomalies: Sequence[Anomaly]) -> Any:
@@ -81,9 +116,9 @@ def _anomaly_table(anomalies: Sequence[Anomaly]) -> Any:
     return table
 
 
-def render_check(result: TraceCheck) -> Any:
+def render_check(result: TraceCheck, *, all_turns: bool = False) -> Any:
     """A rich renderable: verdict, per-stage percentiles and tail attribution, first-turn vs steady
-    state, the per-turn table and the anomalies."""
+    state, the slowest turns (every turn with ``all_turns``) and the anomalies."""
     from rich.console import Group
     from rich.text import Text
 
@@ -99,7 +134,7 @@ def render_check(result: TraceCheck) -> Any:
             parts.append(Text(f"{label}: {rep.n_turns} turns, p50 {rep.total.p50_ms:.0f} ms, "
                               f"{rep.budget.label} {rep.total.at_percentile_ms:.0f} ms, "
                               f"{rep.within_budget_share:.0%} within budget"))
-    parts.append(_turn_table(result.turns, result.included))
+    parts.append(_turn_table(result.turns, result.included, slowest=None if all_turns else SLOWEST_TURNS))
     if result.anomalies:
         excluded = "included in the statistics" if result.include_anomalies else "excluded from the statistics"
         parts.append(_anomaly_table(result.anomalies))
