@@ -95,3 +95,10 @@ def test_catalog_from_configs_matches_model_cards(model: str, total: float, acti
     assert m.total_params == pytest.approx(total, rel=0.015)
     assert m.active_params == pytest.approx(active or total, rel=0.03)
     assert "config.json" in m.source
+
+
+def test_speculative_with_request_rate_is_refused_not_ignored() -> None:
+    r = runner.invoke(app, ["infer", "-m", "llama-3.1-8b", "-H", "h100-sxm", "--request-rate", "2",
+                            "--speculative", "0.7,4,0.05"])
+    assert r.exit_code == 2
+    assert "does not include speculative decoding yet" in r.output

@@ -284,6 +284,9 @@ def infer(
 
         if not (math.isfinite(request_rate) and request_rate > 0):
             fail(f"--request-rate: must be a finite number of requests/s > 0, got {request_rate}")
+        if spec is not None:
+            fail("--speculative applies to --concurrency predictions; the --request-rate scheduler model does not "
+                 "include speculative decoding yet")
         with user_errors():
             loaded = estimate_open_loop(
                 arch, hardware, Deployment(chips=chips, tensor_parallel=tp, precision=_value(precision),
