@@ -104,7 +104,7 @@ def test_cli_json_numbers_and_exit_codes(tmp_path: Path) -> None:
 def test_cli_table_names_the_tail_driver(tmp_path: Path) -> None:
     result = runner.invoke(app, ["council", str(write(tmp_path, COUNCIL)), "--samples", "20000"])
     assert result.exit_code == 1
-    assert "c stage" in result.output
+    assert "tail driver: c (mean" in " ".join(result.output.split())
     assert "accuracy 0.7840" in result.output
     assert "expected user time" in result.output
 

@@ -41,8 +41,8 @@ def test_council_stage_report_breaks_the_tail_down_by_member(tmp_path: Path) -> 
     assert llm.parts[0].tail_share > 0.5
     # parts split the stage's tail contribution exactly
     assert sum(p.tail_ms for p in llm.parts) == pytest.approx(llm.tail_ms, rel=1e-9)
-    assert "llm stage" in report.summary()
-    assert f"(heavy-tail {llm.parts[0].tail_ms:.1f} ms)" in report.summary()
+    assert "tail driver: llm (mean" in report.summary()
+    assert f"; heavy-tail {llm.parts[0].tail_ms:.1f} ms)" in report.summary()
     doc = json.loads(CliRunner().invoke(app, ["run", str(path), "-n", "20000", "-f", "json"]).stdout)
     stage = next(s for s in doc["variants"][0]["stages"] if s["name"] == "llm")
     assert [p["name"] for p in stage["parts"]][0] == "heavy-tail"

@@ -72,7 +72,8 @@ def test_over_budget_fails_with_breakdown_and_within_budget_passes(pytester: pyt
     result.stdout.fnmatch_lines(
         [
             "*_ test_slow _*",
-            "voice budget exceeded: p95 735.5 ms > 600.0 ms; llm stage 490.0 ms of it",
+            "voice budget exceeded: p95 735.5 ms > 600.0 ms; "
+            "tail driver: llm (mean 490.0 ms of the slowest 5% of turns)",
             "  10 turns measured, 0.0% within 600.0 ms; tail = the 1 turn(s) at or above p95",
             "  stage * p50 ms * p95 ms * budget ms * tail ms * tail share",
             "  asr * 100.0 * 100.0 * - * 100.0 * 13.5%",
@@ -132,7 +133,7 @@ def test_stage_over_allocation_fails_the_test(pytester: pytest.Pytester) -> None
     result.stdout.fnmatch_lines(
         [
             "voice budget exceeded: llm p95 350.0 ms > allocation 300.0 ms;"
-            " total p95 400.0 ms <= 800.0 ms; llm stage 350.0 ms of it",
+            " total p95 400.0 ms <= 800.0 ms; tail driver: llm (mean 350.0 ms of the slowest 5% of turns)",
             "  llm * 350.0 * 350.0 * 300.0 * 350.0 * 87.5%  over allocation",
             "  untracked * 50.0 * 50.0 * - * 50.0 * 12.5%",
         ]
@@ -161,7 +162,8 @@ def test_real_async_turns_on_both_backends(pytester: pytest.Pytester) -> None:
     )
     result = run(pytester)
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines(["voice budget exceeded: p95 *.* ms > 30.0 ms; llm stage *.* ms of it"] * 2)
+    result.stdout.fnmatch_lines(["voice budget exceeded: p95 *.* ms > 30.0 ms; "
+                                 "tail driver: llm (mean *.* ms of the slowest 5% of turns)"] * 2)
 
 
 def test_unknown_marker_kwargs_are_an_error(pytester: pytest.Pytester) -> None:
@@ -316,7 +318,8 @@ def test_example_pipeline_passes_one_budget_and_fails_the_other(pytester: pytest
     result.stdout.fnmatch_lines(
         [
             "*_ test_agent_on_congested_llm_endpoint _*",
-            "voice budget exceeded: p95 * ms > 800.0 ms; llm stage * ms of it; llm p95 * ms > allocation 450.0 ms",
+            "voice budget exceeded: p95 * ms > 800.0 ms; "
+            "tail driver: llm (mean * ms of the slowest 5% of turns); llm p95 * ms > allocation 450.0 ms",
             "  tail driver: llm *",
             "*= voice budget =*",
             "passed test_voice_agent_budget.py::test_agent_within_budget: p95 * ms <= 800.0 ms*",

@@ -63,7 +63,8 @@ class ModelError(VoiceBudgetError):
 class BudgetExceeded(VoiceBudgetError):
     """A report is over budget. ``.report`` is the :class:`~voicebudget.Report` that failed.
 
-    The message carries the numbers, e.g. ``p95 912.4 ms > 800.0 ms; llm stage 610.2 ms of it``.
+    The message carries the numbers, e.g. ``p95 912.4 ms > 800.0 ms; tail driver: llm (mean 610.2 ms
+    of the slowest 5% of turns)``.
     """
 
     def __init__(self, message: str, report: Report | Any) -> None:

@@ -5,7 +5,7 @@ Rendering only; every number comes from a :class:`~voicebudget.Report`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -62,27 +62,43 @@ def render_report(report: Report, title: str | None = None) -> RenderableType:
     return Group(table, waterfall(report), line, Text(""))
 
 
-def waterfall(report: Report, width: int = _BAR_WIDTH) -> Text:
-    """A text waterfall: each stage's mean contribution in the tail turns, laid end to end against
-    the budget (``|`` marks the budget)."""
+def waterfall(report: Report, width: int = _BAR_WIDTH, parallel: Collection[str] = ()) -> Text:
+    """A text waterfall of the tail turns against the budget (``|`` marks it): each stage's mean
+    contribution, laid end to end; stages named in ``parallel`` (a council's members) start together,
+    each drawn as its own mean duration over the tail turns (``∥`` marks them), and the next stage
+    starts after their critical-path contribution."""
     label = report.budget.label
-    scale_max = max(report.budget.total_ms, sum(s.tail_ms for s in report.stages), 1e-9)
+    group = [s for s in report.stages if s.name in parallel]
+    longest = max((s.tail_mean_ms for s in group if s.tail_mean_ms == s.tail_mean_ms), default=0.0)
+    ends = sum(s.tail_ms for s in report.stages) + max(0.0, longest - sum(s.tail_ms for s in group))
+    scale_max = max(report.budget.total_ms, ends, 1e-9)
     per_char = scale_max / width
     budget_col = round(report.budget.total_ms / per_char)
-    out = Text(f"waterfall of the tail (turns >= {label}), 1 char = {per_char:.0f} ms, | = budget\n", style="dim")
-    start = 0.0
-    for s in report.stages:
-        a, b = round(start / per_char), round((start + s.tail_ms) / per_char)
+    out = Text(f"waterfall of the tail (turns >= {label}), 1 char = {per_char:.0f} ms, | = budget"
+               + (", ∥ = in parallel (own mean duration)" if group else "") + "\n", style="dim")
+    def row(name: str, mark: str, begin: float, length: float) -> None:
+        a, b = round(begin / per_char), round((begin + length) / per_char)
         bar = [" "] * (width + 1)
-        for i in range(a, max(b, a + (1 if s.tail_ms > 0 else 0))):
+        for i in range(a, max(b, a + (1 if length > 0 else 0))):
             bar[min(i, width)] = "█"
         if budget_col <= width:
             bar[budget_col] = "|" if bar[budget_col] == " " else "┃"
-        style = "red" if start + s.tail_ms > report.budget.total_ms else "cyan"
-        out.append(f"{s.name[:12]:>12} ", style="bold")
-        out.append("".join(bar), style=style)
-        out.append(f" {s.tail_ms:7.1f} ms\n")
+        out.append(f"{name[:11]:>11}{mark} ", style="bold")
+        out.append("".join(bar), style="red" if begin + length > report.budget.total_ms else "cyan")
+        out.append(f" {length:7.1f} ms\n")
+
+    start = 0.0
+    group_start: float | None = None
+    for s in report.stages:
+        in_group = s.name in parallel
+        if in_group and group_start is None:
+            group_start = start
+        begin = group_start if in_group and group_start is not None else start
+        row(s.name, "∥" if in_group else " ", begin,
+            s.tail_mean_ms if in_group and s.tail_mean_ms == s.tail_mean_ms else s.tail_ms)
         start += s.tail_ms
+        if in_group and s is group[-1] and group_start is not None:  # what the turn waits for them
+            row("together", " ", group_start, start - group_start)
     return out
 
 

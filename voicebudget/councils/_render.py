@@ -58,7 +58,8 @@ def render_council(result: CouncilResult) -> RenderableType:
         f"expected user time per completed request: {result.expected_user_time_ms:.0f} ms "
         f"({result.exchanges:.3f} exchanges)",
     ]
-    return Group(table, waterfall(report), *(Text.from_markup(x) for x in lines), Text(""))
+    members = () if result.council.topology == "cascade" else tuple(mb.name for mb in result.council.members)
+    return Group(table, waterfall(report, parallel=members), *(Text.from_markup(x) for x in lines), Text(""))
 
 
 def render_answer_space_fit(fit: AnswerSpaceFit, source: str) -> RenderableType:

@@ -1,0 +1,54 @@
+"""Output that a new user reads (issue 13, item 4): the tail attribution cannot read as a part of the
+percentile, a council's parallel members are drawn in parallel, and the README's repr is the real one."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import voicebudget as vb
+from voicebudget._render import waterfall
+
+ROOT = Path(__file__).parent.parent
+
+
+def test_tail_driver_is_worded_as_a_mean_over_the_slowest_turns() -> None:
+    x = np.arange(1.0, 1001.0)  # 1..1000 ms, one stage: its tail mean exceeds the p95 value
+    report = vb.build_report("v", vb.Budget(total_ms=800), x, {"llm": x})
+    p95 = float(np.percentile(x, 95))
+    tail_mean = float(np.mean(x[x >= p95]))
+    assert tail_mean > p95  # why "llm stage 975.5 ms of it" next to "p95 950.1 ms" read as a contradiction
+    assert report.summary() == (f"p95 {p95:.1f} ms > 800.0 ms; tail driver: llm (mean {tail_mean:.1f} ms "
+                                "of the slowest 5% of turns)")
+    strict = vb.build_report("v", vb.Budget(total_ms=800, percentile=99.9), x, {"llm": x})
+    assert "of the slowest 0.1% of turns" in strict.summary()
+
+
+def test_council_waterfall_draws_members_in_parallel() -> None:
+    result = vb.run_council(ROOT / "councils" / "intent-wafer-all.toml", samples=20_000, seed=1)
+    text = waterfall(result.report, parallel=[m.name for m in result.council.members]).plain
+    rows = [line for line in text.splitlines() if "█" in line]
+    members = [r for r in rows if "∥" in r]
+    assert len(members) == 3
+    starts = {r.index("█") for r in members}
+    assert len(starts) == 1  # all start together
+    stages = result.report.stages
+    for r, s in zip(members, stages, strict=True):  # each drawn as its own mean over the tail turns
+        assert float(r.split()[-2]) == pytest.approx(s.tail_mean_ms, abs=0.05)
+        assert s.tail_mean_ms > s.tail_ms  # off the critical path in some tail turns
+    together = float(rows[-1].split()[-2])
+    assert together == pytest.approx(sum(s.tail_ms for s in stages), abs=0.1)
+    assert together == pytest.approx(float(np.mean(result.report.total_samples_ms[
+        result.report.total_samples_ms >= result.report.total.p95_ms])), rel=1e-9, abs=0.1)
+
+
+def test_readme_library_example_prints_what_it_says() -> None:
+    readme = (ROOT / "README.md").read_text()
+    said = re.search(r"print\(report\)\s+# (<Report .*>)", readme)
+    assert said is not None
+    scenario = vb.load_scenario(ROOT / "scenarios" / "webrtc-cascade.toml")
+    report = vb.simulate(scenario, samples=200_000, seed=1).report("warm-connections")
+    assert repr(report) == said.group(1)
