@@ -3,6 +3,7 @@ percentile, a council's parallel members are drawn in parallel, and the README's
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -52,3 +53,33 @@ def test_readme_library_example_prints_what_it_says() -> None:
     scenario = vb.load_scenario(ROOT / "scenarios" / "webrtc-cascade.toml")
     report = vb.simulate(scenario, samples=200_000, seed=1).report("warm-connections")
     assert repr(report) == said.group(1)
+
+
+def test_markdown_and_table_compare_the_variants_side_by_side() -> None:
+    from typer.testing import CliRunner
+
+    from voicebudget.cli import app
+
+    scenario = vb.load_scenario(ROOT / "scenarios" / "webrtc-cascade.toml")
+    result = vb.simulate(scenario, samples=20_000, seed=1)
+    base = result.reports[0].total.p95_ms
+    md = CliRunner().invoke(app, ["run", str(ROOT / "scenarios" / "webrtc-cascade.toml"), "-n", "20000",
+                                  "--seed", "1", "-f", "markdown"]).output
+    assert "| variant | p50 ms | p95 ms | Δp95 vs baseline | within budget |" in md
+    for r in result.reports:
+        d = r.tail_driver
+        assert d is not None
+        row = (f"| {r.name} | {r.total.p50_ms:.1f} | {r.total.p95_ms:.1f} | {r.total.p95_ms - base:+.1f} | "
+               f"{r.within_budget_share:.1%} | {d.name} ({d.tail_ms:.1f}) | {'PASS' if r.passed else 'FAIL'} |")
+        assert row in md
+        assert result.descriptions[r.name] in md  # every variant's description, under its heading
+    assert md.index("| variant |") < md.index("### baseline")  # the comparison first, for a PR comment
+    table = CliRunner().invoke(app, ["run", str(ROOT / "scenarios" / "webrtc-cascade.toml"), "-n", "20000",
+                                     "--seed", "1"], env={"COLUMNS": "120"}).output
+    warm = result.report("warm-connections")
+    cells = f"{warm.total.p50_ms:.1f} │ {warm.total.p95_ms:.1f} │ {warm.total.p95_ms - base:+.1f}"
+    assert f"warm-connections │ {cells}" in table
+    assert "Pre-warm the LLM connection pool" in table
+    doc = json.loads(CliRunner().invoke(app, ["run", str(ROOT / "scenarios" / "webrtc-cascade.toml"), "-n",
+                                              "2000", "-f", "json"]).output)
+    assert doc["variants"][1]["description"].startswith("Pre-warm the LLM connection pool")

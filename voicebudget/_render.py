@@ -6,6 +6,7 @@ Rendering only; every number comes from a :class:`~voicebudget.Report`.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -14,7 +15,7 @@ from rich.text import Text
 from voicebudget._report import LatencyStats, Report
 from voicebudget._simulate import RunResult
 
-__all__ = ["render_markdown", "render_report", "render_run", "waterfall"]
+__all__ = ["comparison_rows", "render_markdown", "render_report", "render_run", "waterfall"]
 
 _BAR_WIDTH = 48
 
@@ -110,7 +111,10 @@ def render_run(result: RunResult) -> RenderableType:
             f"budget {result.budget.total_ms:.0f} ms at {result.budget.label}\n"
         )
     ]
-    parts.extend(render_report(r, title=f"variant: {r.name}") for r in result.reports)
+    for r in result.reports:
+        if r.name in result.descriptions:
+            parts.append(Text(result.descriptions[r.name], style="italic"))
+        parts.append(render_report(r, title=f"variant: {r.name}"))
     if len(result.reports) > 1:
         parts.append(_comparison(result.reports))
     return Group(*parts)
@@ -119,17 +123,35 @@ def render_run(result: RunResult) -> RenderableType:
 def _comparison(reports: Iterable[Report]) -> Table:
     reports = list(reports)
     label = reports[0].budget.label
-    base = reports[0].total.at_percentile_ms
-    table = Table(title="variants side by side (common random numbers)", title_justify="left")
-    for col in ("variant", "p50 ms", f"{label} ms", f"Δ{label}", "within", "verdict"):
-        table.add_column(col, justify="left" if col == "variant" else "right")
-    for r in reports:
-        table.add_row(
-            r.name, f"{r.total.p50_ms:.1f}", f"{r.total.at_percentile_ms:.1f}",
-            f"{r.total.at_percentile_ms - base:+.1f}", f"{r.within_budget_share:.1%}",
-            "[green]PASS[/]" if r.passed else "[red]FAIL[/]",
-        )
+    table = Table(title=f"variants side by side, ms (common random numbers; Δ{label} vs {reports[0].name}; "
+                  f"tail driver: its mean over the slowest {100 - reports[0].budget.percentile:.3g}% of turns)",
+                  title_justify="left")
+    for col in ("variant", "p50", label, f"Δ{label}", "within", "tail driver", "verdict"):
+        table.add_column(col, justify="left" if col in ("variant", "tail driver") else "right",
+                         overflow="fold", no_wrap=col != "tail driver")  # the driver's name wraps first
+    for row in comparison_rows(reports):
+        table.add_row(row["variant"], f"{row['p50_ms']:.1f}", f"{row['at_percentile_ms']:.1f}",
+                      f"{row['delta_ms']:+.1f}", f"{row['within_budget_share']:.1%}",
+                      f"{row['tail_driver']} {row['tail_driver_ms']:.0f}" if row["tail_driver"] else "-",
+                      "[green]PASS[/]" if row["passed"] else "[red]FAIL[/]")
     return table
+
+
+def comparison_rows(reports: Iterable[Report]) -> list[dict[str, Any]]:
+    """One row per variant: p50 and the target percentile of the total, their difference from the
+    first (baseline) variant's, the share within budget, the tail driver and the verdict."""
+    reports = list(reports)
+    base = reports[0].total.at_percentile_ms
+    rows = []
+    for r in reports:
+        d = r.tail_driver
+        rows.append({
+            "variant": r.name, "p50_ms": r.total.p50_ms, "at_percentile_ms": r.total.at_percentile_ms,
+            "delta_ms": r.total.at_percentile_ms - base, "within_budget_share": r.within_budget_share,
+            "tail_driver": d.name if d is not None else "", "tail_driver_ms": d.tail_ms if d is not None else 0.0,
+            "passed": r.passed,
+        })
+    return rows
 
 
 def render_markdown(result: RunResult) -> str:
@@ -143,11 +165,24 @@ def render_markdown(result: RunResult) -> str:
         f"Seed {result.seed}, {result.samples:,} turns per variant; budget {result.budget.total_ms:.0f} ms at {label}.",
         "",
     ]
+    if len(result.reports) > 1:
+        base = result.reports[0].name
+        lines += [
+            f"| variant | p50 ms | {label} ms | Δ{label} vs {base} | within budget | tail driver (mean ms, "
+            f"slowest {100 - result.budget.percentile:.3g}%) | verdict |",
+            "|---|---:|---:|---:|---:|---|---|",
+            *(f"| {row['variant']} | {row['p50_ms']:.1f} | {row['at_percentile_ms']:.1f} | {row['delta_ms']:+.1f} | "
+              f"{row['within_budget_share']:.1%} | {row['tail_driver'] or '-'} ({row['tail_driver_ms']:.1f}) | "
+              f"{'PASS' if row['passed'] else 'FAIL'} |"
+              for row in comparison_rows(result.reports)),
+            "",
+        ]
     for r in result.reports:
         verdict = "PASS" if r.passed else "FAIL"
         lines += [
             f"### {r.name}: {verdict}",
             "",
+            *([result.descriptions[r.name], ""] if r.name in result.descriptions else []),
             f"{r.summary()}; {r.within_budget_share:.1%} of turns within budget; slack {r.slack_ms:+.1f} ms.",
             "",
             f"| stage | mean ms | p50 ms | p90 ms | p95 ms | p99 ms{extra_head} | tail share (>= {label}) |",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ class RunResult:
     """All variants of one scenario run.
 
     :ivar reports: one :class:`Report` per variant, baseline first.
+    :ivar descriptions: variant name -> its ``description`` (the baseline's is the scenario's).
     """
 
     scenario: str
@@ -33,6 +34,7 @@ class RunResult:
     samples: int
     budget: Budget
     reports: tuple[Report, ...]
+    descriptions: dict[str, str] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -56,7 +58,7 @@ class RunResult:
             "seed": self.seed,
             "samples": self.samples,
             "budget": {"total_ms": self.budget.total_ms, "percentile": self.budget.percentile},
-            "variants": [r.to_dict() for r in self.reports],
+            "variants": [{**r.to_dict(), "description": self.descriptions.get(r.name, "")} for r in self.reports],
         }
 
 
@@ -140,7 +142,8 @@ def simulate(
         raise ScenarioError(exc.detail, origin=scenario.origin, field=exc.field) from None
     except ModelError as exc:
         raise ModelError(f"{scenario.origin}: {exc}") from None
-    return RunResult(scenario.name, seed_int, n, budget, reports)
+    descriptions = {"baseline": scenario.description, **scenario.variant_descriptions}
+    return RunResult(scenario.name, seed_int, n, budget, reports, {k: v for k, v in descriptions.items() if v})
 
 
 def run_scenarios(
