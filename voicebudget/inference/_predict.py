@@ -6,7 +6,15 @@ import itertools
 import math
 
 from voicebudget._errors import ModelError
-from voicebudget.inference._catalog import PRECISION_BYTES, ChipPrice, Hardware, ModelArch, get_hardware, get_model
+from voicebudget.inference._catalog import (
+    PRECISION_BYTES,
+    ChipPrice,
+    Hardware,
+    ModelArch,
+    Precision,
+    get_hardware,
+    get_model,
+)
 from voicebudget.inference._gpu import GPUPlan, check_fits, decode_step, memory_need, prefill_ms
 from voicebudget.inference._speculative import SpeculativeDecoding
 from voicebudget.inference._types import Deployment, GPUCalibration, InferenceResult, StepBreakdown, Workload
@@ -110,10 +118,10 @@ def _check_tp(m: ModelArch, hw: Hardware, tp: int) -> None:
         )
 
 
-def _precisions(m: ModelArch, dep: Deployment) -> tuple[str | None, str, str]:
+def _precisions(m: ModelArch, dep: Deployment) -> tuple[Precision | None, Precision, Precision]:
     """(weights precision for byte counts or None = released mix, reported precision, kv precision)."""
-    reported = dep.precision or m.native_precision
-    kv = dep.kv_precision or ("fp8" if reported in ("fp8", "fp4") else "bf16")
+    reported: Precision = dep.precision or m.native_precision
+    kv: Precision = dep.kv_precision or ("fp8" if reported in ("fp8", "fp4") else "bf16")
     return dep.precision, reported, kv
 
 
