@@ -36,6 +36,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from numpy.typing import NDArray  # noqa: E402
 
 from voicebudget._budget import Budget  # noqa: E402
+from voicebudget._io import write_atomic  # noqa: E402
 from voicebudget._report import Report  # noqa: E402
 
 if TYPE_CHECKING:
@@ -139,6 +140,16 @@ def latency_figure(
     return fig
 
 
+def save_figure(fig: Figure, out: Path) -> Path:
+    """Write ``fig`` whole (a temporary file in the same folder, then ``os.replace``) and close it: an
+    interrupted write leaves the old file, never a truncated image. The format follows the suffix."""
+    try:
+        write_atomic(out, lambda tmp: fig.savefig(tmp, dpi=DPI, format=out.suffix.lstrip(".").lower() or "png"))
+    finally:
+        plt.close(fig)
+    return out
+
+
 def plot_latency(
     reports: Mapping[str, Report],
     cdfs: Mapping[str, Curve],
@@ -156,9 +167,7 @@ def plot_latency(
     """
     fig = latency_figure(reports, cdfs, breakdown, budget, title=title)
     out = Path(path)
-    fig.savefig(out, dpi=DPI)
-    plt.close(fig)
-    return out
+    return save_figure(fig, out)
 
 
 def _cdf_panel(ax: Axes, reports: Mapping[str, Report], cdfs: Mapping[str, Curve],
@@ -315,6 +324,4 @@ def plot_tune(result: TuneResult, path: str | Path) -> Path:
     """
     fig = tune_figure(result)
     out = Path(path)
-    fig.savefig(out, dpi=DPI)
-    plt.close(fig)
-    return out
+    return save_figure(fig, out)

@@ -626,6 +626,7 @@ def capacity_cmd(
     scheduler: Annotated[str | None, typer.Option("--scheduler", help="Dask scheduler address.")] = None,
     fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
     plot: Annotated[Path | None, typer.Option("--plot", help="Draw p95 vs calls and cost vs p95 to this PNG.")] = None,
+    force: ForceOpt = False,
 ) -> None:
     """How many concurrent calls each deployment carries within budget, and the cost per call-minute
     (docs/capacity.md).
@@ -636,7 +637,7 @@ def capacity_cmd(
     from voicebudget.capacity import plan_capacity_file
     from voicebudget.capacity._render import render_capacity
 
-    check_plot_path(plot)
+    check_plot_path(plot, force=force, inputs=[scenario])
     caps = _batch_caps(batch_cap)
     overrides: dict[str, Any] = {} if turns_per_minute is None else {"turns_per_call_minute": turns_per_minute}
     if prefix_caching is not None:

@@ -108,5 +108,9 @@ def plot_capacity(result: CapacityResult, path: Path) -> None:
     ax2.set_yscale("log")
     ax2.set_title("cost vs latency at capacity (front: black edge)")
     fig.legend(*ax1.get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=8)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    from voicebudget._io import write_atomic
+
+    try:  # whole or nothing: a temporary file, then os.replace
+        write_atomic(path, lambda tmp: fig.savefig(tmp, dpi=110, format=Path(path).suffix.lstrip(".").lower() or "png"))
+    finally:
+        plt.close(fig)
