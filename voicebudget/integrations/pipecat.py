@@ -226,30 +226,27 @@ _KIND: dict[type, str | None] = {}
 """Frame class -> its moment (None: not looked at), filled on first sight: a dict lookup per frame."""
 
 
+_MOMENTS: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (VADUserStoppedSpeakingFrame, "vad_stop"),
+    ((VADUserStartedSpeakingFrame, UserStartedSpeakingFrame), "user_started"),
+    (UserStoppedSpeakingFrame, "user_turn_stop"),
+    (TranscriptionFrame, "transcript"),
+    (LLMFullResponseStartFrame, "llm_request"),
+    ((LLMThoughtStartFrame, LLMThoughtTextFrame), "first_token"),
+    (LLMTextFrame, "first_text"),
+    (TTSStartedFrame, "tts_request"),
+    (TTSAudioRawFrame, "tts_audio"),
+    (BotStartedSpeakingFrame, "bot_started"),
+    (InterruptionFrame, "interruption"),
+    ((EndFrame, CancelFrame), "end"),
+)
+"""Pipecat frame types -> the moment of a turn they stand for, first match wins (a thought frame is
+checked before plain LLM text)."""
+
+
 def _moment_of(frame: object) -> str | None:
     """The moment a frame stands for, or None."""
-    if isinstance(frame, VADUserStoppedSpeakingFrame):
-        return "vad_stop"
-    if isinstance(frame, VADUserStartedSpeakingFrame | UserStartedSpeakingFrame):
-        return "user_started"
-    if isinstance(frame, UserStoppedSpeakingFrame):
-        return "user_turn_stop"
-    if isinstance(frame, TranscriptionFrame):
-        return "transcript"
-    if isinstance(frame, LLMFullResponseStartFrame):
-        return "llm_request"
-    if isinstance(frame, LLMThoughtStartFrame | LLMThoughtTextFrame):
-        return "first_token"
-    if isinstance(frame, LLMTextFrame):
-        return "first_text"
-    if isinstance(frame, TTSStartedFrame):
-        return "tts_request"
-    if isinstance(frame, TTSAudioRawFrame):
-        return "tts_audio"
-    if isinstance(frame, BotStartedSpeakingFrame):
-        return "bot_started"
-    if isinstance(frame, InterruptionFrame):
-        return "interruption"
-    if isinstance(frame, EndFrame | CancelFrame):
-        return "end"
+    for kinds, moment in _MOMENTS:
+        if isinstance(frame, kinds):
+            return moment
     return None
