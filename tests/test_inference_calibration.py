@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,7 +112,7 @@ def test_row_within_tolerance(row: dict[str, str]) -> None:
     )
 
 
-def test_median_absolute_percentage_error(capsys: pytest.CaptureFixture[str]) -> None:
+def test_median_absolute_percentage_error(summary_line: Callable[[str], None]) -> None:
     errs = {}
     for row in _rows():
         if row["id"] in CASES:
@@ -121,11 +122,9 @@ def test_median_absolute_percentage_error(capsys: pytest.CaptureFixture[str]) ->
     classes = {"decode": ("G1", "G3"), "TTFT": ("G1p", "G3p", "P4", "P8"), "loaded TPOT": ("G5a", "M18", "M3"),
                "wafer/LPU": ("S1", "S5", "S7", "S13")}
     per_class = {c: statistics.median(errs[i] for i in ids if i in errs) for c, ids in classes.items()}
-    with capsys.disabled():
-        summary = ", ".join(f"{k} {v:.1%}" for k, v in errs.items())
-        medians = ", ".join(f"{c} {m:.1%}" for c, m in per_class.items())
-        print(f"\ninference calibration: MdAPE {mape:.1%} over {len(errs)} rows (per class: {medians}); "  # noqa: T201
-              f"{summary}")
+    summary = ", ".join(f"{k} {v:.1%}" for k, v in errs.items())
+    medians = ", ".join(f"{c} {m:.1%}" for c, m in per_class.items())
+    summary_line(f"inference calibration: MdAPE {mape:.1%} over {len(errs)} rows (per class: {medians}); {summary}")
     tols = {"decode": DECODE_TOL, "TTFT": TTFT_TOL, "loaded TPOT": LOADED_TOL, "wafer/LPU": DECODE_TOL}
     for c, m in per_class.items():
         assert m <= tols[c], f"{c}: median {m:.1%} > {tols[c]:.0%}"

@@ -10,9 +10,8 @@ Individual rows are not asserted (a held-out row may be off; the medians say how
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
-
-import pytest
 
 import voicebudget as vb
 
@@ -126,15 +125,14 @@ def test_every_row_has_a_source_and_a_class() -> None:
         assert "read 2026" in r.source or "2024" in r.source
 
 
-def test_held_out_medians_meet_the_goals(capsys: pytest.CaptureFixture[str]) -> None:
+def test_held_out_medians_meet_the_goals(summary_line: Callable[[str], None]) -> None:
     errs = errors()
     medians = {}
     for cls in GOALS:
         vals = [abs(e) for c, e in errs.values() if c == cls]
         medians[cls] = statistics.median(vals)
-    with capsys.disabled():
-        rows = ", ".join(f"{k} {e:+.1%}" for k, (_, e) in errs.items())
-        meds = ", ".join(f"{c} {m:.1%} (goal {GOALS[c]:.0%})" for c, m in medians.items())
-        print(f"\nheld-out validation ({len(errs)} rows): median |error| {meds}; {rows}")  # noqa: T201
+    rows = ", ".join(f"{k} {e:+.1%}" for k, (_, e) in errs.items())
+    meds = ", ".join(f"{c} {m:.1%} (goal {GOALS[c]:.0%})" for c, m in medians.items())
+    summary_line(f"held-out validation ({len(errs)} rows): median |error| {meds}; {rows}")
     for cls, med in medians.items():
         assert med <= GOALS[cls], f"{cls}: median |error| {med:.1%} > {GOALS[cls]:.0%}"

@@ -83,3 +83,59 @@ def test_markdown_and_table_compare_the_variants_side_by_side() -> None:
     doc = json.loads(CliRunner().invoke(app, ["run", str(ROOT / "scenarios" / "webrtc-cascade.toml"), "-n",
                                               "2000", "-f", "json"]).output)
     assert doc["variants"][1]["description"].startswith("Pre-warm the LLM connection pool")
+
+
+def test_one_turn_is_singular_everywhere_a_count_is_printed() -> None:
+    from typer.testing import CliRunner
+
+    from voicebudget._text import count
+    from voicebudget.cli import app
+
+    assert [count(1, "turn"), count(2, "turn"), count(200_000, "turn"), count(1, "anomaly", "anomalies")] == [
+        "1 turn", "2 turns", "200,000 turns", "1 anomaly"]
+    for fmt in ("table", "markdown"):
+        out = CliRunner().invoke(app, ["run", "-n", "1", "-f", fmt]).output
+        assert "1 turn per variant" in " ".join(out.split())
+        assert "1 turns" not in out
+    trace = ROOT / "tests" / "data" / "traces" / "pipecat.log"
+    first = "\n".join(trace.read_text().splitlines()[:6])  # the first turn only
+    report = vb.check_traces([_write(first)], vb.Budget()).report
+    assert report.n_turns == 1
+    from voicebudget.checker._format import breakdown
+
+    text = breakdown(report)
+    assert "1 turn measured" in text
+    assert "tail = the turn at or above p95" in text
+
+
+def _write(text: str) -> Path:
+    import tempfile
+
+    path = Path(tempfile.mkdtemp()) / "one.log"
+    path.write_text(text + "\n")
+    return path
+
+
+def test_budget_help_shows_the_table_name() -> None:
+    from typer.testing import CliRunner
+
+    from voicebudget.cli import app
+
+    out = CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "200"}).output
+    assert "(default: the file's [budget] table, else 800)" in out
+
+
+def test_model_accuracy_lines_print_in_the_summary_not_between_the_dots() -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(ROOT / "tests" / "test_inference_calibration.py")],
+                          capture_output=True, text=True, check=False, cwd=ROOT)
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    dots = [line for line in lines if line.startswith(".")]
+    assert dots
+    assert all("calibration" not in line for line in dots)
+    heading = next(i for i, line in enumerate(lines) if "model accuracy against published measurements" in line)
+    assert lines[heading + 1].startswith("inference calibration: MdAPE ")

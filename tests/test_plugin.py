@@ -74,7 +74,7 @@ def test_over_budget_fails_with_breakdown_and_within_budget_passes(pytester: pyt
             "*_ test_slow _*",
             "voice budget exceeded: p95 735.5 ms > 600.0 ms; "
             "tail driver: llm (mean 490.0 ms of the slowest 5% of turns)",
-            "  10 turns measured, 0.0% within 600.0 ms; tail = the 1 turn(s) at or above p95",
+            "  10 turns measured, 0.0% within 600.0 ms; tail = the turn at or above p95",
             "  stage * p50 ms * p95 ms * budget ms * tail ms * tail share",
             "  asr * 100.0 * 100.0 * - * 100.0 * 13.5%",
             "  llm * 445.0 * 485.5 * - * 490.0 * 66.2%",
@@ -125,9 +125,9 @@ def test_stage_over_allocation_fails_the_test(pytester: pytest.Pytester) -> None
     result.stdout.fnmatch_lines(["*assert 1 == 2*"])
     result.stdout.fnmatch_lines(
         [
-            "FAILED *::test_llm_heavy: p95 400.0 ms <= 800.0 ms; tail driver llm 88%; over allocation: llm (1 turns)",
-            "FAILED *::test_known_slow: p95 400.0 ms > 300.0 ms; tail driver llm 88% (1 turns)",
-            "passed *::test_body_fails: p95 400.0 ms <= 800.0 ms; tail driver llm 88% (1 turns)",
+            "FAILED *::test_llm_heavy: p95 400.0 ms <= 800.0 ms; tail driver llm 88%; over allocation: llm (1 turn)",
+            "FAILED *::test_known_slow: p95 400.0 ms > 300.0 ms; tail driver llm 88% (1 turn)",
+            "passed *::test_body_fails: p95 400.0 ms <= 800.0 ms; tail driver llm 88% (1 turn)",
         ]
     )
     result.stdout.fnmatch_lines(
@@ -213,7 +213,7 @@ def test_json_report_has_the_keys_of_run_format_json(pytester: pytest.Pytester) 
     run_doc = voicebudget.simulate(scenario, samples=200, seed=1).to_dict()
     assert set(doc) == set(run_doc) == {"scenario", "seed", "samples", "budget", "variants"}
     assert set(doc["budget"]) == set(run_doc["budget"])
-    simulated_keys = set(run_doc["variants"][0]) - {"server_side"}  # the recorder does not see the server
+    simulated_keys = set(run_doc["variants"][0]) - {"server_side", "description"}  # no server, no scenario file
     for variant in doc["variants"]:
         assert set(variant) - {"budget"} == simulated_keys
         assert set(variant["total"]) == set(run_doc["variants"][0]["total"])

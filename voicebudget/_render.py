@@ -14,6 +14,7 @@ from rich.text import Text
 
 from voicebudget._report import LatencyStats, Report
 from voicebudget._simulate import RunResult
+from voicebudget._text import count
 
 __all__ = ["comparison_rows", "render_markdown", "render_report", "render_run", "waterfall"]
 
@@ -107,7 +108,7 @@ def render_run(result: RunResult) -> RenderableType:
     """Every variant of a run: one table and waterfall each, then a comparison line per variant."""
     parts: list[RenderableType] = [
         Text.from_markup(
-            f"[bold]{result.scenario}[/]  seed {result.seed}, {result.samples:,} turns per variant, "
+            f"[bold]{result.scenario}[/]  seed {result.seed}, {count(result.samples, 'turn')} per variant, "
             f"budget {result.budget.total_ms:.0f} ms at {result.budget.label}\n"
         )
     ]
@@ -162,7 +163,8 @@ def render_markdown(result: RunResult) -> str:
     lines = [
         f"## {result.scenario}",
         "",
-        f"Seed {result.seed}, {result.samples:,} turns per variant; budget {result.budget.total_ms:.0f} ms at {label}.",
+        f"Seed {result.seed}, {count(result.samples, 'turn')} per variant; "
+        f"budget {result.budget.total_ms:.0f} ms at {label}.",
         "",
     ]
     if len(result.reports) > 1:

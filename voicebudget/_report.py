@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 
 from voicebudget._budget import Budget
 from voicebudget._errors import BudgetExceeded, ModelError, ScenarioError
+from voicebudget._text import count
 
 __all__ = ["LatencyStats", "Report", "StagePart", "StageReport", "build_report"]
 
@@ -306,8 +307,9 @@ def build_report(
         too_big = [k for k, v in stages_ms.items() if _beyond(np.asarray(v, dtype=np.float64))]
         n_bad = int(np.sum(~(np.abs(total) <= MAX_LATENCY_MS)))
         raise ModelError(
-            f"{name}: {n_bad} turns take longer than {MAX_LATENCY_MS:,.0f} ms ({MAX_LATENCY_MS / 3.6e6:,.0f} hours) "
-            f"or are not finite; stages with such values: {too_big or 'none'}"
+            f"{name}: {count(n_bad, 'turn')} take{'s' if n_bad == 1 else ''} longer "
+            f"than {MAX_LATENCY_MS:,.0f} ms ({MAX_LATENCY_MS / 3.6e6:,.0f} hours) "
+            f"or {'is' if n_bad == 1 else 'are'} not finite; stages with such values: {too_big or 'none'}"
         )
     unknown = sorted(set(budget.allocations_ms()) - set(stages_ms))
     if unknown:

@@ -69,7 +69,7 @@ class TableOrJson(StrEnum):
 SamplesOpt = Annotated[int | None, typer.Option("--samples", "-n", min=1, help="Simulated turns per variant.")]
 SeedOpt = Annotated[int | None, typer.Option("--seed", min=0, help="Random seed (recorded in the output).")]
 BudgetOpt = Annotated[
-    float | None, typer.Option("--budget-ms", help="Budget in ms (default: the file's [budget], else 800).")
+    float | None, typer.Option("--budget-ms", help=r"Budget in ms (default: the file's \[budget] table, else 800).")
 ]
 PercentileOpt = Annotated[
     float | None, typer.Option("--percentile", help="Target percentile (default: the file's, else 95).")

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from voicebudget._text import count
 from voicebudget.capacity._plan import CapacityResult
 
 __all__ = ["plot_capacity", "render_capacity"]
@@ -31,7 +32,7 @@ def render_capacity(result: CapacityResult) -> Group:
     """The table of deployments (calls within budget, what limits them, latency, cost) and notes."""
     pct = f"p{result.budget.percentile:g}"
     title = (f"{escape(result.scenario)}: concurrent calls per deployment within {result.budget.total_ms:g} ms "
-             f"at {pct} ({pct} in ms at that load; {result.samples:,} turns per load level, seed {result.seed})")
+             f"at {pct} ({pct} in ms at that load; {count(result.samples, 'turn')} per load level, seed {result.seed})")
     table = Table(title=title, title_justify="left", expand=False, box=box.SIMPLE_HEAD, pad_edge=False,
                   collapse_padding=True)
     width = min(max((len(d.name) + 2 for d in result.deployments), default=10), 32)

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from voicebudget._report import Report, StageReport
+from voicebudget._text import count
 
 __all__ = ["breakdown", "summary_line"]
 
@@ -66,8 +67,9 @@ def breakdown(report: Report) -> str:
     n_tail = int(np.sum(report.total_samples_ms >= report.total.at_percentile_ms))
     lines = [
         f"voice budget {'met' if report.passed else 'exceeded'}: {report.summary()}",
-        f"  {report.n_turns} turns measured, {report.within_budget_share:.1%} within {report.budget.total_ms:.1f} ms;"
-        f" tail = the {n_tail} turn(s) at or above {label}",
+        f"  {count(report.n_turns, 'turn')} measured, {report.within_budget_share:.1%} within "
+        f"{report.budget.total_ms:.1f} ms;"
+        f" tail = {'the turn' if n_tail == 1 else f'the {n_tail} turns'} at or above {label}",
         *_table(report),
     ]
     driver = report.tail_driver
@@ -91,4 +93,4 @@ def summary_line(report: Report) -> str:
     over = [s.name for s in report.stages if s.over_allocation]
     if over:
         line += f"; over allocation: {', '.join(over)}"
-    return line + f" ({report.n_turns} turns{extra})"
+    return line + f" ({count(report.n_turns, 'turn')}{extra})"

@@ -41,6 +41,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from voicebudget._budget import Budget
+from voicebudget._text import count
 from voicebudget.checker._recorder import Turn, TurnRecorder
 
 if TYPE_CHECKING:
@@ -369,7 +370,8 @@ class BudgetGuard:
         return GuardedTurn(self, clock, clock() if start_ns is None else start_ns)
 
     def __repr__(self) -> str:
-        return f"<BudgetGuard {self.budget.label} <= {self.budget.total_ms:g} ms: {self.n_turns} turns, {self._names}>"
+        turns = count(self.n_turns, "turn")
+        return f"<BudgetGuard {self.budget.label} <= {self.budget.total_ms:g} ms: {turns}, {self._names}>"
 
 
 class GuardedTurn:

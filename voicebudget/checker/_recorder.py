@@ -20,6 +20,8 @@ from contextvars import ContextVar
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from voicebudget._text import count
+
 if TYPE_CHECKING:
     from voicebudget._budget import Budget
     from voicebudget.checker._analysis import RecorderReport
@@ -452,4 +454,4 @@ class TurnRecorder:
 
     def __repr__(self) -> str:
         done = sum(t.status == "complete" for t in self._turns)
-        return f"<TurnRecorder {self.name!r}: {len(self._turns)} turns, {done} complete>"
+        return f"<TurnRecorder {self.name!r}: {count(len(self._turns), 'turn')}, {done} complete>"

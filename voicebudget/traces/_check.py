@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError
 from voicebudget._report import Report, build_report
+from voicebudget._text import count
 from voicebudget.traces._table import OFF_PATH, ON_PATH, Anomaly, TraceTable, TraceTurn
 
 __all__ = ["NoUsableTurnsError", "TraceCheck", "check", "usable_turns"]
@@ -128,7 +129,8 @@ def _why_none(tables: Sequence[TraceTable], include_anomalies: bool) -> str:
     more = f" (+{len(anomalies) - 3} more)" if len(anomalies) > 3 else ""
     hint = "" if include_anomalies else "; include flagged turns with include_anomalies (--include-anomalies)"
     detail = f": {shown}{more}" if shown else ""
-    return f"no usable turn to check: {len(all_turns)} turns, {len(anomalies)} anomalies{detail}{hint}"
+    read = f"{count(len(all_turns), 'turn')}, {count(len(anomalies), 'anomaly', 'anomalies')}"
+    return f"no usable turn to check: {read}{detail}{hint}"
 
 
 def _report(name: str, budget: Budget, turns: list[TraceTurn]) -> Report:

@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError
 from voicebudget._io import check_target, write_atomic
+from voicebudget._text import count
 from voicebudget.traces._check import usable_turns
 from voicebudget.traces._table import ON_PATH, TraceTable, TraceTurn
 from voicebudget.traces._toml import dumps
@@ -229,7 +230,7 @@ def fit(
              "lognormal": "log-normal through each stage's observed p50 and p95, independent"}[method]
     doc: dict[str, Any] = {
         "name": name or "fitted from " + ", ".join(Path(o).name for o in origins),
-        "description": f"voicebudget fit, method {method}: {label}; {len(turns)} turns.",
+        "description": f"voicebudget fit, method {method}: {label}; {count(len(turns), 'turn')}.",
         "samples": samples,
         "seed": seed,
         "budget": {"total_ms": float(budget.total_ms), "percentile": float(budget.percentile)},

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from voicebudget._report import Report
+from voicebudget._text import count
 from voicebudget.traces._check import NoUsableTurnsError, TraceCheck
 from voicebudget.traces._fit import TraceFit
 from voicebudget.traces._table import OFF_PATH, ON_PATH, Anomaly, TraceTurn
@@ -79,7 +80,7 @@ def _turn_table(turns: Sequence[TraceTurn], included: Sequence[bool], *, slowest
                       key=lambda r: (r[0].origin, -(r[0].total_ms if r[0].total_ms is not None else -1.0)))
         shown = f"the slowest {len(rows)} of {len(turns)} turns; all with --turns or --format json"
     else:
-        shown = f"{len(turns)} turn{'' if len(turns) == 1 else 's'}"
+        shown = count(len(turns), "turn")
     groups: dict[str, list[tuple[TraceTurn, bool]]] = {}
     for turn, inc in rows:
         groups.setdefault(turn.origin, []).append((turn, inc))
@@ -125,13 +126,13 @@ def render_check(result: TraceCheck, *, all_turns: bool = False) -> Any:
     r = result.report
     verdict = "[green]PASS[/]" if r.passed else "[red]FAIL[/]"
     parts: list[Any] = [Text.from_markup(f"{verdict} {_esc(r.summary())}; {r.within_budget_share:.1%} of "
-                                         f"{r.n_turns} turns within {r.budget.total_ms:g} ms")]
+                                         f"{count(r.n_turns, 'turn')} within {r.budget.total_ms:g} ms")]
     for tab in result.tables:
         parts.append(Text(f"{tab.origin} [{tab.format}]: t = 0 is {tab.anchor}; total = {tab.total}"))
     parts.append(_stage_table(r, "stages (tail: mean contribution in turns at or beyond the target percentile)"))
     for label, rep in (("first turn", result.first_turn), ("steady state", result.steady_state)):
         if rep is not None:
-            parts.append(Text(f"{label}: {rep.n_turns} turns, p50 {rep.total.p50_ms:.0f} ms, "
+            parts.append(Text(f"{label}: {count(rep.n_turns, 'turn')}, p50 {rep.total.p50_ms:.0f} ms, "
                               f"{rep.budget.label} {rep.total.at_percentile_ms:.0f} ms, "
                               f"{rep.within_budget_share:.0%} within budget"))
     parts.append(_turn_table(result.turns, result.included, slowest=None if all_turns else SLOWEST_TURNS))
@@ -159,7 +160,7 @@ def render_fit(result: TraceFit, path: str) -> str:
     """Plain text: where the scenario went and how closely it reproduces the trace."""
     obs = result.observed_ms
     lines = [
-        f"wrote {path}: {result.shape} fitted to {result.n_turns} turns (method {result.method})",
+        f"wrote {path}: {result.shape} fitted to {count(result.n_turns, 'turn')} (method {result.method})",
         f"observed total: p50 {obs['p50_ms']:.1f} ms, p95 {obs['p95_ms']:.1f} ms",
     ]
     v = result.verification

@@ -10,6 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from voicebudget._text import count
 from voicebudget.tuning._space import Configuration
 from voicebudget.tuning._tune import PICK_RULE, TuneResult
 
@@ -52,7 +53,7 @@ def render_tune(result: TuneResult) -> RenderableType:
         f"[bold]{result.council}[/]: {result.strategy}; {result.space_size:,} configurations in the space, "
         f"{result.evaluated:,} evaluated, {result.feasible:,} within {result.budget.total_ms:.0f} ms at {label}"
         f"{' and the cost limit' if result.feasible else ''}, {result.skipped:,} not valid councils\n"
-        f"latency judged: {result.latency_scope}; seed {result.seed}, {result.samples:,} turns per "
+        f"latency judged: {result.latency_scope}; seed {result.seed}, {count(result.samples, 'turn')} per "
         f"configuration{refined}"
     )
     table = Table(title=f"Pareto front ({len(result.pareto)}): user time, {label}, cost; ± one standard error",
