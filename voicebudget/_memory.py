@@ -53,7 +53,7 @@ def measure_peak_bytes(run: Callable[[int], object], n: int) -> int:
     Starts :mod:`tracemalloc` for the call and stops it after; when it was already tracing, its peak
     is reset (the caller's earlier peak reading is lost).
     """
-    gc.collect()  # garbage of an earlier run, freed during this one, would lower the peak seen
+    gc.collect(1)  # young garbage of an earlier run, freed during this one, would lower the peak seen
     tracing = tracemalloc.is_tracing()
     if tracing:
         tracemalloc.reset_peak()
