@@ -139,3 +139,33 @@ def test_model_accuracy_lines_print_in_the_summary_not_between_the_dots() -> Non
     assert all("calibration" not in line for line in dots)
     heading = next(i for i, line in enumerate(lines) if "model accuracy against published measurements" in line)
     assert lines[heading + 1].startswith("inference calibration: MdAPE ")
+
+
+def test_scenarios_doc_shows_every_stage_kind_with_an_example_that_loads() -> None:
+    import tomllib
+
+    from voicebudget._scenario import scenario_json_schema
+
+    doc = (ROOT / "docs" / "scenarios.md").read_text()
+    rows = re.findall(r"^\| `(\w+)` \| [^|]+ \| `(\{.*\})` \|$", doc, flags=re.M)
+    kinds: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            kind = node.get("properties", {}).get("kind", {})
+            if isinstance(kind.get("const", kind.get("default")), str):
+                kinds.add(kind.get("const", kind.get("default")))
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(scenario_json_schema())
+    assert {k for k, _ in rows} | {"voice_turn"} == kinds
+    for kind, example in rows:
+        stage = tomllib.loads(f"x = {example}")["x"]
+        assert stage["kind"] == kind
+        scenario = vb.parse_scenario({"name": kind, "pipeline": {"kind": "sequence", "stages": {"s": stage}}},
+                                     base_dir=ROOT / "scenarios")
+        assert vb.simulate(scenario, samples=200, seed=1).reports[0].n_turns == 200
