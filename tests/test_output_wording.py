@@ -169,3 +169,26 @@ def test_scenarios_doc_shows_every_stage_kind_with_an_example_that_loads() -> No
         scenario = vb.parse_scenario({"name": kind, "pipeline": {"kind": "sequence", "stages": {"s": stage}}},
                                      base_dir=ROOT / "scenarios")
         assert vb.simulate(scenario, samples=200, seed=1).reports[0].n_turns == 200
+
+
+def test_a_scenario_fitted_to_server_side_traces_does_not_call_its_total_voice_to_voice(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from voicebudget.cli import app
+
+    out = tmp_path / "fitted.toml"
+    fit = CliRunner().invoke(app, ["fit", str(ROOT / "tests" / "data" / "traces" / "livekit-metrics.jsonl"), "-o",
+                                   str(out)])
+    assert fit.exit_code == 0, fit.output
+    table = CliRunner().invoke(app, ["run", str(out), "-n", "2000"], env={"COLUMNS": "120"}).output
+    assert "server-side total" in table
+    assert "voice-to-voice │" not in table  # transport is 0 in the fit: the total stops at the server
+    markdown = CliRunner().invoke(app, ["run", str(out), "-n", "2000", "-f", "markdown"]).output
+    assert "| **server-side total** |" in markdown
+    default = CliRunner().invoke(app, ["run", "-n", "2000"], env={"COLUMNS": "120"}).output
+    assert "voice-to-voice │" in default  # a voice turn with a path to the listener
+    seq = vb.parse_scenario({"name": "s", "pipeline": {"kind": "sequence", "stages": {
+        "a": {"kind": "fixed", "value_ms": 10}}}})
+    from voicebudget._render import total_label
+
+    assert total_label(vb.simulate(seq, samples=10).reports[0]) == "total"

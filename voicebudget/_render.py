@@ -48,10 +48,11 @@ def render_report(report: Report, title: str | None = None) -> RenderableType:
     t = report.total
     extra = [] if len(table.columns) == 7 else [""]
     table.add_row(
-        "[bold]voice-to-voice[/]", *(f"[bold]{v:.1f}[/]" for v in (t.mean_ms, t.p50_ms, t.p90_ms, t.p95_ms, t.p99_ms)),
+        f"[bold]{total_label(report)}[/]",
+        *(f"[bold]{v:.1f}[/]" for v in (t.mean_ms, t.p50_ms, t.p90_ms, t.p95_ms, t.p99_ms)),
         "100%", *extra, end_section=True,
     )
-    if report.server_side is not None:
+    if report.server_side is not None and report.server_side != report.total:
         ss = report.server_side
         table.add_row(
             "[dim]server-side[/]",
@@ -62,6 +63,15 @@ def render_report(report: Report, title: str | None = None) -> RenderableType:
         f"{report.budget.total_ms:.0f} ms; slack at {label}: {report.slack_ms:+.1f} ms"
     )
     return Group(table, waterfall(report), line, Text(""))
+
+
+def total_label(report: Report) -> str:
+    """What a report's total is: ``voice-to-voice`` for a voice turn with a path to the listener,
+    ``server-side total`` when that path is zero in every turn (a scenario fitted to server-side
+    traces), ``total`` for any other pipeline (its ends are whatever its stages measure)."""
+    if report.server_side is None:
+        return "total"
+    return "server-side total" if report.server_side == report.total else "voice-to-voice"
 
 
 def waterfall(report: Report, width: int = _BAR_WIDTH, parallel: Collection[str] = ()) -> Text:
@@ -194,7 +204,7 @@ def render_markdown(result: RunResult) -> str:
         for s in r.stages:
             lines.append(f"| {s.name} | {_cells(s.stats, extra)} | {s.tail_share:.1%} |")
             lines += [f"| &nbsp;&nbsp;└ {p.name} |{blank} {p.tail_share:.1%} |" for p in s.parts]
-        lines += [f"| **voice-to-voice** | {_cells(r.total, extra)} | 100% |", ""]
+        lines += [f"| **{total_label(r)}** | {_cells(r.total, extra)} | 100% |", ""]
     return "\n".join(lines)
 
 
