@@ -192,3 +192,14 @@ def test_a_scenario_fitted_to_server_side_traces_does_not_call_its_total_voice_t
     from voicebudget._render import total_label
 
     assert total_label(vb.simulate(seq, samples=10).reports[0]) == "total"
+
+
+def test_one_bad_ttfb_is_one_anomaly(tmp_path: Path) -> None:
+    # an absurd LLM TTFB used to add a second row: the request start derived from it, negative
+    lines = (ROOT / "tests" / "data" / "traces" / "pipecat.log").read_text().splitlines()[:12]
+    lines[2] = lines[2].replace("TTFB: 0.415s", "TTFB: 99.0s")
+    path = tmp_path / "bad.log"
+    path.write_text("\n".join(lines) + "\n")
+    check = vb.check_traces([path], vb.Budget())
+    assert [(a.line, a.field) for a in check.anomalies] == [(3, "LLM TTFB")]
+    assert [t.flagged for t in check.turns] == [True, False]

@@ -377,7 +377,9 @@ class _Reader:
             b.set_stage("asr", vals["stt"][0] * 1000.0)
         llm, tts = vals.get("llm"), vals.get("tts")
         self.llm_stage(turn)
-        if llm is not None and turn.speech_end is not None and llm[1] is not None:
+        ttfb_flagged = llm is not None and any(a.line == llm[2] for a in b.anomalies)
+        if llm is not None and turn.speech_end is not None and llm[1] is not None and not ttfb_flagged:
+            # (a flagged TTFB is one anomaly: the request start derived from it is not flagged again)
             commit = round((llm[1] - llm[0] - turn.speech_end) * 1000.0, 3)
             b.set_stage("endpointing", b.ms(commit, line=llm[2], fld="LLM TTFB (request start)"))
         if turn.agg is not None:
