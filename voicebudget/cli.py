@@ -217,7 +217,7 @@ def schema() -> None:
 
 @app.command()
 def infer(
-    hardware: Annotated[str, typer.Option("--hardware", "-H", help="Hardware id (see `voicebudget hardware`).")],
+    hardware: Annotated[str, typer.Option("--hardware", "-H", help="Hardware id (see `voicebudget hardware`).")] = "",
     model: Annotated[str, typer.Option("--model", "-m", help="Model id (see `voicebudget models`).")] = "",
     chips: Annotated[int | None, typer.Option("--chips", min=1, help="Chips (default: the fewest that fit).")] = None,
     tp: Annotated[int | None, typer.Option("--tp", min=1, help="Tensor-parallel size (splits the heads).")] = None,
@@ -234,6 +234,9 @@ def infer(
     )] = None,
     model_config_path: Annotated[Path | None, typer.Option(
         "--model-config", help="A Hugging Face config.json for a model not in the catalog (instead of --model).",
+    )] = None,
+    hardware_config_path: Annotated[Path | None, typer.Option(
+        "--hardware-config", help="A TOML file of Hardware fields, a chip not in the catalog (instead of -H).",
     )] = None,
     memory_utilization: Annotated[float, typer.Option(
         "--memory-utilization", help="Share of chip memory for weights + KV cache (vLLM gpu_memory_utilization).",
@@ -257,22 +260,31 @@ def infer(
     from voicebudget.inference import (
         ChipPrice,
         Deployment,
+        Hardware,
         ModelArch,
         SpeculativeDecoding,
         Workload,
         estimate_inference,
+        hardware_from_toml,
         model_from_hf_config,
         parse_speculative,
     )
     from voicebudget.inference._render import render_inference
 
     arch: str | ModelArch = model
+    chip: str | Hardware = hardware
     with user_errors():
         spec: SpeculativeDecoding | None = parse_speculative(speculative) if speculative is not None else None
         if model_config_path is not None:
             arch = model_from_hf_config(model_config_path)
+        if hardware_config_path is not None:
+            chip = hardware_from_toml(hardware_config_path)
     if not model and model_config_path is None:
         fail("give --model ID (see `voicebudget models`) or --model-config path/to/config.json")
+    if not hardware and hardware_config_path is None:
+        fail("give --hardware ID (see `voicebudget hardware`) or --hardware-config path/to/chip.toml")
+    if hardware and hardware_config_path is not None:
+        fail("give --hardware or --hardware-config, not both")
     if not (0.0 < memory_utilization <= 1.0):
         fail(f"--memory-utilization must be in (0, 1], got {memory_utilization}")
     if price is not None and not (math.isfinite(price) and price <= 1e6):
@@ -289,7 +301,7 @@ def infer(
                  "include speculative decoding yet")
         with user_errors():
             loaded = estimate_open_loop(
-                arch, hardware, Deployment(chips=chips, tensor_parallel=tp, precision=_value(precision),
+                arch, chip, Deployment(chips=chips, tensor_parallel=tp, precision=_value(precision),
                                             kv_precision=_value(kv_precision), memory_utilization=memory_utilization),
                 Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens), request_rate)
         if fmt is TableOrJson.json:
@@ -299,7 +311,7 @@ def infer(
         return
     with user_errors():
         result = estimate_inference(
-            arch, hardware,
+            arch, chip,
             Deployment(chips=chips, tensor_parallel=tp, precision=_value(precision), concurrency=concurrency,
                        kv_precision=_value(kv_precision), memory_utilization=memory_utilization),
             Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens), price=chip_price, speculative=spec,

@@ -18,7 +18,7 @@ from voicebudget.inference._catalog import (
     get_model,
 )
 from voicebudget.inference._fastmode import FastModeComparison, FastModePlan, compare_policies, plan_fast_mode
-from voicebudget.inference._hfconfig import model_from_hf_config, parse_speculative
+from voicebudget.inference._hfconfig import hardware_from_toml, model_from_hf_config, parse_speculative
 from voicebudget.inference._load import estimate_at_arrival_rate
 from voicebudget.inference._predict import DEFAULT_CALIBRATION, estimate_inference
 from voicebudget.inference._queue import estimate_open_loop, step_time_function
@@ -54,6 +54,7 @@ __all__ = [
     "estimate_open_loop",
     "get_hardware",
     "get_model",
+    "hardware_from_toml",
     "model_from_hf_config",
     "parse_speculative",
     "plan_fast_mode",

@@ -1,4 +1,5 @@
-"""A model architecture from a Hugging Face ``config.json``, and speculative settings from ``A,G,C`` text.
+"""A model architecture from a Hugging Face ``config.json``, a chip from a small TOML file, and speculative
+settings from ``A,G,C`` text.
 
 Parameter counts are computed from the config (the catalog entries quote the released totals; these
 formulas reproduce them within ~1% for Llama and Mixtral, tested):
@@ -19,11 +20,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from voicebudget._errors import ScenarioError
-from voicebudget.inference._catalog import ModelArch, model_from_hf_dict
+from voicebudget.inference._catalog import Hardware, ModelArch, model_from_hf_dict
 from voicebudget.inference._speculative import SpeculativeDecoding
 
-__all__ = ["model_from_hf_config", "parse_speculative"]
+__all__ = ["hardware_from_toml", "model_from_hf_config", "parse_speculative"]
 
 def model_from_hf_config(path: str | Path) -> ModelArch:
     """Build a :class:`ModelArch` from a Hugging Face ``config.json`` (module docstring for the counts).
@@ -46,6 +49,35 @@ def model_from_hf_config(path: str | Path) -> ModelArch:
     ident = p.parent.name if p.parent.name not in ("", ".") else str(cfg.get("model_type", "custom"))
     return model_from_hf_dict(cfg, ident=ident.lower(), name=ident, source=f"{where} (Hugging Face config.json)",
                               where=where)
+
+
+def hardware_from_toml(path: str | Path) -> Hardware:
+    """Build a :class:`Hardware` from a TOML file whose top-level keys are its fields (docs/inference.md).
+
+    ``memory_bytes``, ``memory_bandwidth_bytes_per_s``, ``bf16_flops_per_s``, ``scaleup_link_bytes_per_s``
+    and ``source`` are required; ``id`` defaults to the file name without ``.toml``, ``name`` to the id;
+    ``[price]`` (``usd_per_chip_hour``, ``source``) and ``[sram]`` are tables.
+
+    :param path: the file.
+    :returns: the chip, validated like a catalog entry.
+    :raises ScenarioError: unreadable file, TOML syntax error (with its line), or a missing, unknown or
+        out-of-range field (each named with what is allowed).
+    """
+    from voicebudget._io import load_toml, validation_error
+
+    p = Path(path)
+    where = str(p)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"cannot read: {getattr(exc, 'strerror', None) or exc}", origin=where) from None
+    doc = load_toml(text, origin=where)
+    data = {"id": p.stem.lower() or "custom", **doc}
+    data.setdefault("name", data["id"])
+    try:
+        return Hardware.model_validate(data)
+    except ValidationError as exc:
+        raise validation_error(exc, where, data) from None
 
 
 def parse_speculative(text: str) -> SpeculativeDecoding:
