@@ -203,3 +203,16 @@ def test_one_bad_ttfb_is_one_anomaly(tmp_path: Path) -> None:
     check = vb.check_traces([path], vb.Budget())
     assert [(a.line, a.field) for a in check.anomalies] == [(3, "LLM TTFB")]
     assert [t.flagged for t in check.turns] == [True, False]
+
+
+def test_schema_descriptions_describe_the_file_not_the_python_objects() -> None:
+    from typer.testing import CliRunner
+
+    from voicebudget.cli import app
+
+    text = CliRunner().invoke(app, ["schema"]).output
+    schema = json.loads(text)
+    for field in (":param", ":ivar", ":raises", ":returns", "already merged"):
+        assert field not in text
+    assert "variants that replace or change stages" in schema["description"]
+    assert schema["$defs"]["APIStage"]["description"].startswith("A hosted model behind an API")

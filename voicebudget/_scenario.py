@@ -12,6 +12,7 @@ Errors name the origin, the field path and what is allowed, e.g.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Union
@@ -179,4 +180,26 @@ def scenario_json_schema() -> dict[str, Any]:
         "description": "Variant name -> {description?, <partial pipeline merged over the baseline>}.",
         "additionalProperties": {"type": "object"},
     }
+    schema["description"] = (
+        "A voicebudget scenario file: a pipeline of stages (each with a kind), a budget, and variants that "
+        "replace or change stages of the baseline pipeline (docs/scenarios.md)."
+    )
+    _without_docstring_fields(schema)
     return schema
+
+
+_FIELD_LIST = re.compile(r"\n\s*:(param|ivar|returns|raises|cvar)\b.*", re.S)
+
+
+def _without_docstring_fields(node: Any) -> None:
+    """Cut Sphinx field lists (``:param x: ...``) out of schema descriptions taken from docstrings: they
+    describe the Python objects (e.g. variants already merged), not the file."""
+    if isinstance(node, dict):
+        desc = node.get("description")
+        if isinstance(desc, str):
+            node["description"] = _FIELD_LIST.sub("", desc).strip()
+        for value in node.values():
+            _without_docstring_fields(value)
+    elif isinstance(node, list):
+        for value in node:
+            _without_docstring_fields(value)
