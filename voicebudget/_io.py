@@ -195,6 +195,27 @@ def iter_lines(
             yield lineno, line
 
 
+def read_head(path: str | Path, max_chars: int, *, max_bytes: int = MAX_TRACE_BYTES) -> tuple[str, bool]:
+    """The first ``max_chars`` characters of a text file (leading BOM dropped, invalid UTF-8 replaced),
+    and whether the file is a regular file that can be read again. A pipe is not read at all (its
+    data would be consumed): ``("", False)``.
+
+    Reads at most ``4 * max_chars + 4`` bytes, whatever the file's size (format detection).
+
+    :raises ScenarioError: see :func:`read_bytes` (missing, a folder, a device, over ``max_bytes``).
+    """
+    path = Path(path)
+    fd = _open_checked(path, max_bytes)
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return "", False
+            data = fh.read(4 * max_chars + 4)
+    except OSError as exc:
+        raise ScenarioError(f"cannot read: {exc.strerror or exc}", origin=str(path)) from None
+    return data.decode("utf-8", errors="replace").removeprefix(_BOM)[:max_chars], True
+
+
 # --- JSON -------------------------------------------------------------------------------------------
 
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from voicebudget.traces._jsonsafe import iter_lines, json_kind, loads
@@ -273,8 +274,28 @@ def read_livekit(text: str, origin: str = "<trace>", options: ReadOptions | None
         to the last digit on every turn (stale), a metrics type is missing (named with the speech id)
         or repeats for its ``speech_id``.
     """
+    return _read(enumerate(iter_lines(text), start=1), origin, options)
+
+
+def read_livekit_lines(
+    open_lines: Callable[[], Iterable[tuple[int, str]]],
+    origin: str = "<trace>",
+    options: ReadOptions | None = None,
+) -> TraceTable:
+    """:func:`read_livekit` on a trace given as lines, in one pass keeping one line at a time in memory
+    (per turn, only its stage values and flags are kept).
+
+    :param open_lines: gives the trace's ``(line number from 1, line)`` pairs as
+        :func:`voicebudget._io.iter_lines` reads a file (its byte-order mark dropped).
+    """
+    return _read(open_lines(), origin, options, bom=True)
+
+
+def _read(lines: Iterable[tuple[int, str]], origin: str, options: ReadOptions | None, bom: bool = False) -> TraceTable:
     reader = _Reader(origin, (options or ReadOptions()).absurd_ms)
-    for lineno, raw in enumerate(iter_lines(text), start=1):
+    for lineno, raw in lines:
+        if bom and lineno == 1:  # a second mark, as read_text then iter_lines(text) drop two
+            raw = raw.removeprefix("\ufeff")
         if raw.strip():
             reader.line(lineno, raw.strip())
     return reader.table()

@@ -6,7 +6,7 @@ CLI's ``--format-in`` choices and the unknown-format message are all read from i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -75,9 +75,14 @@ class TraceReader:
         format; must run in linear time.
     :ivar read: ``read(text, origin, options)`` -> a :class:`~voicebudget.traces.TraceTable`.
     :ivar description: one line for messages and help (what the format is, who writes it).
+    :ivar read_lines: for a line-based format, ``read_lines(open_lines, origin, options)`` where
+        ``open_lines()`` gives the file's ``(line number from 1, line)`` pairs afresh on each call (a
+        reader may pass over the file more than once); :func:`~voicebudget.traces.read_trace` then
+        streams the file instead of reading it whole. None: the format is read as one document.
     """
 
     name: str
     detect: Callable[[str], bool]
     read: Callable[[str, str, ReadOptions], TraceTable]
     description: str
+    read_lines: Callable[[Callable[[], Iterable[tuple[int, str]]], str, ReadOptions], TraceTable] | None = None

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -457,6 +458,23 @@ def read_pipecat(text: str, origin: str = "<trace>", options: ReadOptions | None
         a turn release with no VAD stop before it, idle re-prompts.
     :raises ScenarioError: ``options.log_format`` has no ``{time}`` or no ``{message}`` field.
     """
+    return read_pipecat_lines(lambda: enumerate(text.split("\n"), start=1), origin, options)
+
+
+_S_SUFFIX = re.compile(r"#\d+ TTFB: [\d.]+s$")
+
+
+def read_pipecat_lines(
+    open_lines: Callable[[], Iterable[tuple[int, str]]],
+    origin: str = "<trace>",
+    options: ReadOptions | None = None,
+) -> TraceTable:
+    """:func:`read_pipecat` on a log given as lines, in two passes (the first finds whether the log
+    has VAD lines and how it writes TTFBs), keeping one line at a time in memory.
+
+    :param open_lines: gives the log's ``(line number from 1, line)`` pairs afresh on each call.
+    :raises ScenarioError: as :func:`read_pipecat`.
+    """
     from voicebudget._errors import ScenarioError
 
     options = options or ReadOptions()
@@ -466,12 +484,19 @@ def read_pipecat(text: str, origin: str = "<trace>", options: ReadOptions | None
             prefixes = (loguru_prefix(options.log_format),)
         except ValueError as exc:
             raise ScenarioError(f"--log-format: {exc}", origin=origin) from None
-    lines = [_ANSI.sub("", x) for x in text.split("\n")]
-    breakdown = not any(classify(x, breakdown=False) and ("stopped speaking" in x or "Stopped" in x) for x in lines) \
-        and any(classify(x, breakdown=True) for x in lines)
-    reader = _Reader(origin, options, breakdown, prefixes)
-    reader.s_suffix = any(re.search(r"#\d+ TTFB: [\d.]+s$", x.rstrip()) for x in lines)
-    for lineno, raw in enumerate(lines, start=1):
-        if raw.strip():
-            reader.line(lineno, raw.rstrip())
+    vad = has_breakdown = s_suffix = False
+    for _, raw in open_lines():
+        x = _ANSI.sub("", raw)
+        if not vad and classify(x, breakdown=False) and ("stopped speaking" in x or "Stopped" in x):
+            vad = True
+        if not has_breakdown and classify(x, breakdown=True):
+            has_breakdown = True
+        if not s_suffix and _S_SUFFIX.search(x.rstrip()):
+            s_suffix = True
+    reader = _Reader(origin, options, not vad and has_breakdown, prefixes)
+    reader.s_suffix = s_suffix
+    for lineno, raw in open_lines():
+        x = _ANSI.sub("", raw)
+        if x.strip():
+            reader.line(lineno, x.rstrip())
     return reader.table()

@@ -11,12 +11,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from voicebudget._errors import ScenarioError
-from voicebudget._io import MAX_TRACE_BYTES, read_text
-from voicebudget.traces._livekit import looks_like_livekit, read_livekit
+from voicebudget._io import MAX_TRACE_BYTES, iter_lines, read_head, read_text
+from voicebudget.traces._livekit import looks_like_livekit, read_livekit, read_livekit_lines
 from voicebudget.traces._livekit_history import looks_like_livekit_history, read_livekit_history
 from voicebudget.traces._options import DETECT_HEAD_CHARS, ReadOptions, TraceReader
 from voicebudget.traces._otel import looks_like_otel, read_otel
-from voicebudget.traces._pipecat import looks_like_pipecat, read_pipecat
+from voicebudget.traces._pipecat import looks_like_pipecat, read_pipecat, read_pipecat_lines
 from voicebudget.traces._table import TraceTable
 
 __all__ = ["FORMATS", "READERS", "TraceFormat", "detect_format", "get_reader", "read_trace"]
@@ -29,6 +29,7 @@ READERS: tuple[TraceReader, ...] = (
         "livekit", looks_like_livekit, read_livekit,
         "LiveKit Agents metrics, one per line: model_dump() JSON or pydantic str()/repr() of livekit.agents.metrics "
         "(eou/llm/tts and realtime_model_metrics)",
+        read_livekit_lines,
     ),
     TraceReader(
         "otel", looks_like_otel, read_otel,
@@ -41,6 +42,7 @@ READERS: tuple[TraceReader, ...] = (
     TraceReader(
         "pipecat", looks_like_pipecat, read_pipecat,
         "Pipecat debug log (loguru lines: VAD stop, service TTFB/TTFAT, text aggregation, TTFA)",
+        read_pipecat_lines,
     ),
 )
 """Every trace reader, in detection order (the first whose ``detect`` accepts a file's head reads it)."""
@@ -98,14 +100,23 @@ def read_trace(
     origin = str(path)
     options = options or ReadOptions()
     reader = None if fmt is None else get_reader(fmt)
-    text = read_text(path, max_bytes=MAX_TRACE_BYTES, errors="replace")
+    head, regular = read_head(path, DETECT_HEAD_CHARS, max_bytes=MAX_TRACE_BYTES)
+    text = None
+    if not regular:  # a pipe can be read once: keep its whole text
+        text = read_text(path, max_bytes=MAX_TRACE_BYTES, errors="replace")
+        head = text[:DETECT_HEAD_CHARS]
     if reader is None:
-        detected = detect_format(text)
+        detected = detect_format(head)
         if detected is None:
             raise ScenarioError(f"unknown trace format; give it with --format-in (fmt=), one of: {_known()}",
                                 origin=origin)
         reader = get_reader(detected)
-    table = reader.read(text, origin, options)
+    if reader.read_lines is not None and text is None:
+        # line-based: stream the file (memory: one line plus the turns), see docs/traces.md
+        table = reader.read_lines(lambda: iter_lines(path, max_bytes=MAX_TRACE_BYTES), origin, options)
+    else:
+        table = reader.read(text if text is not None else read_text(path, max_bytes=MAX_TRACE_BYTES, errors="replace"),
+                            origin, options)
     if not table.turns:
         raise ScenarioError(f"no turns found in this {reader.name} trace", origin=origin)
     turns = tuple(t if t.reader else replace(t, reader=reader.name) for t in table.turns)
