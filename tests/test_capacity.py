@@ -225,6 +225,7 @@ def test_cli_table_fits_80_columns() -> None:
         (["--hardware", "nope", "--model", "llama-3.1-8b"], "nope"),
         (["--turns-per-minute", "-3"], "turns_per_call_minute"),
         (["--budget-ms", "-5"], "--budget-ms"),
+        (["--workers", "100000"], "--workers"),
     ],
 )
 def test_cli_bad_input_exits_2(args: list[str], message: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -190,3 +191,26 @@ def test_wafer_prediction_is_chip_time_and_names_its_software_generation() -> No
     assert "chip time only" in table.stdout
     gpu = _json(["infer", "-m", "llama-3.1-8b", "-H", "h100-sxm"])
     assert not any("chip time only" in n for n in gpu["notes"])
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\xff\xfe\x00garbage", "not UTF-8"),
+        (b"[" * 100_000, "nested deeper"),
+        (b'\xef\xbb\xbf{"model_type": "llama"}', "num_hidden_layers: missing"),  # BOM accepted, fields checked
+        (b'{"num_hidden_layers": NaN}', "NaN"),
+    ],
+)
+def test_model_config_goes_through_the_input_boundary(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_bytes(content)
+    result = CliRunner().invoke(app, ["infer", "--model-config", str(path), "-H", "h100-sxm"])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+
+
+def test_model_config_device_is_refused() -> None:
+    result = CliRunner().invoke(app, ["infer", "--model-config", "/dev/zero", "-H", "h100-sxm"])
+    assert result.exit_code == 2
+    assert "device" in result.output

@@ -21,7 +21,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
-import click
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -34,6 +33,7 @@ from voicebudget._simulate import run_scenarios
 from voicebudget.inference import PRECISIONS
 from voicebudget.traces import ABSURD_MS, DEFAULT_STOP_SECS, FIT_METHODS, ReadOptions
 from voicebudget.traces import FORMATS as TRACE_FORMATS
+from voicebudget.tuning._executor import MAX_WORKERS
 
 app = typer.Typer(
     name="voicebudget",
@@ -545,7 +545,9 @@ def tune_cmd(
     percentile: PercentileOpt = None,
     samples: Annotated[int, typer.Option("--samples", "-n", min=1, help="Turns per configuration.")] = 2_000,
     seed: Annotated[int, typer.Option("--seed", min=0, help="One seed for all configurations.")] = 1,
-    workers: Annotated[int, typer.Option("--workers", "-w", min=1, help="Local worker processes.")] = 1,
+    workers: Annotated[
+        int, typer.Option("--workers", "-w", min=1, max=MAX_WORKERS, help="Local worker processes.")
+    ] = 1,
     scheduler: Annotated[
         str | None, typer.Option("--scheduler", help="Dask scheduler address (tcp://host:8786).")
     ] = None,
@@ -634,7 +636,9 @@ def capacity_cmd(
     percentile: PercentileOpt = None,
     samples: Annotated[int, typer.Option("--samples", "-n", min=100, help="Turns per load level.")] = 20_000,
     seed: SeedOpt = None,
-    workers: Annotated[int, typer.Option("--workers", "-w", min=1, help="Local worker processes.")] = 1,
+    workers: Annotated[
+        int, typer.Option("--workers", "-w", min=1, max=MAX_WORKERS, help="Local worker processes.")
+    ] = 1,
     scheduler: Annotated[str | None, typer.Option("--scheduler", help="Dask scheduler address.")] = None,
     fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
     plot: Annotated[Path | None, typer.Option("--plot", help="Draw p95 vs calls and cost vs p95 to this PNG.")] = None,
@@ -690,8 +694,17 @@ def report_bug(exc: BaseException) -> NoReturn:
          f"Set {TRACEBACK_ENV}=1 to see the traceback, and please report it.", EXIT_BUG)
 
 
-_EXITS = (typer.Exit, click.exceptions.Exit)
-_PASS_THROUGH = (*_EXITS, typer.Abort, click.exceptions.Abort, click.exceptions.ClickException)
+def _usage_error_base() -> type[Exception]:
+    """typer's ``ClickException``, wherever this typer version keeps it: click itself before typer 0.29,
+    a copy inside typer since (which no longer depends on click, so importing click would fail)."""
+    for cls in typer.BadParameter.__mro__:
+        if cls.__name__ == "ClickException":
+            return cls
+    return typer.BadParameter
+
+
+_EXITS = (typer.Exit,)
+_PASS_THROUGH = (*_EXITS, typer.Abort, _usage_error_base())
 
 
 def crash_guard(command: Command) -> Command:

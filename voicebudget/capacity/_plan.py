@@ -209,7 +209,7 @@ def deployments_from_scenario(scenario: Scenario, stage: str = "llm") -> list[Lo
     if not out:
         raise ScenarioError(
             f"no pipeline has a {stage!r} stage of kind gpu, wafer or api; capacity needs a modelled or hosted "
-            "LLM stage (or give --hardware and --model)", origin=scenario.name, field=f"pipeline.{stage}")
+            "LLM stage (or give --hardware and --model)", origin=scenario.origin, field=f"pipeline.{stage}")
     return out
 
 
@@ -372,7 +372,7 @@ def plan_capacity(
     pipelines = scenario.pipelines()
     deployments = deployments if deployments is not None else deployments_from_scenario(scenario, stage)
     if _find_stage(scenario.pipeline, stage) is None:
-        raise ScenarioError(f"the pipeline has no stage {stage!r} to replace", origin=scenario.name,
+        raise ScenarioError(f"the pipeline has no stage {stage!r} to replace", origin=scenario.origin,
                             field=f"pipeline.{stage}")
     tree = scenario.pipeline.to_tree() if isinstance(scenario.pipeline, VoiceTurn) else scenario.pipeline
     check_memory(samples, lambda k: evaluate(tree, k, seed_int), what="the pipeline",
@@ -384,7 +384,7 @@ def plan_capacity(
     for o in outcomes:
         if o.failure is not None:
             raise ScenarioError(f"deployment {jobs[o.index].deployment.name!r}: {o.failure.error}",
-                                origin=scenario.name)
+                                origin=scenario.origin)
         assert o.value is not None
         results.append(o.value)
     notes = [

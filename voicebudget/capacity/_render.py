@@ -25,7 +25,9 @@ def _calls(n: int | None) -> str:
 def _money(x: float | None) -> str:
     if x is None:
         return "-"
-    return f"${x:.2g}" if x < 0.01 else f"${x:,.3f}"
+    if 0 < x < 0.01:  # two significant digits, never in exponent notation: $0.000031
+        return f"${x:.{1 - math.floor(math.log10(x))}f}"
+    return f"${x:,.3f}"
 
 
 def render_capacity(result: CapacityResult) -> Group:
@@ -58,8 +60,9 @@ def render_capacity(result: CapacityResult) -> Group:
         Text(f"traffic: {t.turns_per_call_minute:g} turns/call-min x {t.llm_requests_per_turn:g} LLM requests = "
              f"{t.request_rate_per_s(1) * 60:g} requests/min per call; prompt {low:,}-{high:,} tokens; agent speaks "
              f"{t.agent_speaking_share:.0%} of the call"),
-        Text("* on the front: no other deployment is both cheaper per call-minute and faster at capacity"),
     ]
+    if any(d.on_front for d in result.deployments):
+        lines.append(Text("* on the front: no other deployment is both cheaper per call-minute and faster at capacity"))
     lines += [Text(f"note: {n}") for n in result.notes]
     return Group(table, *lines)
 
@@ -96,8 +99,6 @@ def plot_capacity(result: CapacityResult, path: Path) -> None:
             continue
         ax2.scatter(d.percentile_ms_at_max, d.cost_per_call_minute, color=colors[d.name], s=60 if d.on_front else 25,
                     edgecolors="black" if d.on_front else "none")
-        ax2.annotate(d.name, (d.percentile_ms_at_max, d.cost_per_call_minute), fontsize=7,
-                     xytext=(4, 4), textcoords="offset points")
     front = sorted((d for d in result.deployments if d.on_front), key=lambda d: d.percentile_ms_at_max or 0)
     if len(front) > 1:
         ax2.plot([d.percentile_ms_at_max for d in front], [d.cost_per_call_minute for d in front], color="black",
@@ -107,7 +108,8 @@ def plot_capacity(result: CapacityResult, path: Path) -> None:
     ax2.set_xlabel(f"{pct} at capacity, ms")
     ax2.set_ylabel("US$ per call-minute")
     ax2.set_yscale("log")
-    ax2.set_title("cost vs latency at capacity (front: black edge)")
+    ax2.set_title("cost vs latency at capacity (colours as left; front: black edge)")
+    fig.suptitle(f"{result.scenario}: concurrent calls within {result.budget.total_ms:g} ms at {pct}", fontsize=10)
     fig.legend(*ax1.get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=8)
     from voicebudget._io import write_atomic
 

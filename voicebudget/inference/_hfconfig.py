@@ -17,12 +17,12 @@ modelled: such a config is refused rather than given a wrong KV cache.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from voicebudget._errors import ScenarioError
+from voicebudget._io import parse_json, read_text
 from voicebudget.inference._catalog import Hardware, ModelArch, model_from_hf_dict
 from voicebudget.inference._speculative import SpeculativeDecoding
 
@@ -33,17 +33,14 @@ def model_from_hf_config(path: str | Path) -> ModelArch:
 
     :param path: the file. Nested ``text_config`` (multimodal releases) is used when present.
     :returns: the architecture; ``id`` is the file's folder name (or ``model_type``), ``source`` the path.
-    :raises ScenarioError: unreadable or non-JSON file, a missing or invalid field (named), or multi-head
+    :raises ScenarioError: unreadable, over the size cap, a device, not UTF-8 or non-JSON file (read through
+        :mod:`voicebudget._io`), a missing or invalid field (named), or multi-head
         latent attention (not modelled).
     """
     p = Path(path)
     where = str(p)
-    try:
-        cfg = json.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ScenarioError(f"cannot read: {exc.strerror or exc}", origin=where) from None
-    except json.JSONDecodeError as exc:
-        raise ScenarioError(f"line {exc.lineno}: not JSON: {exc.msg}", origin=where) from None
+    # the input boundary: size cap, devices refused, BOM accepted, UTF-8 checked, nesting/digit limits
+    cfg = parse_json(read_text(p), origin=where, allow_nan=False)
     if not isinstance(cfg, dict):
         raise ScenarioError("must be a JSON object (a config.json)", origin=where)
     ident = p.parent.name if p.parent.name not in ("", ".") else str(cfg.get("model_type", "custom"))
@@ -67,11 +64,7 @@ def hardware_from_toml(path: str | Path) -> Hardware:
 
     p = Path(path)
     where = str(p)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioError(f"cannot read: {getattr(exc, 'strerror', None) or exc}", origin=where) from None
-    doc = load_toml(text, origin=where)
+    doc = load_toml(read_text(p), origin=where)  # the input boundary: size cap, devices refused, UTF-8
     data = {"id": p.stem.lower() or "custom", **doc}
     data.setdefault("name", data["id"])
     try:

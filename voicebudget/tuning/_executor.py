@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from voicebudget._errors import ScenarioError
 
-__all__ = ["EvaluationFailure", "Outcome", "batch_size_for", "map_evaluations"]
+__all__ = ["MAX_WORKERS", "EvaluationFailure", "Outcome", "batch_size_for", "map_evaluations"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -52,6 +52,10 @@ def _batches(items: Sequence[T], size: int) -> Iterator[list[tuple[int, T]]]:
     for start in range(0, len(items), size):
         yield [(start + j, x) for j, x in enumerate(items[start : start + size])]
 
+
+MAX_WORKERS = 256
+"""Local worker processes at most: one process each, and more than the cores only wait on them (a
+typo like ``--workers 100000`` would otherwise start processes until the machine stalls)."""
 
 CONNECT_TIMEOUT_S = 10
 """How long to wait for a Dask scheduler before giving up, seconds."""
@@ -101,10 +105,10 @@ def map_evaluations(
     :param batch_size: items per task (amortises scheduling); default :func:`batch_size_for`.
     :param progress: called with the number of items just finished.
     :returns: one :class:`Outcome` per item.
-    :raises ValueError: ``workers < 1``.
+    :raises ValueError: ``workers`` outside ``1..MAX_WORKERS``.
     """
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
+    if not 1 <= workers <= MAX_WORKERS:
+        raise ValueError(f"workers must be in 1..{MAX_WORKERS}, got {workers}")
     parallel = 1 if scheduler is None else 8
     size = batch_size if batch_size is not None else batch_size_for(len(items), max(workers, parallel))
     batches = list(_batches(items, size))
