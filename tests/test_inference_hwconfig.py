@@ -90,3 +90,34 @@ def test_cli_needs_exactly_one_hardware_source(tmp_path: Path) -> None:
     r = runner.invoke(app, ["infer", "-m", "llama-3.1-8b", "--hardware-config", str(tmp_path / "none.toml")])
     assert r.exit_code == 2
     assert "cannot read" in r.output
+
+
+@pytest.mark.parametrize(("hw", "mem", "bw", "bf16", "fp8"), [
+    # NVIDIA datasheets (sources on each entry): dense figures; H100 PCIe and L4 publish sparse ones (x2).
+    ("h100-pcie", 80e9, 2.0e12, 1513e12 / 2, 3026e12 / 2),
+    ("l40s", 48e9, 864e9, 362.05e12, 733e12),
+    ("l4", 24e9, 300e9, 242e12 / 2, 485e12 / 2),
+])
+def test_sourced_pcie_entries_pin_their_datasheets(hw: str, mem: float, bw: float, bf16: float, fp8: float) -> None:
+    h = vb.get_hardware(hw)
+    assert (h.memory_bytes, h.memory_bandwidth_bytes_per_s) == (mem, bw)
+    assert (h.flops_per_s("bf16"), h.flops_per_s("fp8")) == (pytest.approx(bf16), pytest.approx(fp8))
+    assert h.scaleup_topology == "pcie"
+    assert "read 2026-12-01" in h.source
+    doc = _json(["infer", "-m", "llama-3.1-8b", "-H", hw, "-f", "json"])
+    h100 = _json(["infer", "-m", "llama-3.1-8b", "-H", "h100-sxm", "-f", "json"])
+    assert doc["step"]["weights_ms"] / h100["step"]["weights_ms"] == pytest.approx(3.35e12 / bw)  # type: ignore[index]
+
+
+def test_the_example_file_reproduces_the_catalog_l40s() -> None:
+    wl = vb.Workload(prompt_tokens=1000, output_tokens=200)
+    mine = vb.estimate_inference("llama-3.1-8b", vb.hardware_from_toml(EXAMPLE), workload=wl)
+    cat = vb.estimate_inference("llama-3.1-8b", "l40s", workload=wl)
+    assert (mine.ttft_ms, mine.tpot_ms) == (pytest.approx(cat.ttft_ms), pytest.approx(cat.tpot_ms))
+
+
+def test_llama_70b_needs_tensor_parallel_over_pcie_on_l40s() -> None:
+    # 141 GB of bf16 weights > 0.9 x 48 GB x 2: the fewest L40S that hold them with the KV cache is 4.
+    doc = _json(["infer", "-m", "llama-3.1-70b", "-H", "l40s", "-f", "json"])
+    assert doc["chips"] == 4
+    assert doc["step"]["communication_ms"] > 0  # type: ignore[index]

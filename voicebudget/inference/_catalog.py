@@ -315,6 +315,30 @@ HARDWARE: dict[str, Hardware] = {
                    "64 GB/s both directions = 32 GB/s one way); no NVLink bridge assumed (Azure NC A100 v4); "
                    "25 us all-reduce floor and 8 us per further ring step through the PCIe root complex (assumption, "
                    "about 3x and 8x the NVLink figures)"),
+        _hw(id="h100-pcie", name="NVIDIA H100 PCIe 80GB", memory_bytes=80e9, memory_bandwidth_bytes_per_s=2.0e12,
+            bf16_flops_per_s=756.5e12, fp8_flops_per_s=1513e12, scaleup_link_bytes_per_s=64e9,
+            scaleup_topology="pcie", collective_latency_ms=0.025, collective_hop_latency_ms=0.008,
+            price=ChipPrice(usd_per_chip_hour=2.19, source="gpu.blog/gpus/nvidia-h100-pcie (read 2026-12-01): "
+                            "on-demand $1.99 (Civo) to $2.39 (RunPod), midpoint"),
+            source="NVIDIA H100 spec table, PCIe column (archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html, read "
+                   "2026-12-01): 80 GB HBM2e, 2,000 GB/s, BF16 1,513 / FP8 3,026 TFLOPS with sparsity (dense: "
+                   "half), PCIe Gen5 128 GB/s both directions (64 GB/s one way; the 600 GB/s NVLink bridge joins "
+                   "pairs only, not modelled); NVIDIA H100 PCIe product brief PB-11133-001_v02 (> 2,000 GB/s, "
+                   "350 W); PCIe collective latencies as a100-pcie-80gb (assumption)"),
+        _hw(id="l40s", name="NVIDIA L40S", memory_bytes=48e9, memory_bandwidth_bytes_per_s=864e9,
+            bf16_flops_per_s=362.05e12, fp8_flops_per_s=733e12, scaleup_link_bytes_per_s=32e9,
+            scaleup_topology="pcie", collective_latency_ms=0.025, collective_hop_latency_ms=0.008,
+            source="NVIDIA L40S datasheet table as reproduced at mullet.se/product.html?product_id=355414 and "
+                   "itcreations.com/nvidia-gpu/nvidia-l40s-gpu-accelerator (read 2026-12-01): 48 GB GDDR6, "
+                   "864 GB/s, BF16 362.05 (733 sparse) / FP8 733 (1,466 sparse) TFLOPS, PCIe Gen4 x16 64 GB/s "
+                   "both directions, no NVLink; PCIe collective latencies as a100-pcie-80gb (assumption)"),
+        _hw(id="l4", name="NVIDIA L4", memory_bytes=24e9, memory_bandwidth_bytes_per_s=300e9,
+            bf16_flops_per_s=121e12, fp8_flops_per_s=242.5e12, scaleup_link_bytes_per_s=32e9,
+            scaleup_topology="pcie", collective_latency_ms=0.025, collective_hop_latency_ms=0.008,
+            source="NVIDIA L4 datasheet figures as quoted at store.sourcecode.com (compare 125/9820) and "
+                   "grokipedia.com/page/NVIDIA_L4_vs_L40S (read 2026-12-01): 24 GB GDDR6, 300 GB/s, FP16/BF16 242 "
+                   "and FP8 485 TFLOPS with sparsity (dense: half), PCIe Gen4 x16, 72 W; PCIe collective "
+                   "latencies as a100-pcie-80gb (assumption)"),
         _hw(id="h100-sxm", name="NVIDIA H100 SXM", memory_bytes=80e9, memory_bandwidth_bytes_per_s=3.35e12,
             bf16_flops_per_s=989e12, fp8_flops_per_s=1979e12, scaleup_link_bytes_per_s=450e9,
             price=ChipPrice(usd_per_chip_hour=3.00, source=_PRICE_SRC + " ($2.50-3.50)"),
