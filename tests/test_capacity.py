@@ -221,6 +221,7 @@ def test_cli_table_fits_80_columns() -> None:
     [
         (["--batch-cap", "4,x"], "--batch-cap"),
         (["--batch-cap", "0"], "--batch-cap"),
+        (["--batch-cap", "2,,8"], "--batch-cap"),
         (["--hardware", "h100-sxm"], "--hardware/--model"),
         (["--hardware", "nope", "--model", "llama-3.1-8b"], "nope"),
         (["--turns-per-minute", "-3"], "turns_per_call_minute"),

@@ -152,8 +152,9 @@ def default_scenario_path() -> Path:
 
 
 def emit_json(doc: Any) -> None:
-    """Write a JSON document to stdout."""
+    """Write a JSON document to stdout (flushed here, so a reader that went away is seen: exit 141)."""
     sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
+    sys.stdout.flush()
 
 
 @app.command()
@@ -599,7 +600,7 @@ def _batch_caps(text: str | None) -> tuple[int | None, ...]:
     if text is None:
         return (None,)
     try:
-        caps = tuple(int(x) for x in text.split(",") if x.strip())
+        caps = tuple(int(x) for x in text.split(","))
     except ValueError:
         fail(f"--batch-cap: expected whole numbers separated by commas, got {text!r}")
     if not caps or min(caps) < 1 or max(caps) > 1_000_000:
@@ -738,7 +739,10 @@ for _info in app.registered_commands:
 def main() -> None:
     """Console-script entry point (every command runs under :func:`crash_guard`)."""
     try:
-        app()
+        try:
+            app()
+        finally:  # flush here, not at interpreter exit, so a reader that went away is seen (exit 141)
+            sys.stdout.flush()
     except _EXITS as exc:
         sys.exit(exc.exit_code)
     except BrokenPipeError:
