@@ -56,7 +56,7 @@ def test_bad_configs_name_the_file_and_field(tmp_path: Path) -> None:
         vb.model_from_hf_config(_write(tmp_path, "b", {**LLAMA_31_8B, "kv_lora_rank": 512}))
     p = tmp_path / "c.json"
     p.write_text("{not json", encoding="utf-8")
-    with pytest.raises(vb.ScenarioError, match=r"c.json: line 1: not JSON"):
+    with pytest.raises(vb.ScenarioError, match=r"c.json: line 1: cannot parse JSON"):
         vb.model_from_hf_config(p)
 
 
@@ -81,7 +81,7 @@ def test_cli_model_config_and_speculative(tmp_path: Path) -> None:
     assert "--model-config" in r.output
     r = runner.invoke(app, ["infer", "--model-config", str(tmp_path / "none.json"), "-H", "h100-sxm"])
     assert r.exit_code == 2
-    assert "cannot read" in r.output
+    assert "file not found" in r.output
 
 
 @pytest.mark.parametrize(("model", "total", "active"), [
