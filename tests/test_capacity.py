@@ -169,6 +169,18 @@ def test_batch_cap_limits_fast_mode() -> None:
     assert costs == sorted(costs, reverse=True)  # fast mode: fewer calls per chip, a dearer call-minute
 
 
+def test_capacity_never_falls_as_the_batch_cap_grows() -> None:
+    # a larger cap only admits more: capacity is non-decreasing in it (loads near the scheduler's
+    # saturation, where its TTFT tail is not monotone, count as overloaded)
+    scenario = vb.load_scenario(SUPPORT)
+    deps = deployments_from_options(scenario, hardware="h100-sxm", model="llama-3.1-8b", chips=1, precision="fp8",
+                                    batch_caps=tuple(range(2, 34, 2)))
+    r = plan_capacity(scenario, deps, budget=vb.Budget(total_ms=1_200), samples=1_000)
+    calls = [d.max_concurrent_calls or 0 for d in r.deployments]
+    assert calls == sorted(calls)
+    assert calls[0] < calls[-1]
+
+
 def test_open_loop_stage_reproduces_the_scheduler_quantiles() -> None:
     stage = OpenLoopLLM(ttft_quantiles_ms=(80.0, 150.0, 400.0), ttft_floor_ms=10.0, prompts=(1000,),
                         prompt_offsets_ms=(0.0,), tpot_ms=5.0, first_phrase_tokens=0, jitter_cv=0.0, concurrency=3.0)

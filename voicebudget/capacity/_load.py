@@ -16,6 +16,7 @@ A deployment is anything with the :class:`LoadModel` shape. Two ship:
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -29,11 +30,16 @@ from voicebudget._traffic import CallTraffic
 from voicebudget.inference._load import estimate_at_arrival_rate
 from voicebudget.inference._queue import estimate_open_loop
 from voicebudget.inference._stage import APIStage, GPUStage, WaferStage, _jitter
-from voicebudget.inference._types import Workload
+from voicebudget.inference._types import Deployment, OpenLoopResult, Workload
 
 __all__ = ["HostedDeployment", "LoadModel", "ModelledDeployment", "OpenLoopLLM", "Overloaded"]
 
 FloatArray = NDArray[np.float64]
+
+MAX_SCHEDULER_LOAD = 0.85
+"""Loads beyond this share of the scheduler model's capacity count as overloaded: the model's TTFT
+tail is not reliable there (docs/inference.md: p99 12-55% off at 70%, and not monotone near 100%),
+and a server run that close to saturation has no headroom for a burst."""
 
 _Z_KNOTS = (0.0, 1.2815515655446004, 2.3263478740408408)
 """Standard normal quantiles of 0.50, 0.90 and 0.99: where the open-loop TTFT quantiles are pinned."""
@@ -125,6 +131,25 @@ class OpenLoopLLM:
         return out
 
 
+@functools.lru_cache(maxsize=4096)
+def _open_loop(model: Any, hardware: Any, deployment: Deployment, workload: Workload, rate: float) -> OpenLoopResult:
+    """:func:`estimate_open_loop`, memoised: deployments that differ only in their batch cap (a fast-mode
+    sweep) share every load level's scheduler result."""
+    return estimate_open_loop(model, hardware, deployment, workload, rate)
+
+
+@functools.lru_cache(maxsize=4096)
+def _prompt_offsets(stage: GPUStage, concurrency: int, prompts: tuple[int, ...],
+                    mean_prompt: int) -> tuple[tuple[float, ...], float]:
+    """Each turn's TTFT minus the mean prompt's at ``concurrency`` (closed-loop model), and the TTFT
+    floor (the shortest prompt alone), ms; memoised like :func:`_open_loop`."""
+    loaded = stage.model_copy(update={"concurrency": concurrency})
+    mean_ttft = loaded.predict(mean_prompt).ttft_ms
+    offsets = tuple(loaded.predict(p).ttft_ms - mean_ttft for p in prompts)
+    floor = stage.model_copy(update={"concurrency": 1}).predict(min(prompts)).ttft_ms
+    return offsets, floor
+
+
 @dataclass(frozen=True)
 class ModelledDeployment:
     """A self-hosted deployment modelled by the inference model.
@@ -189,16 +214,17 @@ class ModelledDeployment:
         rate = traffic.request_rate_per_s(calls)
         workload = self._workload(traffic)
         try:
-            ol = estimate_open_loop(self.stage.model, self.stage.hardware, self.stage.deployment(), workload, rate)
+            ol = _open_loop(self.stage.model, self.stage.hardware, self.stage.deployment(), workload, rate)
         except ModelError as exc:
             raise Overloaded("throughput", str(exc)) from None
+        if rate > MAX_SCHEDULER_LOAD * ol.capacity_requests_per_s:
+            raise Overloaded("throughput", f"{rate:.3g} requests/s is beyond {MAX_SCHEDULER_LOAD:.0%} of the "
+                                           f"scheduler's capacity ({ol.capacity_requests_per_s:.3g} requests/s)")
         self._check_cap(ol.mean_concurrency)
         prompts = traffic.prefill_tokens_by_turn
-        loaded = self.stage.model_copy(update={"concurrency": max(1, math.ceil(ol.mean_concurrency))})
         try:
-            mean_ttft = loaded.predict(workload.prompt_tokens).ttft_ms
-            offsets = tuple(loaded.predict(p).ttft_ms - mean_ttft for p in prompts)
-            floor = self.stage.model_copy(update={"concurrency": 1}).predict(min(prompts)).ttft_ms
+            offsets, floor = _prompt_offsets(self.stage, max(1, math.ceil(ol.mean_concurrency)), prompts,
+                                             workload.prompt_tokens)
         except ModelError as exc:
             raise Overloaded("memory", str(exc)) from None
         tpot = ol.tpot_ms / (self.stage.speculative.speedup if self.stage.speculative else 1.0)
