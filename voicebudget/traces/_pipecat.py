@@ -42,7 +42,7 @@ from datetime import UTC, datetime
 
 from voicebudget.traces._options import DEFAULT_STOP_SECS, ReadOptions
 from voicebudget.traces._pipecat_rules import LOG_PREFIXES, RULE_SETS, LogPrefix, classify, loguru_prefix
-from voicebudget.traces._table import Anomaly, TraceTable, TurnBuilder
+from voicebudget.traces._table import Anomaly, TraceTable, TraceTurn, TurnBuilder
 
 __all__ = ["DEFAULT_STOP_SECS", "looks_like_pipecat", "read_pipecat"]
 
@@ -427,10 +427,15 @@ class _Reader:
     def table(self) -> TraceTable:
         if self.current is not None and (self.current.values or self.current.builder.anomalies or self.breakdown):
             self.done.append(self.current)
-        for turn in self.done:
+        done, self.done = self.done[::-1], []
+        turns: list[TraceTurn] = []
+        flagged: list[Anomaly] = []
+        while done:  # each turn's working state is dropped once its row is built (peak memory)
+            turn = done.pop()
             self.finish(turn)
-        turns = [turn.builder.build(index) for index, turn in enumerate(self.done)]
-        anomalies = [*self.loose, *(a for turn in self.done for a in turn.builder.anomalies)]
+            turns.append(turn.builder.build(len(turns)))
+            flagged.extend(turn.builder.anomalies)
+        anomalies = [*self.loose, *flagged]  # finish() adds to self.loose: the same order as all at once
         anomalies.sort(key=lambda a: a.line)
         if self.breakdown:
             return TraceTable(self.origin, "pipecat", RULE_SETS["pipecat-breakdown"].anchor, TOTAL_BREAKDOWN,
