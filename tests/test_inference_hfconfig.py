@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 import voicebudget as vb
 from voicebudget.cli import app
+from voicebudget.inference._catalog import model_from_hf_dict
 
 runner = CliRunner()
 
@@ -102,3 +103,22 @@ def test_speculative_with_request_rate_is_refused_not_ignored() -> None:
                             "--speculative", "0.7,4,0.05"])
     assert r.exit_code == 2
     assert "does not include speculative decoding yet" in r.output
+
+
+def test_gpt_oss_20b_counts_from_its_config_and_runs() -> None:
+    # openai/gpt-oss-20b config.json fields (source on the entry); OpenAI's model card: 20.91B total, 3.61B active.
+    cfg = {"hidden_size": 2880, "intermediate_size": 2880, "num_hidden_layers": 24, "num_attention_heads": 64,
+           "num_key_value_heads": 8, "head_dim": 64, "num_local_experts": 32, "num_experts_per_tok": 4,
+           "vocab_size": 201088, "tie_word_embeddings": False, "max_position_embeddings": 131072,
+           "quantization_config": {"quant_method": "mxfp4"}}
+    counted = model_from_hf_dict(cfg, ident="x", name="x", source="test")
+    m = vb.MODELS["gpt-oss-20b"]
+    assert counted.total_params == pytest.approx(m.total_params, rel=0.001)
+    # the card's active count leaves out the input embedding table (V x d), which decode does not stream
+    assert counted.active_params - 201088 * 2880 == pytest.approx(m.active_params, rel=0.002)
+    assert (m.native_expert_precision, counted.native_expert_precision) == ("fp4", "fp4")
+    r = runner.invoke(app, ["infer", "-m", "gpt-oss-20b", "-H", "l4", "-f", "json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    # MXFP4 experts (0.5625 B/param) + bf16 rest: about 13 GB of weights, so one 24 GB L4 holds it.
+    assert doc["chips"] == 1

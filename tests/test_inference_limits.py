@@ -44,6 +44,7 @@ def test_catalog_context_lengths() -> None:
         "llama-2-70b": 4096,
         "glm-4.7": 202752,
         "gpt-oss-120b": 131072,
+        "gpt-oss-20b": 131072,
         "qwen3-235b-a22b": 32768,
         "mixtral-8x7b": 32768,
         "qwen2.5-7b": 32768,

@@ -433,6 +433,15 @@ MODELS: dict[str, ModelArch] = {
            max_context_tokens=131072,
            source="openai/gpt-oss-120b config.json (MXFP4 expert weights; sliding-window layers not modelled; "
                   "max_position_embeddings 131072)"),
+        _m(id="gpt-oss-20b", name="gpt-oss-20b", total_params=20.91e9, active_params=3.61e9, layers=24,
+           d_model=2880, q_heads=64, kv_heads=8, head_dim=64, experts=32, experts_per_token=4,
+           native_expert_precision="fp4", max_context_tokens=131072,
+           source="openai/gpt-oss-20b config.json, a verbatim copy in a public repository found with the code "
+                  "index (file id 31112482743, read 2026-12-01): 24 layers, hidden 2880, 64 query / 8 KV heads of "
+                  "64, 32 local experts, 4 per token, MXFP4 experts, vocab 201088, untied head, "
+                  "max_position_embeddings 131072; counted from those fields: 20.91e9 total, 3.61e9 active "
+                  "without the input embedding table (OpenAI's model card convention, as gpt-oss-120b's 5.1e9); "
+                  "sliding-window layers not modelled"),
         _m(id="qwen3-235b-a22b", name="Qwen3-235B-A22B", total_params=235e9, active_params=22e9, layers=94,
            d_model=4096, q_heads=64, kv_heads=4, head_dim=128, experts=128, experts_per_token=8,
            max_context_tokens=32768,
