@@ -259,3 +259,15 @@ def test_cli_plot(tmp_path: Path) -> None:
     res = runner.invoke(app, ["capacity", str(SUPPORT), "-n", "1000", "--plot", str(out)])
     assert res.exit_code == 0, res.output
     assert out.stat().st_size > 10_000
+
+
+def test_run_shows_an_api_stage_cost_per_turn() -> None:
+    # wafer-scale-api: the call's mean prompt (2,650 tokens) x $0.85 + 60 output tokens x $1.20, per million
+    res = runner.invoke(app, ["run", str(SUPPORT), "-n", "2000", "-f", "json"])
+    assert res.exit_code == 1, res.output
+    by_name = {v["name"]: v for v in json.loads(res.stdout)["variants"]}
+    assert by_name["wafer-scale-api"]["cost_per_turn_usd"] == pytest.approx((2650 * 0.85 + 60 * 1.20) / 1e6)
+    assert by_name["hosted-flash-lite"]["cost_per_turn_usd"] == pytest.approx((2650 * 0.10 + 60 * 0.40) / 1e6)
+    assert by_name["baseline"]["cost_per_turn_usd"] is None  # a gpu stage: chip-hours, see `capacity`
+    table = runner.invoke(app, ["run", str(SUPPORT), "-n", "2000"], env={"COLUMNS": "80"})
+    assert "cost: $0.002325 per turn" in table.stdout

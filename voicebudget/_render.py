@@ -126,6 +126,8 @@ def render_run(result: RunResult) -> RenderableType:
         if r.name in result.descriptions:
             parts.append(Text(result.descriptions[r.name], style="italic"))
         parts.append(render_report(r, title=f"variant: {r.name}"))
+        if r.name in result.costs:
+            parts.append(Text(f"cost: ${result.costs[r.name]:.6f} per turn (list prices of its api stages)"))
     if len(result.reports) > 1:
         parts.append(_comparison(result.reports))
     return Group(*parts)
@@ -195,7 +197,8 @@ def render_markdown(result: RunResult) -> str:
             f"### {r.name}: {verdict}",
             "",
             *([result.descriptions[r.name], ""] if r.name in result.descriptions else []),
-            f"{r.summary()}; {r.within_budget_share:.1%} of turns within budget; slack {r.slack_ms:+.1f} ms.",
+            f"{r.summary()}; {r.within_budget_share:.1%} of turns within budget; slack {r.slack_ms:+.1f} ms"
+            + (f"; cost ${result.costs[r.name]:.6f} per turn (list prices)." if r.name in result.costs else "."),
             "",
             f"| stage | mean ms | p50 ms | p90 ms | p95 ms | p99 ms{extra_head} | tail share (>= {label}) |",
             "|---|---:|---:|---:|---:|---:|" + ("---:|" if extra else "") + "---:|",

@@ -16,7 +16,7 @@ from voicebudget._io import Roots
 from voicebudget._memory import check_memory
 from voicebudget._report import Report, build_report
 from voicebudget._scenario import Scenario, load_scenario
-from voicebudget._voice_turn import VoiceTurn
+from voicebudget._voice_turn import STAGE_ORDER, VoiceTurn
 
 __all__ = ["RunResult", "resolve_seed", "run_scenarios", "simulate", "simulate_pipeline"]
 
@@ -27,6 +27,9 @@ class RunResult:
 
     :ivar reports: one :class:`Report` per variant, baseline first.
     :ivar descriptions: variant name -> its ``description`` (the baseline's is the scenario's).
+    :ivar costs: variant name -> US dollars per turn at list price, for variants whose ``api`` stages
+        give prices and tokens per turn (the stage's ``prompt_tokens``/``output_tokens``, else the
+        scenario's ``[traffic]``); variants without are absent.
     """
 
     scenario: str
@@ -35,6 +38,7 @@ class RunResult:
     budget: Budget
     reports: tuple[Report, ...]
     descriptions: dict[str, str] = field(default_factory=dict)
+    costs: dict[str, float] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -58,7 +62,8 @@ class RunResult:
             "seed": self.seed,
             "samples": self.samples,
             "budget": {"total_ms": self.budget.total_ms, "percentile": self.budget.percentile},
-            "variants": [{**r.to_dict(), "description": self.descriptions.get(r.name, "")} for r in self.reports],
+            "variants": [{**r.to_dict(), "description": self.descriptions.get(r.name, ""),
+                          "cost_per_turn_usd": self.costs.get(r.name)} for r in self.reports],
         }
 
 
@@ -143,7 +148,40 @@ def simulate(
     except ModelError as exc:
         raise ModelError(f"{scenario.origin}: {exc}") from None
     descriptions = {"baseline": scenario.description, **scenario.variant_descriptions}
-    return RunResult(scenario.name, seed_int, n, budget, reports, {k: v for k, v in descriptions.items() if v})
+    costs = {name: c for name, p in scenario.pipelines().items()
+             if (c := pipeline_cost_per_turn(p, scenario)) is not None}
+    return RunResult(scenario.name, seed_int, n, budget, reports, {k: v for k, v in descriptions.items() if v},
+                     costs)
+
+
+def pipeline_cost_per_turn(pipeline: Any, scenario: Scenario | None = None) -> float | None:
+    """US dollars per turn at list price of a pipeline's priced ``api`` stages (None when none is priced).
+
+    Tokens per turn come from each stage's ``prompt_tokens``/``output_tokens``, else from the scenario's
+    ``[traffic]`` (mean prompt over a call, ``output_tokens``).
+    """
+    from voicebudget.inference._stage import APIStage
+
+    traffic = scenario.traffic if scenario is not None else None
+    total, priced = 0.0, False
+    for stage in _leaves(pipeline):
+        if not isinstance(stage, APIStage):
+            continue
+        cost = stage.cost_per_turn_usd(
+            None if stage.prompt_tokens is not None or traffic is None else traffic.mean_prompt_tokens,
+            None if stage.output_tokens is not None or traffic is None else traffic.output_tokens)
+        if cost is not None:
+            total, priced = total + cost, True
+    return total if priced else None
+
+
+def _leaves(node: Any) -> list[Any]:
+    if isinstance(node, VoiceTurn):
+        return [leaf for name in STAGE_ORDER for leaf in _leaves(getattr(node, name))]
+    children = getattr(node, "stages", None)
+    if isinstance(children, dict):
+        return [leaf for child in children.values() for leaf in _leaves(child)]
+    return [node]
 
 
 def run_scenarios(

@@ -312,17 +312,13 @@ class HostedDeployment:
         return None
 
     def cost_per_call_minute(self, calls: int, traffic: CallTraffic) -> float | None:
-        """Token prices per call-minute: requests/min x (prompt x input price + output x output price).
+        """Token prices per call-minute: requests/min x the stage's cost per request
+        (:meth:`APIStage.cost_per_turn_usd` at the call's mean prompt and output tokens).
 
-        ``None`` when the stage gives no output price; a missing input price counts as 0 (and the
-        report says so).
+        ``None`` when the stage gives no output price; a missing input price counts as 0.
         """
-        out_price = self.stage.price_per_million_output_tokens
-        if out_price is None:
-            return None
-        in_price = self.stage.usd_per_million_input_tokens or 0.0
-        per_request = (traffic.mean_prompt_tokens * in_price + self._output_tokens(traffic) * out_price) / 1e6
-        return traffic.request_rate_per_s(1) * 60.0 * per_request
+        per_request = self.stage.cost_per_turn_usd(traffic.mean_prompt_tokens, self._output_tokens(traffic))
+        return None if per_request is None else traffic.request_rate_per_s(1) * 60.0 * per_request
 
     def describe(self) -> dict[str, Any]:
         """Kind, prices and rate limits."""

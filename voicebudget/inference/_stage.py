@@ -192,6 +192,8 @@ class APIStage(DataModel):
     :param usd_per_million_input_tokens: list price of prompt tokens (for ``voicebudget capacity``), optional.
     :param requests_per_minute_limit: the account's rate limit, requests/min (capacity planning), optional.
     :param tokens_per_minute_limit: the account's rate limit, input + output tokens/min, optional.
+    :param prompt_tokens: mean prompt tokens per turn (for the cost per turn), optional.
+    :param output_tokens: mean output tokens per turn (for the cost per turn), optional.
     """
 
 
@@ -205,6 +207,8 @@ class APIStage(DataModel):
     usd_per_million_input_tokens: float | None = Field(default=None, ge=0)
     requests_per_minute_limit: float | None = Field(default=None, gt=0)
     tokens_per_minute_limit: float | None = Field(default=None, gt=0)
+    prompt_tokens: int | None = Field(default=None, ge=0, le=10_000_000)
+    output_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
 
     _tokens = field_validator("first_phrase_tokens")(_check_token_count)
 
@@ -221,6 +225,22 @@ class APIStage(DataModel):
             return None
         factor = self.fast.price_factor if (self.use_fast and self.fast) else 1.0
         return self.usd_per_million_output_tokens * factor
+
+    def cost_per_turn_usd(self, prompt_tokens: float | None = None, output_tokens: float | None = None) -> float | None:
+        """List-price US dollars of one turn's request: ``(prompt x input price + output x output price) / 1e6``.
+
+        :param prompt_tokens: default the stage's ``prompt_tokens``; ``output_tokens`` likewise.
+        :returns: ``None`` when the output price or either token count is unknown (a missing input price
+            counts as 0).
+        """
+        out_price = self.price_per_million_output_tokens
+        p = self.prompt_tokens if prompt_tokens is None else prompt_tokens
+        o = self.output_tokens if output_tokens is None else output_tokens
+        if out_price is None or p is None or o is None:
+            return None
+        in_price = (self.usd_per_million_input_tokens or 0.0) * (
+            self.fast.price_factor if (self.use_fast and self.fast) else 1.0)
+        return (p * in_price + o * out_price) / 1e6
 
     def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
         """Time to the first speakable phrase per turn, ``float64[n]`` ms."""
