@@ -109,6 +109,16 @@ def test_sourced_pcie_entries_pin_their_datasheets(hw: str, mem: float, bw: floa
     assert doc["step"]["weights_ms"] / h100["step"]["weights_ms"] == pytest.approx(3.35e12 / bw)  # type: ignore[index]
 
 
+def test_mi325x_is_mi300x_with_more_and_faster_memory() -> None:
+    # AMD: 256 GB HBM3E at 6 TB/s (MI300X: 192 GB, 5.3 TB/s), same 1,307.4 / 2,614.9 TFLOPS bf16 / fp8 dense.
+    new, old = vb.get_hardware("mi325x"), vb.get_hardware("mi300x")
+    assert (new.memory_bytes, new.memory_bandwidth_bytes_per_s) == (256e9, 6.0e12)
+    assert new.flops_per_s("fp8") == pytest.approx(old.flops_per_s("fp8"), rel=0.001)
+    a = _json(["infer", "-m", "llama-3.1-70b", "-H", "mi325x", "--chips", "1", "-f", "json"])
+    b = _json(["infer", "-m", "llama-3.1-70b", "-H", "mi300x", "--chips", "1", "-f", "json"])
+    assert b["step"]["weights_ms"] / a["step"]["weights_ms"] == pytest.approx(6.0 / 5.3)  # type: ignore[index]
+
+
 def test_the_example_file_reproduces_the_catalog_l40s() -> None:
     wl = vb.Workload(prompt_tokens=1000, output_tokens=200)
     mine = vb.estimate_inference("llama-3.1-8b", vb.hardware_from_toml(EXAMPLE), workload=wl)

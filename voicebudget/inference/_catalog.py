@@ -367,6 +367,16 @@ HARDWARE: dict[str, Hardware] = {
                                       "summarised by partofstyle.com; read 2026-11-30); specs alone give 1.35x",
             source=f"{_SPECS}: AMD MI300X datasheet; MLPerf v4.1 AMD system json; GenZ system_configs.py (400 GB/s); "
                    "collective floor as H100 (assumption)"),
+        _hw(id="mi325x", name="AMD Instinct MI325X", memory_bytes=256e9, memory_bandwidth_bytes_per_s=6.0e12,
+            bf16_flops_per_s=1307.4e12, fp8_flops_per_s=2614.9e12, scaleup_link_bytes_per_s=400e9,
+            scaleup_topology="xgmi", software_efficiency=0.70,
+            software_efficiency_source="as mi300x (same CDNA 3 compute dies and ROCm serving stack; assumption)",
+            price=ChipPrice(usd_per_chip_hour=2.13, source="awesomeagents.ai/hardware/amd-mi325x (read 2026-12-01): "
+                            "cloud rental $2.00-2.25/h, midpoint"),
+            source="AMD MI325X specifications as tabulated at awesomeagents.ai/hardware/amd-mi325x and "
+                   "wiaix.com/amd-instincttm-mi325x-accelerators (read 2026-12-01): 256 GB HBM3E, 6 TB/s, FP16/BF16 "
+                   "1,307.4 and FP8 2,614.9 TFLOPS dense (5,229.8 sparse), seven Infinity Fabric links joining 8 GPUs "
+                   "(link bandwidth and collective floor as mi300x)"),
         _hw(id="wse-3", name="Cerebras WSE-3 (CS-3)", memory_kind="sram", memory_bytes=44e9,
             memory_bandwidth_bytes_per_s=21e15, bf16_flops_per_s=125e15, scaleup_link_bytes_per_s=150e9,
             collective_latency_ms=0.0, max_tensor_parallel=1,
