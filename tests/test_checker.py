@@ -7,14 +7,13 @@ from collections.abc import AsyncIterator
 import anyio
 import numpy as np
 import pytest
+from fake_clock import MS, FakeClock
 from hypothesis import given
 from hypothesis import strategies as st
 
 import voicebudget
 from voicebudget import Budget, BudgetExceeded, ScenarioError, StageSpan, TurnRecorder
 from voicebudget.checker._analysis import attribute_ns
-
-MS = 1_000_000
 
 # A loaded 2-core CI machine can wake a 50 ms sleep late by several ms (and asyncio's timer may fire
 # up to one clock resolution early); +/- 15 ms keeps the test about the recorder, not the scheduler.
@@ -25,18 +24,6 @@ SLEEP_TOLERANCE_MS = 15.0
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
-
-class FakeClock:
-    """A settable ns clock for exact figures."""
-
-    def __init__(self) -> None:
-        self.now_ns = 0
-
-    def __call__(self) -> int:
-        return self.now_ns
-
-    def at_ms(self, ms: float) -> None:
-        self.now_ns = round(ms * MS)
 
 
 # -- real async stages, both backends ----------------------------------------------------------

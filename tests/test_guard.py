@@ -5,23 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fake_clock import FakeClock
 
 import voicebudget
 from voicebudget import Budget, BudgetGuard, GuardDecision, TurnRecorder
 
 ROOT_SCENARIO = "voicebudget/data/webrtc-cascade.toml"
-MS = 1_000_000
 
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now_ns = 0
-
-    def __call__(self) -> int:
-        return self.now_ns
-
-    def at_ms(self, ms: float) -> None:
-        self.now_ns = round(ms * MS)
 
 
 def uniform_guard(**options: object) -> BudgetGuard:
