@@ -115,3 +115,13 @@ def test_cli_prints_the_fields_and_json_agrees_with_the_library(tmp_path: Path) 
     assert runner.invoke(app, ["council-fit", str(path), "--answers", "one"]).exit_code == 2
     assert "council-fit" in runner.invoke(app, ["--help"]).stdout
     assert math.isfinite(doc["agreement"])
+
+
+def test_an_answer_space_smaller_than_the_answers_seen_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "log.csv"
+    path.write_text("item,member,answer,correct\nq1,a,x,1\nq1,b,y,0\nq1,c,z,0\nq2,a,x,1\nq2,b,x,1\n")
+    with pytest.raises(vb.ScenarioError, match="3 distinct answers, more than the answer space of 2"):
+        vb.fit_answer_space(path, answers=2)
+    assert vb.fit_answer_space(path, answers=3).answers == 3
+    out = CliRunner().invoke(app, ["council-fit", str(path), "--answers", "2"])
+    assert out.exit_code == 2

@@ -214,3 +214,17 @@ def test_model_config_device_is_refused() -> None:
     result = CliRunner().invoke(app, ["infer", "--model-config", "/dev/zero", "-H", "h100-sxm"])
     assert result.exit_code == 2
     assert "device" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-m", "llama-3.1-8b", "-H", "h100-sxm", "-c", "50", "--request-rate", "5"], "--request-rate"),
+        (["-m", "llama-3.1-8b", "--model-config", "config.json", "-H", "h100-sxm"], "--model or --model-config"),
+    ],
+)
+def test_conflicting_infer_options_are_refused(args: list[str], message: str) -> None:
+    # an option the command would silently ignore is an input error
+    result = CliRunner().invoke(app, ["infer", *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.output

@@ -279,3 +279,14 @@ def test_livekit_per_message_metrics_from_the_chat_history() -> None:
         (140, "end_of_turn_delay", "item_a_greet"),  # a reply with no user turn before it
     ]
     assert [t.id for t in table.turns if not t.flagged] == ["item_a0", "item_a1", "item_a3"]
+
+
+@pytest.mark.parametrize(("option", "value"), [("--stop-secs", "-1"), ("--absurd-ms", "0")])
+def test_a_bad_read_option_is_named_by_the_option(option: str, value: str) -> None:
+    from typer.testing import CliRunner
+
+    from voicebudget.cli import app
+
+    result = CliRunner().invoke(app, ["check", str(DATA / "livekit-metrics.jsonl"), option, value])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"error: {option}: ")  # the option, not a "<scenario>" that is not there

@@ -223,7 +223,9 @@ def infer(
     chips: Annotated[int | None, typer.Option("--chips", min=1, help="Chips (default: the fewest that fit).")] = None,
     tp: Annotated[int | None, typer.Option("--tp", min=1, help="Tensor-parallel size (splits the heads).")] = None,
     precision: Annotated[PrecisionOpt | None, typer.Option("--precision", help="Weights (default: native).")] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", "-c", min=1, help="Requests in flight.")] = 1,
+    concurrency: Annotated[
+        int | None, typer.Option("--concurrency", "-c", min=1, help="Requests in flight (default 1).")
+    ] = None,
     kv_precision: Annotated[
         PrecisionOpt | None,
         typer.Option("--kv-precision", help="KV cache (default: fp8 with fp8/fp4 weights, else bf16)."),
@@ -274,18 +276,24 @@ def infer(
 
     arch: str | ModelArch = model
     chip: str | Hardware = hardware
-    with user_errors():
-        spec: SpeculativeDecoding | None = parse_speculative(speculative) if speculative is not None else None
-        if model_config_path is not None:
-            arch = model_from_hf_config(model_config_path)
-        if hardware_config_path is not None:
-            chip = hardware_from_toml(hardware_config_path)
     if not model and model_config_path is None:
         fail("give --model ID (see `voicebudget models`) or --model-config path/to/config.json")
     if not hardware and hardware_config_path is None:
         fail("give --hardware ID (see `voicebudget hardware`) or --hardware-config path/to/chip.toml")
     if hardware and hardware_config_path is not None:
         fail("give --hardware or --hardware-config, not both")
+    if model and model_config_path is not None:
+        fail("give --model or --model-config, not both")
+    if concurrency is not None and request_rate is not None:
+        fail("give --concurrency (a closed loop: that many requests always in flight) or --request-rate "
+             "(open-loop arrivals: the concurrency follows), not both")
+    concurrency = 1 if concurrency is None else concurrency
+    with user_errors():
+        spec: SpeculativeDecoding | None = parse_speculative(speculative) if speculative is not None else None
+        if model_config_path is not None:
+            arch = model_from_hf_config(model_config_path)
+        if hardware_config_path is not None:
+            chip = hardware_from_toml(hardware_config_path)
     if not (0.0 < memory_utilization <= 1.0):
         fail(f"--memory-utilization must be in (0, 1], got {memory_utilization}")
     if price is not None and not (math.isfinite(price) and price <= 1e6):

@@ -191,7 +191,8 @@ def fit_answer_space(path: str | Path, *, answers: AnswerSpace | None = None) ->
     :returns: an :class:`AnswerSpaceFit`; :meth:`~AnswerSpaceFit.council_fields` are the council-file
         fields.
     :raises ScenarioError: unreadable file, missing columns, a bad ``correct`` value (naming the line),
-        no item answered twice, or an invalid ``answers``.
+        no item answered twice, or an invalid ``answers`` (including a ``K`` smaller than the distinct
+        answers one item received).
     """
     path = Path(path)
     rows = _read_rows(path)
@@ -206,6 +207,11 @@ def fit_answer_space(path: str | Path, *, answers: AnswerSpace | None = None) ->
         spread = check_answer_space(answers, 1.0 if answers == 2 else 0.0 if answers == "open" else 1.0)
     except ValueError as exc:
         raise ScenarioError(str(exc), origin=str(path), field="answers") from None
+    if isinstance(answers, int):
+        item, seen = max(((k, {a for a, _ in v}) for k, v in by_item.items()), key=lambda kv: len(kv[1]))
+        if len(seen) > answers:
+            raise ScenarioError(f"item {item!r} has {len(seen)} distinct answers, more than the answer space "
+                                f"of {answers}; give a larger K or 'open'", origin=str(path), field="answers")
     repeated = {k: v for k, v in by_item.items() if len(v) >= 2}
     if not repeated:
         raise ScenarioError("no item has two or more answers: rho and wrong_concentration need repeated "

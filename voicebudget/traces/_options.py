@@ -58,7 +58,7 @@ class ReadOptions(DataModel):
         except ValidationError as exc:
             err = exc.errors()[0]
             name = "--" + str(err["loc"][0]).replace("_", "-") if err["loc"] else "options"
-            raise ScenarioError(f"{name}: {err['msg']}") from None
+            raise ScenarioError(f"{err['msg']}, got {err.get('input')!r}", origin=name) from None
 
     @property
     def stop_secs_or_default(self) -> float:
