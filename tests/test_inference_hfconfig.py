@@ -53,7 +53,8 @@ def test_bad_configs_name_the_file_and_field(tmp_path: Path) -> None:
     broken = {k: v for k, v in LLAMA_31_8B.items() if k != "hidden_size"}
     with pytest.raises(vb.ScenarioError, match=r"config.json: hidden_size: missing"):
         vb.model_from_hf_config(_write(tmp_path, "a", broken))
-    with pytest.raises(vb.ScenarioError, match=r"kv_lora_rank: multi-head latent attention"):
+    # multi-head latent attention needs its other dimensions (qk_rope_head_dim, qk_nope_head_dim, v_head_dim)
+    with pytest.raises(vb.ScenarioError, match=r"config.json: qk_rope_head_dim: missing"):
         vb.model_from_hf_config(_write(tmp_path, "b", {**LLAMA_31_8B, "kv_lora_rank": 512}))
     p = tmp_path / "c.json"
     p.write_text("{not json", encoding="utf-8")

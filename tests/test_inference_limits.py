@@ -56,6 +56,15 @@ def test_catalog_context_lengths() -> None:
         "llama-3.2-3b": 131072,
         "mistral-7b": 32768,
         "gemma-3-27b": 131072,
+        "deepseek-v3": 163840,
+        "deepseek-r1": 163840,
+        "llama-4-scout": 10485760,
+        "llama-4-maverick": 1048576,
+        "glm-4.5": 131072,
+        "glm-4.6": 202752,
+        "glm-4.5-air": 131072,
+        "llama-3-8b": 8192,
+        "llama-3-70b": 8192,
     }
     assert {k: m.max_context_tokens for k, m in vb.MODELS.items()} == want
     for m in vb.MODELS.values():

@@ -147,6 +147,13 @@ class ModelArch(_Frozen):
     :param max_context_tokens: the longest sequence (prompt + output tokens) the model is released
         for, from its ``config.json`` ``max_position_embeddings`` (the source says which variant);
         ``None`` (the default for user-defined models): not checked.
+    :param kv_lora_rank: multi-head latent attention (MLA, DeepSeek-V2/V3): the width of the compressed
+        KV latent cached per token per layer (``kv_lora_rank``). With it, ``kv_heads`` must be 1 (one latent
+        shared by every head: a tensor-parallel group holds it whole on each chip, as vLLM and SGLang do
+        without data-parallel attention), ``head_dim`` is the query/key head width
+        (``qk_nope_head_dim + qk_rope_head_dim``) and ``rope_head_dim`` is required.
+    :param rope_head_dim: MLA's decoupled RoPE key width (``qk_rope_head_dim``), cached next to the latent.
+    :param v_head_dim: the value head width when it differs from ``head_dim`` (MLA: ``v_head_dim``).
     """
 
     id: str = Field(min_length=1)
@@ -164,10 +171,18 @@ class ModelArch(_Frozen):
     native_precision: Precision = "bf16"
     native_expert_precision: Precision | None = None
     max_context_tokens: int | None = Field(default=None, ge=1)
+    kv_lora_rank: int | None = Field(default=None, ge=1)
+    rope_head_dim: int | None = Field(default=None, ge=1)
+    v_head_dim: int | None = Field(default=None, ge=1)
     source: str = Field(min_length=1)
 
     @model_validator(mode="after")
     def _check(self) -> ModelArch:
+        if (self.kv_lora_rank is None) != (self.rope_head_dim is None):
+            raise ValueError("multi-head latent attention needs both kv_lora_rank and rope_head_dim, or neither")
+        if self.kv_lora_rank is not None and self.kv_heads != 1:
+            raise ValueError(f"multi-head latent attention caches one latent shared by every head: kv_heads must be "
+                             f"1, got {self.kv_heads}")
         if self.active_params > self.total_params:
             raise ValueError(f"active_params ({self.active_params:g}) > total_params ({self.total_params:g})")
         if (self.experts is None) != (self.experts_per_token is None):
@@ -218,9 +233,43 @@ class ModelArch(_Frozen):
         """Copies of each KV head a tensor-parallel group of ``tp`` chips holds: ``max(1, tp / kv_heads)``."""
         return max(1.0, tp / self.kv_heads)
 
+    @property
+    def is_mla(self) -> bool:
+        """Multi-head latent attention (a compressed KV latent instead of per-head keys and values)."""
+        return self.kv_lora_rank is not None
+
     def kv_elements_per_token(self) -> float:
-        """KV-cache elements per token across all layers: ``2 * layers * kv_heads * head_dim``."""
+        """KV-cache elements per token across all layers.
+
+        Grouped-query (and multi-head) attention: ``2 * layers * kv_heads * head_dim`` (a key and a value per
+        KV head). Multi-head latent attention: ``layers * (kv_lora_rank + rope_head_dim)``, the compressed
+        latent and the decoupled RoPE key (DeepSeek-V3 technical report, arXiv:2412.19437, section 2.1.1:
+        only these two are cached during generation), e.g. ``61 * (512 + 64) = 35,136`` for DeepSeek-V3.
+        """
+        if self.kv_lora_rank is not None and self.rope_head_dim is not None:
+            return float(self.layers * (self.kv_lora_rank + self.rope_head_dim))
         return 2.0 * self.layers * self.kv_heads * self.head_dim
+
+    def attention_flops_per_pair(self, phase: Literal["decode", "prefill"]) -> float:
+        """Attention FLOPs for one (query token, cached token) pair across all layers (scores + weighted sum).
+
+        Grouped-query attention, either phase: ``2 * layers * q_heads * (head_dim + v_head_dim)``
+        (``= 4 * layers * q_heads * head_dim`` when the widths match). A causal prompt of ``P`` tokens has
+        ``P^2 / 2`` pairs.
+
+        Multi-head latent attention differs by phase (assumption, as DeepSeek's reference inference code,
+        vLLM and SGLang run it): at **decode** the key and value up-projections are absorbed into the query
+        and output projections, so each head scores against the cached latent plus RoPE key and sums over the
+        latent: ``2 * layers * q_heads * (2 * kv_lora_rank + rope_head_dim)`` per pair (DeepSeek-V3: 1,088
+        per head per layer, versus 320 for the decompressed form) while reading only the cached latent; at
+        **prefill** the latent is decompressed into per-head keys and values (compute-friendlier), so the
+        pair costs ``2 * layers * q_heads * (head_dim + v_head_dim)``. The projections themselves are in
+        ``2 * active_params`` per token either way.
+        """
+        v_dim = self.v_head_dim or self.head_dim
+        if phase == "decode" and self.kv_lora_rank is not None and self.rope_head_dim is not None:
+            return 2.0 * self.layers * self.q_heads * (2 * self.kv_lora_rank + self.rope_head_dim)
+        return 2.0 * self.layers * self.q_heads * (self.head_dim + v_dim)
 
 
 def _cfg_int(cfg: dict[str, Any], where: str, key: str, default: int | None = None) -> int:
@@ -236,39 +285,81 @@ def _cfg_int(cfg: dict[str, Any], where: str, key: str, default: int | None = No
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "bf16"}
 
 
+def _moe_layer_count(cfg: dict[str, Any], where: str, layers: int) -> int:
+    """Layers with routed experts: Llama-4's ``moe_layers`` list or ``interleave_moe_layer_step`` (every
+    ``step``-th layer from ``step - 1``, transformers ``Llama4TextConfig``), else DeepSeek/GLM's
+    ``first_k_dense_replace`` dense layers then every ``moe_layer_freq``-th layer (vLLM ``deepseek_v2.py``)."""
+    listed = cfg.get("moe_layers")
+    if isinstance(listed, list) and listed:
+        if not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < layers for i in listed):
+            raise ScenarioError(f"must list layer indices in [0, {layers})", origin=where, field="moe_layers")
+        return len(set(listed))
+    if cfg.get("interleave_moe_layer_step") is not None:
+        step = _cfg_int(cfg, where, "interleave_moe_layer_step")
+        return len(range(step - 1, layers, step))
+    first = cfg.get("first_k_dense_replace") or 0
+    if isinstance(first, bool) or not isinstance(first, int) or not 0 <= first < layers:
+        raise ScenarioError(f"must be an integer in [0, {layers}), got {first!r}", origin=where,
+                            field="first_k_dense_replace")
+    freq = _cfg_int(cfg, where, "moe_layer_freq", 1)
+    return sum(1 for i in range(first, layers) if i % freq == 0)
+
+
+def _attention_params(cfg: dict[str, Any], where: str, d: int, heads: int) -> tuple[int, dict[str, Any]]:
+    """Attention weights of one layer and the :class:`ModelArch` attention fields (module docstring of
+    ``_hfconfig``)."""
+    if cfg.get("kv_lora_rank"):
+        r = _cfg_int(cfg, where, "kv_lora_rank")
+        rope = _cfg_int(cfg, where, "qk_rope_head_dim")
+        nope = _cfg_int(cfg, where, "qk_nope_head_dim")
+        vh = _cfg_int(cfg, where, "v_head_dim")
+        qk = nope + rope
+        # queries: low-rank (W_DQ d x q_rank, W_UQ q_rank x H*qk) or full (d x H*qk); the joint KV down-projection
+        # with the RoPE key (d x (r + rope)); key/value up-projections (r x H*(nope + v)); output (H*v x d).
+        if cfg.get("q_lora_rank"):
+            q_rank = _cfg_int(cfg, where, "q_lora_rank")
+            q = d * q_rank + q_rank * heads * qk
+        else:
+            q = d * heads * qk
+        attn = q + d * (r + rope) + r * heads * (nope + vh) + heads * vh * d
+        return attn, {"kv_heads": 1, "head_dim": qk, "v_head_dim": vh, "kv_lora_rank": r, "rope_head_dim": rope}
+    kv = _cfg_int(cfg, where, "num_key_value_heads", heads)
+    hd = _cfg_int(cfg, where, "head_dim", d // heads)
+    return d * heads * hd + 2 * d * kv * hd + heads * hd * d, {"kv_heads": kv, "head_dim": hd}
+
+
 def model_from_hf_dict(cfg: dict[str, Any], *, ident: str, name: str, source: str,
                        where: str = "<config>") -> ModelArch:
     """A :class:`ModelArch` from the fields of a Hugging Face ``config.json`` (parsed), parameters counted
     from them (``_hfconfig`` module docstring).
 
-    :raises ScenarioError: a missing or invalid field (named), or multi-head latent attention.
+    :raises ScenarioError: a missing or invalid field (named).
     """
     if isinstance(cfg.get("text_config"), dict):
         cfg = {**cfg, **cfg["text_config"]}
-    if cfg.get("kv_lora_rank"):
-        raise ScenarioError("multi-head latent attention (DeepSeek MLA) is not modelled; define the model inline "
-                            "with an equivalent kv_heads x head_dim", origin=where, field="kv_lora_rank")
     layers = _cfg_int(cfg, where, "num_hidden_layers")
     d = _cfg_int(cfg, where, "hidden_size")
     heads = _cfg_int(cfg, where, "num_attention_heads")
-    kv = _cfg_int(cfg, where, "num_key_value_heads", heads)
-    hd = _cfg_int(cfg, where, "head_dim", d // heads)
     inter = _cfg_int(cfg, where, "intermediate_size")
     vocab = _cfg_int(cfg, where, "vocab_size")
+    attn, attn_fields = _attention_params(cfg, where, d, heads)
     experts = cfg.get("num_local_experts") or cfg.get("num_experts") or cfg.get("n_routed_experts")
     per_tok = cfg.get("num_experts_per_tok")
-    attn = d * heads * hd + 2 * d * kv * hd + heads * hd * d
     emb = vocab * d * (1 if cfg.get("tie_word_embeddings", False) else 2)
     if experts:
         e = _cfg_int(cfg, where, "num_local_experts" if cfg.get("num_local_experts") else
                  ("num_experts" if cfg.get("num_experts") else "n_routed_experts"))
         k = _cfg_int(cfg, where, "num_experts_per_tok")
         ie = _cfg_int(cfg, where, "moe_intermediate_size", inter)
-        dense_layers = int(cfg.get("first_k_dense_replace") or 0)
-        moe_layers = layers - dense_layers
+        moe_layers = _moe_layer_count(cfg, where, layers)
+        dense_layers = layers - moe_layers
+        # Llama-4's dense layers use intermediate_size_mlp; each of its MoE layers has one shared expert of
+        # intermediate_size that no config field names (transformers Llama4TextMoe.shared_expert).
+        dense_inter = _cfg_int(cfg, where, "intermediate_size_mlp", inter)
+        llama4_shared = str(cfg.get("model_type", "")).startswith("llama4")
         shared = 3 * d * int(cfg.get("shared_expert_intermediate_size") or
-                             (int(cfg.get("n_shared_experts") or 0) * ie))
-        common = emb + layers * attn + dense_layers * 3 * d * inter + moe_layers * (shared + d * e)
+                             (int(cfg.get("n_shared_experts") or (1 if llama4_shared else 0)) * ie))
+        common = emb + layers * attn + dense_layers * 3 * d * dense_inter + moe_layers * (shared + d * e)
         total = common + moe_layers * e * 3 * d * ie
         active = common + moe_layers * k * 3 * d * ie
         moe: dict[str, Any] = {"experts": e, "experts_per_token": k, "moe_layers": moe_layers}
@@ -283,7 +374,7 @@ def model_from_hf_dict(cfg: dict[str, Any], *, ident: str, name: str, source: st
     native = "fp8" if method == "fp8" else _DTYPES.get(str(cfg.get("torch_dtype", "bfloat16")), "bf16")
     return ModelArch.model_validate({
         "id": ident, "name": name, "total_params": float(total), "active_params": float(active),
-        "layers": layers, "d_model": d, "q_heads": heads, "kv_heads": kv, "head_dim": hd,
+        "layers": layers, "d_model": d, "q_heads": heads, **attn_fields,
         "native_precision": native, "native_expert_precision": "fp4" if method == "mxfp4" else None,
         "max_context_tokens": cfg.get("max_position_embeddings"), "source": source,
         **moe,
@@ -512,6 +603,94 @@ MODELS.update({
         extra=(";" + note.split(";", 1)[1]) if ";" in note else ""))
     for ident, name, repo, note, cfg in _HF_MODELS
 })
+
+_READ = "read 2026-12-01"
+_DSV3: dict[str, Any] = {
+    "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61,
+    "first_k_dense_replace": 3, "moe_layer_freq": 1, "num_attention_heads": 128, "num_key_value_heads": 128,
+    "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+    "n_routed_experts": 256, "num_experts_per_tok": 8, "n_shared_experts": 1, "vocab_size": 129280,
+    "tie_word_embeddings": False, "max_position_embeddings": 163840, "model_type": "deepseek_v3",
+    "quantization_config": {"quant_method": "fp8"}, "num_nextn_predict_layers": 1}
+_DSV3_SRC = (
+    "config.json fields (huggingface.co/deepseek-ai/{repo}/blob/main/config.json; {read} from public verbatim copies "
+    "found with the code index: DeepSeek-R1's whole file, id 1570491832, and DeepSeek-V3's fields, ids 66504138143 "
+    "and 9990193600, the same values): 61 layers (3 dense of 18432, then 58 MoE), hidden 7168, 128 heads with "
+    "multi-head latent attention (q_lora_rank 1536, kv_lora_rank 512, qk_nope 128 + qk_rope 64, v_head_dim 128), "
+    "256 routed experts of 2048 (8 per token) + 1 shared, vocab 129280, fp8 e4m3 weights, max_position_embeddings "
+    "163840 (the card says 128K); counted from them: 671.0e9 total, 37.6e9 active (36.6e9 without the input "
+    "embedding table) vs the model card's 671B / 37B; the 14B multi-token-prediction module (685B on Hugging Face) "
+    "is not counted (github.com/deepseek-ai/DeepSeek-V3 README). KV cache: 512 + 64 elements per token per layer "
+    "(arXiv:2412.19437 section 2.1.1)")
+_LLAMA4: dict[str, Any] = {
+    "model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192, "intermediate_size_mlp": 16384,
+    "num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+    "num_experts_per_tok": 1, "vocab_size": 202048, "tie_word_embeddings": False, "attention_chunk_size": 8192}
+_LLAMA4_SRC = ("text_config of huggingface.co/meta-llama/{repo}/blob/main/config.json ({read} from public copies found "
+               "with the code index: Scout's in file ids 41112263523 and 57930777939, Maverick's in TensorRT-LLM's "
+               "two-layer test config, id 115210306): 48 layers, hidden 5120, 40 query / 8 KV heads of 128, "
+               "{experts} routed experts of 8192 (1 per token) + 1 shared expert of 8192 in {moe}, "
+               "{dense}vocab 202048, max_position_embeddings {ctx}; counted: {total} total / 17.2e9 active vs Meta's "
+               "model card {card} (the card's total includes the vision encoder, ~0.9e9); chunked local attention "
+               "(8192-token chunks on 3 of 4 layers) is counted as full attention in the KV cache")
+_GLM45: dict[str, Any] = {
+    "model_type": "glm4_moe", "hidden_size": 5120, "intermediate_size": 12288, "moe_intermediate_size": 1536,
+    "num_hidden_layers": 92, "first_k_dense_replace": 3, "num_attention_heads": 96, "num_key_value_heads": 8,
+    "head_dim": 128, "n_routed_experts": 160, "num_experts_per_tok": 8, "n_shared_experts": 1, "vocab_size": 151552,
+    "tie_word_embeddings": False, "max_position_embeddings": 131072, "num_nextn_predict_layers": 1}
+_GLM_SRC = ("config.json fields of huggingface.co/zai-org/{repo} ({read} from public copies found with the code index, "
+            "ids 4289690615 and 56711705269 for the GLM-4.5/4.7 shape{extra}): {shape}; counted: {total} total, "
+            "{active} active, {noemb} without the embedding tables (the convention of Z.ai's {card}); the "
+            "multi-token-prediction layer is not counted")
+_CONFIG_MODELS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
+    ("deepseek-v3", "DeepSeek-V3", _DSV3, _DSV3_SRC.format(repo="DeepSeek-V3", read=_READ)),
+    ("deepseek-r1", "DeepSeek-R1", _DSV3, _DSV3_SRC.format(repo="DeepSeek-R1", read=_READ)
+     + "; DeepSeek-R1 is DeepSeek-V3's architecture (its README)"),
+    ("llama-4-scout", "Llama-4-Scout-17B-16E", {**_LLAMA4, "num_local_experts": 16, "interleave_moe_layer_step": 1,
+                                                "max_position_embeddings": 10485760},
+     _LLAMA4_SRC.format(repo="Llama-4-Scout-17B-16E-Instruct", read=_READ, experts=16, moe="every layer", dense="",
+                        ctx="10485760 (the Instruct release; the base config copies say 262144)", total="107.8e9",
+                        card="109B / 17B")),
+    ("llama-4-maverick", "Llama-4-Maverick-17B-128E", {**_LLAMA4, "num_local_experts": 128,
+                                                       "interleave_moe_layer_step": 2,
+                                                       "max_position_embeddings": 1048576},
+     _LLAMA4_SRC.format(repo="Llama-4-Maverick-17B-128E-Instruct", read=_READ, experts=128,
+                        moe="every second layer (interleave_moe_layer_step 2: 24 MoE layers)",
+                        dense="24 dense layers of intermediate_size_mlp 16384, ", ctx="1048576", total="400.7e9",
+                        card="400B / 17B")),
+    ("glm-4.5", "GLM-4.5", _GLM45, _GLM_SRC.format(
+        repo="GLM-4.5", read=_READ, extra="; context 131072 from id 9990193600",
+        shape="92 layers (3 dense of 12288, 89 MoE), hidden 5120, 96 query / 8 KV heads of 128, 160 routed experts "
+              "of 1536 (8 per token) + 1 shared, vocab 151552, max_position_embeddings 131072",
+        total="352.8e9", active="33.6e9", noemb="32.1e9", card="355B / 32B")),
+    ("glm-4.6", "GLM-4.6", {**_GLM45, "max_position_embeddings": 202752}, _GLM_SRC.format(
+        repo="GLM-4.6", read=_READ, extra="; GLM-4.6 keeps GLM-4.5's architecture (Z.ai's release notes) and raises "
+        "max_position_embeddings to 202752 (200K context; from memory of the release, not re-read here)",
+        shape="as glm-4.5, context 202752", total="352.8e9", active="33.6e9", noemb="32.1e9", card="355B / 32B")),
+    ("glm-4.5-air", "GLM-4.5-Air", {**_GLM45, "hidden_size": 4096, "intermediate_size": 10944,
+                                    "moe_intermediate_size": 1408, "num_hidden_layers": 46, "first_k_dense_replace": 1,
+                                    "n_routed_experts": 128}, _GLM_SRC.format(
+        repo="GLM-4.5-Air", read=_READ, extra="; GLM-4.5-Air's from id 54377337437",
+        shape="46 layers (1 dense of 10944, 45 MoE), hidden 4096, 96 query / 8 KV heads of 128, 128 routed experts "
+              "of 1408 (8 per token) + 1 shared, vocab 151552, max_position_embeddings 131072",
+        total="106.9e9", active="13.4e9", noemb="12.2e9", card="106B / 12B")),
+    ("llama-3-8b", "Llama-3-8B", {"hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+                                  "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+                                  "tie_word_embeddings": False, "max_position_embeddings": 8192},
+     "huggingface.co/meta-llama/Meta-Llama-3-8B config.json: Llama-3-70B's layout at 8B scale (32 layers, hidden "
+     "4096, 32 query / 8 KV heads, FFN 14336, vocab 128256, untied), max_position_embeddings 8192, rope_theta 500000 "
+     "and no rope_scaling (Llama-3.1 adds 'llama3' scaling to 131072); fields from memory of the release, the same "
+     "as Llama-3.1-8B's but for the context; counted 8.03e9 as Meta's model card"),
+    ("llama-3-70b", "Llama-3-70B", {"hidden_size": 8192, "intermediate_size": 28672, "num_hidden_layers": 80,
+                                    "num_attention_heads": 64, "num_key_value_heads": 8, "vocab_size": 128256,
+                                    "tie_word_embeddings": False, "max_position_embeddings": 8192},
+     f"huggingface.co/meta-llama/Meta-Llama-3-70B config.json ({_READ} from a verbatim copy in a public repository "
+     "found with the code index, id 4920998294): 80 layers, hidden 8192, 64 query / 8 KV heads, FFN 28672, vocab "
+     "128256, untied, max_position_embeddings 8192, rope_theta 500000, rope_scaling null; counted 70.55e9 (Meta's "
+     "card: 70B)"),
+)
+MODELS.update({ident: model_from_hf_dict(cfg, ident=ident, name=name, source=src)
+               for ident, name, cfg, src in _CONFIG_MODELS})
 
 MODEL_ALIASES: dict[str, str] = {"llama-3.3-70b": "llama-3.1-70b", "llama-2-7b-hf": "llama-2-7b"}
 """Alternative ids: Llama-3.3-70B has Llama-3.1-70B's architecture (models.csv)."""

@@ -14,7 +14,10 @@ tokens (chunked prefill of other users' prompts) on ``tp`` tensor-parallel chips
 the tensor-parallel group, ``2 * layers * (latency + 2 (tp-1)/tp * tokens * d_model * 2 B / link)``, with
 ``latency = collective_latency + 2 (tp - 2) * hop_latency`` (a ring of ``tp`` chips has ``2 (tp - 1)``
 sequential steps; the pair's two are in ``collective_latency``).
-KV heads fewer than ``tp`` are replicated (``tp / kv_heads`` copies: more KV bytes to hold and read).
+KV heads fewer than ``tp`` are replicated (``tp / kv_heads`` copies: more KV bytes to hold and read); a
+multi-head latent attention model has one shared latent (``kv_heads == 1``), so each chip holds all of it.
+Attention FLOPs per (query, cached token) pair are :meth:`ModelArch.attention_flops_per_pair` (MLA: absorbed
+weights at decode, decompressed keys and values at prefill).
 Pipeline stages add one hop each; they do not cut a single user's latency (the weight term uses the
 ``tp`` chips of one stage) but they do add throughput (compute and KV terms use all chips).
 
@@ -117,7 +120,8 @@ def weights_read_bytes(model: ModelArch, precision: str | None, tokens: float) -
 
 
 def kv_bytes_per_token(model: ModelArch, kv_precision: str) -> float:
-    """KV-cache bytes per token: ``2 * layers * kv_heads * head_dim * bytes``."""
+    """KV-cache bytes per token: :meth:`ModelArch.kv_elements_per_token` x bytes per element
+    (``2 * layers * kv_heads * head_dim * bytes``; MLA: ``layers * (kv_lora_rank + rope_head_dim) * bytes``)."""
     return model.kv_elements_per_token() * PRECISION_BYTES[kv_precision]
 
 
@@ -150,8 +154,8 @@ def decode_step(plan: GPUPlan, decode_tokens: float, context_tokens: float, pref
     weights = 1e3 * weights_read_bytes(m, plan.precision, n / plan.pp) / (plan.tp * plan.bandwidth)
     compute = 1e3 * 2.0 * m.active_params * n / (chips * plan.peak_flops)
     kv = 1e3 * decode_tokens * context_tokens * plan.kv_bytes_per_token / (chips * plan.bandwidth)
-    attn_flops = 4.0 * m.layers * m.q_heads * m.head_dim * (decode_tokens * context_tokens
-                                                            + prefill_tokens * prefill_context)
+    attn_flops = (m.attention_flops_per_pair("decode") * decode_tokens * context_tokens
+                  + m.attention_flops_per_pair("prefill") * prefill_tokens * prefill_context)
     attention = 1e3 * attn_flops / (chips * plan.peak_flops)
     overhead = _overhead_ms(plan) + decode_tokens * plan.cal.tau_seq_ms
     comm = _collectives_ms(plan, n / plan.pp)
@@ -174,7 +178,9 @@ def prefill_ms(plan: GPUPlan, prompt_tokens: float, chunk_tokens: float, others_
     """Prefill of one prompt in chunks of ``chunk_tokens``, sharing each step with ``others_decoding``
     decode tokens of other users, ms (excludes the wait for the running step).
 
-    Attention FLOPs of a causal prompt of ``P`` tokens: ``2 * layers * P^2 * q_heads * head_dim``.
+    Attention FLOPs of a causal prompt of ``P`` tokens: ``P^2 / 2`` pairs at
+    :meth:`ModelArch.attention_flops_per_pair` ``("prefill")`` (``2 * layers * P^2 * q_heads * head_dim`` for
+    grouped-query attention).
     Prefill runs stage after stage, so only one stage's ``tp`` chips count for its latency.
     """
     m = plan.model
@@ -191,7 +197,7 @@ def prefill_ms(plan: GPUPlan, prompt_tokens: float, chunk_tokens: float, others_
         kv = 1e3 * others_decoding * others_context * plan.kv_bytes_per_token / (
             plan.chips_per_replica * plan.bandwidth)
         total += max(weights, compute) + kv + _overhead_ms(plan) + _collectives_ms(plan, n)
-    attn_flops = 2.0 * m.layers * m.q_heads * m.head_dim * prompt_tokens * prompt_tokens
+    attn_flops = 0.5 * m.attention_flops_per_pair("prefill") * prompt_tokens * prompt_tokens
     return total + 1e3 * attn_flops / (flops_chips * plan.peak_flops)
 
 

@@ -2,17 +2,29 @@
 settings from ``A,G,C`` text.
 
 Parameter counts are computed from the config (the catalog entries quote the released totals; these
-formulas reproduce them within ~1% for Llama and Mixtral, tested):
+formulas reproduce them within ~1% for Llama and Mixtral, DeepSeek-V3 and Llama-4, tested):
 
 * attention per layer: ``d * H * hd`` (Q) + ``2 * d * KV * hd`` (K, V) + ``H * hd * d`` (O);
+* multi-head latent attention (DeepSeek-V2/V3 ``kv_lora_rank``): queries ``d * q_lora_rank +
+  q_lora_rank * H * (qk_nope + qk_rope)`` (or ``d * H * (qk_nope + qk_rope)`` without ``q_lora_rank``), the
+  joint KV down-projection with the RoPE key ``d * (kv_lora_rank + qk_rope)``, the key/value up-projections
+  ``kv_lora_rank * H * (qk_nope + v_head_dim)`` and the output ``H * v_head_dim * d``; the KV cache holds
+  ``kv_lora_rank + qk_rope_head_dim`` elements per token per layer (:meth:`ModelArch.kv_elements_per_token`);
 * a gated MLP (SwiGLU, what Llama/Mistral/Qwen/Gemma use): ``3 * d * I``;
 * mixture of experts: ``E`` routed experts of ``3 * d * I_e`` each (``moe_intermediate_size``, else
-  ``intermediate_size``), ``k`` per token, plus shared experts and the router ``d * E``; the first
-  ``first_k_dense_replace`` layers (DeepSeek) are dense;
+  ``intermediate_size``), ``k`` per token, plus shared experts (``n_shared_experts`` x ``I_e``, or
+  ``shared_expert_intermediate_size``; Llama-4: one of ``intermediate_size``) and the router ``d * E``;
+  which layers are MoE: ``first_k_dense_replace`` dense layers first, then every ``moe_layer_freq``-th
+  (DeepSeek, GLM), or every ``interleave_moe_layer_step``-th / the ``moe_layers`` list (Llama-4, whose dense
+  layers use ``intermediate_size_mlp``);
 * embeddings ``V * d``, and the output head again unless ``tie_word_embeddings``.
 
-Norms and biases are ignored (< 0.1%). Multi-head latent attention (DeepSeek ``kv_lora_rank``) is not
-modelled: such a config is refused rather than given a wrong KV cache.
+Norms, biases and multi-token-prediction layers (``num_nextn_predict_layers``, not used for plain decoding)
+are ignored (< 0.1%; DeepSeek-V3's MTP module is 14B of its 685B stored weights and outside its 671B).
+Active parameters count both embedding tables; model cards differ on that (DeepSeek's 37B and GLM's 32B
+leave embeddings out, Mixtral's 12.9B keeps them): the tests say which. Sliding-window and chunked
+local attention layers (Gemma 3, gpt-oss, Llama-4, Mistral-7B-v0.1) are counted as full attention in
+the KV cache (docs/inference.md).
 """
 
 from __future__ import annotations
@@ -34,8 +46,7 @@ def model_from_hf_config(path: str | Path) -> ModelArch:
     :param path: the file. Nested ``text_config`` (multimodal releases) is used when present.
     :returns: the architecture; ``id`` is the file's folder name (or ``model_type``), ``source`` the path.
     :raises ScenarioError: unreadable, over the size cap, a device, not UTF-8 or non-JSON file (read through
-        :mod:`voicebudget._io`), a missing or invalid field (named), or multi-head
-        latent attention (not modelled).
+        :mod:`voicebudget._io`), or a missing or invalid field (named).
     """
     p = Path(path)
     where = str(p)

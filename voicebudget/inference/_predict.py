@@ -298,7 +298,10 @@ def _layout_notes(m: ModelArch, hw: Hardware, dep: Deployment, plan: GPUPlan) ->
     if dep.chips is not None and dep.tensor_parallel is None and plan.tp < min(dep.chips, hw.max_tensor_parallel):
         out += (f"tp {plan.tp}: the largest degree that divides {dep.chips} chips and splits {m.q_heads} query / "
                 f"{m.kv_heads} KV heads; the rest as {plan.pp} pipeline stage(s) x {plan.replicas} replica(s)",)
-    if plan.tp > m.kv_heads:
+    if m.is_mla and plan.tp > 1:
+        out += (f"multi-head latent attention: every one of the {plan.tp} tensor-parallel chips holds the whole "
+                f"latent KV cache (KV cache x{plan.tp}, as vLLM/SGLang without data-parallel attention)",)
+    elif plan.tp > m.kv_heads:
         out += (f"tp {plan.tp} > {m.kv_heads} KV heads: each KV head replicated on {plan.tp // m.kv_heads} chips "
                 f"(KV cache x{plan.tp // m.kv_heads})",)
     return out

@@ -89,5 +89,5 @@ def wafer_prefill_ms(model: ModelArch, hw: Hardware, precision: str | None, chip
     """TTFT on SRAM chips: the prompt's FLOPs (linear + causal attention) at the chips' peak plus one
     pipeline traversal, ms."""
     flops = 2.0 * model.active_params * prompt_tokens
-    flops += 2.0 * model.layers * model.q_heads * model.head_dim * prompt_tokens * prompt_tokens
+    flops += 0.5 * model.attention_flops_per_pair("prefill") * prompt_tokens * prompt_tokens
     return 1e3 * flops / (chips * hw.flops_per_s(precision or model.native_precision)) + token_ms
