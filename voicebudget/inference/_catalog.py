@@ -86,7 +86,9 @@ class Hardware(_Frozen):
     :param scaleup_topology: how the chips of one tensor-parallel group connect: ``"nvswitch"``
         (NVLink through switches, every pair at full link speed), ``"xgmi"`` (AMD Infinity Fabric,
         point-to-point links: each pair gets one link, 1/7 of the total on an 8-GPU board), ``"pcie"``
-        (through the host's PCIe switches), ``"none"`` (SRAM chips that pipeline layers).
+        (through the host's PCIe switches), ``"torus"`` (chip-to-chip links in a 2D torus: TPU ICI,
+        Trainium NeuronLink), ``"ethernet"`` (RDMA over Converged Ethernet ports on the chip: Gaudi),
+        ``"none"`` (SRAM chips that pipeline layers).
     :param collective_hop_latency_ms: latency of each further step of a ring all-reduce beyond a pair:
         a ring over ``tp`` chips takes ``2 (tp - 1)`` steps, so ``tp`` chips pay
         ``collective_latency_ms + 2 (tp - 2) * collective_hop_latency_ms`` per all-reduce. Default 0.5 us
@@ -110,7 +112,7 @@ class Hardware(_Frozen):
     fp4_flops_per_s: float | None = Field(default=None, gt=0)
     scaleup_link_bytes_per_s: float = Field(gt=0)
     collective_latency_ms: float = Field(default=0.008, ge=0)
-    scaleup_topology: Literal["nvswitch", "xgmi", "pcie", "none"] = "nvswitch"
+    scaleup_topology: Literal["nvswitch", "xgmi", "pcie", "torus", "ethernet", "none"] = "nvswitch"
     collective_hop_latency_ms: float = Field(default=0.0005, ge=0)
     software_efficiency: float = Field(default=1.0, gt=0, le=2)
     software_efficiency_source: str = "the calibration rows' stack (TensorRT-LLM / NIM, FasterTransformer on NVIDIA)"
@@ -468,6 +470,87 @@ HARDWARE: dict[str, Hardware] = {
                    "wiaix.com/amd-instincttm-mi325x-accelerators (read 2026-12-01): 256 GB HBM3E, 6 TB/s, FP16/BF16 "
                    "1,307.4 and FP8 2,614.9 TFLOPS dense (5,229.8 sparse), seven Infinity Fabric links joining 8 GPUs "
                    "(link bandwidth and collective floor as mi300x)"),
+        _hw(id="mi355x", name="AMD Instinct MI355X", memory_bytes=288e9, memory_bandwidth_bytes_per_s=8.0e12,
+            bf16_flops_per_s=2.5e15, fp8_flops_per_s=5.0e15, fp4_flops_per_s=10.05e15,
+            scaleup_link_bytes_per_s=400e9, scaleup_topology="xgmi", software_efficiency=0.90,
+            software_efficiency_source="set so that the fp8 compute-bound peak times efficiency equals B200's "
+                                      "(5.0 x 0.90 = 4.5 PFLOP/s): MI355X matched B200 on Llama-2-70B throughput in "
+                                      "MLPerf Inference v6.0 (aiwiki.ai/wiki/amd_instinct_mi355x, read 2026-12-01); "
+                                      "both have 8 TB/s, so memory-bound decode is at 0.9x B200 (assumption)",
+            source="AMD MI355X figures read 2026-12-01: 288 GB HBM3E and 8 TB/s (tomshardware.com 'AMD's Instinct "
+                   "MI355X accelerator will consume 1,400 watts', ISC 2025; MLPerf Inference v6.0 AMD system json, "
+                   "288 GB); "
+                   "FP8 5 PFLOP/s dense (ISSCC 2026 paper as reported at world-today-news.com/?p=7253162: 8,192 FP8 "
+                   "FLOPs per clock per CU, x 256 CUs (ROCm GPU specifications table) x 2.4 GHz (Hot Chips 2025, "
+                   "wccftech) = 5.03 PFLOP/s); FP16/BF16 2.5 PFLOP/s dense, half of FP8 as on every CDNA 3 entry "
+                   "(AMD launch figure; not re-read on a page: assumption); FP4 20.1 PFLOP/s with sparsity "
+                   "(svethardware.cz, tomshardware.com), dense half; Infinity Fabric link bandwidth and collective "
+                   "floor as mi300x (assumption)"),
+        _hw(id="gb300", name="NVIDIA GB300 NVL72 (per GPU)", memory_bytes=279e9, memory_bandwidth_bytes_per_s=8.0e12,
+            bf16_flops_per_s=2.5e15, fp8_flops_per_s=5.0e15, fp4_flops_per_s=15.0e15,
+            scaleup_link_bytes_per_s=900e9, collective_latency_ms=0.008, max_tensor_parallel=72,
+            source="NVIDIA GB300 NVL72 rack figures (GTC 2025), as quoted at glennklockwood.com/garden/processors/B300 "
+                   "and vendordeep.com (read 2026-12-01): 1,080 PFLOP/s dense FP4 (1,440 sparse), 360 PFLOP/s dense "
+                   "FP8, 20 TB HBM3e at 576 TB/s across 72 GPUs = 15 / 5 PFLOP/s and 8 TB/s per GPU; per-GPU "
+                   "dense BF16 2.5 PFLOP/s and 279 GB usable HBM3e (288 GB nominal, 12-high stacks) from the "
+                   "per-GPU table at verda.com/blog/gb300-nvl72-architecture; NVLink 5 1.8 TB/s both directions, "
+                   "one 72-GPU domain; collective floor as gb200 (assumption)"),
+        _hw(id="gh200", name="NVIDIA GH200 Grace Hopper (96 GB HBM3)", memory_bytes=96e9,
+            memory_bandwidth_bytes_per_s=4.0e12, bf16_flops_per_s=989e12, fp8_flops_per_s=1979e12,
+            scaleup_link_bytes_per_s=450e9,
+            source="NVIDIA GH200 figures read 2026-12-01: 96 GB HBM3 at 4 TB/s beside 480 GB LPDDR5X on the Grace CPU "
+                   "(NVIDIA's Aug 2023 announcement as reported at nishikiout.net/entry/2023/08/09/143040; "
+                   "spheron.network/blog/nvidia-gh200-guide); the GPU is an H100, so FLOP/s as h100-sxm (assumption: "
+                   "same clocks); the CPU's LPDDR5X (NVLink-C2C, 900 GB/s both directions) is not used for weights or "
+                   "KV cache here; GPU-to-GPU over NVLink 4 (450 GB/s one way) through the NVLink Switch System, "
+                   "8 per group as h100-sxm (assumption). The HBM3e variant is left out: its figures differ between "
+                   "NVIDIA's announcement (141 GB, 5 TB/s) and later datasheets (144 GB, 4.9 TB/s)"),
+        _hw(id="h20", name="NVIDIA H20", memory_bytes=96e9, memory_bandwidth_bytes_per_s=4.0e12,
+            bf16_flops_per_s=148e12, scaleup_link_bytes_per_s=450e9,
+            source="NVIDIA publishes no H20 datasheet page; figures as reported at willitrunai.com/es/gpus/h20-96gb "
+                   "and zangshuxian.com/new/674733024499207168 (read 2026-12-01): 96 GB HBM3, 4.0 TB/s, FP16/BF16 148 "
+                   "TFLOP/s dense, INT8 296 TOPS, NVLink 900 GB/s both directions (450 one way), 400 W. No FP8 figure "
+                   "in those sources: fp8 runs at the bf16 rate here (Hopper's FP8 usually equals its INT8 rate: "
+                   "pass --hardware-config to model that); collective floor as h100-sxm (assumption)"),
+        _hw(id="tpu-v5e", name="Google Cloud TPU v5e", memory_bytes=16e9, memory_bandwidth_bytes_per_s=819e9,
+            bf16_flops_per_s=197e12, scaleup_link_bytes_per_s=200e9, scaleup_topology="torus",
+            collective_latency_ms=0.001,
+            software_efficiency_source="1.0, the default: no published serving-efficiency figure for JetStream / "
+                                       "vLLM on TPU against TensorRT-LLM (assumption)",
+            source="Google Cloud TPU v5e page, docs.cloud.google.com/tpu/docs/v5e (read 2026-12-01): 197 TFLOP/s bf16 "
+                   "(393 int8 TOPS, no fp8), 16 GB HBM2 (one version of the page says 16 GiB: the smaller is used), "
+                   "819 GB/s, inter-chip interconnect 400 GB/s per chip both directions over 4 ports (200 GB/s one "
+                   "way), 8 chips per host, 2D torus; 1 us small-message floor from jax-ml/scaling-book "
+                   f"({_SPECS})"),
+        _hw(id="tpu-v6e", name="Google Cloud TPU v6e (Trillium)", memory_bytes=32e9,
+            memory_bandwidth_bytes_per_s=1638e9, bf16_flops_per_s=918e12, scaleup_link_bytes_per_s=400e9,
+            scaleup_topology="torus", collective_latency_ms=0.001,
+            software_efficiency_source="1.0, the default: no published serving-efficiency figure for JetStream / "
+                                       "vLLM on TPU against TensorRT-LLM (assumption)",
+            source="Google Cloud TPU v6e page, docs.cloud.google.com/tpu/docs/v6e (read 2026-12-01): 918 TFLOP/s bf16 "
+                   "(1,836 int8 TOPS, no fp8), 32 GB HBM, 1,638 GB/s, inter-chip interconnect 800 GB/s per chip both "
+                   "directions over 4 ports (400 GB/s one way), 8 chips per host, 2D torus; 1 us small-message floor "
+                   f"from jax-ml/scaling-book ({_SPECS})"),
+        _hw(id="trainium2", name="AWS Trainium2", memory_bytes=96 * 2**30, memory_bandwidth_bytes_per_s=2.9e12,
+            bf16_flops_per_s=667e12, fp8_flops_per_s=1299e12, scaleup_link_bytes_per_s=640e9,
+            scaleup_topology="torus", max_tensor_parallel=16,
+            software_efficiency_source="1.0, the default: no published serving-efficiency figure for the Neuron SDK "
+                                       "(NxD Inference) against TensorRT-LLM (assumption)",
+            source="AWS Neuron documentation, Trainium2 architecture (aws-neuron/aws-neuron-sdk "
+                   "about-neuron/arch/neuron-hardware/trainium2.rst, read 2026-12-01): 667 BF16/FP16 and 1,299 FP8 "
+                   "TFLOP/s dense (2,563 sparse), 96 GiB HBM at 2.9 TB/s, NeuronLink-v3 1.28 TB/s per chip (taken as "
+                   "both directions: 640 GB/s one way, assumption); 16 chips per Trn2 instance as the largest "
+                   "tensor-parallel group (assumption); collective floor as h100-sxm (assumption)"),
+        _hw(id="gaudi3", name="Intel Gaudi 3", memory_bytes=128e9, memory_bandwidth_bytes_per_s=3.67e12,
+            bf16_flops_per_s=1835e12, fp8_flops_per_s=1835e12, scaleup_link_bytes_per_s=600e9,
+            scaleup_topology="ethernet",
+            software_efficiency_source="1.0, the default: no published serving-efficiency figure for the Intel Gaudi "
+                                       "software stack (vLLM / Optimum Habana) against TensorRT-LLM (assumption)",
+            source="Intel, 'Intel Gaudi 3 AI Accelerator: Architected for Gen AI Training and Inference' (Hot Chips "
+                   "2024, R. Kaplan), spec table as reproduced at sgpjbg.com/baogao/465025.html (read 2026-12-01): "
+                   "BF16 and FP8 matrix 1,835 TFLOP/s, 128 GB HBM2e, 3.67 TB/s, 24 x 200 GbE RoCE = 1,200 GB/s both "
+                   "directions (600 GB/s one way; all 8 cards of a node joined directly, modelled as one group of 8), "
+                   "PCIe Gen5 x16; collective floor as h100-sxm (assumption: RoCE is likely slower)"),
         _hw(id="wse-3", name="Cerebras WSE-3 (CS-3)", memory_kind="sram", memory_bytes=44e9,
             memory_bandwidth_bytes_per_s=21e15, bf16_flops_per_s=125e15, scaleup_link_bytes_per_s=150e9,
             collective_latency_ms=0.0, max_tensor_parallel=1,
