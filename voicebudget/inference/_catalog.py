@@ -651,7 +651,8 @@ _HF_MODELS: tuple[tuple[str, str, str, str, dict[str, Any]], ...] = (
     ("qwen2.5-72b", "Qwen2.5-72B", "Qwen/Qwen2.5-72B-Instruct", "72.7B",
      {"hidden_size": 8192, "intermediate_size": 29568, "num_hidden_layers": 80, "num_attention_heads": 64,
       "num_key_value_heads": 8, "vocab_size": 152064, "tie_word_embeddings": False, "max_position_embeddings": 32768}),
-    ("qwen3-8b", "Qwen3-8B", "Qwen/Qwen3-8B", "8.2B",
+    ("qwen3-8b", "Qwen3-8B", "Qwen/Qwen3-8B", "8.2B; re-read 2026-12-01 against public copies (code index ids "
+     "58026833216, 1570491832; the latter adds YaRN rope_scaling to 131072, not in the release): no field changed",
      {"hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 36, "num_attention_heads": 32,
       "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936, "tie_word_embeddings": False,
       "max_position_embeddings": 40960}),
@@ -663,17 +664,24 @@ _HF_MODELS: tuple[tuple[str, str, str, str, dict[str, Any]], ...] = (
      {"hidden_size": 2048, "intermediate_size": 6144, "moe_intermediate_size": 768, "num_hidden_layers": 48,
       "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128,
       "num_experts_per_tok": 8, "vocab_size": 151936, "tie_word_embeddings": False, "max_position_embeddings": 40960}),
-    ("llama-3.2-1b", "Llama-3.2-1B", "meta-llama/Llama-3.2-1B", "1.24B",
+    ("llama-3.2-1b", "Llama-3.2-1B", "meta-llama/Llama-3.2-1B", "1.24B; re-read 2026-12-01 against public copies of "
+     "the Instruct config (code index ids 10911396249, 58720427815): head_dim 64, tie_word_embeddings true (the "
+     "output head is the embedding table, counted once), no field changed",
      {"hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16, "num_attention_heads": 32,
       "num_key_value_heads": 8, "head_dim": 64, "vocab_size": 128256, "tie_word_embeddings": True,
       "max_position_embeddings": 131072}),
-    ("llama-3.2-3b", "Llama-3.2-3B", "meta-llama/Llama-3.2-3B", "3.21B",
+    ("llama-3.2-3b", "Llama-3.2-3B", "meta-llama/Llama-3.2-3B", "3.21B; re-read 2026-12-01 against public copies "
+     "(code index ids 2750760194, 31940328998): 24 query / 8 KV heads of 128, tie_word_embeddings true, no field "
+     "changed",
      {"hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 28, "num_attention_heads": 24,
       "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 128256, "tie_word_embeddings": True,
       "max_position_embeddings": 131072}),
-    ("mistral-7b", "Mistral-7B", "mistralai/Mistral-7B-v0.1", "7.24B",
-     {"hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
-      "num_key_value_heads": 8, "vocab_size": 32000, "tie_word_embeddings": False, "max_position_embeddings": 32768}),
+    ("mistral-7b", "Mistral-7B", "mistralai/Mistral-7B-v0.3", "7.25B; v0.3 since 2026-12-01 (was v0.1): vocab 32768, "
+     "rope_theta 1e6 and sliding_window null, so every layer attends to the whole context and the KV cache is "
+     "exact; v0.1 (vocab 32000) attends within a 4096-token sliding window, which this count would over-state "
+     "beyond 4K tokens", {"hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+                          "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32768,
+                          "tie_word_embeddings": False, "max_position_embeddings": 32768}),
     ("gemma-3-27b", "Gemma-3-27B", "google/gemma-3-27b-it (text_config)", "27B; sliding-window layers not "
      "modelled, so the KV cache is over-counted", {"hidden_size": 5376, "intermediate_size": 21504,
                                                    "num_hidden_layers": 62, "num_attention_heads": 32,
