@@ -210,3 +210,77 @@ def test_cli_lists_and_runs_the_new_models() -> None:
     for model, hw in (("llama-4-scout", "h100-sxm"), ("llama-4-maverick", "h200"), ("glm-4.5-air", "h100-sxm")):
         r = runner.invoke(app, ["infer", "-m", model, "--hardware", hw, "-f", "json"])
         assert r.exit_code == 0, (model, r.output)
+
+
+# --- local attention (sliding window / chunked) in the KV cache ------------------------------------------------
+
+
+def test_gemma3_keeps_a_1024_token_window_on_five_of_six_layers() -> None:
+    m = vb.MODELS["gemma-3-27b"]
+    # google/gemma-3-27b-it text_config: 62 layers, sliding_window 1024, sliding_window_pattern 6 -> layers 5, 11,
+    # ..., 59 global (10), 52 local
+    assert (m.sliding_window, m.sliding_layers) == (1024, 52)
+    full = 2 * 62 * 16 * 128
+    assert m.kv_elements_per_token() == full  # upper bound, every layer whole
+    assert m.kv_elements_per_token(1000) == full  # within the window nothing is dropped
+    # at 32,768 tokens: (10 global + 52 x 1024/32768) / 62 of the full cache
+    assert m.kv_elements_per_token(32768) == pytest.approx(full * (10 + 52 * 1024 / 32768) / 62, rel=1e-12)
+    assert m.kv_elements_per_token(32768) == pytest.approx(47616, rel=1e-12)
+    # a causal prompt of 4096 tokens: a local layer keeps 2 W/P - (W/P)^2 = 0.4375 of the P^2/2 pairs
+    assert m.window_share(4096, causal_prompt=True) == pytest.approx((10 + 52 * 0.4375) / 62, rel=1e-12)
+
+
+def test_local_layers_shrink_the_decode_step_and_the_memory_need() -> None:
+    m, hw, cal = vb.MODELS["gemma-3-27b"], vb.get_hardware("h100-sxm"), vb.GPUCalibration()
+    plan = GPUPlan(model=m, hardware=hw, precision=None, kv_precision="bf16", tp=1, pp=1, replicas=1, cal=cal)
+    b, s = 8, 16384
+    step = decode_step(plan, b, s, 0.0, 0.0)
+    share = (10 + 52 * 1024 / s) / 62
+    bw = hw.memory_bandwidth_bytes_per_s * cal.memory_efficiency
+    assert step.kv_cache_ms == pytest.approx(1e3 * b * s * 2 * 253952 * share / bw, rel=1e-12)
+    flops = hw.bf16_flops_per_s * cal.compute_efficiency
+    assert step.attention_ms == pytest.approx(1e3 * 4 * 62 * 32 * 128 * b * s * share / flops, rel=1e-12)
+    r = vb.estimate_inference("gemma-3-27b", "h100-sxm", vb.Deployment(chips=1, concurrency=4),
+                              vb.Workload(prompt_tokens=20000, output_tokens=200))
+    ctx = 20000 + 100  # prompt + half the output resident
+    assert r.memory.kv_cache_bytes == pytest.approx(4 * ctx * 2 * 253952 * (10 + 52 * 1024 / ctx) / 62, rel=1e-12)
+
+
+@pytest.mark.parametrize(("extra", "window", "local"), [
+    # Gemma 3: every 6th layer global
+    ({"sliding_window": 1024, "sliding_window_pattern": 6, "model_type": "gemma3_text"}, 1024, 10),
+    # gpt-oss style layer_types list
+    ({"sliding_window": 128, "layer_types": ["sliding_attention", "full_attention"] * 6}, 128, 6),
+    # Mistral-7B-v0.1: one window on every layer
+    ({"sliding_window": 4096, "model_type": "mistral"}, 4096, 12),
+    # Qwen configs carry a window they do not use
+    ({"sliding_window": 131072, "use_sliding_window": False}, None, 0),
+    # Llama-4 chunked attention: all but every 4th layer (NoPE, global)
+    ({"attention_chunk_size": 8192, "model_type": "llama4_text"}, 8192, 9),
+    ({"attention_chunk_size": 8192, "no_rope_layers": [1, 0] * 6}, 8192, 6),
+])
+def test_model_config_reads_local_attention(extra: dict[str, object], window: int | None, local: int) -> None:
+    cfg = {"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 12, "num_attention_heads": 4,
+           "num_key_value_heads": 2, "vocab_size": 1000, **extra}
+    m = model_from_hf_dict(cfg, ident="x", name="x", source="t")
+    assert (m.sliding_window, m.sliding_layers) == (window, local)
+
+
+def test_local_attention_fields_are_checked() -> None:
+    kw = {"id": "x", "name": "x", "total_params": 1e9, "active_params": 1e9, "layers": 4, "d_model": 64,
+          "q_heads": 4, "kv_heads": 4, "head_dim": 16, "source": "test"}
+    with pytest.raises(ValidationError, match=r"sliding_layers \(5\) > layers \(4\)"):
+        vb.ModelArch.model_validate({**kw, "sliding_window": 8, "sliding_layers": 5})
+    with pytest.raises(ValidationError, match="needs a sliding_window"):
+        vb.ModelArch.model_validate({**kw, "sliding_layers": 2})
+
+
+def test_models_listing_names_the_attention_kind() -> None:
+    rows = {r["id"]: r for r in json.loads(runner.invoke(app, ["models", "--format", "json"]).stdout)}
+    assert (rows["deepseek-v3"]["attention"], rows["deepseek-v3"]["kv_elements_per_token"]) == ("mla", 35136)
+    assert (rows["gemma-3-27b"]["sliding_window"], rows["gemma-3-27b"]["sliding_layers"]) == (1024, 52)
+    assert rows["llama-3-70b"]["attention"] == "gqa"
+    table = runner.invoke(app, ["models"], terminal_width=200).stdout
+    line = next(x for x in table.splitlines() if "deepseek-v3" in x)
+    for cell in ("MLA", "671.0", "37.6"):
+        assert cell in line

@@ -156,6 +156,11 @@ class ModelArch(_Frozen):
         (``qk_nope_head_dim + qk_rope_head_dim``) and ``rope_head_dim`` is required.
     :param rope_head_dim: MLA's decoupled RoPE key width (``qk_rope_head_dim``), cached next to the latent.
     :param v_head_dim: the value head width when it differs from ``head_dim`` (MLA: ``v_head_dim``).
+    :param sliding_window: tokens a local-attention layer attends to and keeps in its KV cache (Gemma 3's
+        ``sliding_window`` 1024, gpt-oss's 128, Llama-4's ``attention_chunk_size`` 8192, treated as a window);
+        required when ``sliding_layers > 0``.
+    :param sliding_layers: how many of the ``layers`` use that local attention (Gemma 3 27B: 52 of 62, five
+        local to one global); the others attend to the whole context. ``0``: every layer is global.
     """
 
     id: str = Field(min_length=1)
@@ -176,6 +181,8 @@ class ModelArch(_Frozen):
     kv_lora_rank: int | None = Field(default=None, ge=1)
     rope_head_dim: int | None = Field(default=None, ge=1)
     v_head_dim: int | None = Field(default=None, ge=1)
+    sliding_window: int | None = Field(default=None, ge=1)
+    sliding_layers: int = Field(default=0, ge=0)
     source: str = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -185,6 +192,10 @@ class ModelArch(_Frozen):
         if self.kv_lora_rank is not None and self.kv_heads != 1:
             raise ValueError(f"multi-head latent attention caches one latent shared by every head: kv_heads must be "
                              f"1, got {self.kv_heads}")
+        if self.sliding_layers > self.layers:
+            raise ValueError(f"sliding_layers ({self.sliding_layers}) > layers ({self.layers})")
+        if self.sliding_layers > 0 and self.sliding_window is None:
+            raise ValueError("sliding_layers > 0 needs a sliding_window (tokens each local layer attends to)")
         if self.active_params > self.total_params:
             raise ValueError(f"active_params ({self.active_params:g}) > total_params ({self.total_params:g})")
         if (self.experts is None) != (self.experts_per_token is None):
@@ -240,17 +251,37 @@ class ModelArch(_Frozen):
         """Multi-head latent attention (a compressed KV latent instead of per-head keys and values)."""
         return self.kv_lora_rank is not None
 
-    def kv_elements_per_token(self) -> float:
-        """KV-cache elements per token across all layers.
+    def window_share(self, context_tokens: float | None, *, causal_prompt: bool = False) -> float:
+        """The share of a full-attention model's KV cache (and of its attention pairs) this model keeps at a
+        context of ``S`` tokens: ``(global_layers + sliding_layers * min(1, W / S)) / layers``.
+
+        ``1.0`` without local layers, or when ``context_tokens`` is ``None`` (the per-token upper bound).
+        With ``causal_prompt`` the pairs of a whole causal prompt of ``S`` tokens are meant: a local layer sees
+        ``min(i, W)`` keys at position ``i``, so it keeps ``2 W / S - (W / S)^2`` of the ``S^2 / 2`` pairs when
+        ``S > W``. A mean context stands for every sequence of a batch (exact when all are longer than
+        ``W``, an over-count otherwise).
+        """
+        if self.sliding_layers == 0 or self.sliding_window is None or context_tokens is None or context_tokens <= 0:
+            return 1.0
+        w = min(1.0, self.sliding_window / context_tokens)
+        local = 2.0 * w - w * w if causal_prompt else w
+        return ((self.layers - self.sliding_layers) + self.sliding_layers * local) / self.layers
+
+    def kv_elements_per_token(self, context_tokens: float | None = None) -> float:
+        """KV-cache elements per token across all layers (a mean over a sequence of ``context_tokens``).
 
         Grouped-query (and multi-head) attention: ``2 * layers * kv_heads * head_dim`` (a key and a value per
         KV head). Multi-head latent attention: ``layers * (kv_lora_rank + rope_head_dim)``, the compressed
         latent and the decoupled RoPE key (DeepSeek-V3 technical report, arXiv:2412.19437, section 2.1.1:
         only these two are cached during generation), e.g. ``61 * (512 + 64) = 35,136`` for DeepSeek-V3.
+        Local-attention layers keep only their window: times :meth:`window_share` of ``context_tokens``
+        (``None``: every layer counted whole, the upper bound).
         """
         if self.kv_lora_rank is not None and self.rope_head_dim is not None:
-            return float(self.layers * (self.kv_lora_rank + self.rope_head_dim))
-        return 2.0 * self.layers * self.kv_heads * self.head_dim
+            full = float(self.layers * (self.kv_lora_rank + self.rope_head_dim))
+        else:
+            full = 2.0 * self.layers * self.kv_heads * self.head_dim
+        return full * self.window_share(context_tokens)
 
     def attention_flops_per_pair(self, phase: Literal["decode", "prefill"]) -> float:
         """Attention FLOPs for one (query token, cached token) pair across all layers (scores + weighted sum).
@@ -305,6 +336,40 @@ def _moe_layer_count(cfg: dict[str, Any], where: str, layers: int) -> int:
                             field="first_k_dense_replace")
     freq = _cfg_int(cfg, where, "moe_layer_freq", 1)
     return sum(1 for i in range(first, layers) if i % freq == 0)
+
+
+def _local_attention(cfg: dict[str, Any], where: str, layers: int) -> dict[str, Any]:
+    """``sliding_window`` / ``sliding_layers`` from a config: the ``layer_types`` list (``sliding_attention``:
+    gpt-oss, newer Gemma configs), Llama-4's chunked attention (``attention_chunk_size`` on the RoPE layers of
+    ``no_rope_layers``, else all but every ``no_rope_layer_interval``-th, default 4: transformers
+    ``Llama4TextConfig``), Gemma's ``sliding_window_pattern`` (every ``pattern``-th layer global; Gemma 2
+    alternates), else ``sliding_window`` on every layer (Mistral-7B-v0.1) unless ``use_sliding_window`` is
+    false (Qwen configs carry a window they do not use)."""
+    types = cfg.get("layer_types")
+    if isinstance(types, list) and len(types) == layers and all(isinstance(t, str) for t in types):
+        n = sum(1 for t in types if t in ("sliding_attention", "chunked_attention"))
+        if n == 0:
+            return {}
+        key = "sliding_window" if cfg.get("sliding_window") else "attention_chunk_size"
+        return {"sliding_window": _cfg_int(cfg, where, key), "sliding_layers": n}
+    if cfg.get("attention_chunk_size"):
+        chunk = _cfg_int(cfg, where, "attention_chunk_size")
+        flags = cfg.get("no_rope_layers")
+        if isinstance(flags, list) and len(flags) == layers:
+            n = sum(1 for f in flags if f)
+        else:
+            interval = _cfg_int(cfg, where, "no_rope_layer_interval", 4)
+            n = sum(1 for i in range(layers) if (i + 1) % interval != 0)
+        return {"sliding_window": chunk, "sliding_layers": n} if n else {}
+    if not cfg.get("sliding_window") or cfg.get("use_sliding_window") is False:
+        return {}
+    window = _cfg_int(cfg, where, "sliding_window")
+    default_pattern = 2 if str(cfg.get("model_type", "")).startswith("gemma2") else None
+    pattern = cfg.get("sliding_window_pattern", default_pattern)
+    if pattern is None:
+        return {"sliding_window": window, "sliding_layers": layers}
+    step = _cfg_int(cfg, where, "sliding_window_pattern", default_pattern)
+    return {"sliding_window": window, "sliding_layers": sum(1 for i in range(layers) if (i + 1) % step != 0)}
 
 
 def _attention_params(cfg: dict[str, Any], where: str, d: int, heads: int) -> tuple[int, dict[str, Any]]:
@@ -376,7 +441,7 @@ def model_from_hf_dict(cfg: dict[str, Any], *, ident: str, name: str, source: st
     native = "fp8" if method == "fp8" else _DTYPES.get(str(cfg.get("torch_dtype", "bfloat16")), "bf16")
     return ModelArch.model_validate({
         "id": ident, "name": name, "total_params": float(total), "active_params": float(active),
-        "layers": layers, "d_model": d, "q_heads": heads, **attn_fields,
+        "layers": layers, "d_model": d, "q_heads": heads, **attn_fields, **_local_attention(cfg, where, layers),
         "native_precision": native, "native_expert_precision": "fp4" if method == "mxfp4" else None,
         "max_context_tokens": cfg.get("max_position_embeddings"), "source": source,
         **moe,
@@ -613,19 +678,20 @@ MODELS: dict[str, ModelArch] = {
                   "200K; deepinfra.com/zai-org/GLM-4.7: 202,752)"),
         _m(id="gpt-oss-120b", name="gpt-oss-120b", total_params=116.8e9, active_params=5.1e9, layers=36,
            d_model=2880, q_heads=64, kv_heads=8, head_dim=64, experts=128, experts_per_token=4,
-           native_expert_precision="fp4",
+           native_expert_precision="fp4", sliding_window=128, sliding_layers=18,
            max_context_tokens=131072,
-           source="openai/gpt-oss-120b config.json (MXFP4 expert weights; sliding-window layers not modelled; "
-                  "max_position_embeddings 131072)"),
+           source="openai/gpt-oss-120b config.json (MXFP4 expert weights; layer_types alternate sliding_attention "
+                  "and full_attention, sliding_window 128: 18 of 36 layers keep 128 tokens of KV cache, modelled "
+                  "since 2026-12-01; max_position_embeddings 131072)"),
         _m(id="gpt-oss-20b", name="gpt-oss-20b", total_params=20.91e9, active_params=3.61e9, layers=24,
            d_model=2880, q_heads=64, kv_heads=8, head_dim=64, experts=32, experts_per_token=4,
-           native_expert_precision="fp4", max_context_tokens=131072,
+           native_expert_precision="fp4", max_context_tokens=131072, sliding_window=128, sliding_layers=12,
            source="openai/gpt-oss-20b config.json, a verbatim copy in a public repository found with the code "
                   "index (file id 31112482743, read 2026-12-01): 24 layers, hidden 2880, 64 query / 8 KV heads of "
                   "64, 32 local experts, 4 per token, MXFP4 experts, vocab 201088, untied head, "
                   "max_position_embeddings 131072; counted from those fields: 20.91e9 total, 3.61e9 active "
                   "without the input embedding table (OpenAI's model card convention, as gpt-oss-120b's 5.1e9); "
-                  "sliding-window layers not modelled"),
+                  "layer_types alternate sliding (window 128) and full attention: 12 of 24 layers local"),
         _m(id="qwen3-235b-a22b", name="Qwen3-235B-A22B", total_params=235e9, active_params=22e9, layers=94,
            d_model=4096, q_heads=64, kv_heads=4, head_dim=128, experts=128, experts_per_token=8,
            max_context_tokens=32768,
@@ -682,11 +748,14 @@ _HF_MODELS: tuple[tuple[str, str, str, str, dict[str, Any]], ...] = (
      "beyond 4K tokens", {"hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
                           "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32768,
                           "tie_word_embeddings": False, "max_position_embeddings": 32768}),
-    ("gemma-3-27b", "Gemma-3-27B", "google/gemma-3-27b-it (text_config)", "27B; sliding-window layers not "
-     "modelled, so the KV cache is over-counted", {"hidden_size": 5376, "intermediate_size": 21504,
-                                                   "num_hidden_layers": 62, "num_attention_heads": 32,
-                                                   "num_key_value_heads": 16, "head_dim": 128, "vocab_size": 262208,
-                                                   "tie_word_embeddings": True, "max_position_embeddings": 131072}),
+    ("gemma-3-27b", "Gemma-3-27B", "google/gemma-3-27b-it (text_config)", "27B; re-read 2026-12-01 against a "
+     "public copy of the 27B text_config (TensorRT-LLM's test config, code index id 926331895, layers cut to 6 "
+     "there; 62 in the release): sliding_window 1024 with sliding_window_pattern 6, so 52 of the 62 layers are "
+     "local (every 6th global) and keep only 1024 tokens of KV cache (modelled since 2026-12-01; it was counted "
+     "as full attention)", {"hidden_size": 5376, "intermediate_size": 21504, "num_hidden_layers": 62,
+                            "num_attention_heads": 32, "num_key_value_heads": 16, "head_dim": 128,
+                            "vocab_size": 262208, "tie_word_embeddings": True, "max_position_embeddings": 131072,
+                            "sliding_window": 1024, "sliding_window_pattern": 6, "model_type": "gemma3_text"}),
 )
 MODELS.update({
     ident: model_from_hf_dict(cfg, ident=ident, name=name, source=_HF.format(

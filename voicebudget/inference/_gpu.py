@@ -17,7 +17,9 @@ sequential steps; the pair's two are in ``collective_latency``).
 KV heads fewer than ``tp`` are replicated (``tp / kv_heads`` copies: more KV bytes to hold and read); a
 multi-head latent attention model has one shared latent (``kv_heads == 1``), so each chip holds all of it.
 Attention FLOPs per (query, cached token) pair are :meth:`ModelArch.attention_flops_per_pair` (MLA: absorbed
-weights at decode, decompressed keys and values at prefill).
+weights at decode, decompressed keys and values at prefill). Local-attention layers (sliding window, chunked)
+hold and attend to only their window: KV bytes and attention pairs are scaled by
+:meth:`ModelArch.window_share` of the mean context.
 Pipeline stages add one hop each; they do not cut a single user's latency (the weight term uses the
 ``tp`` chips of one stage) but they do add throughput (compute and KV terms use all chips).
 
@@ -77,8 +79,13 @@ class GPUPlan:
     @functools.cached_property
     def kv_bytes_per_token(self) -> float:
         """KV-cache bytes per token across the tensor-parallel group, KV heads replicated when
-        ``tp > kv_heads`` (each chip holds whole KV heads, as vLLM and TensorRT-LLM do)."""
+        ``tp > kv_heads`` (each chip holds whole KV heads, as vLLM and TensorRT-LLM do), every layer counted
+        whole (:meth:`kv_bytes_at` applies local layers' windows)."""
         return kv_bytes_per_token(self.model, self.kv_precision) * self.model.kv_replication(self.tp)
+
+    def kv_bytes_at(self, context_tokens: float) -> float:
+        """:attr:`kv_bytes_per_token` for sequences of ``context_tokens`` (local layers keep their window)."""
+        return self.kv_bytes_per_token * self.model.window_share(context_tokens)
 
     @functools.cached_property
     def bandwidth(self) -> float:
@@ -119,10 +126,11 @@ def weights_read_bytes(model: ModelArch, precision: str | None, tokens: float) -
     return dense + expert * model.n_moe_layers * touched
 
 
-def kv_bytes_per_token(model: ModelArch, kv_precision: str) -> float:
+def kv_bytes_per_token(model: ModelArch, kv_precision: str, context_tokens: float | None = None) -> float:
     """KV-cache bytes per token: :meth:`ModelArch.kv_elements_per_token` x bytes per element
-    (``2 * layers * kv_heads * head_dim * bytes``; MLA: ``layers * (kv_lora_rank + rope_head_dim) * bytes``)."""
-    return model.kv_elements_per_token() * PRECISION_BYTES[kv_precision]
+    (``2 * layers * kv_heads * head_dim * bytes``; MLA: ``layers * (kv_lora_rank + rope_head_dim) * bytes``;
+    with ``context_tokens``, local-attention layers keep only their window)."""
+    return model.kv_elements_per_token(context_tokens) * PRECISION_BYTES[kv_precision]
 
 
 def _collectives_ms(plan: GPUPlan, tokens: float) -> float:
@@ -153,9 +161,11 @@ def decode_step(plan: GPUPlan, decode_tokens: float, context_tokens: float, pref
     n = decode_tokens + prefill_tokens
     weights = 1e3 * weights_read_bytes(m, plan.precision, n / plan.pp) / (plan.tp * plan.bandwidth)
     compute = 1e3 * 2.0 * m.active_params * n / (chips * plan.peak_flops)
-    kv = 1e3 * decode_tokens * context_tokens * plan.kv_bytes_per_token / (chips * plan.bandwidth)
+    kv = 1e3 * decode_tokens * context_tokens * plan.kv_bytes_at(context_tokens) / (chips * plan.bandwidth)
     attn_flops = (m.attention_flops_per_pair("decode") * decode_tokens * context_tokens
-                  + m.attention_flops_per_pair("prefill") * prefill_tokens * prefill_context)
+                  * m.window_share(context_tokens)
+                  + m.attention_flops_per_pair("prefill") * prefill_tokens * prefill_context
+                  * m.window_share(prefill_context))
     attention = 1e3 * attn_flops / (chips * plan.peak_flops)
     overhead = _overhead_ms(plan) + decode_tokens * plan.cal.tau_seq_ms
     comm = _collectives_ms(plan, n / plan.pp)
@@ -194,17 +204,18 @@ def prefill_ms(plan: GPUPlan, prompt_tokens: float, chunk_tokens: float, others_
         n = c + others_decoding
         weights = 1e3 * weights_read_bytes(m, plan.precision, n) / (plan.tp * plan.bandwidth)
         compute = 1e3 * 2.0 * m.active_params * n / (flops_chips * plan.peak_flops)
-        kv = 1e3 * others_decoding * others_context * plan.kv_bytes_per_token / (
+        kv = 1e3 * others_decoding * others_context * plan.kv_bytes_at(others_context) / (
             plan.chips_per_replica * plan.bandwidth)
         total += max(weights, compute) + kv + _overhead_ms(plan) + _collectives_ms(plan, n)
-    attn_flops = 0.5 * m.attention_flops_per_pair("prefill") * prompt_tokens * prompt_tokens
+    attn_flops = (0.5 * m.attention_flops_per_pair("prefill") * prompt_tokens * prompt_tokens
+                  * m.window_share(prompt_tokens, causal_prompt=True))
     return total + 1e3 * attn_flops / (flops_chips * plan.peak_flops)
 
 
 def memory_need(plan: GPUPlan, concurrency_per_replica: int, context_tokens: float) -> MemoryUse:
     """Weights + KV cache of one replica vs its usable memory (``capacity_bytes`` before utilisation)."""
     w = total_weights_bytes(plan.model, plan.precision)
-    kv = concurrency_per_replica * context_tokens * plan.kv_bytes_per_token
+    kv = concurrency_per_replica * context_tokens * plan.kv_bytes_at(context_tokens)
     return MemoryUse.model_construct(weights_bytes=w, kv_cache_bytes=kv,
                      capacity_bytes=plan.chips_per_replica * plan.hardware.memory_bytes)
 

@@ -22,9 +22,11 @@ formulas reproduce them within ~1% for Llama and Mixtral, DeepSeek-V3 and Llama-
 Norms, biases and multi-token-prediction layers (``num_nextn_predict_layers``, not used for plain decoding)
 are ignored (< 0.1%; DeepSeek-V3's MTP module is 14B of its 685B stored weights and outside its 671B).
 Active parameters count both embedding tables; model cards differ on that (DeepSeek's 37B and GLM's 32B
-leave embeddings out, Mixtral's 12.9B keeps them): the tests say which. Sliding-window and chunked
-local attention layers (Gemma 3, gpt-oss, Llama-4, Mistral-7B-v0.1) are counted as full attention in
-the KV cache (docs/inference.md).
+leave embeddings out, Mixtral's 12.9B keeps them): the tests say which. Local-attention layers are read
+too (``layer_types``; Gemma's ``sliding_window`` + ``sliding_window_pattern``; Llama-4's
+``attention_chunk_size`` on its RoPE layers; a bare ``sliding_window`` on every layer, as Mistral-7B-v0.1,
+unless ``use_sliding_window`` is false): they keep only their window in the KV cache
+(:meth:`ModelArch.window_share`, docs/inference.md).
 """
 
 from __future__ import annotations

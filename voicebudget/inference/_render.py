@@ -38,6 +38,8 @@ def model_rows() -> list[dict[str, Any]]:
             "active_params": m.active_params, "layers": m.layers, "d_model": m.d_model, "kv_heads": m.kv_heads,
             "experts": m.experts, "experts_per_token": m.experts_per_token,
             "native_precision": m.native_precision, "max_context_tokens": m.max_context_tokens,
+            "attention": "mla" if m.is_mla else "gqa", "kv_elements_per_token": m.kv_elements_per_token(),
+            "sliding_window": m.sliding_window, "sliding_layers": m.sliding_layers,
             "source": m.source,
         }
         for m in MODELS.values()
@@ -64,7 +66,8 @@ def render_catalog(kind: str) -> Table:
                       _g(r["usd_per_chip_hour"], 1, "{:.2f}"))
         return t
     t = Table("id", "params B", "active B", "layers", "kv", "ctx", "MoE", "aliases", title="Models",
-              caption="kv: KV heads; ctx: longest context, tokens; MoE: experts, top k per token",
+              caption="kv: KV heads (MLA: one shared latent, multi-head latent attention); ctx: longest context, "
+              "tokens; MoE: experts, top k per token",
               caption_justify="left")
     t.columns[0].no_wrap = True
     for col in t.columns[6:]:
@@ -73,7 +76,8 @@ def render_catalog(kind: str) -> Table:
         experts = f"{r['experts']}/{r['experts_per_token']}" if r["experts"] else "dense"
         ctx = "-" if r["max_context_tokens"] is None else f"{r['max_context_tokens'] / 1024:g}k"
         t.add_row(r["id"], f"{r['total_params'] / 1e9:.1f}", f"{r['active_params'] / 1e9:.1f}",
-                  str(r["layers"]), str(r["kv_heads"]), ctx, experts, "\n".join(r["aliases"]))
+                  str(r["layers"]), "MLA" if r["attention"] == "mla" else str(r["kv_heads"]), ctx, experts,
+                  "\n".join(r["aliases"]))
     return t
 
 

@@ -36,7 +36,7 @@ def wafer_memory(model: ModelArch, hw: Hardware, precision: str | None, kv_preci
                  context: int, chips: int) -> MemoryUse:
     """Weights + KV bytes and the chips' total SRAM (``precision`` None: the released precision mix)."""
     w = total_weights_bytes(model, precision)
-    kv = concurrency * context * kv_bytes_per_token(model, kv_precision)
+    kv = concurrency * context * kv_bytes_per_token(model, kv_precision, context)
     return MemoryUse.model_construct(weights_bytes=w, kv_cache_bytes=kv, capacity_bytes=chips * hw.memory_bytes)
 
 
@@ -89,5 +89,6 @@ def wafer_prefill_ms(model: ModelArch, hw: Hardware, precision: str | None, chip
     """TTFT on SRAM chips: the prompt's FLOPs (linear + causal attention) at the chips' peak plus one
     pipeline traversal, ms."""
     flops = 2.0 * model.active_params * prompt_tokens
-    flops += 0.5 * model.attention_flops_per_pair("prefill") * prompt_tokens * prompt_tokens
+    flops += (0.5 * model.attention_flops_per_pair("prefill") * prompt_tokens * prompt_tokens
+              * model.window_share(prompt_tokens, causal_prompt=True))
     return 1e3 * flops / (chips * hw.flops_per_s(precision or model.native_precision)) + token_ms
