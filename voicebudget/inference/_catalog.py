@@ -536,19 +536,22 @@ HARDWARE: dict[str, Hardware] = {
                    "1,307.4 and FP8 2,614.9 TFLOPS dense (5,229.8 sparse), seven Infinity Fabric links joining 8 GPUs "
                    "(link bandwidth and collective floor as mi300x)"),
         _hw(id="mi355x", name="AMD Instinct MI355X", memory_bytes=288e9, memory_bandwidth_bytes_per_s=8.0e12,
-            bf16_flops_per_s=2.5e15, fp8_flops_per_s=5.0e15, fp4_flops_per_s=10.05e15,
+            bf16_flops_per_s=2.52e15, fp8_flops_per_s=5.03e15, fp4_flops_per_s=10.05e15,
             scaleup_link_bytes_per_s=400e9, scaleup_topology="xgmi", software_efficiency=0.90,
-            software_efficiency_source="set so that the fp8 compute-bound peak times efficiency equals B200's "
-                                      "(5.0 x 0.90 = 4.5 PFLOP/s): MI355X matched B200 on Llama-2-70B throughput in "
-                                      "MLPerf Inference v6.0 (aiwiki.ai/wiki/amd_instinct_mi355x, read 2026-12-01); "
-                                      "both have 8 TB/s, so memory-bound decode is at 0.9x B200 (assumption)",
+            software_efficiency_source="set so that the fp8 compute-bound peak times efficiency is B200's "
+                                      "(5.03 x 0.90 = 4.53 vs 4.5 PFLOP/s): MI355X matched B200 on Llama-2-70B "
+                                      "throughput in MLPerf Inference v6.0 (aiwiki.ai/wiki/amd_instinct_mi355x, "
+                                      "read 2026-12-01); both have 8 TB/s, so memory-bound decode is at 0.9x B200 "
+                                      "(assumption)",
             source="AMD MI355X figures read 2026-12-01: 288 GB HBM3E and 8 TB/s (tomshardware.com 'AMD's Instinct "
                    "MI355X accelerator will consume 1,400 watts', ISC 2025; MLPerf Inference v6.0 AMD system json, "
                    "288 GB); "
                    "FP8 5 PFLOP/s dense (ISSCC 2026 paper as reported at world-today-news.com/?p=7253162: 8,192 FP8 "
                    "FLOPs per clock per CU, x 256 CUs (ROCm GPU specifications table) x 2.4 GHz (Hot Chips 2025, "
-                   "wccftech) = 5.03 PFLOP/s); FP16/BF16 2.5 PFLOP/s dense, half of FP8 as on every CDNA 3 entry "
-                   "(AMD launch figure; not re-read on a page: assumption); FP4 20.1 PFLOP/s with sparsity "
+                   "wccftech) = 5.03 PFLOP/s); FP16/BF16 2.52 PFLOP/s dense (table at "
+                   "gangliao.me/blog/2026/amd-gpu-architecture-deep-dive: the row is labelled FP32 but gives MI300X "
+                   "1.31 PFLOP/s, its FP16 matrix rate; = 4,096 FLOPs/clock/CU x 256 x 2.4 GHz); FP4 20.1 PFLOP/s "
+                   "with sparsity "
                    "(svethardware.cz, tomshardware.com), dense half; Infinity Fabric link bandwidth and collective "
                    "floor as mi300x (assumption)"),
         _hw(id="gb300", name="NVIDIA GB300 NVL72 (per GPU)", memory_bytes=279e9, memory_bandwidth_bytes_per_s=8.0e12,
