@@ -263,7 +263,7 @@ model = "llama-3.1-8b"
 hardware = "h100-sxm"
 jitter_cv = 0.0
 [variants.wafer]
-stages.llm = { kind = "wafer", model = "llama-3.1-8b", hardware = "wse-3", jitter_cv = 0.0 }
+stages.llm = { kind = "wafer", path = "on-prem", model = "llama-3.1-8b", hardware = "wse-3", jitter_cv = 0.0 }
 [variants.custom]
 stages.llm.kind = "gpu"
 stages.llm.model = "llama-3.1-8b"

@@ -213,8 +213,8 @@ def test_json_report_has_the_keys_of_run_format_json(pytester: pytest.Pytester) 
     run_doc = voicebudget.simulate(scenario, samples=200, seed=1).to_dict()
     assert set(doc) == set(run_doc) == {"scenario", "seed", "samples", "budget", "variants"}
     assert set(doc["budget"]) == set(run_doc["budget"])
-    # no server, no scenario file, no api prices in a measured test
-    simulated_keys = set(run_doc["variants"][0]) - {"server_side", "description", "cost_per_turn_usd"}
+    # no server, no scenario file, no api prices, no modelled wafer stages in a measured test
+    simulated_keys = set(run_doc["variants"][0]) - {"server_side", "description", "cost_per_turn_usd", "wafer_paths"}
     for variant in doc["variants"]:
         assert set(variant) - {"budget"} == simulated_keys
         assert set(variant["total"]) == set(run_doc["variants"][0]["total"])

@@ -125,6 +125,7 @@ def render_run(result: RunResult) -> RenderableType:
     for r in result.reports:
         if r.name in result.descriptions:
             parts.append(Text(result.descriptions[r.name], style="italic"))
+        parts += [Text(f"{row['stage']}: {row['note']}") for row in result.wafer_paths.get(r.name, ())]
         parts.append(render_report(r, title=f"variant: {r.name}"))
         if r.name in result.costs:
             parts.append(Text(f"cost: ${result.costs[r.name]:.6f} per turn (list prices of its api stages)"))
@@ -200,6 +201,8 @@ def render_markdown(result: RunResult) -> str:
             f"{r.summary()}; {r.within_budget_share:.1%} of turns within budget; slack {r.slack_ms:+.1f} ms"
             + (f"; cost ${result.costs[r.name]:.6f} per turn (list prices)." if r.name in result.costs else "."),
             "",
+            *(f"- {row['stage']}: {row['note']}" for row in result.wafer_paths.get(r.name, ())),
+            *([""] if r.name in result.wafer_paths else []),
             f"| stage | mean ms | p50 ms | p90 ms | p95 ms | p99 ms{extra_head} | tail share (>= {label}) |",
             "|---|---:|---:|---:|---:|---:|" + ("---:|" if extra else "") + "---:|",
         ]

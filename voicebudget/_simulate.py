@@ -30,6 +30,9 @@ class RunResult:
     :ivar costs: variant name -> US dollars per turn at list price, for variants whose ``api`` stages
         give prices and tokens per turn (the stage's ``prompt_tokens``/``output_tokens``, else the
         scenario's ``[traffic]``); variants without are absent.
+    :ivar wafer_paths: variant name -> one row per ``wafer`` stage: ``{"stage", "path", "note"}``, where
+        ``path`` is ``"hosted"`` (the provider's network + overhead added to chip time) or ``"on-prem"``
+        (chip time only); variants without wafer stages are absent.
     """
 
     scenario: str
@@ -39,6 +42,7 @@ class RunResult:
     reports: tuple[Report, ...]
     descriptions: dict[str, str] = field(default_factory=dict)
     costs: dict[str, float] = field(default_factory=dict)
+    wafer_paths: dict[str, tuple[dict[str, str], ...]] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -63,7 +67,8 @@ class RunResult:
             "samples": self.samples,
             "budget": {"total_ms": self.budget.total_ms, "percentile": self.budget.percentile},
             "variants": [{**r.to_dict(), "description": self.descriptions.get(r.name, ""),
-                          "cost_per_turn_usd": self.costs.get(r.name)} for r in self.reports],
+                          "cost_per_turn_usd": self.costs.get(r.name),
+                          "wafer_paths": list(self.wafer_paths.get(r.name, ()))} for r in self.reports],
         }
 
 
@@ -150,8 +155,27 @@ def simulate(
     descriptions = {"baseline": scenario.description, **scenario.variant_descriptions}
     costs = {name: c for name, p in scenario.pipelines().items()
              if (c := pipeline_cost_per_turn(p, scenario)) is not None}
+    paths = {name: rows for name, p in pipelines.items() if (rows := wafer_paths(p))}
     return RunResult(scenario.name, seed_int, n, budget, reports, {k: v for k, v in descriptions.items() if v},
-                     costs)
+                     costs, paths)
+
+
+def wafer_paths(pipeline: Any) -> tuple[dict[str, str], ...]:
+    """What each ``wafer`` stage of a pipeline includes: ``{"stage", "path", "note"}`` per stage, in tree
+    order (``path``: ``"hosted"`` or ``"on-prem"``; ``note``: the sentence ``run`` prints)."""
+    from voicebudget.inference._stage import WaferStage
+
+    return tuple({"stage": name, "path": stage.resolved_path, "note": stage.path_note()}
+                 for name, stage in _named_leaves(pipeline, "") if isinstance(stage, WaferStage))
+
+
+def _named_leaves(node: Any, name: str) -> list[tuple[str, Any]]:
+    if isinstance(node, VoiceTurn):
+        return [leaf for key in STAGE_ORDER for leaf in _named_leaves(getattr(node, key), key)]
+    children = getattr(node, "stages", None)
+    if isinstance(children, dict):
+        return [leaf for key, child in children.items() for leaf in _named_leaves(child, key)]
+    return [(name, node)]
 
 
 def pipeline_cost_per_turn(pipeline: Any, scenario: Scenario | None = None) -> float | None:

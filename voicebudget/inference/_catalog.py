@@ -23,6 +23,7 @@ __all__ = [
     "PRECISION_BYTES",
     "ChipPrice",
     "Hardware",
+    "HostedPath",
     "ModelArch",
     "Precision",
     "SramTiming",
@@ -75,6 +76,32 @@ class SramTiming(_Frozen):
     prediction names it; pass a ``Hardware`` with your own ``SramTiming`` to model another generation."""
 
 
+class HostedPath(_Frozen):
+    """The hosted API path in front of a chip that users mostly reach as a provider's service (Cerebras,
+    Groq): the network from the client to the provider and the provider's front end and queueing, as a
+    log-normal overhead added to the chip time of each request (``WaferStage(path="hosted")``).
+
+    The figures are a provider's measured TTFT at a small prompt minus the model's chip-time TTFT at that
+    prompt (a few ms on these chips), so they include the measuring client's distance to the provider:
+    pass your own ``hosted_overhead`` distribution when yours differs.
+
+    :param provider: the service (``"Cerebras Inference API"``).
+    :param overhead_p50_ms: median overhead, ms; ``overhead_p95_ms`` its 95th percentile (>= p50).
+    :param source: where the figures come from, with the date read.
+    """
+
+    provider: str = Field(min_length=1)
+    overhead_p50_ms: float = Field(gt=0, allow_inf_nan=False)
+    overhead_p95_ms: float = Field(gt=0, allow_inf_nan=False)
+    source: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _p95_ge_p50(self) -> HostedPath:
+        if self.overhead_p95_ms < self.overhead_p50_ms:
+            raise ValueError(f"overhead_p95_ms ({self.overhead_p95_ms:g}) < overhead_p50_ms ({self.overhead_p50_ms:g})")
+        return self
+
+
 class Hardware(_Frozen):
     """One accelerator chip (a GPU, a wafer, an LPU), per chip.
 
@@ -100,6 +127,8 @@ class Hardware(_Frozen):
         ``software_efficiency_source`` and shown by ``voicebudget hardware``.
     :param sram: per-token latency terms; required when ``memory_kind == "sram"``.
     :param price: $/chip-hour with its source, or ``None`` when no public price is known.
+    :param hosted: the measured hosted API path of a chip mostly reached as a service (wafer/LPU
+        providers); a scenario's ``wafer`` stage on it adds that path unless ``path = "on-prem"``.
     """
 
     id: str = Field(min_length=1)
@@ -119,6 +148,7 @@ class Hardware(_Frozen):
     max_tensor_parallel: int = Field(default=8, ge=1)
     sram: SramTiming | None = None
     price: ChipPrice | None = None
+    hosted: HostedPath | None = None
     source: str = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -630,6 +660,13 @@ HARDWARE: dict[str, Hardware] = {
                        "(blog, Aug 2024), Llama-3.1-405B 969 tok/s (2024-11-20), Qwen3-235B 1450 tok/s (models page); "
                        "tau_hop assumption: one 100GbE switch + NIC hop ~2 us for a 32 KB activation; "
                        "usable SRAM 90% (assumption: the rest holds activations and code)"),
+            hosted=HostedPath(
+                provider="Cerebras Inference API", overhead_p50_ms=239.0, overhead_p95_ms=558.0,
+                source="p50: Cerebras' TTFT of 0.24 s for Llama-3.1-405B (vendor figure, Tom's Hardware 2024-11-20, "
+                       "read 2026-12-01) minus the model's ~1 ms chip-time TTFT; p95: p50 x 2.33, the p95/p50 ratio "
+                       "of TTFT measured for the other SRAM-chip hosts (Groq 120/280 ms, SambaNova 150/350 ms; "
+                       "tokenmix.ai/blog/ai-api-latency-benchmark, 10,000+ requests, April 2026, read 2026-12-01); "
+                       "assumption: Cerebras' tail is alike (no Cerebras p95 is published)"),
             source="Cerebras WSE-3 launch (Mar 2024): 44 GB SRAM, 21 PB/s, 125 PFLOP/s peak AI compute (used as the "
                    "prefill peak; dense figure not published); CS-3 I/O 1.2 Tb/s (12x100 GbE)"),
         _hw(id="groq-lpu", name="Groq LPU (TSP v1)", memory_kind="sram", memory_bytes=0.23e9,
@@ -641,6 +678,13 @@ HARDWARE: dict[str, Hardware] = {
                 source="tau_hop and tau_step solved from two Groq figures of one source (TechPowerUp, Feb 2024): "
                        "Llama-2-7B 750 tok/s (2048 context) and Llama-2-70B 300 tok/s (4096 context), bf16 weights; "
                        "per-layer time folded into the chip-to-chip hops (the LPU pipeline is hop-dominated)"),
+            hosted=HostedPath(
+                provider="GroqCloud API", overhead_p50_ms=114.0, overhead_p95_ms=274.0,
+                source="GroqCloud Llama-3.3-70B TTFT p50 120 / p95 280 ms at 2K-token prompts (10,000+ requests from "
+                       "US East; tokenmix.ai/blog/ai-api-latency-benchmark, April 2026, read 2026-12-01) minus the "
+                       "model's 6 ms chip-time TTFT at that prompt; consistent with 163 ms warm median via OpenRouter "
+                       "(krabarena.org, proxy floor subtracted) and ~250 ms for Llama-3.1-70B (Artificial Analysis as "
+                       "summarised by managedmodels.com, early 2026), both read 2026-12-01"),
             source=f"{_SPECS}: Groq LPU figures (TechPowerUp Feb 2024); Groq ISCA 2022 (220 MiB SRAM, 16 C2C links)"),
     )
 }

@@ -33,7 +33,7 @@ DEFAULT_CALIBRATION = GPUCalibration()
 
 CHIP_TIME_ONLY = ("chip time only: TTFT and TPOT on the chips, without the hosted API path (network, the "
                   "provider's queueing and overhead); a hosted wafer or LPU model is reached through that path, "
-                  "so model it as an api stage or add a network stage (docs/inference.md)")
+                  "which a scenario's wafer stage adds by default (path = \"hosted\"; docs/inference.md)")
 """The note every SRAM-resident (wafer, LPU) prediction carries."""
 
 MAX_PIPELINE_STAGES = 64
@@ -281,6 +281,9 @@ def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload) -
         notes = (f"chips not given: the fewest whose SRAM holds the model ({chips})",)
     notes += _precision_notes(m, hw, dep)
     notes += (CHIP_TIME_ONLY,)
+    if hw.hosted is not None:
+        notes += (f"hosted path, not included here: {hw.hosted.provider} network + overhead, log-normal p50 "
+                  f"{hw.hosted.overhead_p50_ms:g} / p95 {hw.hosted.overhead_p95_ms:g} ms per request",)
     if hw.sram is not None:
         notes += (f"wafer/LPU timings of software generation: {hw.sram.software}",)
     return InferenceResult.model_construct(

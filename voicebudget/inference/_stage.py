@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
-from voicebudget._distributions import Distribution
+from voicebudget._distributions import Distribution, LogNormal
 from voicebudget._errors import VoiceBudgetError
 from voicebudget._model import DataModel
 from voicebudget._stage_models import TokenCount, _check_token_count, sample_tokens
@@ -157,18 +157,84 @@ class GPUStage(_ModelledStage):
                           concurrency=self.concurrency)
 
 
+WaferPath = Literal["hosted", "on-prem"]
+"""How a wafer/LPU stage is reached: through the provider's hosted API, or chip time only."""
+
+
 class WaferStage(_ModelledStage):
     """An LLM on SRAM-resident chips (Cerebras WSE-3 ``wse-3``, Groq ``groq-lpu``), modelled.
 
     Same fields as :class:`GPUStage` without tensor parallelism; ``chips`` defaults to the fewest
     whose SRAM holds the model.
+
+    The model gives chip time. These chips are mostly reached through their provider's API, so on a chip
+    with a measured hosted path (``Hardware.hosted``: ``wse-3``, ``groq-lpu``) the stage adds that path by
+    default: a log-normal network + front-end + queueing overhead per turn, drawn independently of the chip
+    time and added to it.
+
+    :param path: ``"hosted"`` (the default on a chip with a hosted path, or when ``hosted_overhead`` is
+        given) or ``"on-prem"``: chip time only (a dedicated deployment next to the agent, or the API path
+        modelled as a stage of its own).
+    :param hosted_overhead: your own overhead distribution (any distribution kind, ms), replacing the
+        catalog's; it implies ``path = "hosted"``.
     """
 
     kind: Literal["wafer"] = "wafer"
+    path: WaferPath | None = None
+    hosted_overhead: Distribution | None = None
 
     def deployment(self) -> Deployment:
         """The :class:`Deployment` these fields describe."""
         return Deployment(chips=self.chips, precision=self.precision, concurrency=self.concurrency)
+
+    @model_validator(mode="after")
+    def _path_known(self) -> WaferStage:
+        if self.path == "on-prem" and self.hosted_overhead is not None:
+            raise ValueError('hosted_overhead is the hosted path\'s overhead: give path = "hosted" (or leave path '
+                             'out), or drop hosted_overhead for chip time only')
+        if self.path == "hosted" and self.hosted_overhead is None and get_hardware(self.hardware).hosted is None:
+            raise ValueError(f'path = "hosted": {get_hardware(self.hardware).name} has no measured hosted path; give '
+                             'hosted_overhead (a distribution, ms) or path = "on-prem" for chip time only')
+        return self
+
+    @property
+    def resolved_path(self) -> WaferPath:
+        """``path`` as given, else ``"hosted"`` when the chip has a hosted path or an overhead is given."""
+        if self.path is not None:
+            return self.path
+        hosted = self.hosted_overhead is not None or get_hardware(self.hardware).hosted is not None
+        return "hosted" if hosted else "on-prem"
+
+    def overhead(self) -> Distribution | None:
+        """The hosted path's overhead distribution (ms), ``None`` on the on-prem path."""
+        if self.resolved_path == "on-prem":
+            return None
+        if self.hosted_overhead is not None:
+            return self.hosted_overhead
+        hosted = get_hardware(self.hardware).hosted
+        assert hosted is not None  # guarded by _path_known
+        return LogNormal(p50_ms=hosted.overhead_p50_ms, p95_ms=hosted.overhead_p95_ms)
+
+    def path_note(self) -> str:
+        """One line saying what the stage's samples include (shown by ``voicebudget run``)."""
+        if self.resolved_path == "on-prem":
+            return 'chip time only (path = "on-prem": no network or provider overhead added)'
+        if self.hosted_overhead is not None:
+            return "hosted path added: your hosted_overhead distribution on top of chip time"
+        hosted = get_hardware(self.hardware).hosted
+        assert hosted is not None
+        return (f"hosted path added: {hosted.provider} network + overhead, log-normal p50 "
+                f"{hosted.overhead_p50_ms:g} / p95 {hosted.overhead_p95_ms:g} ms on top of chip time "
+                '(path = "on-prem" for chip time only)')
+
+    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
+        """Time to the first speakable phrase per turn, ``float64[n]`` ms: chip time, plus the hosted
+        path's overhead on the hosted path (drawn after the chip time, so both paths share those draws)."""
+        out = super().sample(rng, n)
+        extra = self.overhead()
+        if extra is not None:
+            out = out + extra.sample(rng, n)
+        return out
 
 
 class FastTier(DataModel):

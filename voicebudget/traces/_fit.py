@@ -144,8 +144,10 @@ _ZERO = {"kind": "fixed", "value_ms": 0.0}
 
 WHAT_IF = """What if the LLM ran on other hardware? Uncomment a variant: it replaces the observed LLM stage
 and keeps every other stage's observed draws (common random numbers). Kinds and catalogs: docs/.
+A wafer stage on wse-3 adds the Cerebras API's measured network + overhead to the chip time (the hosted
+path, the default); path = "on-prem" is chip time only (docs/inference.md).
 [variants.cerebras-wse3]
-description = "The observed turns with the LLM served from wafer-scale SRAM."
+description = "The observed turns with the LLM served by Cerebras' hosted API (wafer-scale SRAM)."
 llm = { kind = "wafer", model = "llama-3.3-70b", hardware = "wse-3", prompt_tokens = { low = 500, high = 3000 }, \
 output_tokens = 200, first_phrase_tokens = { low = 6, high = 14 } }"""
 
