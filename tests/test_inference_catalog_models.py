@@ -160,7 +160,7 @@ def test_new_entries_match_their_model_cards(model: str, total: float, active: f
     emb = 2 * 151552 * m.d_model if active_without_embeddings else 0
     assert m.active_params - emb == pytest.approx(active, rel=tol)
     assert "config.json" in m.source
-    assert "read 2026-12-01" in m.source or "from memory" in m.source
+    assert "read 2026-12-01" in m.source
 
 
 @pytest.mark.parametrize(("model", "elements"), [

@@ -789,8 +789,9 @@ _HF_MODELS: tuple[tuple[str, str, str, str, dict[str, Any]], ...] = (
      {"hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 28, "num_attention_heads": 24,
       "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 128256, "tie_word_embeddings": True,
       "max_position_embeddings": 131072}),
-    ("mistral-7b", "Mistral-7B", "mistralai/Mistral-7B-v0.3", "7.25B; v0.3 since 2026-12-01 (was v0.1): vocab 32768, "
-     "rope_theta 1e6 and sliding_window null, so every layer attends to the whole context and the KV cache is "
+    ("mistral-7b", "Mistral-7B", "mistralai/Mistral-7B-v0.3", "7.25B; v0.3 since 2026-12-01 (was v0.1; v0.3's "
+     "fields checked against a public copy, code index id 55623910263): vocab 32768, rope_theta 1e6 and "
+     "sliding_window null, so every layer attends to the whole context and the KV cache is "
      "exact; v0.1 (vocab 32000) attends within a 4096-token sliding window, which this count would over-state "
      "beyond 4K tokens", {"hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
                           "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32768,
@@ -871,9 +872,10 @@ _CONFIG_MODELS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
               "of 1536 (8 per token) + 1 shared, vocab 151552, max_position_embeddings 131072",
         total="352.8e9", active="33.6e9", noemb="32.1e9", card="355B / 32B")),
     ("glm-4.6", "GLM-4.6", {**_GLM45, "max_position_embeddings": 202752}, _GLM_SRC.format(
-        repo="GLM-4.6", read=_READ, extra="; GLM-4.6 keeps GLM-4.5's architecture (Z.ai's release notes) and raises "
-        "max_position_embeddings to 202752 (200K context; from memory of the release, not re-read here)",
-        shape="as glm-4.5, context 202752", total="352.8e9", active="33.6e9", noemb="32.1e9", card="355B / 32B")),
+        repo="GLM-4.6", read=_READ, extra="; GLM-4.6's own fields from an annotated copy of zai-org/GLM-4.6's config, "
+        "id 2748342403: GLM-4.5's architecture with max_position_embeddings 202752, the 200K context",
+        shape="as glm-4.5 (92 layers, 3 dense, hidden 5120, 96/8 heads of 128, 160 x 1536 routed + 1 shared, vocab "
+              "151552), context 202752", total="352.8e9", active="33.6e9", noemb="32.1e9", card="355B / 32B")),
     ("glm-4.5-air", "GLM-4.5-Air", {**_GLM45, "hidden_size": 4096, "intermediate_size": 10944,
                                     "moe_intermediate_size": 1408, "num_hidden_layers": 46, "first_k_dense_replace": 1,
                                     "n_routed_experts": 128}, _GLM_SRC.format(
@@ -884,10 +886,10 @@ _CONFIG_MODELS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
     ("llama-3-8b", "Llama-3-8B", {"hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
                                   "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
                                   "tie_word_embeddings": False, "max_position_embeddings": 8192},
-     "huggingface.co/meta-llama/Meta-Llama-3-8B config.json: Llama-3-70B's layout at 8B scale (32 layers, hidden "
-     "4096, 32 query / 8 KV heads, FFN 14336, vocab 128256, untied), max_position_embeddings 8192, rope_theta 500000 "
-     "and no rope_scaling (Llama-3.1 adds 'llama3' scaling to 131072); fields from memory of the release, the same "
-     "as Llama-3.1-8B's but for the context; counted 8.03e9 as Meta's model card"),
+     f"huggingface.co/meta-llama/Meta-Llama-3-8B config.json ({_READ} from public copies found with the code index: "
+     "the -Instruct file verbatim, id 11169606224, and the base model's fields, id 71581043308): 32 layers, hidden "
+     "4096, 32 query / 8 KV heads, FFN 14336, vocab 128256, untied, max_position_embeddings 8192, rope_theta 500000, "
+     "rope_scaling null (Llama-3.1 adds 'llama3' scaling to 131072); counted 8.03e9 as Meta's model card"),
     ("llama-3-70b", "Llama-3-70B", {"hidden_size": 8192, "intermediate_size": 28672, "num_hidden_layers": 80,
                                     "num_attention_heads": 64, "num_key_value_heads": 8, "vocab_size": 128256,
                                     "tie_word_embeddings": False, "max_position_embeddings": 8192},
