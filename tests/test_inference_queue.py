@@ -10,12 +10,15 @@ the queueing approximation, not the GPU physics (tests/test_inference_calibratio
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections import deque
 from collections.abc import Callable
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 import voicebudget as vb
 
@@ -117,3 +120,30 @@ def test_rate_beyond_capacity_is_refused() -> None:
     two = dep.model_copy(update={"chips": 2, "tensor_parallel": 1})
     cap2 = vb.estimate_open_loop("llama-3.1-8b", "h100-sxm", two, wl, 1.0).capacity_requests_per_s
     assert cap2 == pytest.approx(2 * cap, rel=1e-3)
+
+
+@settings(max_examples=25, deadline=None)
+@given(case=st.sampled_from([("llama-3.1-8b", "h100-sxm", 1), ("llama-3.3-70b", "h100-sxm", 2),
+                             ("llama-3.1-8b", "h200", 1)]),
+       prompt=st.integers(50, 6000), output=st.integers(2, 600),
+       loads=st.lists(st.floats(0.01, 0.995), min_size=2, max_size=4, unique=True))
+def test_ttft_quantiles_never_fall_as_the_rate_grows(case: tuple[str, str, int], prompt: int, output: int,
+                                                     loads: list[float]) -> None:
+    """p50, p90 and p99 TTFT (and the mean) are non-decreasing in the request rate up to saturation."""
+    model, hw, chips = case
+    dep = vb.Deployment(chips=chips, precision="fp8", memory_utilization=0.95)
+    wl = vb.Workload(prompt_tokens=prompt, output_tokens=output)
+    try:
+        cap = vb.estimate_open_loop(model, hw, dep, wl, 1e-3).capacity_requests_per_s
+    except vb.ModelError:
+        assume(False)
+    seen: list[tuple[float, float, float, float]] = []
+    for load in sorted(loads):
+        try:
+            r = vb.estimate_open_loop(model, hw, dep, wl, load * cap)
+        except vb.ModelError:
+            break  # saturated or the KV cache of the mean concurrency does not fit: so is every higher rate
+        seen.append((r.ttft_p50_ms, r.ttft_p90_ms, r.ttft_p99_ms, r.ttft_mean_ms))
+    for lo, hi in itertools.pairwise(seen):
+        for a, b in zip(lo, hi, strict=True):
+            assert b >= a * (1.0 - 1e-9)

@@ -36,11 +36,6 @@ __all__ = ["HostedDeployment", "LoadModel", "ModelledDeployment", "OpenLoopLLM",
 
 FloatArray = NDArray[np.float64]
 
-MAX_SCHEDULER_LOAD = 0.85
-"""Loads beyond this share of the scheduler model's capacity count as overloaded: the model's TTFT
-tail is not reliable there (docs/inference.md: p99 12-55% off at 70%, and not monotone near 100%),
-and a server run that close to saturation has no headroom for a burst."""
-
 _Z_KNOTS = (0.0, 1.2815515655446004, 2.3263478740408408)
 """Standard normal quantiles of 0.50, 0.90 and 0.99: where the open-loop TTFT quantiles are pinned."""
 
@@ -217,9 +212,6 @@ class ModelledDeployment:
             ol = _open_loop(self.stage.model, self.stage.hardware, self.stage.deployment(), workload, rate)
         except ModelError as exc:
             raise Overloaded("throughput", str(exc)) from None
-        if rate > MAX_SCHEDULER_LOAD * ol.capacity_requests_per_s:
-            raise Overloaded("throughput", f"{rate:.3g} requests/s is beyond {MAX_SCHEDULER_LOAD:.0%} of the "
-                                           f"scheduler's capacity ({ol.capacity_requests_per_s:.3g} requests/s)")
         self._check_cap(ol.mean_concurrency)
         prompts = traffic.prefill_tokens_by_turn
         try:
