@@ -179,6 +179,9 @@ def test_report_percentiles_equal_numpys_linear_percentiles_exactly(xs, qs) -> N
     before = arr.copy()
     assert np.array_equal(percentiles(arr, qs), np.percentile(arr, qs))
     assert np.array_equal(arr, before)  # the caller's samples keep their order
+    work = np.full(arr.size, np.nan)  # a scratch buffer (a report reuses one for every stage)
+    assert np.array_equal(percentiles(arr, qs, work=work), np.percentile(arr, qs))
+    assert np.array_equal(percentiles(arr, qs, work=arr), np.percentile(before, qs))  # selecting in place
 
 
 def test_report_percentiles_exact_on_a_large_sample() -> None:
@@ -192,3 +195,21 @@ def test_report_percentiles_exact_on_a_large_sample() -> None:
     report = vb.build_report("x", vb.Budget(total_ms=400, percentile=97.5), x, {"a": x})
     assert report.total.at_percentile_ms == np.percentile(x, 97.5)
     assert report.stage("a").stats.p99_ms == np.percentile(x, 99)
+
+
+def test_variants_sharing_a_stage_report_its_exact_stats() -> None:
+    # the bundled scenario's variants share five of seven stages (common random numbers); a run
+    # summarises a shared stage once, and each variant's stats must still be those of its own samples
+    from importlib import resources
+
+    scenario = vb.load_scenario(str(resources.files("voicebudget") / "data" / "webrtc-cascade.toml"))
+    result = vb.simulate(scenario, samples=40_000, seed=7)
+    for name, pipeline in scenario.pipelines().items():
+        ev = vb.evaluate(pipeline.to_tree(), 40_000, 7)
+        report = result.report(name)
+        assert report.total == vb.LatencyStats.of(ev.total, 95)
+        for stage, samples in ev.stages.items():
+            assert report.stage(stage).stats == vb.LatencyStats.of(samples, 95), (name, stage)
+    network = [r.stage("network").stats.p99_ms for r in result.reports]
+    assert network[0] >= 1300  # cold connections only in the baseline
+    assert network[1] == network[2] == 0.0

@@ -27,7 +27,7 @@ MAX_LATENCY_MS = 3.6e9
 and its sums and means would overflow to inf; the report refuses it and names the stage."""
 
 
-def percentiles(samples_ms: FloatArray, qs: list[float]) -> FloatArray:
+def percentiles(samples_ms: FloatArray, qs: list[float], *, work: FloatArray | None = None) -> FloatArray:
     """Percentiles with numpy's default (linear) interpolation, by selection: O(n), no sort.
 
     Bit-for-bit the values of ``numpy.percentile(samples_ms, qs)`` (same virtual index, same
@@ -40,16 +40,23 @@ def percentiles(samples_ms: FloatArray, qs: list[float]) -> FloatArray:
 
     :param samples_ms: ``float64[n]``, n >= 1, no NaN.
     :param qs: percentiles in [0, 100].
+    :param work: ``float64[n]`` scratch to select in, overwritten (it may be ``samples_ms`` itself,
+        which is then reordered in place); default a fresh copy. A report summarising many arrays
+        passes one buffer for all of them: a fresh 16 MB copy per array costs as much again in page
+        faults as the copying.
     :returns: ``float64[len(qs)]``.
     """
     a = np.asarray(samples_ms, dtype=np.float64)
     n = a.size
     pos = np.asarray(qs, dtype=np.float64) / 100.0 * (n - 1)
     lo = np.floor(pos).astype(np.intp)
+    if work is None:
+        work = a.copy()
+    elif work is not a:
+        np.copyto(work, a)
     if _has_large_atom(a):  # numpy's introselect slows down 10-20x when the rank falls in a block of
-        s = np.sort(a)  # ties (a stage that is 0 ms in 90% of turns); its sort does not
-        return _lerp(s[lo], s[np.minimum(lo + 1, n - 1)], pos - lo)
-    work = a.copy()
+        work.sort()  # ties (a stage that is 0 ms in 90% of turns); its sort does not
+        return _lerp(work[lo], work[np.minimum(lo + 1, n - 1)], pos - lo)
     start = 0
     upper = np.empty_like(pos)
     for rank in np.unique(lo).tolist():
@@ -95,14 +102,16 @@ class LatencyStats:
     """The value at the budget's target percentile."""
 
     @classmethod
-    def of(cls, samples_ms: FloatArray, percentile: float) -> LatencyStats:
+    def of(cls, samples_ms: FloatArray, percentile: float, *, work: FloatArray | None = None) -> LatencyStats:
         """Summarise samples; NaN-free input expected.
 
         :param samples_ms: ``float64[n]``, ms, n >= 1.
         :param percentile: the budget's target percentile (0, 100].
+        :param work: ``float64[n]`` scratch for :func:`percentiles` (overwritten), default a fresh copy.
         """
-        q = percentiles(samples_ms, [*_QS, percentile])
-        return cls(float(np.mean(samples_ms)), *(float(x) for x in q))
+        mean = float(np.mean(samples_ms))  # before ``work`` (which may be ``samples_ms``) is reordered
+        q = percentiles(samples_ms, [*_QS, percentile], work=work)
+        return cls(mean, *(float(x) for x in q))
 
     def to_dict(self) -> dict[str, float]:
         return {
@@ -281,6 +290,7 @@ def build_report(
     server_side_ms: FloatArray | None = None,
     source: str = "simulation",
     part_contributions: PartContributions | None = None,
+    known_stats: Mapping[str, LatencyStats] | None = None,
 ) -> Report:
     """Summarise per-turn latencies against a budget.
 
@@ -298,6 +308,9 @@ def build_report(
     :param source: ``"simulation"``, ``"recorder"`` or ``"trace"``.
     :param part_contributions: maps tail turn indices to, per stage made of parts (a council), each
         part's contribution in those turns (:meth:`voicebudget.Evaluation.part_contributions`).
+    :param known_stats: stage name -> its :class:`LatencyStats` (at ``budget.percentile``) already
+        computed from the very same samples, e.g. a stage that two variants share draws identical
+        samples under common random numbers; these stages are not summarised again.
     :raises ValueError: no turns, or arrays of different lengths.
     """
     total = np.asarray(total_ms, dtype=np.float64)
@@ -321,7 +334,8 @@ def build_report(
         if np.shape(arr) != total.shape:
             raise ValueError(f"stage {key!r} has {np.shape(arr)} samples, total has {total.shape}")
     pct = budget.percentile
-    total_stats = LatencyStats.of(total, pct)
+    work = np.empty_like(total)  # one scratch for every percentile selection below
+    total_stats = LatencyStats.of(total, pct, work=work)
     tail = np.flatnonzero(total >= total_stats.at_percentile_ms)
     if contributions is not None:
         contrib = {k: np.asarray(v) for k, v in contributions(tail).items()}
@@ -330,11 +344,11 @@ def build_report(
     tail_total = float(np.mean(total[tail]))
     by_part = part_contributions(tail) if part_contributions is not None else {}
     allocations = budget.allocations_ms()
+    known = known_stats or {}
     stage_reports = []
     for key, arr in stages_ms.items():
         arr = np.asarray(arr, dtype=np.float64)
-        ran = arr[~np.isnan(arr)] if np.isnan(np.min(arr)) else arr  # NaN: turns where the stage did not run
-        stats = LatencyStats.of(ran, pct) if ran.size else LatencyStats(*(float("nan"),) * 6)
+        stats = known[key] if key in known else _stage_stats(arr, pct, work)
         tail_ms = float(np.mean(contrib[key])) if key in contrib else 0.0
         share = tail_ms / tail_total if tail_total > 0 else 0.0
         parts = sorted(
@@ -354,10 +368,16 @@ def build_report(
         within_budget_share=np.count_nonzero(total <= budget.total_ms) / total.size,
         n_turns=int(total.size),
         seed=seed,
-        server_side=LatencyStats.of(np.asarray(server_side_ms), pct) if server_side_ms is not None else None,
+        server_side=LatencyStats.of(np.asarray(server_side_ms), pct, work=work) if server_side_ms is not None else None,
         source=source,
         total_samples_ms=total,
     )
+
+
+def _stage_stats(arr: FloatArray, pct: float, work: FloatArray) -> LatencyStats:
+    """Stats of a stage over the turns where it ran (NaN marks the others), selecting in ``work``."""
+    ran = arr[~np.isnan(arr)] if np.isnan(np.min(arr)) else arr
+    return LatencyStats.of(ran, pct, work=work[: ran.size]) if ran.size else LatencyStats(*(float("nan"),) * 6)
 
 
 def _beyond(values: FloatArray) -> bool:

@@ -9,12 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from voicebudget._algebra import evaluate
+from voicebudget._algebra import _Combinator, evaluate
 from voicebudget._budget import Budget, with_overrides
 from voicebudget._errors import ModelError, ScenarioError
 from voicebudget._io import Roots
 from voicebudget._memory import check_memory
-from voicebudget._report import Report, build_report
+from voicebudget._report import LatencyStats, Report, build_report
 from voicebudget._scenario import Scenario, load_scenario
 from voicebudget._voice_turn import STAGE_ORDER, VoiceTurn
 
@@ -107,14 +107,69 @@ def simulate_pipeline(
     return _judge(pipeline, budget, samples, seed_int, name)
 
 
-def _judge(pipeline: Any, budget: Budget, samples: int, seed: int, name: str) -> Report:
+def _judge(pipeline: Any, budget: Budget, samples: int, seed: int, name: str,
+           shared: _SharedStages | None = None) -> Report:
     tree = pipeline.to_tree() if isinstance(pipeline, VoiceTurn) else pipeline
     ev = evaluate(tree, samples, seed)
     server = ev.total - ev.stages["transport"] if isinstance(pipeline, VoiceTurn) else None
-    return build_report(
+    leaves = _leaf_specs(tree, "total")
+    report = build_report(
         name, budget, ev.total, ev.stages, contributions=ev.contributions, seed=seed, server_side_ms=server,
         part_contributions=ev.part_contributions if ev.parts else None,
+        known_stats=shared.known(leaves, ev.stages) if shared is not None else None,
     )
+    if shared is not None:
+        shared.remember(leaves, ev.stages, report)
+    return report
+
+
+class _SharedStages:
+    """The stats of the stages variants share, summarised once per run.
+
+    Under common random numbers a leaf stage with the same name and an equal spec draws the same
+    samples in every variant of a run (same seed, same number of turns), so its percentiles are the
+    same: a later variant takes them from the first. A strided fingerprint of the samples (1/1000 of
+    them) is compared too, so a stage whose samples differ after all is summarised again.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[str, list[tuple[Any, Any, LatencyStats]]] = {}
+
+    def known(self, leaves: dict[str, Any], stages: dict[str, Any]) -> dict[str, LatencyStats]:
+        """Stage name -> stats already summarised from the same samples in an earlier variant."""
+        out = {}
+        for name, spec in leaves.items():
+            for seen_spec, fingerprint, stats in self._seen.get(name, ()):
+                if _same_spec(spec, seen_spec) and np.array_equal(_fingerprint(stages[name]), fingerprint,
+                                                                   equal_nan=True):
+                    out[name] = stats
+                    break
+        return out
+
+    def remember(self, leaves: dict[str, Any], stages: dict[str, Any], report: Report) -> None:
+        """Keep the report's stats of each leaf stage for the variants after it."""
+        for name, spec in leaves.items():
+            self._seen.setdefault(name, []).append((spec, _fingerprint(stages[name]), report.stage(name).stats))
+
+
+def _fingerprint(samples: Any) -> Any:
+    return np.array(samples[:: max(1, len(samples) // 1000)])
+
+
+def _same_spec(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except (TypeError, ValueError):  # a spec holding arrays: not comparable this way, summarise again
+        return False
+
+
+def _leaf_specs(node: Any, name: str) -> dict[str, Any]:
+    """Leaf stage name -> its spec in a combinator tree (the names :func:`evaluate` reports)."""
+    if isinstance(node, _Combinator):
+        return {leaf: spec for key, child in node.stages.items() for leaf, spec in _leaf_specs(child, key).items()}
+    return {name: node}
 
 
 def simulate(
@@ -141,7 +196,8 @@ def simulate(
     pipelines = scenario.pipelines()
 
     def run(k: int) -> tuple[Report, ...]:  # every variant; the earlier ones' totals stay in their reports
-        return tuple(_judge(p, budget, k, seed_int, name) for name, p in pipelines.items())
+        shared = _SharedStages()  # per run: the stats of a stage depend on the number of turns
+        return tuple(_judge(p, budget, k, seed_int, name, shared) for name, p in pipelines.items())
 
     try:
         check_memory(n, run, what=f"simulating {len(pipelines)} variant{'' if len(pipelines) == 1 else 's'}")
