@@ -231,9 +231,11 @@ def infer(
         typer.Option("--kv-precision", help="KV cache (default: fp8 with fp8/fp4 weights, else bf16)."),
     ] = None,
     speculative: Annotated[str | None, typer.Option(
-        "--speculative", metavar="A,G,C",
+        "--speculative", metavar="A,G,C[,V] | PRESET",
         help="Speculative decoding: acceptance rate a, draft tokens g, draft/target step cost c (Medusa/EAGLE "
-             "heads: c ~ 0.05; a draft model: its step time ratio), e.g. 0.7,4,0.05.",
+             "heads: c ~ 0.02-0.05; a draft model: its step time ratio), tokens verified per sequence V (default "
+             "g+1; a tree's node count), e.g. 0.7,4,0.05; or a preset: eagle, medusa (acceptance measured at "
+             "batch 1). The verification step is costed at this concurrency.",
     )] = None,
     model_config_path: Annotated[Path | None, typer.Option(
         "--model-config", help="A Hugging Face config.json for a model not in the catalog (instead of --model).",
@@ -307,7 +309,7 @@ def infer(
             fail(f"--request-rate: must be a finite number of requests/s > 0, got {request_rate}")
         if spec is not None:
             fail("--speculative applies to --concurrency predictions; the --request-rate scheduler model does not "
-                 "include speculative decoding yet")
+                 "include speculative decoding yet (run --concurrency at the mean concurrency it reports)")
         with user_errors():
             loaded = estimate_open_loop(
                 arch, chip, Deployment(chips=chips, tensor_parallel=tp, precision=_value(precision),

@@ -28,6 +28,7 @@ from voicebudget._errors import ModelError
 from voicebudget._stage_models import TokenCount, sample_tokens
 from voicebudget._traffic import CallTraffic
 from voicebudget.inference._load import estimate_at_arrival_rate
+from voicebudget.inference._predict import estimate_inference
 from voicebudget.inference._queue import estimate_open_loop
 from voicebudget.inference._stage import APIStage, GPUStage, WaferStage, _jitter
 from voicebudget.inference._types import Deployment, OpenLoopResult, Workload
@@ -219,13 +220,27 @@ class ModelledDeployment:
                                              workload.prompt_tokens)
         except ModelError as exc:
             raise Overloaded("memory", str(exc)) from None
-        tpot = ol.tpot_ms / (self.stage.speculative.speedup if self.stage.speculative else 1.0)
+        tpot = ol.tpot_ms / self._speculative_gain(workload, ol.mean_concurrency)
         return OpenLoopLLM(
             ttft_quantiles_ms=(ol.ttft_p50_ms, ol.ttft_p90_ms, ol.ttft_p99_ms), ttft_floor_ms=floor,
             prompts=prompts, prompt_offsets_ms=offsets, tpot_ms=tpot,
             first_phrase_tokens=self.stage.first_phrase_tokens, jitter_cv=self.stage.jitter_cv,
             concurrency=ol.mean_concurrency,
         )
+
+    def _speculative_gain(self, workload: Workload, concurrency: float) -> float:
+        """The stage's speculative-decoding speed-up at the open loop's mean concurrency (1 without it):
+        the verification step costed at that batch, so it shrinks, or turns into a slowdown, under load."""
+        spec = self.stage.speculative
+        if spec is None:
+            return 1.0
+        dep = self.stage.deployment().model_copy(update={"concurrency": max(1, math.ceil(concurrency))})
+        try:
+            gain = estimate_inference(self.stage.model, self.stage.hardware, dep, workload,
+                                      speculative=spec).speculative_speedup
+        except ModelError as exc:
+            raise Overloaded("memory", str(exc)) from None
+        return gain if gain is not None else 1.0
 
     def chips(self) -> int:
         """Chips of the deployment (the stage's, or the fewest the model fits on)."""

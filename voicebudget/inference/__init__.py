@@ -22,7 +22,12 @@ from voicebudget.inference._hfconfig import hardware_from_toml, model_from_hf_co
 from voicebudget.inference._load import estimate_at_arrival_rate
 from voicebudget.inference._predict import DEFAULT_CALIBRATION, estimate_inference
 from voicebudget.inference._queue import estimate_open_loop, step_time_function
-from voicebudget.inference._speculative import SpeculativeDecoding
+from voicebudget.inference._speculative import (
+    SPECULATIVE_PRESETS,
+    SpeculativeDecoding,
+    SpeculativePreset,
+    get_speculative_preset,
+)
 from voicebudget.inference._stage import APIStage, FastTier, GPUStage, WaferStage
 from voicebudget.inference._types import Deployment, GPUCalibration, InferenceResult, OpenLoopResult, Workload
 
@@ -44,7 +49,9 @@ __all__ = [
     "MODEL_ALIASES",
     "ModelArch",
     "OpenLoopResult",
+    "SPECULATIVE_PRESETS",
     "SpeculativeDecoding",
+    "SpeculativePreset",
     "SramTiming",
     "WaferStage",
     "Workload",
@@ -54,6 +61,7 @@ __all__ = [
     "estimate_open_loop",
     "get_hardware",
     "get_model",
+    "get_speculative_preset",
     "hardware_from_toml",
     "model_from_hf_config",
     "parse_speculative",

@@ -149,20 +149,25 @@ def _overhead_ms(plan: GPUPlan) -> float:
 
 
 def decode_step(plan: GPUPlan, decode_tokens: float, context_tokens: float, prefill_tokens: float,
-                prefill_context: float) -> StepBreakdown:
+                prefill_context: float, query_tokens: float = 1.0) -> StepBreakdown:
     """One continuous-batching step of one replica, ms.
 
     :param decode_tokens: sequences decoding in this step (``b``).
     :param context_tokens: their mean context length (``S``), tokens.
     :param prefill_tokens: prompt tokens prefilled in the same step (``p``).
     :param prefill_context: mean position of those prompt tokens (for their attention FLOPs).
+    :param query_tokens: tokens each decoding sequence runs through the model in this step: 1 for plain
+        decoding, ``V`` when speculative decoding verifies ``V`` drafted tokens (their GEMM and attention
+        FLOPs count ``b V`` tokens; the sequence's KV cache is read once and the per-sequence cost is paid
+        once).
     """
     m, chips = plan.model, plan.chips_per_replica
-    n = decode_tokens + prefill_tokens
+    queries = decode_tokens * query_tokens
+    n = queries + prefill_tokens
     weights = 1e3 * weights_read_bytes(m, plan.precision, n / plan.pp) / (plan.tp * plan.bandwidth)
     compute = 1e3 * 2.0 * m.active_params * n / (chips * plan.peak_flops)
     kv = 1e3 * decode_tokens * context_tokens * plan.kv_bytes_at(context_tokens) / (chips * plan.bandwidth)
-    attn_flops = (m.attention_flops_per_pair("decode") * decode_tokens * context_tokens
+    attn_flops = (m.attention_flops_per_pair("decode") * queries * context_tokens
                   * m.window_share(context_tokens)
                   + m.attention_flops_per_pair("prefill") * prefill_tokens * prefill_context
                   * m.window_share(prefill_context))

@@ -38,7 +38,7 @@ from pydantic import ValidationError
 from voicebudget._errors import ScenarioError
 from voicebudget._io import parse_json, read_text
 from voicebudget.inference._catalog import Hardware, ModelArch, model_from_hf_dict
-from voicebudget.inference._speculative import SpeculativeDecoding
+from voicebudget.inference._speculative import SPECULATIVE_PRESETS, SpeculativeDecoding, get_speculative_preset
 
 __all__ = ["hardware_from_toml", "model_from_hf_config", "parse_speculative"]
 
@@ -87,18 +87,24 @@ def hardware_from_toml(path: str | Path) -> Hardware:
 
 
 def parse_speculative(text: str) -> SpeculativeDecoding:
-    """``"A,G,C"`` -> :class:`SpeculativeDecoding` (acceptance rate, draft tokens, draft/target cost).
+    """``"A,G,C"`` or ``"A,G,C,V"`` -> :class:`SpeculativeDecoding` (acceptance rate, draft tokens,
+    draft/target cost, tokens verified per sequence); or a preset name (``eagle``, ``medusa``: see
+    :data:`SPECULATIVE_PRESETS`).
 
-    :raises ScenarioError: not three numbers, or a value out of range (the message says which).
+    :raises ScenarioError: not three or four numbers nor a preset name, or a value out of range (the
+        message says which).
     """
     parts = [x.strip() for x in text.split(",")]
-    if len(parts) != 3:
-        raise ScenarioError(f"give acceptance,draft_tokens,draft_cost (e.g. 0.7,4,0.05), got {text!r}",
-                            origin="--speculative")
+    if len(parts) == 1 and parts[0] and not parts[0][0].isdigit() and parts[0][0] not in "+-.":
+        return get_speculative_preset(parts[0]).speculative
+    if len(parts) not in (3, 4):
+        raise ScenarioError(f"give acceptance,draft_tokens,draft_cost[,verify_tokens] (e.g. 0.7,4,0.05) or a preset "
+                            f"({', '.join(sorted(SPECULATIVE_PRESETS))}), got {text!r}", origin="--speculative")
     try:
         a, g, c = float(parts[0]), int(parts[1]), float(parts[2])
+        v = int(parts[3]) if len(parts) == 4 else None
     except ValueError:
-        raise ScenarioError(f"{text!r}: acceptance and cost are numbers, draft tokens an integer",
+        raise ScenarioError(f"{text!r}: acceptance and cost are numbers, draft and verify tokens integers",
                             origin="--speculative") from None
     if not 0.0 <= a < 1.0:
         raise ScenarioError(f"acceptance rate must be in [0, 1), got {a}", origin="--speculative")
@@ -106,4 +112,6 @@ def parse_speculative(text: str) -> SpeculativeDecoding:
         raise ScenarioError(f"draft tokens must be >= 1, got {g}", origin="--speculative")
     if not c >= 0.0 or c != c or c == float("inf"):
         raise ScenarioError(f"draft cost ratio must be a finite number >= 0, got {c}", origin="--speculative")
-    return SpeculativeDecoding(acceptance_rate=a, draft_tokens=g, draft_cost_ratio=c)
+    if v is not None and v < g + 1:
+        raise ScenarioError(f"verify tokens must be >= draft tokens + 1 ({g + 1}), got {v}", origin="--speculative")
+    return SpeculativeDecoding(acceptance_rate=a, draft_tokens=g, draft_cost_ratio=c, verify_tokens=v)

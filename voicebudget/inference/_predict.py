@@ -61,7 +61,10 @@ def estimate_inference(
     :param deployment: chips, parallelism, precision, concurrency (default: fewest chips, native
         precision, concurrency 1).
     :param workload: prompt and output tokens per request (default 1000 in, 200 out).
-    :param speculative: divide TPOT by the speculative-decoding speed-up.
+    :param speculative: speculative decoding: TPOT is the verification step (``V`` query tokens per
+        sequence, costed by the hardware model at this concurrency) plus the draft steps, over the mean
+        tokens emitted per step (``voicebudget.inference._speculative``); the gain shrinks, and turns
+        into a slowdown, as the verification step becomes compute-bound.
     :param price: $/chip-hour overriding the catalog's (needed for a cost on hardware without one).
     :param calibration: the fitted GPU constants.
     :returns: the frozen :class:`InferenceResult` (times in ms).
@@ -74,13 +77,13 @@ def estimate_inference(
     dep, wl = deployment or Deployment(), workload or Workload()
     _check_context(m, wl)
     if hw.memory_kind == "sram":
-        result = _estimate_wafer(m, hw, dep, wl)
+        result = _estimate_wafer(m, hw, dep, wl, speculative)
     else:
-        result = _estimate_gpu(m, hw, dep, wl, calibration)
+        result = _estimate_gpu(m, hw, dep, wl, calibration, speculative)
     alias = model.strip().lower() if isinstance(model, str) else None
     if alias is not None and alias != m.id:
         result = result.model_copy(update={"model_alias": alias})
-    return _finish(result, speculative, price or hw.price)
+    return _finish(result, price or hw.price)
 
 
 def resident_tokens(wl: Workload) -> float:
@@ -186,7 +189,8 @@ def _resolve_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload,
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _estimate_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal: GPUCalibration) -> InferenceResult:
+def _estimate_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal: GPUCalibration,
+                  spec: SpeculativeDecoding | None = None) -> InferenceResult:
     plan, chosen = _resolve_gpu(m, hw, dep, wl, cal)
     _, reported, kv = _precisions(m, dep)
     c = max(dep.concurrency / plan.replicas, 1.0)
@@ -194,8 +198,12 @@ def _estimate_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal
     others = c - 1.0
     budget = max(dep.prefill_chunk_tokens - others, 1.0)
     step = _serving_step(plan, c, p, o, budget)
+    tpot, gain = step.total_ms, None
+    if spec is not None:
+        tpot = _speculative_tpot(plan, spec, c, p, o, budget)
+        gain = step.total_ms / tpot
     own = prefill_ms(plan, p, budget, others, p + o / 2.0)
-    ttft = own + _closed_loop_wait(plan, others, p, o, budget, own, step.total_ms)
+    ttft = own + _closed_loop_wait(plan, others, p, o, budget, own, tpot)
     conc = math.ceil(dep.concurrency / plan.replicas)
     use = memory_need(plan, conc, resident_tokens(wl))
     n_chips = plan.tp * plan.pp * plan.replicas
@@ -206,10 +214,37 @@ def _estimate_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal
         kind="gpu", model=m.id, hardware=hw.id, precision=reported, kv_precision=kv,
         chips=plan.chips_per_replica * plan.replicas, tensor_parallel=plan.tp, pipeline_parallel=plan.pp,
         replicas=plan.replicas, chips_chosen=chosen, concurrency=dep.concurrency, prompt_tokens=wl.prompt_tokens,
-        output_tokens=wl.output_tokens, ttft_ms=ttft, tpot_ms=step.total_ms,
-        tokens_per_s_per_user=1e3 / step.total_ms, throughput_tokens_per_s=dep.concurrency * 1e3 / step.total_ms,
-        cost_per_million_output_tokens=None, price=None, bound=step.bound, step=step, memory=use, notes=notes,
+        output_tokens=wl.output_tokens, ttft_ms=ttft, tpot_ms=tpot,
+        tokens_per_s_per_user=1e3 / tpot, throughput_tokens_per_s=dep.concurrency * 1e3 / tpot,
+        cost_per_million_output_tokens=None, price=None, bound=step.bound, step=step, memory=use,
+        speculative_speedup=gain, notes=notes + _speculative_notes(spec, gain),
     )
+
+
+def _speculative_tpot(plan: GPUPlan, spec: SpeculativeDecoding, c: float, p: float, o: float,
+                      budget: float) -> float:
+    """TPOT with speculative decoding at concurrency ``c`` (one replica), ms.
+
+    A target step verifies ``V`` query tokens per decoding sequence (the same prompt-chunk mix as plain
+    decoding, spread over ``O / tau`` steps per request) and is preceded by ``g`` draft steps of ``c``
+    plain decode steps each; it emits ``tau`` tokens per sequence on average.
+    """
+    tau = spec.tokens_per_step
+    verify = _serving_step(plan, c, p, o / tau, budget, float(spec.verified_tokens))
+    draft = spec.draft_tokens * spec.draft_cost_ratio * decode_step(plan, c, p + o / 2.0, 0.0, p / 2.0).total_ms
+    return (verify.total_ms + draft) / tau
+
+
+def _speculative_notes(spec: SpeculativeDecoding | None, gain: float | None) -> tuple[str, ...]:
+    if spec is None or gain is None:
+        return ()
+    head = (f"speculative decoding: {spec.tokens_per_step:.2f} tokens per target step (a {spec.acceptance_rate:.2f}, "
+            f"g {spec.draft_tokens}, c {spec.draft_cost_ratio:.3g}, {spec.verified_tokens} tokens verified per "
+            f"sequence); x{gain:.2f} decode speed-up at this concurrency (x{spec.speedup:.2f} if verification "
+            "cost one step)")
+    if gain < 1.0:
+        head += "; verifying the drafted tokens costs more than they save here: turn it off at this load"
+    return (head,)
 
 
 def _closed_loop_wait(plan: GPUPlan, others: float, p: float, o: float, budget: float, own_ms: float,
@@ -234,7 +269,8 @@ def _closed_loop_wait(plan: GPUPlan, others: float, p: float, o: float, budget: 
     return f * t_pf / 2.0 + (1.0 - f) * t_dec / 2.0 + rho * own_ms / (2.0 * (1.0 - rho))
 
 
-def _serving_step(plan: GPUPlan, c: float, p: float, o: float, budget: float) -> StepBreakdown:
+def _serving_step(plan: GPUPlan, c: float, p: float, o: float, budget: float,
+                  query_tokens: float = 1.0) -> StepBreakdown:
     """The mean step a decoding user sees at concurrency ``c`` (closed loop).
 
     Over one request of ``O`` steps the ``c - 1`` other users each bring a prompt of ``P`` tokens, in
@@ -242,24 +278,26 @@ def _serving_step(plan: GPUPlan, c: float, p: float, o: float, budget: float) ->
     only when there are more of them than steps), so a share ``phi = min(1, (c - 1) ceil(P / budget) / O)``
     of the steps carries ``(c - 1) P / (O phi)`` prompt tokens and the rest carry none: the mean of the
     two step times, not the step time of the mean load (a step's time is not linear in its tokens).
+    ``query_tokens`` per decoding sequence (speculative verification; ``O`` is then the steps per request).
     """
     others = c - 1.0
     ctx = p + o / 2.0
     if others <= 0:
-        return decode_step(plan, c, ctx, 0.0, p / 2.0)
+        return decode_step(plan, c, ctx, 0.0, p / 2.0, query_tokens)
     phi = min(1.0, others * math.ceil(p / budget) / o)
     chunk = others * p / (o * phi)
-    with_prompt = decode_step(plan, c, ctx, chunk, p / 2.0)
+    with_prompt = decode_step(plan, c, ctx, chunk, p / 2.0, query_tokens)
     if phi >= 1.0:
         return with_prompt
-    plain = decode_step(plan, c, ctx, 0.0, p / 2.0)
+    plain = decode_step(plan, c, ctx, 0.0, p / 2.0, query_tokens)
     mix = {k: phi * getattr(with_prompt, k) + (1.0 - phi) * getattr(plain, k)
            for k in ("weights_ms", "compute_ms", "kv_cache_ms", "attention_ms", "overhead_ms", "communication_ms",
                      "total_ms")}
     return StepBreakdown.model_construct(**mix, bound=with_prompt.bound if phi >= 0.5 else plain.bound)
 
 
-def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload) -> InferenceResult:
+def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload,
+                    spec: SpeculativeDecoding | None = None) -> InferenceResult:
     if (dep.tensor_parallel or 1) > 1:
         raise ModelError(f"tensor_parallel {dep.tensor_parallel} does not apply to {hw.name}: SRAM-resident chips "
                          "hold whole layers and run as a pipeline (leave tp unset or 1; set chips)")
@@ -276,6 +314,12 @@ def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload) -
     if compute_limit > step.total_ms:
         step = step.model_copy(update={"total_ms": compute_limit, "bound": "compute"})
     ttft = wafer_prefill_ms(m, hw, prec, chips, float(wl.prompt_tokens), step.total_ms)
+    tpot, gain = step.total_ms, None
+    if spec is not None:
+        # One traversal verifies V tokens per sequence until the chips' compute floor binds.
+        verify = max(step.total_ms, dep.concurrency * spec.verified_tokens * step.compute_ms)
+        gain = spec.speedup_given(step.total_ms, verify)
+        tpot = step.total_ms / gain
     notes: tuple[str, ...] = ()
     if dep.chips is None:
         notes = (f"chips not given: the fewest whose SRAM holds the model ({chips})",)
@@ -286,13 +330,17 @@ def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload) -
                   f"{hw.hosted.overhead_p50_ms:g} / p95 {hw.hosted.overhead_p95_ms:g} ms per request",)
     if hw.sram is not None:
         notes += (f"wafer/LPU timings of software generation: {hw.sram.software}",)
+        if spec is not None:
+            notes += ("speculative decoding on top of that software generation: if the vendor figures it was fitted "
+                      "to already used speculative decoding, its gain is counted twice",)
     return InferenceResult.model_construct(
         kind="wafer", model=m.id, hardware=hw.id, precision=reported, kv_precision=kv,
         chips=chips, tensor_parallel=1, pipeline_parallel=chips, replicas=1, chips_chosen=dep.chips is None,
         concurrency=dep.concurrency, prompt_tokens=wl.prompt_tokens, output_tokens=wl.output_tokens,
-        ttft_ms=ttft, tpot_ms=step.total_ms, tokens_per_s_per_user=1e3 / step.total_ms,
-        throughput_tokens_per_s=dep.concurrency * 1e3 / step.total_ms, cost_per_million_output_tokens=None,
-        price=None, bound=step.bound, step=step, memory=use, notes=notes,
+        ttft_ms=ttft, tpot_ms=tpot, tokens_per_s_per_user=1e3 / tpot,
+        throughput_tokens_per_s=dep.concurrency * 1e3 / tpot, cost_per_million_output_tokens=None,
+        price=None, bound=step.bound, step=step, memory=use, speculative_speedup=gain,
+        notes=notes + _speculative_notes(spec, gain),
     )
 
 
@@ -324,13 +372,9 @@ def _precision_notes(m: ModelArch, hw: Hardware, dep: Deployment) -> tuple[str, 
     return out
 
 
-def _finish(r: InferenceResult, spec: SpeculativeDecoding | None, price: ChipPrice | None) -> InferenceResult:
+def _finish(r: InferenceResult, price: ChipPrice | None) -> InferenceResult:
     upd: dict[str, object] = {"price": price}
-    tpot, thr = r.tpot_ms, r.throughput_tokens_per_s
-    if spec is not None:
-        tpot, thr = tpot / spec.speedup, thr * spec.speedup
-        upd.update(tpot_ms=tpot, tokens_per_s_per_user=1e3 / tpot, throughput_tokens_per_s=thr,
-                   notes=(*r.notes, f"speculative decoding: x{spec.speedup:.2f} decode speed-up"))
     if price is not None:
-        upd["cost_per_million_output_tokens"] = price.usd_per_chip_hour * r.chips / 3600.0 / thr * 1e6
+        upd["cost_per_million_output_tokens"] = (price.usd_per_chip_hour * r.chips / 3600.0
+                                                 / r.throughput_tokens_per_s * 1e6)
     return r.model_copy(update=upd)

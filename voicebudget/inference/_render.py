@@ -101,6 +101,8 @@ def render_inference(r: InferenceResult) -> Table:
                    f"of {r.memory.capacity_bytes / 1e9:.0f} GB"),
     ):
         t.add_row(k, v)
+    if r.speculative_speedup is not None:
+        t.add_row("speculative decoding", f"x{r.speculative_speedup:.2f} decode speed-up at this concurrency")
     for note in r.notes:
         t.add_row("note", note)
     return t

@@ -30,7 +30,7 @@ from voicebudget._model import DataModel
 from voicebudget._stage_models import TokenCount, _check_token_count, sample_tokens
 from voicebudget.inference._catalog import Hardware, ModelArch, Precision, get_hardware, get_model
 from voicebudget.inference._predict import estimate_inference
-from voicebudget.inference._speculative import SpeculativeDecoding
+from voicebudget.inference._speculative import SPECULATIVE_PRESETS, SpeculativeDecoding
 from voicebudget.inference._types import Deployment, InferenceResult, Workload
 
 __all__ = ["APIStage", "FastTier", "GPUStage", "WaferStage"]
@@ -73,9 +73,22 @@ class _ModelledStage(DataModel):
     output_tokens: int = Field(default=200, ge=1)
     first_phrase_tokens: TokenCount = 10
     jitter_cv: float = Field(default=0.05, ge=0)
-    speculative: SpeculativeDecoding | None = None
+    speculative: SpeculativeDecoding | None = Field(
+        default=None, description="Speculative decoding: a table (acceptance_rate, draft_tokens, draft_cost_ratio, "
+                                  "verify_tokens) or a preset name ('eagle', 'medusa').")
 
     _tokens = field_validator("prompt_tokens", "first_phrase_tokens")(_check_token_count)
+
+    @field_validator("speculative", mode="before")
+    @classmethod
+    def _preset(cls, value: object) -> object:
+        if isinstance(value, str):
+            if value.strip().lower() not in SPECULATIVE_PRESETS:
+                known = ", ".join(sorted(SPECULATIVE_PRESETS))
+                raise ValueError(f"unknown speculative preset {value!r}; known: {known}"
+                                 " (or a table: acceptance_rate, draft_tokens, draft_cost_ratio, verify_tokens)")
+            return SPECULATIVE_PRESETS[value.strip().lower()].speculative
+        return value
     _ttft_ms: dict[int, float] = PrivateAttr(default_factory=dict)
     """TTFT per prompt length already predicted (the model is frozen, so is each prediction)."""
 

@@ -116,6 +116,9 @@ class InferenceResult(_Frozen):
     :ivar chips_chosen: ``True`` when the tool picked the fewest chips that fit.
     :ivar model_alias: the id the caller asked for when it is an alias of ``model``
         (``llama-3.3-70b`` for ``llama-3.1-70b``), else ``None``.
+    :ivar speculative_speedup: with speculative decoding, plain TPOT / speculative TPOT at this
+        concurrency (the verification step costed by the hardware model; below 1 when verifying the
+        drafted tokens costs more than they save), else ``None``.
     :ivar notes: what the tool chose or assumed for this prediction, one sentence each.
     """
 
@@ -142,6 +145,7 @@ class InferenceResult(_Frozen):
     bound: Bound
     step: StepBreakdown
     memory: MemoryUse
+    speculative_speedup: float | None = None
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
