@@ -77,8 +77,9 @@ def test_markdown_and_table_compare_the_variants_side_by_side() -> None:
     table = CliRunner().invoke(app, ["run", str(ROOT / "scenarios" / "webrtc-cascade.toml"), "-n", "20000",
                                      "--seed", "1"], env={"COLUMNS": "120"}).output
     warm = result.report("warm-connections")
-    cells = f"{warm.total.p50_ms:.1f} │ {warm.total.p95_ms:.1f} │ {warm.total.p95_ms - base:+.1f}"
-    assert f"warm-connections │ {cells}" in table
+    cells = ["warm-connections", f"{warm.total.p50_ms:.1f}", f"{warm.total.p95_ms:.1f}",
+             f"{warm.total.p95_ms - base:+.1f}"]
+    assert cells in [line.split()[:4] for line in table.splitlines()]
     assert "Pre-warm the LLM connection pool" in table
     doc = json.loads(CliRunner().invoke(app, ["run", str(ROOT / "scenarios" / "webrtc-cascade.toml"), "-n",
                                               "2000", "-f", "json"]).output)

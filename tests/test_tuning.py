@@ -257,9 +257,9 @@ def test_batch_policy_knob_only_multiplies_councils_it_changes(root: Path) -> No
     assert by_conc[1].cost_per_turn > max(by_conc[16].cost_per_turn, by_conc[64].cost_per_turn)
     assert by_conc[1].mean_ms < by_conc[64].mean_ms
     assert result.best is not None
-    from voicebudget.tuning._tune import describe
+    from voicebudget.tuning._tune import short_config
 
-    assert result.why.startswith(describe(result.best.config) + ": lowest expected user time")
+    assert result.why.startswith(short_config(result.best.config) + ": lowest expected user time")
 
 
 def test_configurations_with_equal_objectives_share_one_front_row(root: Path) -> None:

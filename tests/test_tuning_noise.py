@@ -16,7 +16,7 @@ from voicebudget._budget import Budget
 from voicebudget.tuning import pareto_front, tune_council
 from voicebudget.tuning._noise import mean_with_se, quantile_with_se
 from voicebudget.tuning._pareto import noisy_front
-from voicebudget.tuning._tune import Candidate, _front, _pick, describe
+from voicebudget.tuning._tune import Candidate, _front, _pick, describe, short_config
 
 
 def test_quantile_standard_error_matches_the_asymptotic_formula_and_the_spread_over_seeds() -> None:
@@ -96,7 +96,7 @@ def test_pick_rule_user_time_then_p95_with_ties_inside_the_noise() -> None:
     assert best.index == 1
     assert reason == ("2 configurations tie on expected user time (their ±2 SE intervals overlap the lowest's); "
                       "of them the lowest p95")
-    assert why.startswith(describe(best.config) + ": " + reason)
+    assert why.startswith(short_config(best.config) + ": " + reason)  # the words the front listing uses
     # a clear user-time win beyond the noise is the pick on its own
     cands[3] = _candidate(3, 7500, 1, 60, 0.5, 0.5e-4)
     best, reason, _ = _pick(_front(cands), cands, budget)

@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from typing import Any
 
+from rich import box
 from rich.console import Group, RenderableType
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -19,15 +21,15 @@ from voicebudget._text import count
 __all__ = ["comparison_rows", "render_markdown", "render_report", "render_run", "waterfall"]
 
 _BAR_WIDTH = 48
+_NAME_WIDTH = 16
 
 
 def render_report(report: Report, title: str | None = None) -> RenderableType:
     """A rich table of one report (total and stages) followed by its waterfall and verdict."""
     label = report.budget.label
     verdict = "[green]PASS[/]" if report.passed else "[red]FAIL[/]"
-    table = Table(
-        title=f"{title or report.name} (ms; tail = share of the latency of turns >= {label})", title_justify="left"
-    )
+    table = Table(title=f"{title or report.name} (ms)", title_justify="left",
+                  caption=f"tail = share of the latency of the turns >= {label}", caption_justify="left")
     table.add_column("stage", no_wrap=True)
     for col in ("mean", "p50", "p90", "p95", "p99", "tail"):
         table.add_column(col, justify="right")
@@ -74,11 +76,13 @@ def total_label(report: Report) -> str:
     return "server-side total" if report.server_side == report.total else "voice-to-voice"
 
 
-def waterfall(report: Report, width: int = _BAR_WIDTH, parallel: Collection[str] = ()) -> Text:
+def waterfall(report: Report, width: int = _BAR_WIDTH, parallel: Collection[str] = (),
+              parallel_note: str = "in parallel") -> Text:
     """A text waterfall of the tail turns against the budget (``|`` marks it): each stage's mean
     contribution, laid end to end; stages named in ``parallel`` (a council's members) start together,
     each drawn as its own mean duration over the tail turns (``∥`` marks them), and the next stage
-    starts after their critical-path contribution."""
+    starts after their critical-path contribution (``parallel_note`` says how they run: a router's
+    members are alternatives). Stage names longer than 16 characters are cut (80 columns hold the row)."""
     label = report.budget.label
     group = [s for s in report.stages if s.name in parallel]
     longest = max((s.tail_mean_ms for s in group if s.tail_mean_ms == s.tail_mean_ms), default=0.0)
@@ -87,7 +91,8 @@ def waterfall(report: Report, width: int = _BAR_WIDTH, parallel: Collection[str]
     per_char = scale_max / width
     budget_col = round(report.budget.total_ms / per_char)
     out = Text(f"waterfall of the tail (turns >= {label}), 1 char = {per_char:.0f} ms, | = budget"
-               + (", ∥ = in parallel (own mean duration)" if group else "") + "\n", style="dim")
+               + (f", ∥ = {parallel_note} (own mean duration)" if group else "") + "\n", style="dim")
+    name_width = min(max((len(s.name) for s in report.stages), default=0), _NAME_WIDTH)
     def row(name: str, mark: str, begin: float, length: float) -> None:
         a, b = round(begin / per_char), round((begin + length) / per_char)
         bar = [" "] * (width + 1)
@@ -95,7 +100,7 @@ def waterfall(report: Report, width: int = _BAR_WIDTH, parallel: Collection[str]
             bar[min(i, width)] = "█"
         if budget_col <= width:
             bar[budget_col] = "|" if bar[budget_col] == " " else "┃"
-        out.append(f"{name[:11]:>11}{mark} ", style="bold")
+        out.append(f"{name[:name_width]:>{name_width}}{mark} ", style="bold")
         out.append("".join(bar), style="red" if begin + length > report.budget.total_ms else "cyan")
         out.append(f" {length:7.1f} ms\n")
 
@@ -118,7 +123,7 @@ def render_run(result: RunResult) -> RenderableType:
     """Every variant of a run: one table and waterfall each, then a comparison line per variant."""
     parts: list[RenderableType] = [
         Text.from_markup(
-            f"[bold]{result.scenario}[/]  seed {result.seed}, {count(result.samples, 'turn')} per variant, "
+            f"[bold]{escape(result.scenario)}[/]\nseed {result.seed}, {count(result.samples, 'turn')} per variant, "
             f"budget {result.budget.total_ms:.0f} ms at {result.budget.label}\n"
         )
     ]
@@ -137,9 +142,10 @@ def render_run(result: RunResult) -> RenderableType:
 def _comparison(reports: Iterable[Report]) -> Table:
     reports = list(reports)
     label = reports[0].budget.label
-    table = Table(title=f"variants side by side, ms (common random numbers; Δ{label} vs {reports[0].name}; "
-                  f"tail driver: its mean over the slowest {100 - reports[0].budget.percentile:.3g}% of turns)",
-                  title_justify="left")
+    table = Table(title="variants side by side (ms, common random numbers)", title_justify="left",
+                  caption=f"Δ{label}: vs {reports[0].name}; within: share of turns within budget; tail driver: "
+                  f"its mean over the slowest {100 - reports[0].budget.percentile:.3g}% of turns",
+                  caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)  # fits 80 columns
     for col in ("variant", "p50", label, f"Δ{label}", "within", "tail driver", "verdict"):
         table.add_column(col, justify="left" if col in ("variant", "tail driver") else "right",
                          overflow="fold", no_wrap=col != "tail driver")  # the driver's name wraps first

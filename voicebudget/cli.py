@@ -9,6 +9,7 @@ traceback). A crash never exits 1, which means only "over budget".
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import math
 import os
@@ -64,6 +65,13 @@ class TableOrJson(StrEnum):
 
     table = "table"
     json = "json"
+
+
+class OnOff(StrEnum):
+    """A setting that is on or off (a flag pair ``--x/--no-x`` would not fit ``--help`` at 80 columns)."""
+
+    on = "on"
+    off = "off"
 
 
 SamplesOpt = Annotated[int | None, typer.Option("--samples", "-n", min=1, help="Simulated turns per variant.")]
@@ -244,7 +252,7 @@ def infer(
         "--hardware-config", help="A TOML file of Hardware fields, a chip not in the catalog (instead of -H).",
     )] = None,
     memory_utilization: Annotated[float, typer.Option(
-        "--memory-utilization", help="Share of chip memory for weights + KV cache (vLLM gpu_memory_utilization).",
+        "--memory-utilization", help="Share of chip memory for weights + KV cache (as vLLM's gpu memory utilization).",
     )] = 0.9,
     request_rate: Annotated[float | None, typer.Option(
         "--request-rate", help="Open-loop Poisson arrivals, requests/s (instead of --concurrency): TTFT p50/p90/p99.",
@@ -637,8 +645,8 @@ def capacity_cmd(
         float | None, typer.Option("--turns-per-minute", help="Agent turns per call-minute (default: file's, else 6).")
     ] = None,
     prefix_caching: Annotated[
-        bool | None, typer.Option("--prefix-caching/--no-prefix-caching",
-                                  help="Servers keep each call's KV cache between turns (default: the file's).")
+        OnOff | None, typer.Option("--prefix-caching",
+                                   help="on: servers keep each call's KV cache between turns (default: the file's).")
     ] = None,
     target_calls: Annotated[
         int | None, typer.Option("--target-calls", min=1, help="Also give chips for this many calls.")
@@ -668,7 +676,7 @@ def capacity_cmd(
     caps = _batch_caps(batch_cap)
     overrides: dict[str, Any] = {} if turns_per_minute is None else {"turns_per_call_minute": turns_per_minute}
     if prefix_caching is not None:
-        overrides["prefix_caching"] = prefix_caching
+        overrides["prefix_caching"] = prefix_caching is OnOff.on
     with user_errors():
         result = plan_capacity_file(
             scenario, hardware=hardware, model=model, chips=chips, precision=_value(precision), batch_caps=caps,
@@ -741,8 +749,16 @@ def crash_guard(command: Command) -> Command:
     return guarded
 
 
+def one_line_paragraphs(doc: str) -> str:
+    """A docstring with each paragraph joined into one line: typer keeps a paragraph's line breaks
+    (they would break ``--help`` mid-sentence at any width), rich wraps the lines to the terminal."""
+    return "\n\n".join(" ".join(p.split()) for p in inspect.cleandoc(doc).split("\n\n"))
+
+
 for _info in app.registered_commands:
     if _info.callback is not None:
+        if _info.help is None and _info.callback.__doc__:
+            _info.help = one_line_paragraphs(_info.callback.__doc__)
         _info.callback = crash_guard(_info.callback)
 
 

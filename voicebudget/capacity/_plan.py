@@ -483,6 +483,13 @@ def plan_capacity_file(
     if (hardware is None) != (model is None):
         raise ScenarioError("give both --hardware and --model (or neither, to use the scenario's own LLM stages)",
                             origin="--hardware/--model")
+    ignored = [name for name, given in (("--chips", chips is not None), ("--precision", precision is not None),
+                                         ("--batch-cap", tuple(batch_caps) != (None,)),
+                                         ("--price-per-chip-hour", usd_per_chip_hour is not None)) if given]
+    if hardware is None and ignored:
+        raise ScenarioError(f"appl{'ies' if len(ignored) == 1 else 'y'} only with --hardware and --model (that "
+                            "model's deployments, one per --batch-cap value); without them the scenario's own LLM "
+                            "stages are used as the file configures them", origin=", ".join(ignored))
     stage = kwargs.pop("stage", "llm")
     deployments = None
     if hardware is not None and model is not None:

@@ -37,7 +37,7 @@ def render_capacity(result: CapacityResult) -> Group:
              f"at {pct} ({pct} in ms at that load; {count(result.samples, 'turn')} per load level, seed {result.seed})")
     table = Table(title=title, title_justify="left", expand=False, box=box.SIMPLE_HEAD, pad_edge=False,
                   collapse_padding=True)
-    width = min(max((len(d.name) + 2 for d in result.deployments), default=10), 32)
+    width = min(max((len(d.name) + 2 for d in result.deployments), default=10), 24)  # longer names fold: 80 columns
     table.add_column("deployment", overflow="fold", min_width=width)
     table.add_column("calls", justify="right", no_wrap=True)
     table.add_column("limit", no_wrap=True)
@@ -57,7 +57,8 @@ def render_capacity(result: CapacityResult) -> Group:
     t = result.traffic
     low, high = t.prompt_tokens_range
     lines = [
-        Text(f"traffic: {t.turns_per_call_minute:g} turns/call-min x {t.llm_requests_per_turn:g} LLM requests = "
+        Text(f"traffic: {t.turns_per_call_minute:g} turns/call-min x {t.llm_requests_per_turn:g} LLM "
+             f"request{'' if t.llm_requests_per_turn == 1 else 's'} = "
              f"{t.request_rate_per_s(1) * 60:g} requests/min per call; prompt {low:,}-{high:,} tokens; agent speaks "
              f"{t.agent_speaking_share:.0%} of the call"),
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -19,8 +20,8 @@ def render_council(result: CouncilResult) -> RenderableType:
     report = result.report
     label = report.budget.label
     table = Table(
-        title=f"{result.council.name} [{result.council.topology}] (ms; tail = share of turns >= {label})",
-        title_justify="left",
+        title=f"{escape(result.council.name)} \\[{result.council.topology}] (ms)", title_justify="left",
+        caption=f"p = accuracy; tail = share of the latency of the turns >= {label}", caption_justify="left",
     )
     table.add_column("component", no_wrap=True)
     for col in ("p", "mean", "p50", "p95", "p99", "tail"):
@@ -59,7 +60,9 @@ def render_council(result: CouncilResult) -> RenderableType:
         f"({result.exchanges:.3f} exchanges)",
     ]
     members = () if result.council.topology == "cascade" else tuple(mb.name for mb in result.council.members)
-    return Group(table, waterfall(report, parallel=members), *(Text.from_markup(x) for x in lines), Text(""))
+    note = "one of them per turn" if council.topology == "router" else "in parallel"
+    return Group(table, waterfall(report, parallel=members, parallel_note=note), *(Text.from_markup(x) for x in lines),
+                 Text(""))
 
 
 def render_answer_space_fit(fit: AnswerSpaceFit, source: str) -> RenderableType:

@@ -331,6 +331,9 @@ def estimate_open_loop(
     at = estimate_inference(plan.model, plan.hardware, deployment.model_copy(
         update={"concurrency": max(1, math.ceil(conc)), "chips": plan.chips_per_replica * plan.replicas,
                 "tensor_parallel": plan.tp, "pipeline_parallel": plan.pp}), workload, calibration=plan.cal)
+    alias = model.strip().lower() if isinstance(model, str) else None
+    if alias is not None and alias != at.model:  # the id the caller used, as estimate_inference keeps it
+        at = at.model_copy(update={"model_alias": alias})
     return OpenLoopResult(
         request_rate_per_s=request_rate_per_s, capacity_requests_per_s=capacity, replicas=plan.replicas,
         ttft_p50_ms=p50, ttft_p90_ms=p90, ttft_p99_ms=p99, ttft_mean_ms=mean_ttft, tpot_ms=tpot,

@@ -81,9 +81,14 @@ def render_catalog(kind: str) -> Table:
     return t
 
 
+def _model_label(r: InferenceResult) -> str:
+    """The model as the caller named it (an alias says which catalog entry it shares)."""
+    return r.model if r.model_alias is None else f"{r.model_alias} (same architecture as {r.model})"
+
+
 def render_inference(r: InferenceResult) -> Table:
     """One prediction as a two-column table."""
-    model = r.model if r.model_alias is None else f"{r.model_alias} (same architecture as {r.model})"
+    model = _model_label(r)
     scope = " - chip time only" if r.kind == "wafer" else ""
     t = Table("", "", title=f"{model} on {r.chips} x {r.hardware} ({r.precision}){scope}", show_header=False)
     cost = "-" if r.cost_per_million_output_tokens is None else f"${r.cost_per_million_output_tokens:.2f}"
@@ -111,8 +116,8 @@ def render_inference(r: InferenceResult) -> Table:
 def render_open_loop(r: OpenLoopResult) -> Table:
     """An open-loop (request-rate) prediction as a two-column table."""
     a = r.at_mean_concurrency
-    t = Table("", "", title=f"{a.model} on {a.chips} x {a.hardware} ({a.precision}) at {r.request_rate_per_s:g} "
-              "requests/s", show_header=False)
+    t = Table("", "", title=f"{_model_label(a)} on {a.chips} x {a.hardware} ({a.precision}) at "
+              f"{r.request_rate_per_s:g} requests/s", show_header=False)
     for k, v in (
         ("TTFT p50 / p90 / p99", f"{r.ttft_p50_ms:.1f} / {r.ttft_p90_ms:.1f} / {r.ttft_p99_ms:.1f} ms"),
         ("TTFT mean", f"{r.ttft_mean_ms:.1f} ms"), ("TPOT (ITL)", f"{r.tpot_ms:.2f} ms"),

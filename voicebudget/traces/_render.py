@@ -105,16 +105,37 @@ def _turn_table(turns: Sequence[TraceTurn], included: Sequence[bool], *, slowest
     return Group(*parts)
 
 
-def _anomaly_table(anomalies: Sequence[Anomaly]) -> Any:
-    from rich.table import Table
+ANOMALY_VALUE_CHARS = 18
+"""An anomaly's value is cut to this many characters in the table (``...`` marks a cut; the whole
+line is in the file at the line given, and in ``--format json``)."""
 
-    table = Table(title=f"anomalies ({len(anomalies)})", title_justify="left")
-    for col in ("file", "line", "field", "value", "reason"):
-        table.add_column(col, justify="right" if col == "line" else "left", overflow="fold")
+
+def _anomaly_table(anomalies: Sequence[Anomaly]) -> Any:
+    """The anomalies, one table per file (the file named once, as for the turns); field names are
+    never broken, the reason wraps between words."""
+    from rich import box
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    groups: dict[str, list[Anomaly]] = {}
     for a in anomalies:
-        value = "-" if a.value is None else str(a.value)[:40]
-        table.add_row(_esc(a.origin.rsplit("/", 1)[-1]), str(a.line), _esc(a.field), _esc(value), _esc(a.reason))
-    return table
+        groups.setdefault(a.origin, []).append(a)
+    parts: list[Any] = [Text(f"anomalies ({len(anomalies)})", style="italic")]
+    for origin, group in groups.items():
+        table = Table(title=_esc(origin.rsplit("/", 1)[-1]), title_justify="left", title_style="bold",
+                      box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True)
+        table.add_column("line", justify="right", no_wrap=True)
+        table.add_column("field", no_wrap=True)
+        table.add_column("value", no_wrap=True)
+        table.add_column("reason", ratio=1)
+        for a in group:
+            value = "-" if a.value is None else str(a.value)
+            if len(value) > ANOMALY_VALUE_CHARS:
+                value = value[:ANOMALY_VALUE_CHARS - 3] + "..."
+            table.add_row(str(a.line), _esc(a.field), _esc(value), _esc(a.reason))
+        parts.append(table)
+    return Group(*parts)
 
 
 def render_check(result: TraceCheck, *, all_turns: bool = False) -> Any:
@@ -129,7 +150,7 @@ def render_check(result: TraceCheck, *, all_turns: bool = False) -> Any:
                                          f"{count(r.n_turns, 'turn')} within {r.budget.total_ms:g} ms")]
     for tab in result.tables:
         parts.append(Text(f"{tab.origin} [{tab.format}]: t = 0 is {tab.anchor}; total = {tab.total}"))
-    parts.append(_stage_table(r, "stages (tail: mean contribution in turns at or beyond the target percentile)"))
+    parts.append(_stage_table(r, f"stages (tail: mean in the turns >= {r.budget.label})"))
     for label, rep in (("first turn", result.first_turn), ("steady state", result.steady_state)):
         if rep is not None:
             parts.append(Text(f"{label}: {count(rep.n_turns, 'turn')}, p50 {rep.total.p50_ms:.0f} ms, "

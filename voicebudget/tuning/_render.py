@@ -1,7 +1,7 @@
 """Rendering a tuning result: the Pareto front as a rich table, the pick and why.
 
 The table fits an 80-column terminal: a row number stands for each configuration, and the
-configurations are listed under the table, one per line, wrapping only between their parts.
+configurations are listed under the table, one per row, wrapped lines indented under their text.
 """
 
 from __future__ import annotations
@@ -11,32 +11,9 @@ from rich.table import Table
 from rich.text import Text
 
 from voicebudget._text import count
-from voicebudget.tuning._space import Configuration
-from voicebudget.tuning._tune import PICK_RULE, TuneResult
+from voicebudget.tuning._tune import PICK_RULE, TuneResult, short_config
 
 __all__ = ["render_tune", "short_config"]
-
-
-def short_config(config: Configuration) -> str:
-    """A configuration in words that wrap between parts: ``2x gpt-oss-120b + qwen3-235b, vote m=2,
-    cache, concurrency 1`` (repeated members counted, knobs after commas)."""
-    counts: dict[str, int] = {}
-    for name in config["members"]:
-        counts[name] = counts.get(name, 0) + 1
-    members = " + ".join(f"{n}x {name}" if n > 1 else name for name, n in counts.items())
-    parts = [members, str(config["topology"])]
-    for key, value in config.items():
-        if key in ("members", "topology"):
-            continue
-        if key == "cache":
-            parts.append("cache" if value else "no cache")
-        elif key == "aggregator":
-            parts.append("aggregator" if value else "no aggregator")
-        elif key in ("k", "m"):
-            parts[1] += f" {key}={value}"
-        else:
-            parts.append(f"{key} {value}")
-    return ", ".join(parts)
 
 
 def _pm(value: float, se: float, digits: int) -> str:
@@ -57,11 +34,14 @@ def render_tune(result: TuneResult) -> RenderableType:
         f"configuration{refined}"
     )
     table = Table(title=f"Pareto front ({len(result.pareto)}): user time, {label}, cost; ± one standard error",
-                  title_justify="left")
+                  title_justify="left", caption="tail: the member driving the tail (name#2: its second copy)",
+                  caption_justify="left")
     for col in ("#", "user time ms", f"{label} ms", "accuracy", "$/turn", "tail"):
         table.add_column(col, justify="left" if col == "tail" else "right", no_wrap=col != "tail",
                          overflow="fold")
-    listing = []
+    listing = Table.grid(padding=(0, 2))  # the configurations, wrapped lines indented under their text
+    listing.add_column(justify="right")
+    listing.add_column()
     for i, c in enumerate(result.pareto, 1):
         style = "bold green" if c is result.best else ""
         table.add_row(
@@ -69,10 +49,8 @@ def render_tune(result: TuneResult) -> RenderableType:
             f"{c.quality:.3f}", f"{c.cost_per_turn:.6f}", c.tail_driver or "", style=style,
         )
         same = f" (and {len(c.equivalent)} tied on every objective)" if c.equivalent else ""
-        line = Text(f"{i:>3}  ", style=style)
-        line.append(short_config(c.config) + same, style=style)
-        listing.append(line)
-    parts: list[RenderableType] = [head, table, *listing,
+        listing.add_row(Text(str(i), style=style), Text(short_config(c.config) + same, style=style))
+    parts: list[RenderableType] = [head, table, listing,
                                    Text.from_markup(f"[bold]pick:[/] {result.why}"),
                                    Text(f"rule: {PICK_RULE.format(label=label)}", style="dim")]
     if result.errors:

@@ -700,6 +700,28 @@ def describe(config: Configuration) -> str:
     return " ".join(parts)
 
 
+def short_config(config: Configuration) -> str:
+    """A configuration in words that wrap between parts: ``2x gpt-oss-120b + qwen3-235b, vote m=2,
+    cache, concurrency 1`` (repeated members counted, knobs after commas)."""
+    counts: dict[str, int] = {}
+    for name in config["members"]:
+        counts[name] = counts.get(name, 0) + 1
+    members = " + ".join(f"{n}x {name}" if n > 1 else name for name, n in counts.items())
+    parts = [members, str(config["topology"])]
+    for key, value in config.items():
+        if key in ("members", "topology"):
+            continue
+        if key == "cache":
+            parts.append("cache" if value else "no cache")
+        elif key == "aggregator":
+            parts.append("aggregator" if value else "no aggregator")
+        elif key in ("k", "m"):
+            parts[1] += f" {key}={value}"
+        else:
+            parts.append(f"{key} {value}")
+    return ", ".join(parts)
+
+
 def _comparable(obj: FloatArray) -> FloatArray:
     """Objectives rounded to 10 significant digits (quadrature and float noise must not split ties);
     infinite expected user time (every repair fails) sorts last.
@@ -739,7 +761,7 @@ def _pick(front: list[Candidate], valid: list[Candidate], budget: Budget) -> tup
     else:
         reason = f"{steps[0]}; of them {', then '.join(steps[1:])}"
     return best, reason, (
-        f"{describe(best.config)}: {reason} "
+        f"{short_config(best.config)}: {reason} "
         f"(user time {best.expected_user_time_ms:.0f} ± {best.expected_user_time_se_ms:.0f} ms per completed "
         f"request, accuracy {best.quality:.3f}, {label} {best.p95_ms:.1f} ± {best.p95_se_ms:.1f} ms <= "
         f"{budget.total_ms:.0f} ms, ${best.cost_per_turn:.6f}/turn){_runner_up(front, best)}; "
@@ -752,7 +774,7 @@ def _runner_up(front: list[Candidate], best: Candidate) -> str:
     if not others:
         return ""
     nxt = min(others, key=lambda c: (_finite_objectives(c)[0], c.index))
-    return (f"; next on user time: {describe(nxt.config)} at {nxt.expected_user_time_ms:.0f} ± "
+    return (f"; next on user time: {short_config(nxt.config)} at {nxt.expected_user_time_ms:.0f} ± "
             f"{nxt.expected_user_time_se_ms:.0f} ms")
 
 
