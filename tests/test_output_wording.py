@@ -217,3 +217,21 @@ def test_schema_descriptions_describe_the_file_not_the_python_objects() -> None:
         assert field not in text
     assert "variants that replace or change stages" in schema["description"]
     assert schema["$defs"]["APIStage"]["description"].startswith("A hosted model behind an API")
+
+
+def test_run_shows_the_cost_per_turn_of_a_priced_api_stage_or_says_what_it_lacks(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from voicebudget.cli import app
+
+    path = ROOT / "scenarios" / "fast-mode.toml"
+    out = CliRunner().invoke(app, ["run", str(path), "-n", "2000"], env={"COLUMNS": "80"}).output
+    standard = (2650 * 5.0 + 60 * 25.0) / 1e6  # Opus 4.6 list prices per million tokens (row A2), the file's tokens
+    assert f"cost: ${standard:.6f} per turn" in out
+    assert f"cost: ${standard * 6:.6f} per turn" in out  # fast mode: 6x the price
+    text = path.read_text().replace("prompt_tokens = 2650\n", "").replace("output_tokens = 60\n", "")
+    (tmp_path / "fast-mode.toml").write_text(text)
+    out = CliRunner().invoke(app, ["run", str(tmp_path / "fast-mode.toml"), "-n", "2000"],
+                             env={"COLUMNS": "80"}).output
+    assert "cost: $" not in out
+    assert out.count("cost: unknown: its api stage has a price but no tokens per turn") == 2  # not the gpu variant

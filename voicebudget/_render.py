@@ -134,6 +134,9 @@ def render_run(result: RunResult) -> RenderableType:
         parts.append(render_report(r, title=f"variant: {r.name}"))
         if r.name in result.costs:
             parts.append(Text(f"cost: ${result.costs[r.name]:.6f} per turn (list prices of its api stages)"))
+        elif r.name in result.unpriced:
+            parts.append(Text("cost: unknown: its api stage has a price but no tokens per turn (give the stage "
+                              "prompt_tokens and output_tokens, or the scenario a [traffic] table)"))
     if len(result.reports) > 1:
         parts.append(_comparison(result.reports))
     return Group(*parts)

@@ -33,6 +33,7 @@ class RunResult:
     :ivar wafer_paths: variant name -> one row per ``wafer`` stage: ``{"stage", "path", "note"}``, where
         ``path`` is ``"hosted"`` (the provider's network + overhead added to chip time) or ``"on-prem"``
         (chip time only); variants without wafer stages are absent.
+    :ivar unpriced: variants whose ``api`` stages give a price but no tokens per turn (so no cost).
     """
 
     scenario: str
@@ -43,6 +44,7 @@ class RunResult:
     descriptions: dict[str, str] = field(default_factory=dict)
     costs: dict[str, float] = field(default_factory=dict)
     wafer_paths: dict[str, tuple[dict[str, str], ...]] = field(default_factory=dict)
+    unpriced: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -212,8 +214,16 @@ def simulate(
     costs = {name: c for name, p in scenario.pipelines().items()
              if (c := pipeline_cost_per_turn(p, scenario)) is not None}
     paths = {name: rows for name, p in pipelines.items() if (rows := wafer_paths(p))}
+    unpriced = tuple(name for name, p in pipelines.items() if name not in costs and _priced_api_stages(p))
     return RunResult(scenario.name, seed_int, n, budget, reports, {k: v for k, v in descriptions.items() if v},
-                     costs, paths)
+                     costs, paths, unpriced)
+
+
+def _priced_api_stages(pipeline: Any) -> bool:
+    """A pipeline has an ``api`` stage with a list price (its cost is known once tokens per turn are)."""
+    from voicebudget.inference._stage import APIStage
+
+    return any(isinstance(s, APIStage) and s.price_per_million_output_tokens is not None for s in _leaves(pipeline))
 
 
 def wafer_paths(pipeline: Any) -> tuple[dict[str, str], ...]:
