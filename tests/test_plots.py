@@ -183,3 +183,32 @@ def test_tune_plot(tmp_path: Path) -> None:
     cli = runner.invoke(app, ["tune", str(small), "--samples", "1000", "--plot", str(out)])
     assert cli.exit_code == 0, cli.output
     assert png_size(out) == (1560, 720)
+
+
+def test_capacity_plot_uses_the_colour_blind_palette_and_keeps_equal_curves_visible() -> None:
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    from voicebudget.capacity import plan_capacity_file
+    from voicebudget.capacity._render import capacity_figure
+
+    result = plan_capacity_file(ROOT / "scenarios" / "support-line.toml", samples=500, seed=1)
+    fig = capacity_figure(result)
+    try:
+        by_label = {line.get_label(): line for line in fig.axes[0].get_lines()}
+        names = [d.name for d in result.deployments]
+        curves = [by_label.get(n) or by_label[f"{n} (load-independent)"] for n in names]
+        colours = [to_hex(c.get_color()).upper() for c in curves]
+        assert len(set(colours)) == len(names)  # one colour per deployment
+        assert set(colours) <= set(plot.STAGE_COLORS) - {"#F0E442"}  # Okabe-Ito, not the faint yellow
+        budget = by_label[f"budget {result.budget.total_ms:g} ms"]
+        assert to_hex(budget.get_color()).upper() == plot.BUDGET_COLOR
+        assert plot.BUDGET_COLOR not in colours
+        # baseline and h100-fast-mode carry the same calls (45 in the table): their curves coincide, so
+        # each later curve's markers are smaller and different, drawn inside the earlier ones
+        base, fast = by_label["baseline"], by_label["h100-fast-mode"]
+        assert list(base.get_ydata()) == pytest.approx(list(fast.get_ydata()), rel=0.05)
+        assert base.get_marker() != fast.get_marker()
+        assert base.get_markersize() > fast.get_markersize()
+    finally:
+        plt.close(fig)

@@ -565,7 +565,9 @@ def tune_cmd(
     samples: Annotated[int, typer.Option("--samples", "-n", min=1, help="Turns per configuration.")] = 2_000,
     seed: Annotated[int, typer.Option("--seed", min=0, help="One seed for all configurations.")] = 1,
     workers: Annotated[
-        int, typer.Option("--workers", "-w", min=1, max=MAX_WORKERS, help="Local worker processes.")
+        int, typer.Option("--workers", "-w", min=1, max=MAX_WORKERS,
+                          help="Local worker processes (faster only on free cores and spaces of thousands: "
+                               "docs/tuning.md).")
     ] = 1,
     scheduler: Annotated[
         str | None, typer.Option("--scheduler", help="Dask scheduler address (tcp://host:8786).")

@@ -15,7 +15,7 @@ from rich.text import Text
 from voicebudget._text import count
 from voicebudget.capacity._plan import CapacityResult
 
-__all__ = ["plot_capacity", "render_capacity"]
+__all__ = ["capacity_figure", "plot_capacity", "render_capacity"]
 
 
 def _calls(n: int | None) -> str:
@@ -68,6 +68,55 @@ def render_capacity(result: CapacityResult) -> Group:
     return Group(table, *lines)
 
 
+def capacity_figure(result: CapacityResult) -> Any:
+    """The capacity figure (a matplotlib ``Figure``): deployments in the Okabe-Ito colour-blind-safe
+    colours of the latency plots, each with its own marker, smaller for each next one (identical curves
+    stay visible, nested), the budget
+    in the plots' vermillion."""
+    import matplotlib.pyplot as plt
+
+    from voicebudget._plot import BUDGET_COLOR, STAGE_COLORS
+
+    markers = ("o", "s", "^", "D", "v", "P", "X")
+    palette = [c for c in STAGE_COLORS if c != "#F0E442"]  # the palette's yellow is too faint for a thin line
+    pct = f"p{result.budget.percentile:g}"
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.8), layout="constrained")
+    colors: dict[str, Any] = {}
+    for i, d in enumerate(result.deployments):
+        pts = [p for p in d.curve if math.isfinite(p.percentile_ms)]
+        color = palette[i % len(palette)]
+        colors[d.name] = color
+        if len(pts) > 1:
+            ax1.plot([p.calls for p in pts], [p.percentile_ms for p in pts], marker=markers[i % len(markers)],
+                     ms=max(3.0, 9.0 - 2.0 * i), mfc="none", color=color, label=d.name)  # nested when equal
+        elif pts:
+            ax1.axhline(pts[0].percentile_ms, color=color, ls=":", label=f"{d.name} (load-independent)")
+    ax1.axhline(result.budget.total_ms, color=BUDGET_COLOR, ls="--", lw=1.5,
+                label=f"budget {result.budget.total_ms:g} ms")
+    ax1.set_xscale("log")
+    ax1.set_xlabel("concurrent calls (one deployment)")
+    ax1.set_ylabel(f"voice-to-voice {pct}, ms")
+    ax1.set_title(f"{pct} vs load")
+    for i, d in enumerate(result.deployments):
+        if d.cost_per_call_minute is None or d.percentile_ms_at_max is None:
+            continue
+        ax2.scatter(d.percentile_ms_at_max, d.cost_per_call_minute, color=colors[d.name], s=60 if d.on_front else 25,
+                    marker=markers[i % len(markers)], edgecolors="black" if d.on_front else "none")
+    front = sorted((d for d in result.deployments if d.on_front), key=lambda d: d.percentile_ms_at_max or 0)
+    if len(front) > 1:
+        ax2.plot([d.percentile_ms_at_max for d in front], [d.cost_per_call_minute for d in front], color="black",
+                 lw=1, label="front")
+        ax2.legend(loc="upper right", fontsize=8)
+    ax2.axvline(result.budget.total_ms, color=BUDGET_COLOR, ls="--", lw=1.5)
+    ax2.set_xlabel(f"{pct} at capacity, ms")
+    ax2.set_ylabel("US$ per call-minute")
+    ax2.set_yscale("log")
+    ax2.set_title("cost vs latency at capacity (colours as left; front: black edge)")
+    fig.suptitle(f"{result.scenario}: concurrent calls within {result.budget.total_ms:g} ms at {pct}", fontsize=10)
+    fig.legend(*ax1.get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=8)
+    return fig
+
+
 def plot_capacity(result: CapacityResult, path: Path) -> None:
     """Draw latency vs concurrent calls per deployment (with the budget) and cost vs latency (front marked).
 
@@ -78,40 +127,7 @@ def plot_capacity(result: CapacityResult, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    pct = f"p{result.budget.percentile:g}"
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.8), layout="constrained")
-    colors: dict[str, Any] = {}
-    for i, d in enumerate(result.deployments):
-        pts = [p for p in d.curve if math.isfinite(p.percentile_ms)]
-        color = f"C{i % 10}"
-        colors[d.name] = color
-        if len(pts) > 1:
-            ax1.plot([p.calls for p in pts], [p.percentile_ms for p in pts], marker="o", ms=3, color=color,
-                     label=d.name)
-        elif pts:
-            ax1.axhline(pts[0].percentile_ms, color=color, ls=":", label=f"{d.name} (load-independent)")
-    ax1.axhline(result.budget.total_ms, color="black", ls="--", lw=1, label=f"budget {result.budget.total_ms:g} ms")
-    ax1.set_xscale("log")
-    ax1.set_xlabel("concurrent calls (one deployment)")
-    ax1.set_ylabel(f"voice-to-voice {pct}, ms")
-    ax1.set_title(f"{pct} vs load")
-    for d in result.deployments:
-        if d.cost_per_call_minute is None or d.percentile_ms_at_max is None:
-            continue
-        ax2.scatter(d.percentile_ms_at_max, d.cost_per_call_minute, color=colors[d.name], s=60 if d.on_front else 25,
-                    edgecolors="black" if d.on_front else "none")
-    front = sorted((d for d in result.deployments if d.on_front), key=lambda d: d.percentile_ms_at_max or 0)
-    if len(front) > 1:
-        ax2.plot([d.percentile_ms_at_max for d in front], [d.cost_per_call_minute for d in front], color="black",
-                 lw=1, label="front")
-        ax2.legend(loc="upper right", fontsize=8)
-    ax2.axvline(result.budget.total_ms, color="black", ls="--", lw=1)
-    ax2.set_xlabel(f"{pct} at capacity, ms")
-    ax2.set_ylabel("US$ per call-minute")
-    ax2.set_yscale("log")
-    ax2.set_title("cost vs latency at capacity (colours as left; front: black edge)")
-    fig.suptitle(f"{result.scenario}: concurrent calls within {result.budget.total_ms:g} ms at {pct}", fontsize=10)
-    fig.legend(*ax1.get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=8)
+    fig = capacity_figure(result)
     from voicebudget._io import write_atomic
 
     try:  # whole or nothing: a temporary file, then os.replace
