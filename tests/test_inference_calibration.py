@@ -48,9 +48,10 @@ def _gpu(model: str | vb.ModelArch, hw: str, chips: int, tp: int, prec: str, con
                 vb.Workload(prompt_tokens=p, output_tokens=o), metric, tol)
 
 
-def _sram(model: str, hw: str, p: int, o: int) -> Case:
-    return Case(model, hw, vb.Deployment(), vb.Workload(prompt_tokens=p, output_tokens=o), "tokens_per_s_per_user",
-                DECODE_TOL)
+def _sram(model: str, hw: str, p: int, o: int, software: str) -> Case:
+    """A wafer/LPU speed row, predicted with the vendor software generation of the row's date (issue 12 item 8)."""
+    return Case(model, hw, vb.Deployment(software=software), vb.Workload(prompt_tokens=p, output_tokens=o),
+                "tokens_per_s_per_user", DECODE_TOL)
 
 
 CASES: dict[str, Case] = {
@@ -70,14 +71,15 @@ CASES: dict[str, Case] = {
     # assume 300 like the ~290 out), 5640 queries in flight.
     "M3": _gpu("llama-2-70b", "h200", 8, 1, "fp8", 5640, 300, 290, "tpot_ms", LOADED_TOL),
     # Cerebras blog "Introducing Cerebras Inference" (Aug 2024): Llama-3.1-8B 1800 tok/s. Prompt/output not
-    # published: 1000 / 500 assumed (the KV cache is a few % of the SRAM either way).
-    "S1": _sram("llama-3.1-8b", "wse-3", 1000, 500),
-    # Cerebras via Tom's Hardware 2024-11-20: Llama-3.1-405B 969 tok/s.
-    "S5": _sram("llama-3.1-405b", "wse-3", 1000, 500),
-    # inference-docs.cerebras.ai models page: Qwen3-235B ~1400-1500 tok/s.
-    "S7": _sram("qwen3-235b-a22b", "wse-3", 1000, 500),
+    # published: 1000 / 500 assumed (the KV cache is a few % of the SRAM either way). Launch software (2024-08);
+    # one wafer has no wafer-to-wafer hop, so the 2024-11 generation gives the same speed.
+    "S1": _sram("llama-3.1-8b", "wse-3", 1000, 500, "2024-08"),
+    # Cerebras via Tom's Hardware 2024-11-20: Llama-3.1-405B 969 tok/s (software after the Oct 2024 update).
+    "S5": _sram("llama-3.1-405b", "wse-3", 1000, 500, "2024-11"),
+    # inference-docs.cerebras.ai models page: Qwen3-235B ~1400-1500 tok/s (2025 software).
+    "S7": _sram("qwen3-235b-a22b", "wse-3", 1000, 500, "2024-11"),
     # Groq via TechPowerUp (Feb 2024): Llama-2-70B 300 tok/s at 4096 context.
-    "S13": _sram("llama-2-70b", "groq-lpu", 3596, 500),
+    "S13": _sram("llama-2-70b", "groq-lpu", 3596, 500, "2024-02"),
 }
 API_ROWS = {"A2", "A6"}  # provider figures: inputs of the API stage and the fast-mode trade, checked below
 

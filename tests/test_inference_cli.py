@@ -186,7 +186,7 @@ def test_mi300x_vs_h100_under_load_follows_mlperf() -> None:
 def test_wafer_prediction_is_chip_time_and_names_its_software_generation() -> None:
     doc = _json(["infer", "-m", "llama-3.1-405b", "-H", "wse-3"])
     assert any(n.startswith("chip time only") for n in doc["notes"])
-    assert any("software generation: Cerebras Inference as of Nov 2024" in n for n in doc["notes"])
+    assert any("software generation 2024-11: Cerebras Inference from the Oct/Nov 2024" in n for n in doc["notes"])
     table = runner.invoke(app, ["infer", "-m", "llama-3.1-405b", "-H", "wse-3"])
     assert "chip time only" in table.stdout
     gpu = _json(["infer", "-m", "llama-3.1-8b", "-H", "h100-sxm"])

@@ -259,6 +259,10 @@ def infer(
     )] = None,
     prompt_tokens: Annotated[int, typer.Option("--prompt-tokens", min=1, help="Prompt tokens per request.")] = 1000,
     output_tokens: Annotated[int, typer.Option("--output-tokens", min=1, help="Output tokens per request.")] = 200,
+    software: Annotated[str | None, typer.Option(
+        "--software", metavar="GEN",
+        help="Wafer/LPU vendor software generation (see `voicebudget hardware`; default the latest).",
+    )] = None,
     price: Annotated[
         float | None,
         typer.Option("--price-per-chip-hour", min=0.0, help="US$ per chip-hour (overrides catalog)."),
@@ -297,6 +301,8 @@ def infer(
     if concurrency is not None and request_rate is not None:
         fail("give --concurrency (a closed loop: that many requests always in flight) or --request-rate "
              "(open-loop arrivals: the concurrency follows), not both")
+    if software is not None and request_rate is not None:
+        fail("--software picks a wafer/LPU software generation; --request-rate is the GPU scheduler model")
     concurrency = 1 if concurrency is None else concurrency
     with user_errors():
         spec: SpeculativeDecoding | None = parse_speculative(speculative) if speculative is not None else None
@@ -332,7 +338,7 @@ def infer(
         result = estimate_inference(
             arch, chip,
             Deployment(chips=chips, tensor_parallel=tp, precision=_value(precision), concurrency=concurrency,
-                       kv_precision=_value(kv_precision), memory_utilization=memory_utilization),
+                       kv_precision=_value(kv_precision), memory_utilization=memory_utilization, software=software),
             Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens), price=chip_price, speculative=spec,
         )
     if fmt is TableOrJson.json:

@@ -70,10 +70,12 @@ class SramTiming(_Frozen):
     tau_step_ms: float = Field(ge=0)
     usable_sram_fraction: float = Field(gt=0, le=1)
     source: str = Field(min_length=1)
+    generation: str = Field(default="user", min_length=1, max_length=40, pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    """Short id of the vendor software generation (``infer --software``, a wafer stage's ``software``)."""
     software: str = "unnamed (user-defined)"
-    """The vendor software generation these timings describe: speeds of one chip moved several-fold with
-    software (Cerebras Llama-3.1-70B: 450 tok/s at launch in Aug 2024, much faster later), so every
-    prediction names it; pass a ``Hardware`` with your own ``SramTiming`` to model another generation."""
+    """What that generation is: speeds of one chip moved several-fold with software (Cerebras
+    Llama-3.1-70B: ~450 tok/s at launch in Aug 2024, ~2,100 tok/s after the Oct 2024 update), so every
+    prediction names it; ``Hardware.sram_history`` holds earlier generations to pick from."""
 
 
 class HostedPath(_Frozen):
@@ -125,7 +127,9 @@ class Hardware(_Frozen):
         serving stack achieves, relative to the stack the calibration rows ran (1.0: TensorRT-LLM on
         NVIDIA). It multiplies ``memory_efficiency`` and both compute efficiencies; sourced per entry in
         ``software_efficiency_source`` and shown by ``voicebudget hardware``.
-    :param sram: per-token latency terms; required when ``memory_kind == "sram"``.
+    :param sram: per-token latency terms; required when ``memory_kind == "sram"``. They describe the latest
+        vendor software generation (the default); ``sram_history`` holds earlier ones, picked by
+        :meth:`with_software` (``infer --software``, a wafer stage's ``software``).
     :param price: $/chip-hour with its source, or ``None`` when no public price is known.
     :param hosted: the measured hosted API path of a chip mostly reached as a service (wafer/LPU
         providers); a scenario's ``wafer`` stage on it adds that path unless ``path = "on-prem"``.
@@ -147,6 +151,7 @@ class Hardware(_Frozen):
     software_efficiency_source: str = "the calibration rows' stack (TensorRT-LLM / NIM, FasterTransformer on NVIDIA)"
     max_tensor_parallel: int = Field(default=8, ge=1)
     sram: SramTiming | None = None
+    sram_history: tuple[SramTiming, ...] = ()
     price: ChipPrice | None = None
     hosted: HostedPath | None = None
     source: str = Field(min_length=1)
@@ -155,7 +160,35 @@ class Hardware(_Frozen):
     def _sram_needs_timing(self) -> Hardware:
         if self.memory_kind == "sram" and self.sram is None:
             raise ValueError("memory_kind 'sram' needs an 'sram' table (tau_layer_ms, tau_hop_ms, tau_step_ms, ...)")
+        if self.sram_history and self.sram is None:
+            raise ValueError("sram_history holds earlier software generations of 'sram': give 'sram' too")
+        ids = [t.generation for t in self.sram_generations]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"software generations must have distinct ids, got {ids}")
         return self
+
+    @property
+    def sram_generations(self) -> tuple[SramTiming, ...]:
+        """The SRAM timings of every software generation, the latest (the default) first."""
+        return ((self.sram,) if self.sram is not None else ()) + self.sram_history
+
+    def with_software(self, generation: str | None) -> Hardware:
+        """This chip with the SRAM timings of software ``generation`` (``None``: the latest, unchanged).
+
+        :raises ModelError: the chip has no SRAM timings (a GPU), or no such generation (the message
+            lists the known ones).
+        """
+        if generation is None:
+            return self
+        if self.sram is None:
+            raise ModelError(f"software {generation!r}: software generations are wafer/LPU timings; {self.name} "
+                             "is a GPU (its serving stack is software_efficiency)")
+        for t in self.sram_generations:
+            if t.generation == generation.strip().lower():
+                return self if t is self.sram else self.model_copy(update={"sram": t})
+        known = ", ".join(t.generation for t in self.sram_generations)
+        raise ModelError(f"unknown software generation {generation!r} for {self.name}; known: {known} "
+                         f"(the first is the default)")
 
     def flops_per_s(self, precision: str) -> float:
         """Dense peak for GEMMs in ``precision``; a format the chip lacks runs at the next wider one."""
@@ -654,12 +687,26 @@ HARDWARE: dict[str, Hardware] = {
             collective_latency_ms=0.0, max_tensor_parallel=1,
             sram=SramTiming(
                 tau_layer_ms=0.0041, tau_hop_ms=0.002, tau_step_ms=0.37, usable_sram_fraction=0.9,
-                software="Cerebras Inference as of Nov 2024 - 2025, without speculative decoding (Llama-3.1-405B at "
-                         "969 tok/s across 21 wafers); the Aug 2024 launch software was ~3x slower across wafers",
+                generation="2024-11",
+                software="Cerebras Inference from the Oct/Nov 2024 update on (Llama-3.1-405B at 969 tok/s across 21 "
+                         "wafers, Nov 2024; Qwen3-235B ~1,450 tok/s, 2025), without speculative decoding",
                 source="tau_layer and tau_step fitted (minimax relative error) to Cerebras Llama-3.1-8B 1800 tok/s "
                        "(blog, Aug 2024), Llama-3.1-405B 969 tok/s (2024-11-20), Qwen3-235B 1450 tok/s (models page); "
                        "tau_hop assumption: one 100GbE switch + NIC hop ~2 us for a 32 KB activation; "
                        "usable SRAM 90% (assumption: the rest holds activations and code)"),
+            sram_history=(SramTiming(
+                tau_layer_ms=0.0041, tau_hop_ms=0.51, tau_step_ms=0.37, usable_sram_fraction=0.9,
+                generation="2024-08",
+                software="Cerebras Inference at launch (Aug 2024): Llama-3.1-8B ~1,800 and Llama-3.1-70B ~450 tok/s; "
+                         "wafer-to-wafer I/O not yet overlapped with compute",
+                source="tau_layer, tau_step and usable SRAM as 2024-11 (the single-wafer Llama-3.1-8B 1800 tok/s "
+                       "of Aug 2024 fixed them); tau_hop 0.51 ms solved from Artificial Analysis' launch-day "
+                       "measurement of Llama-3.1-70B on Cerebras, >446 output tok/s on 4 wafers (as quoted by "
+                       "williamspurlock.com/blog/cerebras-inference-launch-llama-3-1-august-2024, read "
+                       "2026-12-01); what changed: Cerebras' Oct 2024 release notes say the first implementation "
+                       "used a fraction of the wafer's I/O capacity and that wafer I/O now runs asynchronously "
+                       "from compute (quoted in news.ycombinator.com item 41942822, read 2026-12-01); 70B reached "
+                       "2,148 tok/s after it (danielkim.sh/blog/how-is-cerebras-so-fast, read 2026-12-01)"),),
             hosted=HostedPath(
                 provider="Cerebras Inference API", overhead_p50_ms=239.0, overhead_p95_ms=558.0,
                 source="p50: Cerebras' TTFT of 0.24 s for Llama-3.1-405B (vendor figure, Tom's Hardware 2024-11-20, "
@@ -674,6 +721,7 @@ HARDWARE: dict[str, Hardware] = {
             collective_latency_ms=0.0, max_tensor_parallel=1,
             sram=SramTiming(
                 tau_layer_ms=0.0, tau_hop_ms=0.0037, tau_step_ms=1.12, usable_sram_fraction=1.0,
+                generation="2024-02",
                 software="GroqCloud as of Feb 2024 (Llama-2 at 750 / 300 tok/s), without speculative decoding",
                 source="tau_hop and tau_step solved from two Groq figures of one source (TechPowerUp, Feb 2024): "
                        "Llama-2-7B 750 tok/s (2048 context) and Llama-2-70B 300 tok/s (4096 context), bf16 weights; "

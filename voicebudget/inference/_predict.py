@@ -75,6 +75,7 @@ def estimate_inference(
     """
     m, hw = get_model(model), get_hardware(hardware)
     dep, wl = deployment or Deployment(), workload or Workload()
+    hw = hw.with_software(dep.software)
     _check_context(m, wl)
     if hw.memory_kind == "sram":
         result = _estimate_wafer(m, hw, dep, wl, speculative)
@@ -329,7 +330,7 @@ def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload,
         notes += (f"hosted path, not included here: {hw.hosted.provider} network + overhead, log-normal p50 "
                   f"{hw.hosted.overhead_p50_ms:g} / p95 {hw.hosted.overhead_p95_ms:g} ms per request",)
     if hw.sram is not None:
-        notes += (f"wafer/LPU timings of software generation: {hw.sram.software}",)
+        notes += (f"wafer/LPU timings of software generation {hw.sram.generation}: {hw.sram.software}",)
         if spec is not None:
             notes += ("speculative decoding on top of that software generation: if the vendor figures it was fitted "
                       "to already used speculative decoding, its gain is counted twice",)

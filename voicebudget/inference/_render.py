@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.console import Group, RenderableType
 from rich.table import Table
+from rich.text import Text
 
 from voicebudget.inference._catalog import HARDWARE, MODEL_ALIASES, MODELS
 from voicebudget.inference._types import InferenceResult, OpenLoopResult
@@ -22,6 +24,11 @@ def hardware_rows() -> list[dict[str, Any]]:
             "max_tensor_parallel": h.max_tensor_parallel, "scaleup_topology": h.scaleup_topology,
             "software_efficiency": h.software_efficiency, "software_efficiency_source": h.software_efficiency_source,
             "usd_per_chip_hour": h.price.usd_per_chip_hour if h.price else None, "source": h.source,
+            "software_generations": [
+                {"generation": t.generation, "default": i == 0, "software": t.software, "tau_layer_ms": t.tau_layer_ms,
+                 "tau_hop_ms": t.tau_hop_ms, "tau_step_ms": t.tau_step_ms, "source": t.source}
+                for i, t in enumerate(h.sram_generations)],
+            "hosted": h.hosted.model_dump(mode="json") if h.hosted else None,
         }
         for h in HARDWARE.values()
     ]
@@ -50,8 +57,20 @@ def _g(x: float | None, scale: float, fmt: str = "{:.0f}") -> str:
     return "-" if x is None else fmt.format(x / scale)
 
 
-def render_catalog(kind: str) -> Table:
-    """A table of ``"hardware"`` or ``"models"``."""
+def _software_table() -> Table:
+    t = Table("hardware", "software", "what", title="Wafer/LPU software generations (infer --software; a wafer "
+              "stage's software)", caption="the first of each chip is the default (the latest); sources: --format "
+              "json", caption_justify="left", title_justify="left")
+    t.columns[0].no_wrap = True
+    t.columns[1].no_wrap = True
+    for h in HARDWARE.values():
+        for i, g in enumerate(h.sram_generations):
+            t.add_row(h.id if i == 0 else "", g.generation + (" *" if i == 0 else ""), g.software)
+    return t
+
+
+def render_catalog(kind: str) -> RenderableType:
+    """A table of ``"hardware"`` (with the wafer/LPU software generations) or ``"models"``."""
     if kind == "hardware":
         t = Table("id", "name", "mem GB", "TB/s", "bf16 TF", "fp8 TF", "eff", "$/h", title="Hardware",
                   caption="mem: memory per chip; TB/s: memory bandwidth; bf16/fp8 TF: dense TFLOP/s; eff: share "
@@ -64,7 +83,7 @@ def render_catalog(kind: str) -> Table:
                       _g(r["memory_bandwidth_bytes_per_s"], 1e12, "{:g}"), _g(r["bf16_flops_per_s"], 1e12),
                       _g(r["fp8_flops_per_s"], 1e12), f"{r['software_efficiency']:.2f}",
                       _g(r["usd_per_chip_hour"], 1, "{:.2f}"))
-        return t
+        return Group(t, Text(""), _software_table())
     t = Table("id", "params B", "active B", "layers", "kv", "ctx", "MoE", "aliases", title="Models",
               caption="kv: KV heads (MLA: one shared latent, multi-head latent attention); ctx: longest context, "
               "tokens; MoE: experts, top k per token",

@@ -190,15 +190,19 @@ class WaferStage(_ModelledStage):
         modelled as a stage of its own).
     :param hosted_overhead: your own overhead distribution (any distribution kind, ms), replacing the
         catalog's; it implies ``path = "hosted"``.
+    :param software: the vendor software generation of the chip timings (``voicebudget hardware`` lists
+        them, e.g. ``"2024-08"`` for Cerebras' launch software); default the latest.
     """
 
     kind: Literal["wafer"] = "wafer"
     path: WaferPath | None = None
     hosted_overhead: Distribution | None = None
+    software: str | None = Field(default=None, min_length=1, max_length=40)
 
     def deployment(self) -> Deployment:
         """The :class:`Deployment` these fields describe."""
-        return Deployment(chips=self.chips, precision=self.precision, concurrency=self.concurrency)
+        return Deployment(chips=self.chips, precision=self.precision, concurrency=self.concurrency,
+                          software=self.software)
 
     @model_validator(mode="after")
     def _path_known(self) -> WaferStage:

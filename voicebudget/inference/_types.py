@@ -38,6 +38,8 @@ class Deployment(_Frozen):
         default 2048, vLLM's ``max_num_batched_tokens`` for online serving (assumption; set yours).
     :param memory_utilization: share of chip memory for weights + KV cache; default 0.9, vLLM's
         ``gpu_memory_utilization`` default (the rest: activations, CUDA graphs, fragmentation).
+    :param software: the vendor software generation of a wafer/LPU chip's timings (``voicebudget
+        hardware`` lists them; ``None``: the latest); an error on GPUs.
     """
 
     chips: int | None = Field(default=None, ge=1)
@@ -48,6 +50,7 @@ class Deployment(_Frozen):
     concurrency: int = Field(default=1, ge=1)
     prefill_chunk_tokens: int = Field(default=2048, ge=16)
     memory_utilization: float = Field(default=0.9, gt=0, le=1)
+    software: str | None = Field(default=None, min_length=1, max_length=40)
 
 
 class Workload(_Frozen):
