@@ -159,3 +159,17 @@ def test_open_loop_infer_names_the_model_as_asked_and_capacity_counts_singular()
     assert "llama-3.3-70b (same architecture as llama-3.1-70b)" in " ".join(out.split())
     code, out = at_80("capacity", str(ROOT / "scenarios" / "support-line.toml"), "-n", "500")
     assert "6 turns/call-min x 1 LLM request = 6 requests/min per call" in out
+
+
+def test_catalog_tables_keep_ids_numbers_headers_and_aliases_whole() -> None:
+    code, out = at_80("models")
+    assert code == 0
+    rows = [line.split() for line in out.splitlines()]
+    assert ["id", "params", "B", "active", "B", "layers", "kv", "ctx", "MoE", "aliases"] in rows  # one header line
+    assert ["llama-3.1-70b", "70.6", "70.6", "80", "8", "128k", "dense", "llama-3.3-70b"] in rows  # alias unfolded
+    code, out = at_80("hardware")
+    assert code == 0
+    rows = [line.split() for line in out.splitlines()]
+    assert ["id", "name", "mem", "GB", "TB/s", "bf16", "TF", "fp8", "TF", "eff", "$/h"] in rows
+    h100 = next(r for r in rows if r and r[0] == "h100-sxm")
+    assert h100[-6:] == ["80", "3.35", "989", "1979", "1.00", "3.00"]  # the datasheet's figures, each whole

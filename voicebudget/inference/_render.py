@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -73,10 +74,14 @@ def render_catalog(kind: str) -> RenderableType:
     """A table of ``"hardware"`` (with the wafer/LPU software generations) or ``"models"``."""
     if kind == "hardware":
         t = Table("id", "name", "mem GB", "TB/s", "bf16 TF", "fp8 TF", "eff", "$/h", title="Hardware",
+                  box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True, show_edge=False,  # fits 80 columns
                   caption="mem: memory per chip; TB/s: memory bandwidth; bf16/fp8 TF: dense TFLOP/s; eff: share "
                   "of the fitted efficiencies this chip's serving stack reaches (1 = TensorRT-LLM on NVIDIA); "
                   "$/h: US$ per chip-hour; sources: --format json", caption_justify="left")
-        t.columns[0].no_wrap = True
+        for col in t.columns[:1] + t.columns[2:]:
+            col.no_wrap = True  # ids and numbers whole: only the name wraps
+        for col in t.columns[2:]:
+            col.justify = "right"
         t.columns[1].overflow = "fold"  # names wrap over lines rather than end in "..."
         for r in hardware_rows():
             t.add_row(r["id"], r["name"], _g(r["memory_bytes"], 1e9, "{:g}"),
@@ -85,11 +90,15 @@ def render_catalog(kind: str) -> RenderableType:
                       _g(r["usd_per_chip_hour"], 1, "{:.2f}"))
         return Group(t, Text(""), _software_table())
     t = Table("id", "params B", "active B", "layers", "kv", "ctx", "MoE", "aliases", title="Models",
+              box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True, show_edge=False,  # fits 80 columns
               caption="kv: KV heads (MLA: one shared latent, multi-head latent attention); ctx: longest context, "
               "tokens; MoE: experts, top k per token",
               caption_justify="left")
-    t.columns[0].no_wrap = True
-    for col in t.columns[6:]:
+    for col in t.columns[:7]:
+        col.no_wrap = True  # ids, numbers and headers whole: only the aliases fold
+    for col in t.columns[1:6]:
+        col.justify = "right"
+    for col in t.columns[7:]:
         col.overflow = "fold"  # ids have no spaces: fold them over lines rather than cut them with "..."
     for r in model_rows():
         experts = f"{r['experts']}/{r['experts_per_token']}" if r["experts"] else "dense"

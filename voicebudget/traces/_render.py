@@ -128,7 +128,7 @@ def _anomaly_table(anomalies: Sequence[Anomaly]) -> Any:
         table.add_column("line", justify="right", no_wrap=True)
         table.add_column("field", no_wrap=True)
         table.add_column("value", no_wrap=True)
-        table.add_column("reason", ratio=1)
+        table.add_column("reason")
         for a in group:
             value = "-" if a.value is None else str(a.value)
             if len(value) > ANOMALY_VALUE_CHARS:
