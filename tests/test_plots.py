@@ -207,7 +207,10 @@ def test_capacity_plot_uses_the_colour_blind_palette_and_keeps_equal_curves_visi
         # baseline and h100-fast-mode carry the same calls (45 in the table): their curves coincide, so
         # each later curve's markers are smaller and different, drawn inside the earlier ones
         base, fast = by_label["baseline"], by_label["h100-fast-mode"]
-        assert list(base.get_ydata()) == pytest.approx(list(fast.get_ydata()), rel=0.05)
+        at_base = dict(zip(base.get_xdata(), base.get_ydata(), strict=True))
+        shared = [(y, at_base[x]) for x, y in zip(fast.get_xdata(), fast.get_ydata(), strict=True) if x in at_base]
+        assert len(shared) >= 5
+        assert [a for a, _ in shared] == pytest.approx([b for _, b in shared], rel=0.05)  # the same p95 per load
         assert base.get_marker() != fast.get_marker()
         assert base.get_markersize() > fast.get_markersize()
     finally:
