@@ -125,6 +125,21 @@ def test_contributions_add_up_to_the_total_on_the_critical_path() -> None:
     assert np.all(contrib["vad"][early] == 200)
 
 
+@pytest.mark.parametrize(("kind", "first"), [(vb.AllOf, np.argmax), (vb.Race, np.argmin)])
+def test_max_and_min_credit_the_first_child_that_reaches_the_value(kind, first) -> None:
+    # ties included (two equal constants, a discrete resample): credit goes to the first such child
+    members = {"u": vb.Empirical(samples_ms=(100.0, 150.0, 300.0)), "c1": vb.Fixed(value_ms=150),
+               "c2": vb.Fixed(value_ms=150), "w": vb.Uniform(low_ms=90, high_ms=310)}
+    ev = vb.evaluate(kind(stages=members), 5000, 11)
+    stack = np.stack([ev.stages[k] for k in members])
+    assert np.array_equal(ev.total, stack.max(axis=0) if first is np.argmax else stack.min(axis=0))
+    contrib = ev.contributions(np.arange(5000))
+    credited = np.argmax(np.stack([contrib[k] for k in members]) > 0, axis=0)
+    assert np.array_equal(credited, first(stack, axis=0))
+    assert 0 < np.mean(credited == 1) < 1
+    assert not np.any(credited == 2)  # c2 always ties with c1, so it is never the first to reach the value
+
+
 def test_seed_reproduces_exactly_and_streams_are_per_stage() -> None:
     tree = vb.Sequence(stages={"a": vb.LogNormal(p50_ms=100, p95_ms=200), "b": vb.Uniform(low_ms=0, high_ms=9)})
     assert np.array_equal(vb.evaluate(tree, 1000, 42).total, vb.evaluate(tree, 1000, 42).total)
