@@ -291,6 +291,7 @@ def build_report(
     source: str = "simulation",
     part_contributions: PartContributions | None = None,
     known_stats: Mapping[str, LatencyStats] | None = None,
+    work: FloatArray | None = None,
 ) -> Report:
     """Summarise per-turn latencies against a budget.
 
@@ -311,6 +312,8 @@ def build_report(
     :param known_stats: stage name -> its :class:`LatencyStats` (at ``budget.percentile``) already
         computed from the very same samples, e.g. a stage that two variants share draws identical
         samples under common random numbers; these stages are not summarised again.
+    :param work: ``float64[n_turns]`` scratch for the percentile selections (overwritten), default one
+        allocated here; a caller reporting on many variants passes one buffer for all of them.
     :raises ValueError: no turns, or arrays of different lengths.
     """
     total = np.asarray(total_ms, dtype=np.float64)
@@ -334,7 +337,7 @@ def build_report(
         if np.shape(arr) != total.shape:
             raise ValueError(f"stage {key!r} has {np.shape(arr)} samples, total has {total.shape}")
     pct = budget.percentile
-    work = np.empty_like(total)  # one scratch for every percentile selection below
+    work = np.empty_like(total) if work is None else work  # one scratch for every percentile selection
     total_stats = LatencyStats.of(total, pct, work=work)
     tail = np.flatnonzero(total >= total_stats.at_percentile_ms)
     if contributions is not None:

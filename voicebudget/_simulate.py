@@ -109,33 +109,39 @@ def simulate_pipeline(
     return _judge(pipeline, budget, samples, seed_int, name)
 
 
-def _judge(pipeline: Any, budget: Budget, samples: int, seed: int, name: str,
-           shared: _SharedStages | None = None) -> Report:
+def _judge(pipeline: Any, budget: Budget, samples: int, seed: int, name: str, run: _Run | None = None) -> Report:
+    run = run or _Run(samples)
     tree = pipeline.to_tree() if isinstance(pipeline, VoiceTurn) else pipeline
     ev = evaluate(tree, samples, seed)
-    server = ev.total - ev.stages["transport"] if isinstance(pipeline, VoiceTurn) else None
+    server = (np.subtract(ev.total, ev.stages["transport"], out=run.server)
+              if isinstance(pipeline, VoiceTurn) else None)
     leaves = _leaf_specs(tree, "total")
     report = build_report(
         name, budget, ev.total, ev.stages, contributions=ev.contributions, seed=seed, server_side_ms=server,
         part_contributions=ev.part_contributions if ev.parts else None,
-        known_stats=shared.known(leaves, ev.stages) if shared is not None else None,
+        known_stats=run.known(leaves, ev.stages), work=run.work,
     )
-    if shared is not None:
-        shared.remember(leaves, ev.stages, report)
+    run.remember(leaves, ev.stages, report)
     return report
 
 
-class _SharedStages:
-    """The stats of the stages variants share, summarised once per run.
+class _Run:
+    """What the variants of one run share: the stats of their common stages, and scratch buffers.
 
     Under common random numbers a leaf stage with the same name and an equal spec draws the same
     samples in every variant of a run (same seed, same number of turns), so its percentiles are the
     same: a later variant takes them from the first. A strided fingerprint of the samples (1/1000 of
     them) is compared too, so a stage whose samples differ after all is summarised again.
+
+    The report's selection buffer and the server-side latencies (``float64[n]`` each) are allocated
+    once per run, not per variant: on a loaded machine a fresh 16 MB array (2M turns) costs up to
+    ~30 ms of page faults (transparent huge pages compacted on first touch), more than its use.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, samples: int) -> None:
         self._seen: dict[str, list[tuple[Any, Any, LatencyStats]]] = {}
+        self.work = np.empty(samples)
+        self.server = np.empty(samples)
 
     def known(self, leaves: dict[str, Any], stages: dict[str, Any]) -> dict[str, LatencyStats]:
         """Stage name -> stats already summarised from the same samples in an earlier variant."""
@@ -198,7 +204,7 @@ def simulate(
     pipelines = scenario.pipelines()
 
     def run(k: int) -> tuple[Report, ...]:  # every variant; the earlier ones' totals stay in their reports
-        shared = _SharedStages()  # per run: the stats of a stage depend on the number of turns
+        shared = _Run(k)  # per run: the stats of a stage depend on the number of turns
         return tuple(_judge(p, budget, k, seed_int, name, shared) for name, p in pipelines.items())
 
     try:
