@@ -226,3 +226,28 @@ def test_wafer_vendor_speculative_figures_are_partly_software() -> None:
     cerebras = vb.estimate_inference("llama-3.1-70b", "wse-3")
     assert cerebras.tokens_per_s_per_user / 2100 == pytest.approx(0.68, abs=0.02)
     assert 2100 / cerebras.tokens_per_s_per_user < eagle.speedup  # the rest of the 2,100 needs only a weak draft
+
+
+def test_capacity_open_loop_uses_the_speedup_at_its_mean_concurrency() -> None:
+    """``capacity`` with an open-loop GPU stage divides its TPOT by the speed-up at the scheduler's mean
+    concurrency (not the batch-1 closed form): smaller than x2.84 under the support line's load."""
+    import dataclasses
+    import math
+    from pathlib import Path
+
+    from voicebudget.capacity import OpenLoopLLM, deployments_from_scenario
+
+    scenario = vb.load_scenario(Path(__file__).resolve().parents[1] / "scenarios" / "support-line.toml")
+    assert scenario.traffic is not None
+    gpu = deployments_from_scenario(scenario)[0]
+    spec = vb.get_speculative_preset("eagle").speculative
+    fast = dataclasses.replace(gpu, stage=gpu.stage.model_copy(update={"speculative": spec}))
+    plain, sped = gpu.stage_at(40, scenario.traffic), fast.stage_at(40, scenario.traffic)
+    assert isinstance(plain, OpenLoopLLM)
+    assert isinstance(sped, OpenLoopLLM)
+    dep = gpu.stage.deployment().model_copy(update={"concurrency": math.ceil(plain.concurrency)})
+    at = vb.estimate_inference(gpu.stage.model, gpu.stage.hardware, dep, fast._workload(scenario.traffic),
+                               speculative=spec)
+    assert at.speculative_speedup is not None
+    assert plain.tpot_ms / sped.tpot_ms == pytest.approx(at.speculative_speedup, rel=1e-9)
+    assert at.speculative_speedup < spec.speedup
