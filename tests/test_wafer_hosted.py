@@ -134,3 +134,18 @@ def test_bundled_hardware_scenario_paths(root: Path) -> None:
     # The same wafers behind the API: p95 several hundred ms later than chip time next to the agent.
     gap = res.report("cerebras-cloud-api").total.p95_ms - res.report("cerebras-wse3").total.p95_ms
     assert 300.0 < gap < 600.0
+
+
+def test_capacity_says_which_path_and_keeps_the_scenarios_choice(root: Path) -> None:
+    from voicebudget.capacity import deployments_from_options, plan_capacity
+
+    sc = vb.load_scenario(root / "scenarios" / "support-line.toml")
+    (hosted,) = deployments_from_options(sc, hardware="wse-3", model="llama-3.3-70b")
+    res = plan_capacity(sc, [hosted], samples=2_000)
+    assert any(n.startswith("llama-3.3-70b 4x wse-3: hosted path added: Cerebras Inference API") for n in res.notes)
+    # A scenario whose llm stage is an on-prem wafer stage keeps that path when --hardware swaps the chip.
+    onprem_llm = WaferStage(**{**FIELDS, "hardware": "groq-lpu"}, path="on-prem")
+    sc2 = sc.model_copy(update={"pipeline": sc.pipeline.model_copy(update={"llm": onprem_llm})})
+    (dep,) = deployments_from_options(sc2, hardware="wse-3", model="llama-3.3-70b")
+    assert dep.stage.resolved_path == "on-prem"  # type: ignore[union-attr]
+    assert any("chip time only" in n for n in plan_capacity(sc2, [dep], samples=2_000).notes)

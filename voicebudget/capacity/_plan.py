@@ -393,6 +393,8 @@ def plan_capacity(
         "included); wafer/LPU: Little's law at the request rate; hosted APIs: the measured latency, "
         "independent of your load, bounded by the rate limits given",
     ]
+    notes += sorted({f"{d.name}: {d.stage.path_note()}" for d in deployments
+                     if isinstance(d, ModelledDeployment) and isinstance(d.stage, WaferStage)})
     if traffic.prefix_caching:
         notes.append("prefix caching: only each turn's new tokens are prefilled; the cached prefix's KV reads "
                      "are not charged (an optimistic bound)")
@@ -416,7 +418,8 @@ def deployments_from_options(
     """Deployments of ``model`` on ``hardware``, one per batch cap (the fast-mode curve).
 
     The stage keeps the scenario's first-phrase tokens, output tokens and jitter when its own LLM stage
-    is a gpu/wafer stage (else the stage defaults); the kind (gpu or wafer) follows the hardware.
+    is a gpu/wafer stage (else the stage defaults), and a wafer stage's ``path`` and ``hosted_overhead``
+    (default: the hosted path of a hosted chip); the kind (gpu or wafer) follows the hardware.
 
     :param batch_caps: requests in flight at most, per deployment (``None``: memory only).
     :raises ScenarioError: unknown model/hardware, or the model does not fit the chips.
@@ -431,6 +434,8 @@ def deployments_from_options(
                 "jitter_cv": base.jitter_cv}
     try:
         kind = GPUStage if get_hardware(hardware).memory_kind == "hbm" else WaferStage
+        if kind is WaferStage and isinstance(base, WaferStage):  # the scenario's choice of path carries over
+            keep.update(path=base.path, hosted_overhead=base.hosted_overhead)
         llm = kind(model=model, hardware=hardware, chips=chips, precision=precision, **keep)
     except (VoiceBudgetError, ValueError) as exc:
         raise ScenarioError(str(exc).splitlines()[-1].strip(), origin="--hardware/--model") from None

@@ -20,6 +20,11 @@ def _request_ms(r: InferenceResult) -> float:
     return r.ttft_ms + r.output_tokens * r.tpot_ms
 
 
+MAX_SEARCH_CONCURRENCY = 2**24
+"""The fixed-point search gives up beyond this many requests in flight (the load is then beyond what the
+deployment serves at any concurrency, as on SRAM chips whose chip count grows with the KV cache)."""
+
+
 def estimate_at_arrival_rate(
     model: str | ModelArch,
     hardware: str | Hardware,
@@ -62,6 +67,10 @@ def estimate_at_arrival_rate(
         capacity = max(capacity, rate)
         if ok:
             break
+        if hi >= MAX_SEARCH_CONCURRENCY:  # e.g. wafers past their compute floor: more in flight serves no more
+            raise ModelError(
+                f"{arrival_rate_per_s:g} requests/s exceeds what this deployment serves (about {capacity:.3g} "
+                f"requests/s; still short at concurrency {hi:,}): its throughput is saturated; add chips or replicas")
         lo, hi = hi, hi * 2
     while hi - lo > 1:  # the smallest c that holds (holding is monotone in c)
         mid = (lo + hi) // 2
