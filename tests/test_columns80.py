@@ -69,7 +69,7 @@ def test_check_lists_the_slowest_turns_with_the_file_once() -> None:
 def test_check_turns_lists_every_turn() -> None:
     code, out = at_80("check", str(TRACES / "pipecat.log"), str(TRACES / "livekit-metrics.jsonl"), "--turns")
     assert code == 1
-    assert "(40 turns)" in out
+    assert "(40 turns read)" in out
     rows = [line for line in out.splitlines() if line.startswith(" speech_") or line.startswith(" turn-")]
     assert len(rows) == 40
 
@@ -173,3 +173,14 @@ def test_catalog_tables_keep_ids_numbers_headers_and_aliases_whole() -> None:
     assert ["id", "name", "mem", "GB", "TB/s", "bf16", "TF", "fp8", "TF", "eff", "$/h"] in rows
     h100 = next(r for r in rows if r and r[0] == "h100-sxm")
     assert h100[-6:] == ["80", "3.35", "989", "1979", "1.00", "3.00"]  # the datasheet's figures, each whole
+
+
+def test_check_says_how_many_listed_turns_the_statistics_leave_out() -> None:
+    code, out = at_80("check", str(TRACES / "pipecat-broken.log"), str(TRACES / "livekit-broken.jsonl"))
+    assert code == 1
+    flat = " ".join(out.split())
+    counted = int(flat.split(" turns within ")[0].split()[-1])  # the verdict line's turn count
+    assert counted == 7
+    assert f"(the slowest 10 of 18 turns read, {18 - counted} of them not in the statistics (dim);" in flat
+    code, out = at_80("check", str(TRACES / "pipecat.log"), str(TRACES / "livekit-metrics.jsonl"))
+    assert "(the slowest 10 of 40 turns read; all with --turns" in " ".join(out.split())  # nothing left out

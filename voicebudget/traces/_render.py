@@ -73,14 +73,17 @@ def _turn_table(turns: Sequence[TraceTurn], included: Sequence[bool], *, slowest
 
     names = [s for s in (*ON_PATH, *OFF_PATH) if any(s in t.stages_ms for t in turns)]
     rows = list(zip(turns, included, strict=True))
+    excluded = sum(1 for inc in included if not inc)  # the statistics count the others
+    left_out = f", {excluded} of them not in the statistics (dim)" if excluded else ""
     if slowest is not None and len(rows) > slowest:
         ranked = sorted(rows, key=lambda r: -(r[0].total_ms if r[0].total_ms is not None else -1.0))[:slowest]
         keep = {id(t) for t, _ in ranked}
         rows = sorted((r for r in rows if id(r[0]) in keep),
                       key=lambda r: (r[0].origin, -(r[0].total_ms if r[0].total_ms is not None else -1.0)))
-        shown = f"the slowest {len(rows)} of {len(turns)} turns; all with --turns or --format json"
+        shown = (f"the slowest {len(rows)} of {count(len(turns), 'turn')} read{left_out}; all with --turns or "
+                 "--format json")
     else:
-        shown = count(len(turns), "turn")
+        shown = f"{count(len(turns), 'turn')} read{left_out}"
     groups: dict[str, list[tuple[TraceTurn, bool]]] = {}
     for turn, inc in rows:
         groups.setdefault(turn.origin, []).append((turn, inc))
