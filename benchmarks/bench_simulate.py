@@ -38,6 +38,9 @@ import voicebudget as vb
 import voicebudget._algebra as algebra
 from voicebudget.cli import app
 
+TARGET = 2.0
+"""The whole in-process CLI run at 2M turns over the draw floor of every variant (issue 13, item 8)."""
+
 
 class _Counting:
     """A ``numpy.random.Generator`` stand-in that counts the variates drawn through it."""
@@ -144,8 +147,14 @@ def main() -> None:
     print(f"simulation (evaluate)         : {t['sim'] * 1e3:8.1f} ms   ratio {t['sim'] / t['floor_base']:.2f}")
     print(f"simulation + report           : {t['full'] * 1e3:8.1f} ms   ratio {t['full'] / t['floor_base']:.2f}")
     print(f"CLI run (in process)          : {t['cli'] * 1e3:8.1f} ms   ratio {t['cli'] / t['floor_run']:.2f}"
-          "  (target <= 2.0)")
-    print(f"CLI run (new process)         : {t['proc'] * 1e3:8.1f} ms   ratio {t['proc'] / t['floor_run']:.2f}")
+          f"  (target <= {TARGET:.1f})")
+    print(f"CLI run (new process)         : {t['proc'] * 1e3:8.1f} ms   ratio {t['proc'] / t['floor_run']:.2f}"
+          "  (no target: start-up and imports)")
+
+    ratio = t["cli"] / t["floor_run"]
+    verdict = ("met" if ratio <= TARGET else "NOT met") if n == 2_000_000 else "the target is stated at 2,000,000 turns"
+    print(f"target (issue 13, item 8): CLI run in process <= {TARGET:.1f}x the draw floor at 2,000,000 turns: "
+          f"{ratio:.2f}x, {verdict}")
 
 if __name__ == "__main__":
     main()
