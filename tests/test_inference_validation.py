@@ -20,6 +20,8 @@ NIM = f"NVIDIA NIM LLM benchmarking, performance page (docs.nvidia.com/nim/bench
 VLLM_CI = ("vLLM nightly serving benchmark as published in gist.github.com/surajssd (Azure Standard_NC96ads_A100_v4 = "
            f"4 x A100 80GB PCIe, ShareGPT 200 prompts, Poisson arrivals; mean 214 in / 214 out from its own "
            f"throughput columns), {READ}")
+TRTLLM_H100 = ("NVIDIA TensorRT-LLM v0.5 docs/source/performance.md, low latency table, H100 FP8, batch 1, "
+               "1st-token latency in whole ms (the A100 rows of the same table are calibration rows); read 2026-12-01")
 GOALS = {"decode": 0.15, "ttft": 0.25, "loaded": 0.30, "wafer": 0.25}
 
 
@@ -88,6 +90,19 @@ ROWS = [
     _row("V12", "loaded", "llama-3.3-70b", "a100-pcie-80gb", A100_TP4, "open:tpot_ms", 44.63, VLLM_CI, 0.928),
     _row("V13", "ttft", "llama-3.3-70b", "a100-pcie-80gb", A100_TP4, "open:ttft_p50_ms", 219.60, VLLM_CI, 2.496),
     _row("V14", "loaded", "llama-3.3-70b", "a100-pcie-80gb", A100_TP4, "open:tpot_ms", 73.83, VLLM_CI, 2.496),
+    # TensorRT-LLM v0.5 first-token latency on H100 FP8 (added 2026-12-01 with the short-prompt term; never fitted).
+    _row("V21", "ttft", "llama-2-7b", "h100-sxm", (vb.Deployment(chips=1, tensor_parallel=1, precision="fp8"),
+                                                    vb.Workload(prompt_tokens=128, output_tokens=1)),
+         "ttft_ms", 7.0, TRTLLM_H100),
+    _row("V22", "ttft", "llama-2-7b", "h100-sxm", (vb.Deployment(chips=1, tensor_parallel=1, precision="fp8"),
+                                                    vb.Workload(prompt_tokens=2048, output_tokens=1)),
+         "ttft_ms", 36.0, TRTLLM_H100),
+    _row("V23", "ttft", "llama-2-70b", "h100-sxm", (vb.Deployment(chips=4, tensor_parallel=4, precision="fp8"),
+                                                     vb.Workload(prompt_tokens=128, output_tokens=1)),
+         "ttft_ms", 26.0, TRTLLM_H100),
+    _row("V24", "ttft", "llama-2-70b", "h100-sxm", (vb.Deployment(chips=4, tensor_parallel=4, precision="fp8"),
+                                                     vb.Workload(prompt_tokens=2048, output_tokens=1)),
+         "ttft_ms", 109.0, TRTLLM_H100),
     # Wafer / LPU speeds (per-user tokens/s; prompt/output not published: 1000/500 assumed as in the calibration).
     # W1 is compared with the launch generation (2024-08). Not an independent check of its hop term: that was
     # solved from Artificial Analysis' launch-day >446 tok/s for the same model and service.

@@ -144,6 +144,24 @@ def _collectives_ms(plan: GPUPlan, tokens: float) -> float:
     return 2.0 * plan.model.layers * one + hops
 
 
+def gemm_ms(plan: GPUPlan, weights_ms: float, compute_ms: float, prompt_share: float) -> float:
+    """The GEMMs of one step, ms: the larger of streaming the weights and their FLOPs, plus the share
+    ``gemm_overlap_loss`` of the prompt tokens' FLOPs (``prompt_share`` of the step's tokens) that is not
+    hidden behind the weight stream, at most the weight read.
+
+    A step carrying a prompt's chunk runs the context-phase kernels (outside the decode path's fused,
+    graph-captured kernels); near the ridge point (~100-500 prompt tokens) its GEMMs are neither
+    bandwidth- nor compute-saturated, so a short prompt costs about the weight read *plus* its FLOPs
+    (1.5-2.5 decode steps), where the bare roofline ``max`` gives about one. Far above the ridge (long
+    prompts) the weight read is small next to the FLOPs and the term hardly matters. Used for the
+    prompt's own prefill (TTFT, :func:`prefill_ms`); decode-only and speculative-verification steps
+    (no prompt tokens) keep the roofline ``max``, and so, for now, do the steps of other users' chunks
+    in :func:`decode_step` (loaded TPOT and the open-loop step times; docs/inference.md).
+    """
+    prompt = compute_ms * prompt_share
+    return max(weights_ms, compute_ms) + plan.cal.gemm_overlap_loss * min(weights_ms, prompt)
+
+
 def _overhead_ms(plan: GPUPlan) -> float:
     return plan.model.layers * plan.cal.tau_layer_ms + plan.cal.tau_step_ms
 
@@ -211,7 +229,7 @@ def prefill_ms(plan: GPUPlan, prompt_tokens: float, chunk_tokens: float, others_
         compute = 1e3 * 2.0 * m.active_params * n / (flops_chips * plan.peak_flops)
         kv = 1e3 * others_decoding * others_context * plan.kv_bytes_at(others_context) / (
             plan.chips_per_replica * plan.bandwidth)
-        total += max(weights, compute) + kv + _overhead_ms(plan) + _collectives_ms(plan, n)
+        total += gemm_ms(plan, weights, compute, c / n) + kv + _overhead_ms(plan) + _collectives_ms(plan, n)
     attn_flops = (0.5 * m.attention_flops_per_pair("prefill") * prompt_tokens * prompt_tokens
                   * m.window_share(prompt_tokens, causal_prompt=True))
     return total + 1e3 * attn_flops / (flops_chips * plan.peak_flops)

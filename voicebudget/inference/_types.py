@@ -64,8 +64,10 @@ class GPUCalibration(_Frozen):
     """The few fitted constants of the GPU serving model (physics, not rows).
 
     Fitted once by grid search on the calibration rows (docs/reference/inference-calibration.csv:
-    G1, G1p, G3, G3p, G5a, P4, P8, M18, M3), minimising the worst error relative to each row's tolerance
-    (benchmarks/bench_infer.py re-runs the fit); see docs/inference.md. Five constants for nine rows.
+    G1, G1p, G3, G3p, G5a, P4, P8, M18, M3, and the short-prompt rows P4s, P8s of
+    tests/data/inference-calibration-added.csv), minimising the worst error relative to each row's
+    tolerance (benchmarks/bench_infer.py re-runs the fit); see docs/inference.md. Seven constants for
+    eleven rows.
 
     :param memory_efficiency: achieved / peak HBM bandwidth when streaming weights and KV cache.
     :param compute_efficiency: achieved / peak dense bf16/fp16 tensor throughput in GEMMs.
@@ -76,6 +78,10 @@ class GPUCalibration(_Frozen):
     :param tau_seq_ms: cost per decoding sequence per step (sampling, logits processing, scheduler
         and block-table bookkeeping, per-sequence attention work): why decode steps slow down with
         batch size even where weights dominate the bytes read.
+    :param gemm_overlap_loss: share of a prompt chunk's GEMM FLOPs (at most the weight read) that its
+        prefill step does not hide behind the weight stream (0: the bare roofline ``max``; 1: none).
+        It matters only near the ridge point, i.e. for short prompts: fitted to TensorRT-LLM's
+        128-token first-token latencies (P4s, P8s) with kipply's 512-token prefill (G1p) bounding it.
     """
 
     memory_efficiency: float = Field(default=0.9, gt=0, le=1)
@@ -84,6 +90,7 @@ class GPUCalibration(_Frozen):
     tau_layer_ms: float = Field(default=0.05, ge=0)
     tau_step_ms: float = Field(default=0.2, ge=0)
     tau_seq_ms: float = Field(default=0.01, ge=0)
+    gemm_overlap_loss: float = Field(default=0.4, ge=0, le=1)
 
 
 class StepBreakdown(_Frozen):
