@@ -156,3 +156,13 @@ def test_api_rows() -> None:
                                     "usd_per_million_output_tokens": 25.0})
     assert fast.sample(np.random.default_rng(0), 1)[0] == pytest.approx(1800.0 + 10 * 1000.0 / 63.0 / 2.5)
     assert fast.price_per_million_output_tokens == pytest.approx(150.0)  # Opus 4.6: $25 -> $150 per MTok out
+
+
+def test_pcie_all_reduce_runs_at_the_measured_bus_bandwidth() -> None:
+    """Tensor parallelism over PCIe: two ring all-reduces per layer at 65% of the link's one-way figure
+    (NCCL all_reduce_perf on A100 PCIe, PCIE_ALLREDUCE_EFFICIENCY), latency 25 us + 8 us per further ring step."""
+    dep = vb.Deployment(chips=4, tensor_parallel=4, precision="bf16", concurrency=1)
+    r = vb.estimate_inference("llama-3.3-70b", "a100-pcie-80gb", dep, vb.Workload(prompt_tokens=214, output_tokens=214))
+    msg = 1 * 8192 * 2.0  # one token's bf16 activations
+    one = 0.025 + 2 * (4 - 2) * 0.008 + 1e3 * 2 * 3 / 4 * msg / (32e9 * 0.65)
+    assert r.step.communication_ms == pytest.approx(2 * 80 * one, rel=1e-9)

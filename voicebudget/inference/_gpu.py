@@ -45,6 +45,13 @@ __all__ = ["GPUPlan", "decode_step", "kv_bytes_per_token", "prefill_ms", "weight
 ACTIVATION_BYTES = 2.0
 """Activations exchanged by tensor-parallel all-reduces are bf16."""
 
+PCIE_ALLREDUCE_EFFICIENCY = 0.65
+"""All-reduce bus bandwidth over PCIe as a share of the link's one-way figure: NCCL's all_reduce_perf
+reaches at most 21 GB/s bus bandwidth on 8 x A100 80GB PCIe (Gen4 x16, 32 GB/s one way; 8-21 GB/s
+reported, github.com/NVIDIA/nccl/issues/841, 2023-05-19) and 35 GB/s on 4 x RTX 5090 (Gen5, 64 GB/s;
+github.com/NVIDIA/nccl/issues/1639, 2025-03-14, where NCCL's maintainer notes that on PCIe systems the
+host's CPU and memory bound it); 21 / 32 = 0.65 (read 2026-12-01). NVLink and xGMI links keep their figure."""
+
 
 @dataclass(frozen=True)
 class GPUPlan:
@@ -140,7 +147,8 @@ def _collectives_ms(plan: GPUPlan, tokens: float) -> float:
         return hops
     msg = tokens * plan.model.d_model * ACTIVATION_BYTES
     latency = hw.collective_latency_ms + 2.0 * (tp - 2) * hw.collective_hop_latency_ms
-    one = latency + 1e3 * 2.0 * (tp - 1) / tp * msg / hw.scaleup_link_bytes_per_s
+    link = hw.scaleup_link_bytes_per_s * (PCIE_ALLREDUCE_EFFICIENCY if hw.scaleup_topology == "pcie" else 1.0)
+    one = latency + 1e3 * 2.0 * (tp - 1) / tp * msg / link
     return 2.0 * plan.model.layers * one + hops
 
 
