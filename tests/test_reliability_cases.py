@@ -130,7 +130,8 @@ def test_sample_files_never_echo_their_content(cases: Path) -> None:
     for stage, message in [
         ('{ kind = "empirical", file = "secret.csv", column = "nope" }',
          "secret.csv: no column 'nope' in the header row (2 columns)"),
-        ('{ kind = "empirical", file = "secret.csv", column = "b" }', "secret.csv: data row 1, column 2: not a number"),
+        ('{ kind = "empirical", file = "secret.csv", column = "b" }',
+         "secret.csv: line 2, column 2 ('b'): not a number"),
         ('{ kind = "empirical", file = "bools.json" }', "bools.json: samples_ms[1] (item 2): expected a number of ms, "
                                                         "got a boolean"),
     ]:
@@ -139,6 +140,37 @@ def test_sample_files_never_echo_their_content(cases: Path) -> None:
         assert code == 2
         assert message in output
         assert "hunter2" not in output
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "column", "expected"),
+    [
+        ("nan.csv", "latency_ms\n100\n\n200\nnan\n", None, "nan.csv: line 5, column 1: NaN"),
+        ("inf.csv", "a,b\n1,2\n3,inf\n", "b", "inf.csv: line 3, column 2 ('b'): infinite (or too large for a float)"),
+        ("big.csv", "1e400\n", None, "big.csv: line 1, column 1: infinite (or too large for a float)"),
+        ("empty.csv", "a,b\r\n1,2\r\n3,\r\n", "b", "empty.csv: line 3, column 2 ('b'): empty"),
+        ("short.csv", "a,b\n1,2\n3\n", "b", "short.csv: line 3, column 2 ('b'): missing (the line has fewer columns)"),
+        ("neg.csv", "100\n-5\n", None, "neg.csv: line 2, column 1: negative (-5 ms)"),
+        ("neg.json", "[1, 2, -0.5]", None, "neg.json: samples_ms[2] (item 3): negative (-0.5 ms)"),
+    ],
+)
+def test_bad_sample_values_name_file_line_and_column(
+    cases: Path, name: str, content: str, column: str | None, expected: str
+) -> None:
+    """NaN, infinity, empty, short and negative samples: the message names the file, the line (counted as
+    an editor does, blank lines included) or JSON item, the column, and what is allowed; exit 2."""
+    (cases / name).write_bytes(content.encode())
+    col = f', column = "{column}"' if column else ""
+    (cases / "s.toml").write_text(f'name = "x"\n[pipeline]\nkind = "sequence"\n'
+                                  f'stages.a = {{ kind = "empirical", file = "{name}"{col} }}\n')
+    code, output = invoke("run", "s.toml")
+    assert code == 2
+    assert f"s.toml: pipeline.stages.a: {expected}; a sample must be a finite number of ms, >= 0" in output
+
+
+def test_inline_negative_sample_names_its_item() -> None:
+    with pytest.raises(ValueError, match=r"samples_ms\[1\] \(item 2\): negative \(-3 ms\); a sample must be"):
+        vb.Empirical(samples_ms=(1.0, -3.0))
 
 
 def test_variant_description_must_be_text(cases: Path) -> None:

@@ -175,8 +175,11 @@ class Empirical(_Dist):
         if len(v) == 0:
             raise ValueError("needs at least one sample")
         arr = np.asarray(v, dtype=np.float64)
-        if not np.all(np.isfinite(arr)) or np.any(arr < 0):
-            raise ValueError("samples must be finite and >= 0 ms")
+        bad = np.flatnonzero(~np.isfinite(arr) | (arr < 0))
+        if bad.size:
+            i = int(bad[0])
+            got = _describe_cell(str(arr[i]), float(arr[i]))
+            raise ValueError(f"samples_ms[{i}] (item {i + 1}): {got}; {_ALLOWED}")
         return v
 
     def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
@@ -184,10 +187,14 @@ class Empirical(_Dist):
         return arr[rng.integers(0, arr.size, n)]
 
 
+_ALLOWED = "a sample must be a finite number of ms, >= 0"
+
+
 def _read_samples(path: Path, column: str | None) -> list[float]:
     """Samples in ms from a JSON list (or ``{"samples_ms": [...]}``) or a CSV column.
 
-    Messages name the file, the row and the column, never the file's content.
+    Messages name the file, the line (CSV) or item (JSON), the column and what is allowed, never the
+    file's content. Blank CSV lines are skipped; lines are numbered as a text editor does (from 1).
     """
     try:
         text = read_text(path, max_bytes=MAX_DATA_BYTES)
@@ -195,25 +202,51 @@ def _read_samples(path: Path, column: str | None) -> list[float]:
             return _json_samples(parse_json(text, origin=str(path), allow_nan=False), path)
     except ScenarioError as exc:
         raise ValueError(str(exc)) from None
-    rows = [r for r in csv.reader(split_lines(text)) if r and r[0].strip()]
+    reader = csv.reader(split_lines(text))
+    rows = [(reader.line_num, r) for r in reader if any(cell.strip() for cell in r)]
     if not rows:
         raise ValueError(f"{path}: no samples")
     index = 0
     if column is not None:
-        if column not in rows[0]:
-            raise ValueError(f"{path}: no column {column[:80]!r} in the header row ({len(rows[0])} columns)")
-        index = rows[0].index(column)
+        if column not in rows[0][1]:
+            raise ValueError(f"{path}: no column {column[:80]!r} in the header row ({len(rows[0][1])} columns)")
+        index = rows[0][1].index(column)
         rows = rows[1:]
-    elif not _is_number(rows[0][0]):
+    elif _parse_ms(rows[0][1][0]) is None:
         rows = rows[1:]
     if not rows:
         raise ValueError(f"{path}: no samples (header only)")
+    where = f"column {index + 1}" + (f" ({column[:80]!r})" if column is not None else "")
     out = []
-    for i, row in enumerate(rows, start=1):
-        if index >= len(row) or not _is_number(row[index]):
-            raise ValueError(f"{path}: data row {i}, column {index + 1}: not a number of ms")
-        out.append(float(row[index]))
+    for line, row in rows:
+        value = _parse_ms(row[index]) if index < len(row) else None
+        if value is None or not math.isfinite(value) or value < 0:
+            got = _describe_cell(row[index] if index < len(row) else None, value)
+            raise ValueError(f"{path}: line {line}, {where}: {got}; {_ALLOWED}")
+        out.append(value)
     return out
+
+
+def _parse_ms(cell: str) -> float | None:
+    try:
+        return float(cell)
+    except ValueError:
+        return None
+
+
+def _describe_cell(cell: str | None, value: float | None) -> str:
+    """What is wrong with a sample cell, without quoting it (files may hold anything)."""
+    if cell is None:
+        return "missing (the line has fewer columns)"
+    if not cell.strip():
+        return "empty"
+    if value is None:
+        return "not a number"
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "infinite (or too large for a float)" if value > 0 else "-infinite"
+    return f"negative ({value:g} ms)"
 
 
 def _json_samples(data: Any, path: Path) -> list[float]:
@@ -225,15 +258,10 @@ def _json_samples(data: Any, path: Path) -> list[float]:
         if isinstance(x, bool) or not isinstance(x, int | float):
             got = "null" if x is None else "a boolean" if isinstance(x, bool) else f"a {type(x).__name__}"
             raise ValueError(f"{path}: samples_ms[{i}] (item {i + 1}): expected a number of ms, got {got}")
+        if not math.isfinite(x) or x < 0:
+            got = _describe_cell(str(x), float(x))
+            raise ValueError(f"{path}: samples_ms[{i}] (item {i + 1}): {got}; {_ALLOWED}")
     return [float(x) for x in data]
-
-
-def _is_number(s: str) -> bool:
-    try:
-        float(s)
-    except ValueError:
-        return False
-    return True
 
 
 class Mixture(_Dist):
