@@ -133,7 +133,7 @@ INVALID = {
     "wrong type": (
         'name="x"\n[pipeline]\nkind="sequence"\n[pipeline.stages.a]\nkind="fixed"\nvalue_ms="fast"\n',
         "pipeline.stages.a.value_ms",
-        "valid number",
+        "'fast' is text; expected a number (write it without quotes)",
     ),
     "p95 < p50": (
         'name="x"\n[pipeline]\nkind="sequence"\n[pipeline.stages.asr]\nkind="lognormal"\np50_ms=247\np95_ms=200\n',
@@ -382,4 +382,4 @@ def test_yaml_booleans_are_not_milliseconds(tmp_path: Path) -> None:
     path = write(tmp_path, text, "s.yaml")
     result = runner.invoke(app, ["run", str(path)])
     assert result.exit_code == 2
-    assert f"{path}: pipeline.stages.a: value_ms = true is a boolean; expected a number" in result.stderr
+    assert f"{path}: pipeline.stages.a.value_ms: true is a boolean; expected a number" in result.stderr

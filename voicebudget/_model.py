@@ -2,23 +2,77 @@
 
 from __future__ import annotations
 
-import types
-import typing
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler
+from pydantic_core import CoreSchema, PydanticCustomError
+from pydantic_core import core_schema as cs
 
 __all__ = ["MODEL_CONFIG", "DataModel"]
 
 
-def _numeric(annotation: Any) -> bool:
-    """``float``/``int`` fields (optional or not), but not those that also accept ``bool``."""
-    if annotation in (float, int):
-        return True
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        args = set(typing.get_args(annotation)) - {type(None)}
-        return bool(args) and args <= {float, int}
-    return False
+def _no_text_for_number(value: Any) -> Any:
+    """Refuse what pydantic's lax mode would turn into a number: text (``"20000"``) and booleans."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("bool_for_number", "{value} is a boolean; expected a number",
+                                  {"value": str(value).lower()})
+    if isinstance(value, str | bytes):
+        raise PydanticCustomError("text_for_number", "{value} is text; expected a number (write it without quotes)",
+                                  {"value": repr(value[:40])})
+    return value
+
+
+def _no_text_for_bool(value: Any) -> Any:
+    """Refuse what lax mode would turn into a boolean: text (``"true"``, ``"no"``) and numbers (1, 0)."""
+    if isinstance(value, str | bytes):
+        raise PydanticCustomError("text_for_bool", "{value} is text; expected true or false (without quotes)",
+                                  {"value": repr(value[:40])})
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        raise PydanticCustomError("number_for_bool", "{value} is a number; expected true or false",
+                                  {"value": repr(value)})
+    return value
+
+
+def _no_text_in_numbers(value: Any) -> Any:
+    """The check of :func:`_no_text_for_number` on every item of a list of numbers, looking item by item
+    only when a text or boolean item is there (sample lists hold millions of numbers)."""
+    if isinstance(value, list | tuple) and {str, bytes, bool} & set(map(type, value)):
+        for i, item in enumerate(value):
+            try:
+                _no_text_for_number(item)
+            except PydanticCustomError as exc:
+                raise PydanticCustomError(exc.type, "item [{index}]: " + exc.message_template,
+                                          {**(exc.context or {}), "index": i}) from None
+    return value
+
+
+_CHECKS = {"float": _no_text_for_number, "int": _no_text_for_number, "bool": _no_text_for_bool}
+_OURS = frozenset({_no_text_for_number, _no_text_for_bool, _no_text_in_numbers})
+_NOT_SCHEMAS = frozenset({"metadata", "serialization", "default", "ref", "json_schema_input_schema"})
+
+
+def _numbers_only(schema: dict[str, Any]) -> bool:
+    """A tuple/list/set schema whose items are all plain numbers (``tuple[float, ...]``)."""
+    items = schema.get("items_schema")
+    items = items if isinstance(items, list) else [items]
+    return bool(items) and all(isinstance(s, dict) and s.get("type") in ("float", "int") for s in items)
+
+
+def _tighten(schema: Any) -> Any:
+    """A copy of a pydantic core schema in which number and boolean fields, at any depth, refuse text
+    (and numbers booleans, booleans numbers) before pydantic's lax conversion runs."""
+    if isinstance(schema, list | tuple):
+        return type(schema)(_tighten(s) for s in schema)
+    if not isinstance(schema, dict):
+        return schema
+    kind = schema.get("type")
+    if kind in _CHECKS:
+        return cs.no_info_before_validator_function(_CHECKS[kind], schema)
+    if kind in ("tuple", "list", "set", "frozenset") and _numbers_only(schema):
+        return cs.no_info_before_validator_function(_no_text_in_numbers, schema)
+    if kind == "function-before" and schema.get("function", {}).get("function") in _OURS:
+        return schema  # a nested model's schema, already tightened
+    return {k: v if k in _NOT_SCHEMAS else _tighten(v) for k, v in schema.items()}
 
 
 MODEL_CONFIG = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
@@ -27,21 +81,20 @@ allowed ones), and infinity/NaN are refused at load, naming the field."""
 
 
 class DataModel(BaseModel):
-    """The base of voicebudget's input models: :data:`MODEL_CONFIG`, and numeric fields refuse booleans.
+    """The base of voicebudget's input models: :data:`MODEL_CONFIG`, and numbers and booleans are never
+    read from text.
 
-    pydantic's lax mode reads ``true`` as 1, so a YAML ``value_ms: yes`` would silently become 1 ms.
-    Here it is an error naming the field. Subclasses do not repeat the configuration (a subclass's
-    ``model_config`` is merged with it).
+    pydantic's lax mode reads ``true`` as 1 and ``"20000"`` as 20000, so a YAML ``value_ms: yes`` would
+    silently become 1 ms and a quoted TOML ``samples = "20000"`` would pass. Here every ``float``/``int``
+    field (optional or not, and the items of tuples, lists and mappings of them) refuses text and
+    booleans, and every ``bool`` field refuses text and numbers, with an error at the field's path
+    (``samples: '20000' is text; expected a number (write it without quotes)``). The rest of lax mode
+    stays (a list for a tuple, ``20000.0`` for an ``int``), which pydantic's full strict mode would refuse.
+    Subclasses do not repeat the configuration (a subclass's ``model_config`` is merged with it).
     """
 
     model_config = MODEL_CONFIG
 
-    @model_validator(mode="before")
     @classmethod
-    def _no_booleans_for_numbers(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            for key, value in data.items():
-                field = cls.model_fields.get(key) if isinstance(key, str) else None
-                if isinstance(value, bool) and field is not None and _numeric(field.annotation):
-                    raise ValueError(f"{key} = {str(value).lower()} is a boolean; expected a number")
-        return data
+    def __get_pydantic_core_schema__(cls, source: type[BaseModel], handler: GetCoreSchemaHandler, /) -> CoreSchema:
+        return _tighten(handler(source))  # type: ignore[no-any-return]
