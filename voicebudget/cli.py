@@ -95,6 +95,11 @@ def fail(message: str, code: int = EXIT_INVALID) -> NoReturn:
     raise typer.Exit(code)
 
 
+def warn(message: str) -> None:
+    """Print a warning to stderr (the exit code is unchanged)."""
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[yellow]warning:[/] {escape(message)}", markup=True)
+
+
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Turn the library's input/model errors into exit code 2 with their message, no traceback."""
@@ -485,6 +490,8 @@ def fit_cmd(
             result.write(output, overwrite=force)
     except OSError as exc:
         fail(f"{output}: cannot write: {exc.strerror or exc}")
+    for message in result.warnings:
+        warn(f"{output}: {message}")
     sys.stdout.write(render_fit(result, str(output)) + "\n")
 
 

@@ -121,8 +121,9 @@ class NoUsableTurnsError(ScenarioError):
         }
 
 
-def _why_none(tables: Sequence[TraceTable], include_anomalies: bool) -> str:
-    """Why no turn is usable, with the first anomalies (each names its field and turn)."""
+def _why_none(tables: Sequence[TraceTable], include_anomalies: bool, to: str = "check") -> str:
+    """Why no turn is usable (to ``check``, to ``fit``), with the first anomalies (each names its field
+    and turn)."""
     all_turns = [t for tab in tables for t in tab.turns]
     anomalies = [a for tab in tables for a in tab.anomalies]
     shown = "; ".join(f"line {a.line}: {a.reason}" for a in anomalies[:3])
@@ -130,7 +131,7 @@ def _why_none(tables: Sequence[TraceTable], include_anomalies: bool) -> str:
     hint = "" if include_anomalies else "; include flagged turns with include_anomalies (--include-anomalies)"
     detail = f": {shown}{more}" if shown else ""
     read = f"{count(len(all_turns), 'turn')}, {count(len(anomalies), 'anomaly', 'anomalies')}"
-    return f"no usable turn to check: {read}{detail}{hint}"
+    return f"no usable turn to {to}: {read}{detail}{hint}"
 
 
 def _report(name: str, budget: Budget, turns: list[TraceTurn]) -> Report:

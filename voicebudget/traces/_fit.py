@@ -28,7 +28,7 @@ from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError
 from voicebudget._io import check_target, write_atomic
 from voicebudget._text import count
-from voicebudget.traces._check import usable_turns
+from voicebudget.traces._check import _why_none, usable_turns
 from voicebudget.traces._table import ON_PATH, TraceTable, TraceTurn
 from voicebudget.traces._toml import dumps
 
@@ -36,6 +36,10 @@ __all__ = ["FIT_METHODS", "FitMethod", "TraceFit", "fit"]
 
 FitMethod = Literal["joint", "empirical", "lognormal"]
 FIT_METHODS: tuple[str, ...] = ("joint", "empirical", "lognormal")
+FEW_TURNS = 20
+"""A fit on fewer turns warns (:attr:`TraceFit.warnings`, the file's header, the CLI's stderr): with
+``n < 20`` turns the p95 lies between the two largest observed totals (numpy's linear interpolation
+puts it at rank ``0.95 * (n - 1)``), so the fitted tails repeat one or two turns."""
 _VOICE = ("endpointing", "llm_ttft", "tts_ttfb")
 _TABLE = "trace"
 
@@ -48,6 +52,8 @@ class TraceFit:
     :ivar toml: the same as TOML text, with comments (method, sources, anchors).
     :ivar observed_ms: ``{"p50_ms", "p95_ms"}`` of the turn totals the fit used.
     :ivar n_turns: how many turns it used.
+    :ivar warnings: what the user should know before trusting the fit (fewer than :data:`FEW_TURNS`
+        turns); also in the TOML header and the ``description``.
     """
 
     method: str
@@ -59,6 +65,7 @@ class TraceFit:
     sources: tuple[str, ...] = field(default=())
     verification: dict[str, float] | None = None
     """Result of :meth:`verify` when it was run (simulated p50/p95 and relative errors)."""
+    warnings: tuple[str, ...] = ()
 
     def write(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write the scenario to ``path``: TOML for ``.toml`` (with its source comments), YAML for
@@ -208,14 +215,15 @@ def fit(
     :param name: the scenario name (default from the file names).
     :param samples: the scenario's default number of simulated turns.
     :param seed: the scenario's default seed.
-    :raises ScenarioError: unknown method, or no usable turn.
+    :raises ScenarioError: unknown method, or no usable turn (0 turns: nothing to fit).
     """
     if method not in FIT_METHODS:
         raise ScenarioError(f"unknown fit method {method!r}; allowed: {', '.join(FIT_METHODS)}", field="method")
     turns = usable_turns(tables, include_anomalies)
     origins = tuple(t.origin for t in tables)
     if not turns:
-        raise ScenarioError("no usable turn to fit (every turn flagged or incomplete)", origin=", ".join(origins))
+        raise ScenarioError(_why_none(tables, include_anomalies, "fit"), origin=", ".join(origins))
+    warnings = _few_turns(len(turns))
     budget = budget or Budget()
     cols = _columns(turns)
     voice = all(s in cols for s in _VOICE)
@@ -232,7 +240,8 @@ def fit(
              "lognormal": "log-normal through each stage's observed p50 and p95, independent"}[method]
     doc: dict[str, Any] = {
         "name": name or "fitted from " + ", ".join(Path(o).name for o in origins),
-        "description": f"voicebudget fit, method {method}: {label}; {count(len(turns), 'turn')}.",
+        "description": f"voicebudget fit, method {method}: {label}; {count(len(turns), 'turn')}"
+                       + (f" (fewer than {FEW_TURNS}: tails unreliable)." if warnings else "."),
         "samples": samples,
         "seed": seed,
         "budget": {"total_ms": float(budget.total_ms), "percentile": float(budget.percentile)},
@@ -242,9 +251,18 @@ def fit(
         "Scenario fitted by `voicebudget fit` from observed turns (ms; t = 0 at the actual end of speech).",
         f"fit method: {method} ({label})",
         f"turns used: {len(turns)}; observed total p50 {p50:.1f} ms, p95 {p95:.1f} ms",
+        *(f"WARNING: {w}" for w in warnings),
         *(f"source: {t.origin} [{t.format}] anchor: {t.anchor}; total: {t.total}" for t in tables),
     ])
     footer = WHAT_IF if voice else ""
     return TraceFit(method, doc, dumps(doc, header=header, comments=comments, footer=footer),
                     {"p50_ms": p50, "p95_ms": p95},
-                    len(turns), "voice_turn" if voice else "sequence", origins)
+                    len(turns), "voice_turn" if voice else "sequence", origins, warnings=warnings)
+
+
+def _few_turns(n: int) -> tuple[str, ...]:
+    """The warning for a fit on fewer than :data:`FEW_TURNS` turns (none from there on)."""
+    if n >= FEW_TURNS:
+        return ()
+    return (f"fitted on only {count(n, 'turn')} (fewer than {FEW_TURNS}): its p95 and other tail percentiles "
+            "rest on the one or two largest turns and are unreliable; fit on more turns",)
