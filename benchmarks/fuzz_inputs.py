@@ -17,20 +17,21 @@ from __future__ import annotations
 import argparse
 import collections
 import random
-import signal
+import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from voicebudget import BudgetExceeded, ModelError, ScenarioError, run_scenarios
 from voicebudget.councils import run_council
 from voicebudget.traces import check_traces
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # the time limit is shared with tests/test_fuzz_inputs.py
+from time_limit import Hang, time_limit  # noqa: E402
+
 TRACES = sorted(p for p in (ROOT / "tests" / "data" / "traces").rglob("*")
                 if p.is_file() and p.suffix in (".log", ".jsonl", ".json") and not p.name.endswith(".truth.json")
                 and p.name != "expected.json")
@@ -43,24 +44,6 @@ TOKENS = [
     "&a [1, *a]", "*missing", "<<: *b", '"' * 7, "'''", "\\u0000", "x" * 200_000, "-", "0" * 30, "1e-320",
     '{"spanId": "a", "parentSpanId": "a"}', '"type": ["eou_metrics"]', "9223372036854775808",
 ]
-
-
-class Hang(Exception):
-    """An input ran past the time limit."""
-
-
-@contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    def on_alarm(signum: int, frame: Any) -> None:
-        raise Hang
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def mutate(text: str, rng: random.Random) -> str:

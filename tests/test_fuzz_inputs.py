@@ -9,14 +9,13 @@ import json
 import math
 import signal
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from time_limit import Hang, time_limit
 from typer.testing import CliRunner
 
 from voicebudget.cli import app
@@ -34,24 +33,6 @@ FUZZ = settings(max_examples=40, derandomize=True, deadline=None,
 runner = CliRunner()
 
 edit = st.tuples(st.floats(0, 1), st.integers(0, 200), st.one_of(st.sampled_from(TOKENS), st.text(max_size=20)))
-
-
-class Hang(Exception):
-    pass
-
-
-@contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    def on_alarm(signum: int, frame: Any) -> None:
-        raise Hang(f"still running after {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def mutate(text: str, edits: list[tuple[float, int, str]]) -> str:
@@ -98,3 +79,12 @@ def test_mutated_scenarios_exit_0_1_2(source: Path, edits: list[tuple[float, int
         path = Path(tmp) / source.name
         path.write_text(mutate(source.read_text(encoding="utf-8"), edits), encoding="utf-8", errors="surrogatepass")
         invoke(["run", str(path), "-n", "300", "-f", "json"])
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs SIGALRM for the time limit")
+def test_the_shared_time_limit_fires_and_restores_the_handler() -> None:
+    before = signal.getsignal(signal.SIGALRM)
+    with pytest.raises(Hang, match=r"still running after 0\.05 s"), time_limit(0.05):
+        time.sleep(30)  # interrupted by the alarm after 0.05 s
+    assert signal.getsignal(signal.SIGALRM) is before
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
