@@ -24,11 +24,26 @@ its anomaly as the reason, as ``check`` leaves flagged turns out. ``check``'s st
 
 LiveKit Agents 1.8 logs that ``metrics_collected`` is deprecated in favour of ``ChatMessage.metrics``
 (per-turn) and ``session_usage_updated``; it still emits it, and it is what ``check`` reads from logs.
+
+**Live guard.** Given a :class:`~voicebudget.BudgetGuard` (``guard=``), the hook follows each turn as
+it happens, from the session's state events: the user's ``speaking -> listening`` change (LiveKit's VAD
+end of speech, ``vad_silence_s`` after the actual end: the ``min_silence_duration`` of the session's VAD)
+starts a guarded turn in phase ``commit`` (endpointing, with ASR finalising inside it), the agent's
+change to ``thinking`` (LiveKit starts the reply: the LLM request) enters phase ``reply`` (LLM TTFT,
+then TTS TTFB: no public event separates them), and the hook asks the guard every ``poll_ms`` until the
+agent is ``speaking`` (or the user speaks again). On the turn's first decision that does not fit the
+guard's policy is called (e.g. ``lambda d: session.say("One moment.")``). Each complete turn the hook
+reads from the metrics is also learnt by the guard (``learn=True``), so a guard started from a few
+turns of a recorder (or a fitted scenario) adapts to the live session. Build the guard with
+:data:`BudgetHook.PHASES` so its stages are the phases the hook can see.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from voicebudget.checker._recorder import FIRST_AUDIO, SPEECH_END, TurnRecorder
@@ -38,6 +53,7 @@ from voicebudget.traces._table import ON_PATH, TraceTurn
 if TYPE_CHECKING:
     from voicebudget._budget import Budget
     from voicebudget.checker._analysis import RecorderReport
+    from voicebudget.checker._guard import BudgetGuard, GuardDecision, GuardedTurn
 
 __all__ = ["BudgetHook"]
 
@@ -51,19 +67,105 @@ class BudgetHook:
     :param recorder: the recorder to add turns to (e.g. the pytest ``voice_budget`` fixture);
         default a new one named ``name``.
     :param name: the new recorder's name.
+    :param guard: a live guard to run during each turn (module docstring); its stages must include
+        ``commit`` and ``reply`` (build it with ``phases=BudgetHook.PHASES``).
+    :param vad_silence_s: the VAD's silence before it reports the end of speech, s: the guarded turn
+        starts that long before the ``user_state_changed`` event. Default 0.55 s, Silero's
+        ``VAD.load(min_silence_duration=0.55)`` (livekit/agents,
+        ``livekit-plugins/livekit-plugins-silero/livekit/plugins/silero/vad.py``, read 2026-12-01).
+    :param poll_ms: how often the guard is asked while the agent is thinking, ms.
+    :param learn: the guard learns each complete turn the hook reads.
+    :param clock: a monotonic integer-ns clock for the guarded turns (tests pass a fake one).
+    :raises ValueError: a guard without ``commit``/``reply`` stages, or (with ``learn``) not built with
+        ``phases=BudgetHook.PHASES``; ``vad_silence_s < 0`` or ``poll_ms <= 0``.
     """
 
-    def __init__(self, budget: Budget | None = None, *, recorder: TurnRecorder | None = None, name: str = "livekit"):
+    PHASES: dict[str, tuple[str, ...]] = {"commit": ("endpointing", "asr"), "reply": ("llm_ttft", "tts_ttfb")}
+    """The stages the hook's turns have, grouped by what a live LiveKit session can tell apart: from the
+    end of speech until the agent starts thinking (``commit``), then until it speaks (``reply``)."""
+
+    def __init__(
+        self,
+        budget: Budget | None = None,
+        *,
+        recorder: TurnRecorder | None = None,
+        name: str = "livekit",
+        guard: BudgetGuard | None = None,
+        vad_silence_s: float = 0.55,
+        poll_ms: float = 20.0,
+        learn: bool = True,
+        clock: Callable[[], int] = time.perf_counter_ns,
+    ):
+        if guard is not None and not set(self.PHASES) <= set(guard.stages):
+            missing = sorted(set(self.PHASES) - set(guard.stages))
+            raise ValueError(f"the guard's stages {list(guard.stages)} lack {missing}; "
+                             "build it with phases=BudgetHook.PHASES")
+        if guard is not None and learn and guard.phases != self.PHASES:
+            raise ValueError(f"a guard that learns the hook's turns must merge their stages: build it with "
+                             f"phases=BudgetHook.PHASES (got phases={guard.phases}), or pass learn=False")
+        if not vad_silence_s >= 0 or not poll_ms > 0:
+            raise ValueError(f"need vad_silence_s >= 0 and poll_ms > 0; got {vad_silence_s}, {poll_ms}")
         self.budget = budget
         self.recorder = recorder if recorder is not None else TurnRecorder(name)
+        self.guard = guard
+        self.vad_silence_s = vad_silence_s
+        self.poll_s = poll_ms / 1000.0
+        self.learn = learn
+        self.clock = clock
+        self.decisions: list[GuardDecision] = []
+        """Each guarded turn's last decision (the one the policy acted on, when it did)."""
+        self._live: GuardedTurn | None = None
         self._pending: dict[str, list[dict[str, Any]]] = {}
         self._done: set[str] = set()
 
     def attach(self, session: Any) -> BudgetHook:
-        """Listen to ``session``'s ``metrics_collected`` and ``close`` events. :returns: ``self``."""
+        """Listen to ``session``'s ``metrics_collected`` and ``close`` events, and with a guard to its
+        ``user_state_changed`` and ``agent_state_changed`` events. :returns: ``self``."""
         session.on("metrics_collected", self.on_metrics_collected)
         session.on("close", lambda _event: self.flush())
+        if self.guard is not None:
+            session.on("user_state_changed", self.on_user_state_changed)
+            session.on("agent_state_changed", self.on_agent_state_changed)
         return self
+
+    def on_user_state_changed(self, event: Any) -> None:
+        """A ``UserStateChangedEvent``: ``speaking -> listening`` starts a guarded turn; speaking again
+        ends the one being followed."""
+        if self.guard is None:
+            return
+        if event.new_state == "speaking":
+            self._stop()
+        elif event.old_state == "speaking" and event.new_state == "listening":
+            self._stop()
+            since_event_s = max(0.0, time.time() - float(event.created_at))
+            start = self.clock() - round((since_event_s + self.vad_silence_s) * 1e9)
+            self._live = self.guard.turn(clock=self.clock, start_ns=start)
+            self._live.enter("commit", at_ns=start)
+
+    def on_agent_state_changed(self, event: Any) -> None:
+        """An ``AgentStateChangedEvent``: ``thinking`` enters the reply and starts asking the guard;
+        ``speaking`` (first audio) ends the turn being followed."""
+        live = self._live
+        if live is None:
+            return
+        if event.new_state == "thinking" and live.stage == "commit":
+            live.enter("reply")
+            asyncio.get_running_loop().create_task(self._watch(live))
+        elif event.new_state == "speaking":
+            self._stop()
+
+    async def _watch(self, live: GuardedTurn) -> None:
+        decision = None
+        while self._live is live:
+            decision = live.check()
+            if live.acted:
+                break
+            await asyncio.sleep(self.poll_s)
+        if decision is not None:
+            self.decisions.append(decision)
+
+    def _stop(self) -> None:
+        self._live = None
 
     def on_metrics_collected(self, event: Any) -> None:
         """A ``MetricsCollectedEvent`` (or a metrics object itself)."""
@@ -115,6 +217,8 @@ class BudgetHook:
         turn.end()
         if trace_turn.flagged or not trace_turn.complete:
             turn.reason = reason or "no total"
+        elif self.guard is not None and self.learn:
+            self.guard.learn(turn)
 
     def report(self, budget: Budget | None = None) -> RecorderReport:
         """The recorder's report against ``budget`` (default: the hook's budget), pending turns read first.
