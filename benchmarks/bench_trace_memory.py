@@ -2,11 +2,15 @@
 memory under 500 MB"). Target: peak RSS below 500 MB for each line-based format.
 
 Generates, in a temporary directory, a LiveKit metrics JSON-lines trace (the four-line turn of
-``tests/data/traces/livekit-metrics.jsonl``: stt/eou/llm/tts, ~830 bytes a turn) and a Pipecat debug
-log (the six-line turn of ``tests/data/traces/pipecat.log``), each about ``--mb`` MB; then runs
+``tests/data/traces/livekit-metrics.jsonl``: stt/eou/llm/tts, ~830 bytes a turn), a Pipecat debug
+log (the six-line turn of ``tests/data/traces/pipecat.log``) and an OTLP JSON-lines span export (one
+line a turn: LiveKit's agent_turn, llm_node and tts_node spans, as in
+``tests/data/traces/otel-livekit-broken.jsonl``, ~1.3 KB), each about ``--mb`` MB; then runs
 :func:`~voicebudget.traces.read_trace` and :func:`~voicebudget.traces.check_traces` on each in a fresh
 subprocess and prints the child's peak RSS (``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``) and
-wall time. The baseline of an empty interpreter that imported voicebudget is printed too.
+wall time. For the OTLP file it also runs the whole-text reader (``read_otel(read_text(path))``, what
+``read_trace`` did before OTLP JSON lines were streamed, and still does for a pretty-printed export).
+The baseline of an empty interpreter that imported voicebudget is printed too.
 Usage: ``python benchmarks/bench_trace_memory.py [--mb 200]``.
 """
 
@@ -60,6 +64,31 @@ def livekit_turn(i: int) -> str:
     return "".join(json.dumps(r) + "\n" for r in rows)
 
 
+def otlp_turn(i: int) -> str:
+    trace, t0 = f"{i:032x}", 1_000_000_000_000 + 17_000_000_000 * i
+
+    def span(sid: str, name: str, start_ms: int, attrs: dict[str, float | str], parent: str = "") -> dict[str, object]:
+        values = [{"key": k, "value": {"stringValue": v} if isinstance(v, str) else {"doubleValue": v}}
+                  for k, v in attrs.items()]
+        out: dict[str, object] = {"traceId": trace, "spanId": f"{sid}{i:015x}", "name": name, "kind": 1,
+                                  "startTimeUnixNano": str(t0 + start_ms * 1_000_000),
+                                  "endTimeUnixNano": str(t0 + (start_ms + 1000) * 1_000_000),
+                                  "attributes": values, "status": {}}
+        if parent:
+            out["parentSpanId"] = f"{parent}{i:015x}"
+        return out
+
+    spans = [
+        span("a", "agent_turn", 0, {"lk.speech_id": f"s{i}", "lk.e2e_latency": 1.2 + i % 7 / 100,
+                                    "lk.end_of_turn_delay": 0.5, "lk.transcription_delay": 0.2}),
+        span("b", "llm_node", 10, {"lk.response.ttft": 0.4 + i % 11 / 100}, "a"),
+        span("c", "tts_node", 300, {"lk.response.ttfb": 0.2 + i % 5 / 100}, "a"),
+    ]
+    doc = {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "agent"}}]},
+                              "scopeSpans": [{"scope": {"name": "livekit-agents"}, "spans": spans}]}]}
+    return json.dumps(doc) + "\n"
+
+
 def pipecat_turn(i: int) -> str:
     start = datetime(2025, 11, 29, tzinfo=UTC) + timedelta(seconds=17 * i)
     offsets = (0.2, 0.289, 1.24, 1.439, 1.554, 1.577)
@@ -89,6 +118,10 @@ if what == "read_trace":
     read_trace(path)
 elif what == "check_traces":
     check_traces([path])
+elif what == "read_otel(whole)":
+    from voicebudget._io import MAX_TRACE_BYTES, read_text
+    from voicebudget.traces._otel import read_otel
+    read_otel(read_text(path, max_bytes=MAX_TRACE_BYTES, errors="replace"), path)
 print(time.perf_counter() - t)
 """
 
@@ -98,16 +131,17 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=200.0, help="size of each generated trace, MB")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        files = {"livekit metrics JSON lines": Path(tmp) / "metrics.jsonl", "pipecat log": Path(tmp) / "pipecat.log"}
-        turns = {name: write(path, livekit_turn if "livekit" in name else pipecat_turn, args.mb)
-                 for name, path in files.items()}
+        files = {"livekit metrics JSON lines": Path(tmp) / "metrics.jsonl", "pipecat log": Path(tmp) / "pipecat.log",
+                 "otlp JSON lines": Path(tmp) / "spans.jsonl"}
+        makers = {"livekit metrics JSON lines": livekit_turn, "pipecat log": pipecat_turn, "otlp JSON lines": otlp_turn}
+        turns = {name: write(path, makers[name], args.mb) for name, path in files.items()}
         base, _ = _isolated("import", str(files["pipecat log"]))
         print(f"baseline (python + import voicebudget): {base:.0f} MB")
-        print(f"{'trace':28s} {'MB':>6s} {'turns':>8s} {'call':>13s} {'peak RSS MB':>12s} {'time s':>7s}")
+        print(f"{'trace':28s} {'MB':>6s} {'turns':>8s} {'call':>16s} {'peak RSS MB':>12s} {'time s':>7s}")
         for name, path in files.items():
-            for what in ("read_trace", "check_traces"):
+            for what in ("read_trace", "check_traces", *(("read_otel(whole)",) if "otlp" in name else ())):
                 peak, secs = _isolated(what, str(path))
-                print(f"{name:28s} {path.stat().st_size / 1e6:6.0f} {turns[name]:8d} {what:>13s} {peak:12.0f} "
+                print(f"{name:28s} {path.stat().st_size / 1e6:6.0f} {turns[name]:8d} {what:>16s} {peak:12.0f} "
                       f"{secs:7.1f}")
 
 

@@ -112,3 +112,41 @@ def test_cli_stop_secs_and_absurd_ms_errors_exit_2() -> None:
         assert result.exit_code == 2, result.output
         assert args[0] in result.output
         assert "Traceback" not in result.output
+
+
+OTLP = sorted(p for p in [*DATA.glob("otel-*.json*"), *(DATA / "cases").glob("*otel*/spans.json*")]
+              if not p.name.endswith(".truth.json"))
+
+
+@pytest.mark.parametrize("path", OTLP, ids=lambda p: p.parent.name + "/" + p.name)
+def test_streamed_otlp_equals_the_whole_file_reader(path: Path) -> None:
+    """read_trace streams OTLP JSON lines (read_otel_lines); the turns and anomalies are those of
+    read_otel on the whole text, line numbers included."""
+    from dataclasses import replace
+
+    from voicebudget._io import read_text
+    from voicebudget.traces._otel import read_otel
+
+    streamed = read_trace(path, "otel")
+    whole = read_otel(read_text(path, errors="replace"), str(path))
+    assert streamed.turns  # every sample has turns
+    assert replace(streamed, turns=tuple(replace(t, reader="") for t in streamed.turns)) == whole
+
+
+def test_otlp_json_lines_are_read_in_one_pass_and_a_pretty_printed_export_whole() -> None:
+    from voicebudget._io import iter_lines
+    from voicebudget.traces._otel import read_otel_lines
+
+    for name, passes in [("otel-livekit-broken.jsonl", 1), ("otel-spans.json", 2)]:
+        opened: list[int] = []
+
+        def open_lines(path: Path = DATA / name, opened: list[int] = opened) -> object:
+            opened.append(1)
+            return iter_lines(path)
+
+        table = read_otel_lines(open_lines, name)  # type: ignore[arg-type]
+        assert len(opened) == passes, name
+        assert table.turns
+    broken = read_otel_lines(lambda: iter_lines(DATA / "otel-livekit-broken.jsonl"), "b.jsonl")
+    assert [a.line for a in broken.anomalies] == sorted(a.line for a in broken.anomalies)
+    assert all(1 <= a.line <= 7 for a in broken.anomalies)

@@ -35,8 +35,8 @@ from __future__ import annotations
 import bisect
 import math
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from voicebudget._errors import ScenarioError
@@ -45,7 +45,7 @@ from voicebudget.traces._livekit_rules import flag_stale_values
 from voicebudget.traces._options import ReadOptions
 from voicebudget.traces._table import Anomaly, TraceTable, TurnBuilder
 
-__all__ = ["looks_like_otel", "read_otel"]
+__all__ = ["looks_like_otel", "read_otel", "read_otel_lines"]
 
 ANCHOR_LIVEKIT = "LiveKit: the user's last speech frame as the VAD saw it (lk.e2e_latency and lk.end_of_turn_delay)"
 ANCHOR_PIPECAT = "Pipecat: VAD stop minus stop_secs (UserBotLatencyObserver, turn.user_bot_latency_seconds)"
@@ -339,23 +339,34 @@ def _salvage(text: str, loc: _Locator, anomalies: list[Anomaly], origin: str) ->
 
 
 class _Reader:
-    def __init__(self, text: str, origin: str, absurd_ms: float) -> None:
+    """The turns of a set of spans. ``loc`` finds an attribute's line in the whole text; without it (spans
+    streamed from JSON lines) an attribute is on its span's line."""
+
+    def __init__(self, spans: list[_Span], loose: list[Anomaly], origin: str, absurd_ms: float,
+                 loc: _Locator | None = None) -> None:
         self.origin, self.absurd_ms = origin, absurd_ms
-        self.loc = _Locator(text)
-        self.loose: list[Anomaly] = []
-        self.spans: list[_Span] = []
-        for doc, base in _documents(text, self.loc, self.loose, origin):
-            problems: list[tuple[str, str]] = []
-            for raw, path in _spans_of(doc, "", problems):
-                self.spans.append(_span(raw, path, self.loc, base))
-            for path, what in problems:
-                self.loose.append(Anomaly(self.loc.line_of(base), path, None, f"not OTLP: {what}", origin))
+        self.loc = loc
+        self.loose = loose
+        self.spans = spans
         self.children: dict[tuple[str, str], list[_Span]] = {}
         for s in self.spans:
             if s.parent:
                 self.children.setdefault((s.trace, s.parent), []).append(s)
         for kids in self.children.values():
             kids.sort(key=lambda s: s.start_ns)
+
+    @classmethod
+    def of_text(cls, text: str, origin: str, absurd_ms: float) -> _Reader:
+        """Spans of a whole export: one document, one per line, or what a damaged one still holds."""
+        loc = _Locator(text)
+        loose: list[Anomaly] = []
+        spans: list[_Span] = []
+        for doc, base in _documents(text, loc, loose, origin):
+            _collect(doc, loc, base, spans, loose, origin)
+        return cls(spans, loose, origin, absurd_ms, loc)
+
+    def attr_line(self, span: _Span, key: str) -> int:
+        return self.loc.attr_line(span, key) if self.loc is not None else span.line
 
     def flavour(self) -> str:
         if any(s.name in _LK_TURNS or any(k.startswith("lk.") for k in s.attrs) for s in self.spans):
@@ -440,7 +451,7 @@ class _Reader:
                        "span tree has a cycle (a span is its own ancestor); its spans are read once")
             for key in _STALE:
                 if key in attrs and not isinstance(attrs[key][0], _Bad):
-                    stale[key].append((b, self.loc.attr_line(attrs[key][1], key), key, attrs[key][0]))
+                    stale[key].append((b, self.attr_line(attrs[key][1], key), key, attrs[key][0]))
             builders[tid] = b
         for found in stale.values():
             flag_stale_values(found)
@@ -474,7 +485,7 @@ class _Reader:
             if key is None:
                 continue
             value, owner = attrs[key]
-            line = self.loc.attr_line(owner, key)
+            line = self.attr_line(owner, key)
             if isinstance(value, _Bad):
                 b.flag(line, value.path, None, f"not a number: {value.what}")
                 continue
@@ -490,7 +501,7 @@ class _Reader:
         total = None
         if total_key in attrs:
             value, owner = attrs[total_key]
-            line = self.loc.attr_line(owner, total_key)
+            line = self.attr_line(owner, total_key)
             if isinstance(value, _Bad):
                 b.flag(line, value.path, None, f"not a number: {value.what}")
             else:
@@ -516,9 +527,59 @@ def read_otel(text: str, origin: str = "<trace>", options: ReadOptions | None = 
     :raises ScenarioError: no span could be read at all (the message names the first problems).
     """
     absurd_ms = (options or ReadOptions()).absurd_ms
-    reader = _Reader(text.removeprefix("\ufeff"), origin, absurd_ms)
+    return _table(_Reader.of_text(text.removeprefix("\ufeff"), origin, absurd_ms))
+
+
+def read_otel_lines(
+    open_lines: Callable[[], Iterable[tuple[int, str]]],
+    origin: str = "<trace>",
+    options: ReadOptions | None = None,
+) -> TraceTable:
+    """:func:`read_otel` on a trace given as lines. OTLP JSON lines (each line a whole document) are
+    streamed: one line in memory at a time, only the spans' names, ids, start times and attributes kept.
+    A document spread over lines (a pretty-printed export: its first line is not a JSON object), or
+    a file in which no line holds a span, is read whole by :func:`read_otel` (a second pass).
+
+    :param open_lines: gives the trace's ``(line number from 1, line)`` pairs afresh on each call, as
+        :func:`voicebudget._io.iter_lines` reads a file.
+    """
+    absurd_ms = (options or ReadOptions()).absurd_ms
+    spans: list[_Span] = []
+    loose: list[Anomaly] = []
+    first = True
+    for lineno, raw in open_lines():
+        line = raw.removeprefix("\ufeff") if lineno == 1 else raw
+        if not line.strip():
+            continue
+        doc, err = loads(line)
+        if first and (err is not None or not isinstance(doc, dict)):
+            break  # not JSON lines
+        first = False
+        if err is not None:
+            loose.append(Anomaly(lineno, "", line.strip()[:120], err, origin))
+            continue
+        _collect(doc, _Locator(line), 0, spans, loose, origin, lineno=lineno)
+    if not spans:
+        return read_otel("\n".join(raw for _, raw in open_lines()), origin, options)
+    return _table(_Reader(spans, loose, origin, absurd_ms))
+
+
+def _collect(doc: Any, loc: _Locator, base: int, spans: list[_Span], loose: list[Anomaly], origin: str,
+             lineno: int | None = None) -> None:
+    """The spans of one JSON document at offset ``base`` of ``loc``'s text, and its nodes of the wrong
+    type as anomalies. ``lineno``: the document is that line of the file (``loc`` holds only it)."""
+    problems: list[tuple[str, str]] = []
+    for raw, path in _spans_of(doc, "", problems):
+        span = _span(raw, path, loc, base)
+        spans.append(span if lineno is None else replace(span, line=lineno))
+    line = loc.line_of(base) if lineno is None else lineno
+    for path, what in problems:
+        loose.append(Anomaly(line, path, None, f"not OTLP: {what}", origin))
+
+
+def _table(reader: _Reader) -> TraceTable:
     if not reader.spans:
         detail = "; ".join(f"line {a.line}: {a.field + ': ' if a.field else ''}{a.reason}"
                            for a in reader.loose[:3]) or "no spans found"
-        raise ScenarioError(f"not an OTLP JSON span export ({detail})", origin=origin)
+        raise ScenarioError(f"not an OTLP JSON span export ({detail})", origin=reader.origin)
     return reader.table()

@@ -15,7 +15,7 @@ from voicebudget._io import MAX_TRACE_BYTES, iter_lines, read_head, read_text
 from voicebudget.traces._livekit import looks_like_livekit, read_livekit, read_livekit_lines
 from voicebudget.traces._livekit_history import looks_like_livekit_history, read_livekit_history
 from voicebudget.traces._options import DETECT_HEAD_CHARS, ReadOptions, TraceReader
-from voicebudget.traces._otel import looks_like_otel, read_otel
+from voicebudget.traces._otel import looks_like_otel, read_otel, read_otel_lines
 from voicebudget.traces._pipecat import looks_like_pipecat, read_pipecat, read_pipecat_lines
 from voicebudget.traces._table import TraceTable
 
@@ -34,6 +34,7 @@ READERS: tuple[TraceReader, ...] = (
     TraceReader(
         "otel", looks_like_otel, read_otel,
         "OpenTelemetry spans as OTLP JSON (LiveKit Agents 1.2+ agent_turn/user_turn, or Pipecat tracing)",
+        read_otel_lines,
     ),
     TraceReader(
         "livekit-history", looks_like_livekit_history, read_livekit_history,
