@@ -35,6 +35,7 @@ from __future__ import annotations
 import bisect
 import math
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -89,7 +90,7 @@ class _Bad:
         return self.what
 
 
-@dataclass
+@dataclass(slots=True)
 class _Span:
     name: str
     trace: str
@@ -142,7 +143,7 @@ def _attrs(raw: Any, path: str) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     bad: list[tuple[str, str]] = []
     for i, a in enumerate(raw):
         if isinstance(a, dict) and isinstance(a.get("key"), str) and isinstance(a.get("value"), dict):
-            out[a["key"]] = _value(a["value"], f"{path}[{i}].value")
+            out[sys.intern(a["key"])] = _value(a["value"], f"{path}[{i}].value")
         else:
             bad.append((f"{path}[{i}]", "malformed attribute (no key or no value)"))
     for key in _JSON_METRICS:  # 1.2-1.4: the metrics model as a JSON string
@@ -271,9 +272,9 @@ def _span(raw: dict[str, Any], path: str, loc: _Locator, base: int) -> _Span:
         bad.append(("name", f"name is {json_kind(name)}, not a string"))
         name = ""
     attrs, attr_bad = _attrs(raw.get("attributes"), f"{path}.attributes")
-    return _Span(
-        name=name,
-        trace=_ident(raw.get("traceId", raw.get("trace_id", ctx.get("trace_id"))), "traceId", bad),
+    return _Span(  # names, keys and trace ids repeat on every turn: interned, one copy each
+        name=sys.intern(name),
+        trace=sys.intern(_ident(raw.get("traceId", raw.get("trace_id", ctx.get("trace_id"))), "traceId", bad)),
         id=sid,
         parent=_ident(raw.get("parentSpanId", raw.get("parent_span_id", raw.get("parent_id"))), "parentSpanId", bad),
         start_ns=_start(raw.get("startTimeUnixNano", raw.get("start_time_unix_nano")), bad),
