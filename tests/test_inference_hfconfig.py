@@ -124,3 +124,37 @@ def test_gpt_oss_20b_counts_from_its_config_and_runs() -> None:
     doc = json.loads(r.stdout)
     # MXFP4 experts (0.5625 B/param) + bf16 rest: about 13 GB of weights, so one 24 GB L4 holds it.
     assert doc["chips"] == 1
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    # each once reached ModelArch's own validation and exited 3 ("internal error"), or ran on a nonsense model
+    ({"num_local_experts": 8, "num_experts_per_tok": 16},
+     "num_experts_per_tok: must be at most the number of routed experts (8), got 16"),
+    ({"max_position_embeddings": 0}, "max_position_embeddings: must be a positive integer, got 0"),
+    ({"max_position_embeddings": -1}, "max_position_embeddings: must be a positive integer, got -1"),
+    ({"num_key_value_heads": 5}, "num_key_value_heads: must divide num_attention_heads (32) (grouped-query "
+                                 "attention), got 5"),
+    ({"num_key_value_heads": 64}, "num_key_value_heads: must divide num_attention_heads (32)"),
+    ({"layer_types": ["sliding_attention"] * 3, "sliding_window": 4096},
+     "layer_types: lists 3 layers, but num_hidden_layers is 32"),
+])
+def test_inconsistent_configs_exit_2_naming_the_field(tmp_path: Path, change: dict[str, object],
+                                                      message: str) -> None:
+    p = _write(tmp_path, "m", {**LLAMA_31_8B, **change})
+    r = runner.invoke(app, ["infer", "--model-config", str(p), "-H", "h100-sxm"])
+    assert r.exit_code == 2, r.output
+    assert message in " ".join(r.output.split())
+    assert "internal error" not in r.output
+
+
+def test_null_head_dim_means_hidden_over_heads(tmp_path: Path) -> None:
+    # some releases write "head_dim": null; it is the default d / H, as when the key is absent
+    m = vb.model_from_hf_config(_write(tmp_path, "n", {**LLAMA_31_8B, "head_dim": None}))
+    assert m.head_dim == 4096 // 32
+    assert m.total_params == pytest.approx(8.03e9, rel=0.005)
+
+
+def test_empty_software_generation_exits_2() -> None:
+    r = runner.invoke(app, ["infer", "-m", "llama-3.1-8b", "-H", "wse-3", "--software", ""])
+    assert r.exit_code == 2, r.output
+    assert "--software: give a generation id" in r.output

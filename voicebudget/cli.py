@@ -308,6 +308,8 @@ def infer(
              "(open-loop arrivals: the concurrency follows), not both")
     if software is not None and request_rate is not None:
         fail("--software picks a wafer/LPU software generation; --request-rate is the GPU scheduler model")
+    if software is not None and not software.strip():
+        fail(f"--software: give a generation id (`voicebudget hardware` lists them, e.g. 2024-08), got {software!r}")
     concurrency = 1 if concurrency is None else concurrency
     with user_errors():
         spec: SpeculativeDecoding | None = parse_speculative(speculative) if speculative is not None else None

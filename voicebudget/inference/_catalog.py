@@ -11,7 +11,7 @@ from __future__ import annotations
 import typing
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from voicebudget._errors import ModelError, ScenarioError
 from voicebudget._model import DataModel
@@ -369,7 +369,9 @@ class ModelArch(_Frozen):
 
 
 def _cfg_int(cfg: dict[str, Any], where: str, key: str, default: int | None = None) -> int:
-    value = cfg.get(key, default)
+    value = cfg.get(key)
+    if value is None:  # absent or null ("head_dim": null in some releases): the default, if any
+        value = default
     if value is None:
         raise ScenarioError("missing (a Hugging Face config.json of a decoder-only model gives num_hidden_layers, "
                             "hidden_size, num_attention_heads, intermediate_size, vocab_size)", origin=where, field=key)
@@ -409,7 +411,10 @@ def _local_attention(cfg: dict[str, Any], where: str, layers: int) -> dict[str, 
     alternates), else ``sliding_window`` on every layer (Mistral-7B-v0.1) unless ``use_sliding_window`` is
     false (Qwen configs carry a window they do not use)."""
     types = cfg.get("layer_types")
-    if isinstance(types, list) and len(types) == layers and all(isinstance(t, str) for t in types):
+    if isinstance(types, list) and len(types) != layers:
+        raise ScenarioError(f"lists {len(types)} layers, but num_hidden_layers is {layers}", origin=where,
+                            field="layer_types")
+    if isinstance(types, list) and all(isinstance(t, str) for t in types):
         n = sum(1 for t in types if t in ("sliding_attention", "chunked_attention"))
         if n == 0:
             return {}
@@ -454,6 +459,9 @@ def _attention_params(cfg: dict[str, Any], where: str, d: int, heads: int) -> tu
         attn = q + d * (r + rope) + r * heads * (nope + vh) + heads * vh * d
         return attn, {"kv_heads": 1, "head_dim": qk, "v_head_dim": vh, "kv_lora_rank": r, "rope_head_dim": rope}
     kv = _cfg_int(cfg, where, "num_key_value_heads", heads)
+    if heads % kv:  # grouped-query attention: each KV head serves heads / kv query heads
+        raise ScenarioError(f"must divide num_attention_heads ({heads}) (grouped-query attention), got {kv}",
+                            origin=where, field="num_key_value_heads")
     hd = _cfg_int(cfg, where, "head_dim", d // heads)
     return d * heads * hd + 2 * d * kv * hd + heads * hd * d, {"kv_heads": kv, "head_dim": hd}
 
@@ -480,6 +488,9 @@ def model_from_hf_dict(cfg: dict[str, Any], *, ident: str, name: str, source: st
         e = _cfg_int(cfg, where, "num_local_experts" if cfg.get("num_local_experts") else
                  ("num_experts" if cfg.get("num_experts") else "n_routed_experts"))
         k = _cfg_int(cfg, where, "num_experts_per_tok")
+        if k > e:
+            raise ScenarioError(f"must be at most the number of routed experts ({e}), got {k}", origin=where,
+                                field="num_experts_per_tok")
         ie = _cfg_int(cfg, where, "moe_intermediate_size", inter)
         moe_layers = _moe_layer_count(cfg, where, layers)
         dense_layers = layers - moe_layers
@@ -502,13 +513,20 @@ def model_from_hf_dict(cfg: dict[str, Any], *, ident: str, name: str, source: st
     quant = cfg.get("quantization_config") or {}
     method = str(quant.get("quant_method", "")).lower() if isinstance(quant, dict) else ""
     native = "fp8" if method == "fp8" else _DTYPES.get(str(cfg.get("torch_dtype", "bfloat16")), "bf16")
-    return ModelArch.model_validate({
+    context = (_cfg_int(cfg, where, "max_position_embeddings")
+               if cfg.get("max_position_embeddings") is not None else None)
+    fields = {
         "id": ident, "name": name, "total_params": float(total), "active_params": float(active),
         "layers": layers, "d_model": d, "q_heads": heads, **attn_fields, **_local_attention(cfg, where, layers),
         "native_precision": native, "native_expert_precision": "fp4" if method == "mxfp4" else None,
-        "max_context_tokens": cfg.get("max_position_embeddings"), "source": source,
+        "max_context_tokens": context, "source": source,
         **moe,
-    })
+    }
+    try:
+        return ModelArch.model_validate(fields)
+    except ValidationError as exc:  # a combination of fields no checked one above catches
+        first = exc.errors()[0]
+        raise ScenarioError(f"the fields do not describe a model: {first['msg']}", origin=where) from None
 
 
 def _hw(**kw: object) -> Hardware:
