@@ -158,3 +158,17 @@ def test_empty_software_generation_exits_2() -> None:
     r = runner.invoke(app, ["infer", "-m", "llama-3.1-8b", "-H", "wse-3", "--software", ""])
     assert r.exit_code == 2, r.output
     assert "--software: give a generation id" in r.output
+
+
+def test_request_rate_example_of_docs_prints_its_numbers() -> None:
+    # docs/inference.md "Arrival rate (open loop)" shows this command's table; it once showed stale figures
+    # (89.8 / 160.3 / 234.8 ms, capacity 9.6) that the tool no longer printed
+    r = runner.invoke(app, ["infer", "-m", "llama-3.3-70b", "-H", "h100-sxm", "--chips", "2", "--precision", "fp8",
+                            "--prompt-tokens", "1000", "--output-tokens", "300", "--request-rate", "3"])
+    assert r.exit_code == 0, r.output
+    doc = (Path(__file__).parents[1] / "docs" / "inference.md").read_text(encoding="utf-8")
+    for label, value in (("TTFT p50 / p90 / p99", "91.5 / 146.4 / 212.1 ms"), ("TPOT (ITL)", "21.96 ms"),
+                         ("mean concurrency (Little's law)", "20.0"), ("capacity", "9.33 requests/s (32% used)")):
+        line = next(x for x in r.output.splitlines() if x.startswith(f"│ {label} "))
+        assert value in line, line
+        assert line in doc, f"docs/inference.md does not show {line!r}"
