@@ -174,19 +174,13 @@ def _overhead_ms(plan: GPUPlan) -> float:
     return plan.model.layers * plan.cal.tau_layer_ms + plan.cal.tau_step_ms
 
 
-def decode_step(plan: GPUPlan, decode_tokens: float, context_tokens: float, prefill_tokens: float,
-                prefill_context: float, query_tokens: float = 1.0) -> StepBreakdown:
-    """One continuous-batching step of one replica, ms.
+StepTerms = tuple[float, float, float, float, float, float, float]
+"""A step's terms, ms: weights, compute, KV cache, attention, overhead, communication, total."""
 
-    :param decode_tokens: sequences decoding in this step (``b``).
-    :param context_tokens: their mean context length (``S``), tokens.
-    :param prefill_tokens: prompt tokens prefilled in the same step (``p``).
-    :param prefill_context: mean position of those prompt tokens (for their attention FLOPs).
-    :param query_tokens: tokens each decoding sequence runs through the model in this step: 1 for plain
-        decoding, ``V`` when speculative decoding verifies ``V`` drafted tokens (their GEMM and attention
-        FLOPs count ``b V`` tokens; the sequence's KV cache is read once and the per-sequence cost is paid
-        once).
-    """
+
+def step_terms(plan: GPUPlan, decode_tokens: float, context_tokens: float, prefill_tokens: float,
+               prefill_context: float, query_tokens: float = 1.0) -> StepTerms:
+    """:func:`decode_step`'s terms as a plain tuple (the hot path: no model is built)."""
     m, chips = plan.model, plan.chips_per_replica
     queries = decode_tokens * query_tokens
     n = queries + prefill_tokens
@@ -201,9 +195,43 @@ def decode_step(plan: GPUPlan, decode_tokens: float, context_tokens: float, pref
     overhead = _overhead_ms(plan) + decode_tokens * plan.cal.tau_seq_ms
     comm = _collectives_ms(plan, n / plan.pp)
     total = max(weights, compute) + kv + attention + overhead + comm
+    return weights, compute, kv, attention, overhead, comm, total
+
+
+def step_bound(terms: StepTerms) -> Bound:
+    """What limits a step with these terms."""
+    return _bound(*terms[:6])
+
+
+def step_breakdown(terms: StepTerms, bound: Bound | None = None) -> StepBreakdown:
+    """The :class:`StepBreakdown` of a step's terms (``bound`` default: the terms' own)."""
+    weights, compute, kv, attention, overhead, comm, total = terms
     return StepBreakdown.model_construct(weights_ms=weights, compute_ms=compute, kv_cache_ms=kv, attention_ms=attention,
-                         overhead_ms=overhead, communication_ms=comm, total_ms=total,
-                         bound=_bound(weights, compute, kv, attention, overhead, comm))
+                                         overhead_ms=overhead, communication_ms=comm, total_ms=total,
+                                         bound=step_bound(terms) if bound is None else bound)
+
+
+def decode_step_ms(plan: GPUPlan, decode_tokens: float, context_tokens: float, prefill_tokens: float,
+                   prefill_context: float, query_tokens: float = 1.0) -> float:
+    """:func:`decode_step`'s total, ms."""
+    return step_terms(plan, decode_tokens, context_tokens, prefill_tokens, prefill_context, query_tokens)[6]
+
+
+def decode_step(plan: GPUPlan, decode_tokens: float, context_tokens: float, prefill_tokens: float,
+                prefill_context: float, query_tokens: float = 1.0) -> StepBreakdown:
+    """One continuous-batching step of one replica, ms.
+
+    :param decode_tokens: sequences decoding in this step (``b``).
+    :param context_tokens: their mean context length (``S``), tokens.
+    :param prefill_tokens: prompt tokens prefilled in the same step (``p``).
+    :param prefill_context: mean position of those prompt tokens (for their attention FLOPs).
+    :param query_tokens: tokens each decoding sequence runs through the model in this step: 1 for plain
+        decoding, ``V`` when speculative decoding verifies ``V`` drafted tokens (their GEMM and attention
+        FLOPs count ``b V`` tokens; the sequence's KV cache is read once and the per-sequence cost is paid
+        once).
+    """
+    return step_breakdown(step_terms(plan, decode_tokens, context_tokens, prefill_tokens, prefill_context,
+                                     query_tokens))
 
 
 def _bound(weights: float, compute: float, kv: float, attention: float, overhead: float, comm: float) -> Bound:

@@ -15,7 +15,17 @@ from voicebudget.inference._catalog import (
     get_hardware,
     get_model,
 )
-from voicebudget.inference._gpu import GPUPlan, check_fits, decode_step, memory_need, prefill_ms
+from voicebudget.inference._gpu import (
+    GPUPlan,
+    check_fits,
+    decode_step,
+    decode_step_ms,
+    memory_need,
+    prefill_ms,
+    step_bound,
+    step_breakdown,
+    step_terms,
+)
 from voicebudget.inference._speculative import SpeculativeDecoding
 from voicebudget.inference._types import Deployment, GPUCalibration, InferenceResult, StepBreakdown, Workload
 from voicebudget.inference._wafer import (
@@ -232,7 +242,7 @@ def _speculative_tpot(plan: GPUPlan, spec: SpeculativeDecoding, c: float, p: flo
     """
     tau = spec.tokens_per_step
     verify = _serving_step(plan, c, p, o / tau, budget, float(spec.verified_tokens))
-    draft = spec.draft_tokens * spec.draft_cost_ratio * decode_step(plan, c, p + o / 2.0, 0.0, p / 2.0).total_ms
+    draft = spec.draft_tokens * spec.draft_cost_ratio * decode_step_ms(plan, c, p + o / 2.0, 0.0, p / 2.0)
     return (verify.total_ms + draft) / tau
 
 
@@ -262,8 +272,8 @@ def _closed_loop_wait(plan: GPUPlan, others: float, p: float, o: float, budget: 
     if others <= 0:
         return 0.0
     ctx = p + o / 2.0
-    t_dec = decode_step(plan, others, ctx, 0.0, p / 2.0).total_ms
-    t_pf = decode_step(plan, others, ctx, min(p, budget), p / 2.0).total_ms
+    t_dec = decode_step_ms(plan, others, ctx, 0.0, p / 2.0)
+    t_pf = decode_step_ms(plan, others, ctx, min(p, budget), p / 2.0)
     lam = others / (own_ms + max(o - 1.0, 0.0) * tpot_ms)
     f = min(1.0, lam * math.ceil(p / budget) * t_pf)
     rho = min(lam * own_ms, 0.95)
@@ -287,14 +297,13 @@ def _serving_step(plan: GPUPlan, c: float, p: float, o: float, budget: float,
         return decode_step(plan, c, ctx, 0.0, p / 2.0, query_tokens)
     phi = min(1.0, others * math.ceil(p / budget) / o)
     chunk = others * p / (o * phi)
-    with_prompt = decode_step(plan, c, ctx, chunk, p / 2.0, query_tokens)
+    with_prompt = step_terms(plan, c, ctx, chunk, p / 2.0, query_tokens)
     if phi >= 1.0:
-        return with_prompt
-    plain = decode_step(plan, c, ctx, 0.0, p / 2.0, query_tokens)
-    mix = {k: phi * getattr(with_prompt, k) + (1.0 - phi) * getattr(plain, k)
-           for k in ("weights_ms", "compute_ms", "kv_cache_ms", "attention_ms", "overhead_ms", "communication_ms",
-                     "total_ms")}
-    return StepBreakdown.model_construct(**mix, bound=with_prompt.bound if phi >= 0.5 else plain.bound)
+        return step_breakdown(with_prompt)
+    plain = step_terms(plan, c, ctx, 0.0, p / 2.0, query_tokens)
+    w = [phi * a + (1.0 - phi) * b for a, b in zip(with_prompt, plain, strict=True)]
+    mix = (w[0], w[1], w[2], w[3], w[4], w[5], w[6])
+    return step_breakdown(mix, step_bound(with_prompt if phi >= 0.5 else plain))
 
 
 def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload,

@@ -47,7 +47,7 @@ import numpy as np
 from voicebudget._algebra import FloatArray
 from voicebudget._errors import ModelError
 from voicebudget.inference._catalog import Hardware, ModelArch, get_hardware, get_model
-from voicebudget.inference._gpu import GPUPlan, decode_step
+from voicebudget.inference._gpu import GPUPlan, decode_step_ms
 from voicebudget.inference._types import Deployment, GPUCalibration, OpenLoopResult, Workload
 
 __all__ = ["estimate_open_loop", "step_time_function"]
@@ -85,7 +85,7 @@ def step_time_function(model: str | ModelArch, hardware: str | Hardware, deploym
     p, o = float(workload.prompt_tokens), float(workload.output_tokens)
 
     def step_ms(decode_tokens: float, prefill_tokens: float) -> float:
-        return decode_step(plan, decode_tokens, p + o / 2.0, prefill_tokens, p / 2.0).total_ms
+        return decode_step_ms(plan, decode_tokens, p + o / 2.0, prefill_tokens, p / 2.0)
 
     return step_ms
 
@@ -312,7 +312,7 @@ def estimate_open_loop(
     budget = float(deployment.prefill_chunk_tokens)
 
     def step(nd: float, npf: float) -> float:
-        return decode_step(plan, nd, p + o / 2.0, npf, p / 2.0).total_ms
+        return decode_step_ms(plan, nd, p + o / 2.0, npf, p / 2.0)
 
     lam = request_rate_per_s / plan.replicas / 1e3  # per ms per replica
     capacity = _capacity(step, p, o, budget) * plan.replicas
