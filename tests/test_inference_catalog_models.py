@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from hfconfig_files import write_config
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
@@ -41,16 +42,8 @@ MAVERICK = {
 }
 
 
-def _write(tmp_path: Path, name: str, cfg: dict[str, object]) -> Path:
-    d = tmp_path / name
-    d.mkdir()
-    p = d / "config.json"
-    p.write_text(json.dumps(cfg), encoding="utf-8")
-    return p
-
-
 def test_deepseek_v3_config_gives_the_published_totals(tmp_path: Path) -> None:
-    m = vb.model_from_hf_config(_write(tmp_path, "DeepSeek-V3", DEEPSEEK_V3))
+    m = vb.model_from_hf_config(write_config(tmp_path, "DeepSeek-V3", DEEPSEEK_V3))
     # DeepSeek-V3 model card / README: 671B total, 37B activated per token (MTP module's 14B not included).
     assert m.total_params == pytest.approx(671e9, rel=0.01)
     # The card's 37B is rounded: the count with both embedding tables is 37.55e9 (+1.5%), without the input
@@ -122,14 +115,14 @@ def test_mla_without_q_lora_rank_counts_a_full_query_projection() -> None:
 
 
 def test_maverick_config_interleaves_moe_layers(tmp_path: Path) -> None:
-    m = vb.model_from_hf_config(_write(tmp_path, "Llama-4-Maverick-17B-128E-Instruct", MAVERICK))
+    m = vb.model_from_hf_config(write_config(tmp_path, "Llama-4-Maverick-17B-128E-Instruct", MAVERICK))
     # Meta's model card: 400B total, 17B active (the total also holds the ~0.9B vision encoder)
     assert m.total_params == pytest.approx(400e9, rel=0.02)
     assert m.active_params == pytest.approx(17e9, rel=0.02)
     assert (m.moe_layers, m.experts, m.experts_per_token) == (24, 128, 1)
     assert m.max_context_tokens == 1048576
     # every layer MoE (Scout's step 1) would hold twice the routed experts
-    every = vb.model_from_hf_config(_write(tmp_path, "every", {
+    every = vb.model_from_hf_config(write_config(tmp_path, "every", {
         **MAVERICK, "text_config": {**MAVERICK["text_config"], "interleave_moe_layer_step": 1}}))  # type: ignore[dict-item]
     assert every.moe_layers == 48
     assert every.routed_params == pytest.approx(2 * m.routed_params, rel=1e-12)

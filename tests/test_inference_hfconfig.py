@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from hfconfig_files import write_config
 from typer.testing import CliRunner
 
 import voicebudget as vb
@@ -23,16 +24,8 @@ MIXTRAL = {"hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers":
            "max_position_embeddings": 32768, "torch_dtype": "bfloat16", "model_type": "mixtral"}
 
 
-def _write(tmp_path: Path, name: str, cfg: dict[str, object]) -> Path:
-    d = tmp_path / name
-    d.mkdir()
-    p = d / "config.json"
-    p.write_text(json.dumps(cfg), encoding="utf-8")
-    return p
-
-
 def test_llama_config_reproduces_the_catalog(tmp_path: Path) -> None:
-    m = vb.model_from_hf_config(_write(tmp_path, "Llama-3.1-8B", LLAMA_31_8B))
+    m = vb.model_from_hf_config(write_config(tmp_path, "Llama-3.1-8B", LLAMA_31_8B))
     cat = vb.MODELS["llama-3.1-8b"]
     assert m.total_params == pytest.approx(cat.total_params, rel=0.005)  # 8.03e9 published
     assert (m.layers, m.kv_heads, m.head_dim, m.max_context_tokens) == (32, 8, 128, 131072)
@@ -42,7 +35,7 @@ def test_llama_config_reproduces_the_catalog(tmp_path: Path) -> None:
 
 
 def test_mixtral_config_counts_experts(tmp_path: Path) -> None:
-    m = vb.model_from_hf_config(_write(tmp_path, "Mixtral-8x7B", MIXTRAL))
+    m = vb.model_from_hf_config(write_config(tmp_path, "Mixtral-8x7B", MIXTRAL))
     # Mistral AI's release post: 46.7B total, 12.9B active per token.
     assert m.total_params == pytest.approx(46.7e9, rel=0.01)
     assert m.active_params == pytest.approx(12.9e9, rel=0.01)
@@ -52,10 +45,10 @@ def test_mixtral_config_counts_experts(tmp_path: Path) -> None:
 def test_bad_configs_name_the_file_and_field(tmp_path: Path) -> None:
     broken = {k: v for k, v in LLAMA_31_8B.items() if k != "hidden_size"}
     with pytest.raises(vb.ScenarioError, match=r"config.json: hidden_size: missing"):
-        vb.model_from_hf_config(_write(tmp_path, "a", broken))
+        vb.model_from_hf_config(write_config(tmp_path, "a", broken))
     # multi-head latent attention needs its other dimensions (qk_rope_head_dim, qk_nope_head_dim, v_head_dim)
     with pytest.raises(vb.ScenarioError, match=r"config.json: qk_rope_head_dim: missing"):
-        vb.model_from_hf_config(_write(tmp_path, "b", {**LLAMA_31_8B, "kv_lora_rank": 512}))
+        vb.model_from_hf_config(write_config(tmp_path, "b", {**LLAMA_31_8B, "kv_lora_rank": 512}))
     p = tmp_path / "c.json"
     p.write_text("{not json", encoding="utf-8")
     with pytest.raises(vb.ScenarioError, match=r"c.json: line 1: cannot parse JSON"):
@@ -63,7 +56,7 @@ def test_bad_configs_name_the_file_and_field(tmp_path: Path) -> None:
 
 
 def test_cli_model_config_and_speculative(tmp_path: Path) -> None:
-    p = _write(tmp_path, "Llama-3.1-8B", LLAMA_31_8B)
+    p = write_config(tmp_path, "Llama-3.1-8B", LLAMA_31_8B)
     base = ["infer", "--model-config", str(p), "-H", "h100-sxm", "-f", "json"]
     plain = json.loads(runner.invoke(app, base).stdout)
     res = runner.invoke(app, [*base, "--speculative", "0.7,4,0.05"])
@@ -140,7 +133,7 @@ def test_gpt_oss_20b_counts_from_its_config_and_runs() -> None:
 ])
 def test_inconsistent_configs_exit_2_naming_the_field(tmp_path: Path, change: dict[str, object],
                                                       message: str) -> None:
-    p = _write(tmp_path, "m", {**LLAMA_31_8B, **change})
+    p = write_config(tmp_path, "m", {**LLAMA_31_8B, **change})
     r = runner.invoke(app, ["infer", "--model-config", str(p), "-H", "h100-sxm"])
     assert r.exit_code == 2, r.output
     assert message in " ".join(r.output.split())
@@ -149,7 +142,7 @@ def test_inconsistent_configs_exit_2_naming_the_field(tmp_path: Path, change: di
 
 def test_null_head_dim_means_hidden_over_heads(tmp_path: Path) -> None:
     # some releases write "head_dim": null; it is the default d / H, as when the key is absent
-    m = vb.model_from_hf_config(_write(tmp_path, "n", {**LLAMA_31_8B, "head_dim": None}))
+    m = vb.model_from_hf_config(write_config(tmp_path, "n", {**LLAMA_31_8B, "head_dim": None}))
     assert m.head_dim == 4096 // 32
     assert m.total_params == pytest.approx(8.03e9, rel=0.005)
 
