@@ -114,10 +114,12 @@ class Hardware(_Frozen):
         (launch + one link hop); a ring over ``tp`` chips adds one hop per extra step (``_gpu``).
     :param scaleup_topology: how the chips of one tensor-parallel group connect: ``"nvswitch"``
         (NVLink through switches, every pair at full link speed), ``"xgmi"`` (AMD Infinity Fabric,
-        point-to-point links: each pair gets one link, 1/7 of the total on an 8-GPU board), ``"pcie"``
-        (through the host's PCIe switches), ``"torus"`` (chip-to-chip links in a 2D torus: TPU ICI,
-        Trainium NeuronLink), ``"ethernet"`` (RDMA over Converged Ethernet ports on the chip: Gaudi),
-        ``"none"`` (SRAM chips that pipeline layers).
+        point-to-point links, one to each other GPU of an 8-GPU board; RCCL runs its rings over all of
+        them at once, so the all-reduce is charged the aggregate ``scaleup_link_bytes_per_s`` as on
+        NVSwitch), ``"pcie"`` (through the host's PCIe switches; all-reduces reach
+        ``PCIE_ALLREDUCE_EFFICIENCY`` of the link figure, ``_gpu``), ``"torus"`` (chip-to-chip links
+        in a 2D torus: TPU ICI, Trainium NeuronLink), ``"ethernet"`` (RDMA over Converged Ethernet
+        ports on the chip: Gaudi), ``"none"`` (SRAM chips that pipeline layers).
     :param collective_hop_latency_ms: latency of each further step of a ring all-reduce beyond a pair:
         a ring over ``tp`` chips takes ``2 (tp - 1)`` steps, so ``tp`` chips pay
         ``collective_latency_ms + 2 (tp - 2) * collective_hop_latency_ms`` per all-reduce. Default 0.5 us
