@@ -109,8 +109,8 @@ def read_trace(
     if reader is None:
         detected = detect_format(head)
         if detected is None:
-            raise ScenarioError(f"unknown trace format; give it with --format-in (fmt=), one of: {_known()}",
-                                origin=origin)
+            raise ScenarioError("unknown trace format; give it with --format-in (read_trace(fmt=...) in "
+                                f"Python), one of: {_known()}", origin=origin)
         reader = get_reader(detected)
     if reader.read_lines is not None and text is None:
         # line-based: stream the file (memory: one line plus the turns), see docs/traces.md
