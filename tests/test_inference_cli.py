@@ -228,3 +228,16 @@ def test_conflicting_infer_options_are_refused(args: list[str], message: str) ->
     result = CliRunner().invoke(app, ["infer", *args])
     assert result.exit_code == 2, result.output
     assert message in result.output
+
+
+def test_memory_utilization_on_an_sram_chip_is_refused_not_ignored() -> None:
+    # SRAM chips are sized by their timing's usable_sram_fraction: the option changed nothing (wse-3 kept 4
+    # wafers for Llama-3.1-70B at --memory-utilization 0.1) and said nothing
+    r = runner.invoke(app, ["infer", "-m", "llama-3.1-70b", "-H", "wse-3", "--memory-utilization", "0.1"])
+    assert r.exit_code == 2, r.output
+    assert "--memory-utilization applies to HBM chips" in r.output
+    assert "usable_sram_fraction (0.9)" in r.output
+    gpu = runner.invoke(app, ["infer", "-m", "llama-3.1-70b", "-H", "h100-sxm", "--memory-utilization", "0.5",
+                              "-f", "json"])
+    assert gpu.exit_code == 0, gpu.output
+    assert json.loads(gpu.stdout)["chips"] == 4  # 141 GB of bf16 weights within 50% of 80 GB per chip

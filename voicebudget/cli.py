@@ -256,9 +256,10 @@ def infer(
     hardware_config_path: Annotated[Path | None, typer.Option(
         "--hardware-config", help="A TOML file of Hardware fields, a chip not in the catalog (instead of -H).",
     )] = None,
-    memory_utilization: Annotated[float, typer.Option(
-        "--memory-utilization", help="Share of chip memory for weights + KV cache (as vLLM's gpu memory utilization).",
-    )] = 0.9,
+    memory_utilization: Annotated[float | None, typer.Option(
+        "--memory-utilization",
+        help="Share of chip memory for weights + KV cache (as vLLM's gpu memory utilization; default 0.9).",
+    )] = None,
     request_rate: Annotated[float | None, typer.Option(
         "--request-rate", help="Open-loop Poisson arrivals, requests/s (instead of --concurrency): TTFT p50/p90/p99.",
     )] = None,
@@ -287,6 +288,7 @@ def infer(
         SpeculativeDecoding,
         Workload,
         estimate_inference,
+        get_hardware,
         hardware_from_toml,
         model_from_hf_config,
         parse_speculative,
@@ -317,8 +319,16 @@ def infer(
             arch = model_from_hf_config(model_config_path)
         if hardware_config_path is not None:
             chip = hardware_from_toml(hardware_config_path)
-    if not (0.0 < memory_utilization <= 1.0):
-        fail(f"--memory-utilization must be in (0, 1], got {memory_utilization}")
+    if memory_utilization is not None:
+        if not (0.0 < memory_utilization <= 1.0):
+            fail(f"--memory-utilization must be in (0, 1], got {memory_utilization}")
+        with user_errors():
+            sram = (chip if isinstance(chip, Hardware) else get_hardware(chip)).sram
+        if sram is not None:  # it would be ignored: SRAM chips are sized by their timing's usable share
+            fail(f"--memory-utilization applies to HBM chips; on an SRAM-resident chip the usable share of SRAM is "
+                 f"its timing's usable_sram_fraction ({sram.usable_sram_fraction:g}); leave the option out")
+    else:
+        memory_utilization = 0.9
     if price is not None and not (math.isfinite(price) and price <= 1e6):
         fail(f"--price-per-chip-hour: must be a finite number of US$ > 0 and <= 1,000,000, got {price}")
     chip_price = ChipPrice(usd_per_chip_hour=price, source="--price-per-chip-hour") if price else None
