@@ -251,3 +251,11 @@ def test_capacity_open_loop_uses_the_speedup_at_its_mean_concurrency() -> None:
     assert at.speculative_speedup is not None
     assert plain.tpot_ms / sped.tpot_ms == pytest.approx(at.speculative_speedup, rel=1e-9)
     assert at.speculative_speedup < spec.speedup
+
+
+@pytest.mark.parametrize("value", [3, 0.7, True, [0.7, 4, 0.05]])
+def test_a_stage_speculative_that_is_neither_preset_nor_table_says_what_is_allowed(value: object) -> None:
+    # was pydantic's "Input should be a valid dictionary or instance of SpeculativeDecoding"
+    with pytest.raises(ValueError, match=r"give a preset name \(eagle, medusa\) or a table \(acceptance_rate, "
+                                         r"draft_tokens, draft_cost_ratio, verify_tokens\), got "):
+        vb.GPUStage(model="llama-3.1-8b", hardware="h100-sxm", speculative=value)

@@ -88,6 +88,10 @@ class _ModelledStage(DataModel):
                 raise ValueError(f"unknown speculative preset {value!r}; known: {known}"
                                  " (or a table: acceptance_rate, draft_tokens, draft_cost_ratio, verify_tokens)")
             return SPECULATIVE_PRESETS[value.strip().lower()].speculative
+        if value is not None and not isinstance(value, (dict, SpeculativeDecoding)):
+            known = ", ".join(sorted(SPECULATIVE_PRESETS))
+            raise ValueError(f"give a preset name ({known}) or a table (acceptance_rate, draft_tokens, "
+                             f"draft_cost_ratio, verify_tokens), got {value!r}")
         return value
     _ttft_ms: dict[int, float] = PrivateAttr(default_factory=dict)
     """TTFT per prompt length already predicted (the model is frozen, so is each prediction)."""
