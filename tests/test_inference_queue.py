@@ -147,3 +147,16 @@ def test_ttft_quantiles_never_fall_as_the_rate_grows(case: tuple[str, str, int],
     for lo, hi in itertools.pairwise(seen):
         for a, b in zip(lo, hi, strict=True):
             assert b >= a * (1.0 - 1e-9)
+
+
+def test_a_vanishing_request_rate_returns_the_unloaded_ttft_instead_of_hanging() -> None:
+    # at 1e-300 requests/s the M/G/1 tail's root lay beyond exp's range and its bracket doubled forever
+    from time_limit import time_limit
+
+    wl = vb.Workload(prompt_tokens=1000, output_tokens=200)
+    ref = vb.estimate_open_loop("llama-3.1-8b", "h100-sxm", vb.Deployment(), wl, request_rate_per_s=1e-9)
+    with time_limit(30.0):
+        tiny = vb.estimate_open_loop("llama-3.1-8b", "h100-sxm", vb.Deployment(), wl, request_rate_per_s=1e-300)
+    assert tiny.ttft_p99_ms == pytest.approx(ref.ttft_p99_ms, rel=1e-9)
+    assert tiny.ttft_p50_ms == pytest.approx(ref.ttft_p50_ms, rel=1e-9)
+    assert tiny.ttft_p99_ms == pytest.approx(27.19, abs=0.01)  # no wait: the prompt's own prefill

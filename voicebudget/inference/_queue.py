@@ -205,8 +205,8 @@ def _wait(lam: float, s: FloatArray, w: FloatArray) -> _Wait:
     Cramer-Lundberg tail ``c exp(-gamma t)``, ``c = (1 - rho) / (lam E[s e^(gamma s)] - 1)`` (Asmussen,
     *Applied Probability and Queues*, 2003, XIII.5)."""
     rho = lam * float(np.dot(w, s))
-    if rho <= 0.0:
-        return _Wait(0.0, 1.0, 0.0)
+    if rho <= 1e-12:  # no wait at any quantile; the tail's root would sit beyond exp's range (rho ~ e^-700
+        return _Wait(0.0, 1.0, 0.0)  # made _gamma double its bracket forever: --request-rate 1e-300 hung)
     gamma = _gamma(lam, s, w)
     c = (1.0 - rho) / max(lam * float(np.dot(w, s * np.exp(np.minimum(gamma * s, 700.0)))) - 1.0, 1e-12)
     return _Wait(rho, gamma, c)
