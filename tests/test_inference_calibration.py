@@ -136,6 +136,8 @@ def test_median_absolute_percentage_error(summary_line: Callable[[str], None]) -
     summary = ", ".join(f"{k} {v:.1%}" for k, v in errs.items())
     medians = ", ".join(f"{c} {m:.1%}" for c, m in per_class.items())
     summary_line(f"inference calibration: MdAPE {mape:.1%} over {len(errs)} rows (per class: {medians}); {summary}")
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"calibrated on {len(errs)} published measurements (median error {mape:.0%})" in readme  # README's line
     tols = {"decode": DECODE_TOL, "TTFT": TTFT_TOL, "loaded TPOT": LOADED_TOL, "wafer/LPU": DECODE_TOL}
     for c, m in per_class.items():
         assert m <= tols[c], f"{c}: median {m:.1%} > {tols[c]:.0%}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import voicebudget as vb
 
@@ -156,5 +157,7 @@ def test_held_out_medians_meet_the_goals(summary_line: Callable[[str], None]) ->
     rows = ", ".join(f"{k} {e:+.1%}" for k, (_, e) in errs.items())
     meds = ", ".join(f"{c} {m:.1%} (goal {GOALS[c]:.0%})" for c, m in medians.items())
     summary_line(f"held-out validation ({len(errs)} rows): median |error| {meds}; {rows}")
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())
+    assert f"validated on {len(errs)} held-out ones" in readme  # the README's count follows the rows
     for cls, med in medians.items():
         assert med <= GOALS[cls], f"{cls}: median |error| {med:.1%} > {GOALS[cls]:.0%}"
