@@ -259,3 +259,12 @@ def test_a_stage_speculative_that_is_neither_preset_nor_table_says_what_is_allow
     with pytest.raises(ValueError, match=r"give a preset name \(eagle, medusa\) or a table \(acceptance_rate, "
                                          r"draft_tokens, draft_cost_ratio, verify_tokens\), got "):
         vb.GPUStage(model="llama-3.1-8b", hardware="h100-sxm", speculative=value)
+
+
+@pytest.mark.parametrize("value", [50, 50.0, "50 ms"])
+def test_a_bare_number_as_hosted_overhead_asks_for_a_distribution(value: object) -> None:
+    # was "Input should be a valid dictionary or object to extract fields from"
+    with pytest.raises(ValueError, match=r'give a distribution \(ms\), e\.g\. \{ kind = "fixed", value_ms = 50 \}'):
+        vb.WaferStage(model="llama-3.1-70b", hardware="wse-3", hosted_overhead=value)
+    ok = vb.WaferStage(model="llama-3.1-70b", hardware="wse-3", hosted_overhead={"kind": "fixed", "value_ms": 50})
+    assert ok.hosted_overhead is not None

@@ -208,6 +208,14 @@ class WaferStage(_ModelledStage):
         return Deployment(chips=self.chips, precision=self.precision, concurrency=self.concurrency,
                           software=self.software)
 
+    @field_validator("hosted_overhead", mode="before")
+    @classmethod
+    def _overhead_is_a_table(cls, value: object) -> object:
+        if isinstance(value, (bool, int, float, str)):  # a bare number was refused as "a valid dictionary"
+            raise ValueError(f"give a distribution (ms), e.g. {{ kind = \"fixed\", value_ms = 50 }} or "
+                             f"{{ kind = \"lognormal\", p50_ms = 180, p95_ms = 320 }}, got {value!r}")
+        return value
+
     @model_validator(mode="after")
     def _path_known(self) -> WaferStage:
         if self.path == "on-prem" and self.hosted_overhead is not None:
