@@ -25,6 +25,11 @@ pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parent.parent
 TOLERANCE_MS = 5.0
+LATE_MS = 15.0
+"""Between a scripted service's own clock reading and the frame reaching the observer, Pipecat passes the frame
+through its processors' queues: a loaded event loop delays that by several ms (209.1 vs 201.8 ms in a fresh-clone CI
+run). A stage's span therefore covers what its service waited, and may run up to LATE_MS longer; it is never shorter
+(by more than TOLERANCE_MS)."""
 SCRIPTS = [
     Script(),
     Script(stop_secs=0.3, stt_ms=150.0, turn_ms=10.0, ttft_ms=400.0, ttfb_ms=90.0, output_ms=40.0),
@@ -41,10 +46,10 @@ def test_recorded_stages_equal_injected_delays_turn_by_turn() -> None:
         measured = {sp.name: sp.duration_ms for sp in turn.spans}
         assert set(expected) == script.stages()
         for stage, ms in expected.items():
-            assert measured[stage] == pytest.approx(ms, abs=TOLERANCE_MS), (turn.index, stage, measured)
+            assert ms - TOLERANCE_MS <= measured[stage] <= ms + LATE_MS, (turn.index, stage, ms, measured)
         for hop in set(measured) - set(expected):  # framework hops: context, text_aggregation
             assert hop in ("context", "text_aggregation")
-            assert measured[hop] < TOLERANCE_MS, (turn.index, hop, measured)
+            assert measured[hop] < LATE_MS, (turn.index, hop, measured)
         assert turn.voice_to_voice_ms == pytest.approx(sum(expected.values()), abs=3 * TOLERANCE_MS)
     assert "reasoning" not in {sp.name for sp in turns[0].spans}  # not a thinking model
     report = observer.report()
@@ -52,7 +57,7 @@ def test_recorded_stages_equal_injected_delays_turn_by_turn() -> None:
     # turn 2 (thinking) is 1200 ms: the figures add up, the budget is not met at p95
     assert not report.passed
     median_llm = sorted(i["llm"] for i in conv.injected)[1]
-    assert report.stage("llm").stats.p50_ms == pytest.approx(median_llm, abs=TOLERANCE_MS)
+    assert median_llm - TOLERANCE_MS <= report.stage("llm").stats.p50_ms <= median_llm + LATE_MS
 
 
 def test_importing_voicebudget_imports_no_framework() -> None:
