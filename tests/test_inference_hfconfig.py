@@ -165,3 +165,13 @@ def test_request_rate_example_of_docs_prints_its_numbers() -> None:
         line = next(x for x in r.output.splitlines() if x.startswith(f"│ {label} "))
         assert value in line, line
         assert line in doc, f"docs/inference.md does not show {line!r}"
+
+
+@pytest.mark.parametrize(("key", "value"), [("n_shared_experts", "x"), ("n_shared_experts", -2),
+                                            ("shared_expert_intermediate_size", -1408)])
+def test_shared_expert_fields_must_be_counts(tmp_path: Path, key: str, value: object) -> None:
+    # 'x' exited 3 (int('x')); -2 silently took two shared experts' weights off the total
+    p = write_config(tmp_path, "moe", {**MIXTRAL, key: value})
+    r = runner.invoke(app, ["infer", "--model-config", str(p), "-H", "h200"])
+    assert r.exit_code == 2, r.output
+    assert f"{key}: must be an integer >= 0, got {value!r}" in " ".join(r.output.split())

@@ -500,6 +500,10 @@ def model_from_hf_dict(cfg: dict[str, Any], *, ident: str, name: str, source: st
         # intermediate_size that no config field names (transformers Llama4TextMoe.shared_expert).
         dense_inter = _cfg_int(cfg, where, "intermediate_size_mlp", inter)
         llama4_shared = str(cfg.get("model_type", "")).startswith("llama4")
+        for key in ("shared_expert_intermediate_size", "n_shared_experts"):
+            count = cfg.get(key)
+            if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
+                raise ScenarioError(f"must be an integer >= 0, got {count!r}", origin=where, field=key)
         shared = 3 * d * int(cfg.get("shared_expert_intermediate_size") or
                              (int(cfg.get("n_shared_experts") or (1 if llama4_shared else 0)) * ie))
         common = emb + layers * attn + dense_layers * 3 * d * dense_inter + moe_layers * (shared + d * e)
