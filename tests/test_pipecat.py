@@ -49,8 +49,15 @@ def test_recorded_stages_equal_injected_delays_turn_by_turn() -> None:
             assert ms - TOLERANCE_MS <= measured[stage] <= ms + LATE_MS, (turn.index, stage, ms, measured)
         for hop in set(measured) - set(expected):  # framework hops: context, text_aggregation
             assert hop in ("context", "text_aggregation")
-            assert measured[hop] < LATE_MS, (turn.index, hop, measured)
-        assert turn.voice_to_voice_ms == pytest.approx(sum(expected.values()), abs=3 * TOLERANCE_MS)
+            # Pipecat's own hops (no service waits in them) took 1.5-19.8 ms on an idle machine; a stage's time
+            # credited to a hop would make that stage short, which the bound above catches
+            assert measured[hop] < 50.0, (turn.index, hop, measured)
+        # the turn is its stages and hops end to end, each stage late by up to LATE_MS (a fresh-clone CI run
+        # measured 759.4 ms for 720.2 ms injected, every stage within its bound)
+        injected = sum(expected.values())
+        hops = sum(v for k, v in measured.items() if k not in expected)
+        assert injected - TOLERANCE_MS <= turn.voice_to_voice_ms <= injected + hops + LATE_MS * len(expected), (
+            turn.index, injected, measured)
     assert "reasoning" not in {sp.name for sp in turns[0].spans}  # not a thinking model
     report = observer.report()
     assert report.n_turns == 3
