@@ -28,26 +28,37 @@ def main() -> None:
     caps = tuple(range(2, 130, 2))  # 64 batch policies per deployment shape
     deployments = []
     for model, hardware, chips, precision in [
-        ("llama-3.1-8b", "h100-sxm", 1, "fp8"), ("llama-3.1-8b", "h100-sxm", 1, "bf16"),
-        ("llama-3.1-8b", "h200", 1, "fp8"), ("llama-3.1-8b", "a100-80gb", 1, "bf16"),
-        ("llama-3.1-8b", "h100-sxm", 2, "fp8"), ("llama-3.1-8b", "h200", 2, "fp8"),
-        ("llama-3.1-70b", "h100-sxm", 2, "fp8"), ("llama-3.1-70b", "h100-sxm", 4, "fp8"),
-        ("llama-3.1-70b", "h200", 1, "fp8"), ("llama-3.1-70b", "h200", 2, "fp8"),
-        ("llama-3.1-70b", "h100-sxm", 8, "bf16"), ("llama-3.1-70b", "a100-80gb", 4, "bf16"),
-        ("llama-3.1-70b", "h200", 4, "bf16"), ("llama-3.1-8b", "a100-80gb", 2, "bf16"),
-        ("llama-3.1-70b", "h200", 8, "fp8"), ("llama-3.1-8b", "h200", 4, "fp8"),
+        ("llama-3.1-8b", "h100-sxm", 1, "fp8"),
+        ("llama-3.1-8b", "h100-sxm", 1, "bf16"),
+        ("llama-3.1-8b", "h200", 1, "fp8"),
+        ("llama-3.1-8b", "a100-80gb", 1, "bf16"),
+        ("llama-3.1-8b", "h100-sxm", 2, "fp8"),
+        ("llama-3.1-8b", "h200", 2, "fp8"),
+        ("llama-3.1-70b", "h100-sxm", 2, "fp8"),
+        ("llama-3.1-70b", "h100-sxm", 4, "fp8"),
+        ("llama-3.1-70b", "h200", 1, "fp8"),
+        ("llama-3.1-70b", "h200", 2, "fp8"),
+        ("llama-3.1-70b", "h100-sxm", 8, "bf16"),
+        ("llama-3.1-70b", "a100-80gb", 4, "bf16"),
+        ("llama-3.1-70b", "h200", 4, "bf16"),
+        ("llama-3.1-8b", "a100-80gb", 2, "bf16"),
+        ("llama-3.1-70b", "h200", 8, "fp8"),
+        ("llama-3.1-8b", "h200", 4, "fp8"),
     ]:
-        deployments += deployments_from_options(scenario, hardware=hardware, model=model, chips=chips,
-                                                precision=precision, batch_caps=caps)
+        deployments += deployments_from_options(
+            scenario, hardware=hardware, model=model, chips=chips, precision=precision, batch_caps=caps
+        )
     budget = vb.Budget(total_ms=1_200)  # room for the 70B deployments too
     for workers in sorted({1, args.workers}):
         t0 = time.perf_counter()
         result = plan_capacity(scenario, deployments, budget=budget, samples=args.samples, workers=workers)
         dt = time.perf_counter() - t0
         best = max(result.deployments, key=lambda d: d.calls_per_chip or 0)
-        print(f"workers={workers}: {len(deployments):,} deployments in {dt:.1f} s: "
-              f"{len(deployments) / dt:,.1f} deployments/s at {args.samples:,} turns per load level; "
-              f"most calls per chip: {best.name} ({best.calls_per_chip:.0f})")
+        print(
+            f"workers={workers}: {len(deployments):,} deployments in {dt:.1f} s: "
+            f"{len(deployments) / dt:,.1f} deployments/s at {args.samples:,} turns per load level; "
+            f"most calls per chip: {best.name} ({best.calls_per_chip:.0f})"
+        )
 
 
 if __name__ == "__main__":

@@ -34,15 +34,40 @@ def write_livekit(path: Path, n: int, seed: int = 1) -> None:
         for i in range(n):
             sid, t = f"speech_{i:07d}", 1764413800.0 + 10 * i
             rows = [
-                {"type": "eou_metrics", "timestamp": t, "end_of_utterance_delay": round(float(eou[i]), 4),
-                 "transcription_delay": round(float(eou[i]) * 0.9, 4), "on_user_turn_completed_delay": 0.0005,
-                 "speech_id": sid},
-                {"type": "llm_metrics", "label": "livekit.plugins.openai.llm.LLM", "request_id": "r" + sid,
-                 "timestamp": t + 2, "duration": 3.0, "ttft": round(float(ttft[i]), 4), "cancelled": False,
-                 "completion_tokens": 46, "prompt_tokens": 800, "total_tokens": 846, "speech_id": sid},
-                {"type": "tts_metrics", "label": "livekit.plugins.cartesia.tts.TTS", "request_id": "t" + sid,
-                 "timestamp": t + 2.5, "ttfb": round(float(ttfb[i]), 4), "duration": 1.0, "audio_duration": 2.0,
-                 "cancelled": False, "characters_count": 40, "streamed": True, "speech_id": sid},
+                {
+                    "type": "eou_metrics",
+                    "timestamp": t,
+                    "end_of_utterance_delay": round(float(eou[i]), 4),
+                    "transcription_delay": round(float(eou[i]) * 0.9, 4),
+                    "on_user_turn_completed_delay": 0.0005,
+                    "speech_id": sid,
+                },
+                {
+                    "type": "llm_metrics",
+                    "label": "livekit.plugins.openai.llm.LLM",
+                    "request_id": "r" + sid,
+                    "timestamp": t + 2,
+                    "duration": 3.0,
+                    "ttft": round(float(ttft[i]), 4),
+                    "cancelled": False,
+                    "completion_tokens": 46,
+                    "prompt_tokens": 800,
+                    "total_tokens": 846,
+                    "speech_id": sid,
+                },
+                {
+                    "type": "tts_metrics",
+                    "label": "livekit.plugins.cartesia.tts.TTS",
+                    "request_id": "t" + sid,
+                    "timestamp": t + 2.5,
+                    "ttfb": round(float(ttfb[i]), 4),
+                    "duration": 1.0,
+                    "audio_duration": 2.0,
+                    "cancelled": False,
+                    "characters_count": 40,
+                    "streamed": True,
+                    "speech_id": sid,
+                },
             ]
             fh.write("".join(json.dumps(r) + "\n" for r in rows))
 
@@ -70,8 +95,10 @@ def main() -> None:
             runs = [measure(trace, Path(tmp) / "fitted.toml") for _ in range(args.repeat)]
             best = {k: min(r[k] for r in runs) for k in runs[0]}
             results[n] = best
-            print(f"{n:>8,} turns ({trace.stat().st_size / 2**20:.0f} MiB): read {best['read_s']:.2f} s, "
-                  f"fit + write {best['fit_s']:.2f} s")
+            print(
+                f"{n:>8,} turns ({trace.stat().st_size / 2**20:.0f} MiB): read {best['read_s']:.2f} s, "
+                f"fit + write {best['fit_s']:.2f} s"
+            )
     if len(results) >= 2:
         small, large = min(results), max(results)
         for key in ("read_s", "fit_s"):

@@ -28,8 +28,12 @@ import voicebudget as vb
 
 CONFIGS: list[tuple[str, str, vb.Deployment, vb.Workload]] = [
     ("llama-3.1-8b", "h100-sxm", vb.Deployment(), vb.Workload()),
-    ("llama-3.3-70b", "h100-sxm", vb.Deployment(chips=2, precision="fp8", concurrency=50),
-     vb.Workload(prompt_tokens=5000, output_tokens=500)),
+    (
+        "llama-3.3-70b",
+        "h100-sxm",
+        vb.Deployment(chips=2, precision="fp8", concurrency=50),
+        vb.Workload(prompt_tokens=5000, output_tokens=500),
+    ),
     ("llama-3.1-405b", "h100-sxm", vb.Deployment(), vb.Workload()),  # searches the fewest chips
     ("qwen3-235b-a22b", "b200", vb.Deployment(chips=8, precision="fp8", concurrency=64), vb.Workload()),
     ("llama-3.1-405b", "wse-3", vb.Deployment(), vb.Workload()),
@@ -50,22 +54,33 @@ def bench(calls: int, repeat: int) -> None:
     print(f"estimate_inference: best of {repeat} x {calls} calls; target < 1 ms; PyPI peer: 0.2-60 ms")
     for cfg in CONFIGS:
         ms = time_per_call_ms(calls, repeat, cfg)
-        print(f"  {cfg[0]:>16} on {cfg[1]:<9} c={cfg[2].concurrency:<3} {ms * 1e3:8.1f} us/prediction "
-              f"({ms:.3f} of the 1 ms target)")
+        print(
+            f"  {cfg[0]:>16} on {cfg[1]:<9} c={cfg[2].concurrency:<3} {ms * 1e3:8.1f} us/prediction "
+            f"({ms:.3f} of the 1 ms target)"
+        )
     plan_ms = time_per_call_ms(max(calls // 50, 1), repeat, CONFIGS[1])  # warm-up for the plan timing
     t0 = time.process_time()
     vb.plan_fast_mode("llama-3.3-70b", "h100-sxm", CONFIGS[1][2], 2.0, CONFIGS[1][3])
-    print(f"  plan_fast_mode (bisection over concurrency 1..50): {(time.process_time() - t0) * 1e3:.1f} ms "
-          f"(one prediction {plan_ms * 1e3:.1f} us)")
+    print(
+        f"  plan_fast_mode (bisection over concurrency 1..50): {(time.process_time() - t0) * 1e3:.1f} ms "
+        f"(one prediction {plan_ms * 1e3:.1f} us)"
+    )
     best = float("inf")
     for _ in range(repeat):
         t0 = time.process_time()
         for _ in range(max(calls // 50, 1)):
-            vb.estimate_open_loop("llama-3.3-70b", "h100-sxm", vb.Deployment(chips=2, precision="fp8"),
-                                  vb.Workload(prompt_tokens=1000, output_tokens=300), 3.0)
+            vb.estimate_open_loop(
+                "llama-3.3-70b",
+                "h100-sxm",
+                vb.Deployment(chips=2, precision="fp8"),
+                vb.Workload(prompt_tokens=1000, output_tokens=300),
+                3.0,
+            )
         best = min(best, (time.process_time() - t0) / max(calls // 50, 1) * 1e3)
-    print(f"  estimate_open_loop (TTFT p50/p90/p99 at 3 requests/s, incl. the capacity search): {best:.1f} ms "
-          "(no target: it is not on the per-prediction path)")
+    print(
+        f"  estimate_open_loop (TTFT p50/p90/p99 at 3 requests/s, incl. the capacity search): {best:.1f} ms "
+        "(no target: it is not on the per-prediction path)"
+    )
 
 
 def _cases() -> tuple[Any, dict[str, dict[str, str]]]:
@@ -87,17 +102,32 @@ def fit() -> None:
         worst = 0.0
         for k in ids:
             c = mod.CASES[k]
-            pred = getattr(vb.estimate_inference(c.model, c.hardware, c.deployment, c.workload, calibration=cal),
-                           c.metric)
+            pred = getattr(
+                vb.estimate_inference(c.model, c.hardware, c.deployment, c.workload, calibration=cal), c.metric
+            )
             worst = max(worst, abs(pred / float(rows[k]["value"]) - 1) / c.tol)
         return worst
 
-    grid = itertools.product([0.85, 0.9], [0.6, 0.65, 0.7], [0.52, 0.56, 0.6],
-                             [0.04, 0.05], [0.2, 0.4], [0.0, 0.3, 0.4, 0.5])
-    best = min(((score(cal), cal) for cal in (
-        vb.GPUCalibration(memory_efficiency=a, compute_efficiency=b, low_precision_compute_efficiency=c,
-                          tau_layer_ms=d, tau_step_ms=e, gemm_overlap_loss=f) for a, b, c, d, e, f in grid)),
-               key=lambda sc: sc[0])
+    grid = itertools.product(
+        [0.85, 0.9], [0.6, 0.65, 0.7], [0.52, 0.56, 0.6], [0.04, 0.05], [0.2, 0.4], [0.0, 0.3, 0.4, 0.5]
+    )
+    best = min(
+        (
+            (score(cal), cal)
+            for cal in (
+                vb.GPUCalibration(
+                    memory_efficiency=a,
+                    compute_efficiency=b,
+                    low_precision_compute_efficiency=c,
+                    tau_layer_ms=d,
+                    tau_step_ms=e,
+                    gemm_overlap_loss=f,
+                )
+                for a, b, c, d, e, f in grid
+            )
+        ),
+        key=lambda sc: sc[0],
+    )
     print(f"best worst-error/tolerance {best[0]:.3f} over {len(ids)} GPU rows: {best[1]!r}")
     print(f"current defaults score {score(vb.GPUCalibration()):.3f}")
 

@@ -44,22 +44,62 @@ def livekit_turn(i: int) -> str:
     s = f"speech_{i:08d}"
     t = 1764413800.0 + 17 * i
     rows = [
-        {"type": "stt_metrics", "label": "livekit.plugins.deepgram.stt.STT", "request_id": f"stt_{s}",
-         "timestamp": t + 0.482, "duration": 0.0, "audio_duration": 2.684, "input_tokens": 0, "output_tokens": 0,
-         "streamed": True, "acquire_time": 0.0, "connection_reused": True,
-         "metadata": {"model_name": "nova-3", "model_provider": "deepgram"}},
-        {"type": "eou_metrics", "timestamp": t, "end_of_utterance_delay": 0.5 + i % 7 / 100,
-         "transcription_delay": 0.48, "on_user_turn_completed_delay": 0.0005, "speech_id": s},
-        {"type": "llm_metrics", "label": "livekit.plugins.openai.llm.LLM", "request_id": f"req_{s}",
-         "timestamp": t + 2.2, "duration": 3.0121, "ttft": 0.3 + i % 11 / 100, "cancelled": False,
-         "completion_tokens": 46, "prompt_tokens": 800, "prompt_cached_tokens": 0, "cache_creation_tokens": 0,
-         "total_tokens": 846, "tokens_per_second": 47.47, "speech_id": s,
-         "metadata": {"model_name": "gpt-4.1-mini", "model_provider": "openai"}},
-        {"type": "tts_metrics", "label": "livekit.plugins.cartesia.tts.TTS", "request_id": f"tts_{s}",
-         "timestamp": t + 2.4, "ttfb": 0.15 + i % 5 / 100, "duration": 1.0665, "audio_duration": 2.041,
-         "cancelled": False, "characters_count": 40, "streamed": True, "segment_id": "seg_0", "speech_id": s,
-         "connection_reused": True, "acquire_time": 0.0,
-         "metadata": {"model_name": "sonic-3", "model_provider": "cartesia"}},
+        {
+            "type": "stt_metrics",
+            "label": "livekit.plugins.deepgram.stt.STT",
+            "request_id": f"stt_{s}",
+            "timestamp": t + 0.482,
+            "duration": 0.0,
+            "audio_duration": 2.684,
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "streamed": True,
+            "acquire_time": 0.0,
+            "connection_reused": True,
+            "metadata": {"model_name": "nova-3", "model_provider": "deepgram"},
+        },
+        {
+            "type": "eou_metrics",
+            "timestamp": t,
+            "end_of_utterance_delay": 0.5 + i % 7 / 100,
+            "transcription_delay": 0.48,
+            "on_user_turn_completed_delay": 0.0005,
+            "speech_id": s,
+        },
+        {
+            "type": "llm_metrics",
+            "label": "livekit.plugins.openai.llm.LLM",
+            "request_id": f"req_{s}",
+            "timestamp": t + 2.2,
+            "duration": 3.0121,
+            "ttft": 0.3 + i % 11 / 100,
+            "cancelled": False,
+            "completion_tokens": 46,
+            "prompt_tokens": 800,
+            "prompt_cached_tokens": 0,
+            "cache_creation_tokens": 0,
+            "total_tokens": 846,
+            "tokens_per_second": 47.47,
+            "speech_id": s,
+            "metadata": {"model_name": "gpt-4.1-mini", "model_provider": "openai"},
+        },
+        {
+            "type": "tts_metrics",
+            "label": "livekit.plugins.cartesia.tts.TTS",
+            "request_id": f"tts_{s}",
+            "timestamp": t + 2.4,
+            "ttfb": 0.15 + i % 5 / 100,
+            "duration": 1.0665,
+            "audio_duration": 2.041,
+            "cancelled": False,
+            "characters_count": 40,
+            "streamed": True,
+            "segment_id": "seg_0",
+            "speech_id": s,
+            "connection_reused": True,
+            "acquire_time": 0.0,
+            "metadata": {"model_name": "sonic-3", "model_provider": "cartesia"},
+        },
     ]
     return "".join(json.dumps(r) + "\n" for r in rows)
 
@@ -68,32 +108,56 @@ def otlp_turn(i: int) -> str:
     trace, t0 = f"{i:032x}", 1_000_000_000_000 + 17_000_000_000 * i
 
     def span(sid: str, name: str, start_ms: int, attrs: dict[str, float | str], parent: str = "") -> dict[str, object]:
-        values = [{"key": k, "value": {"stringValue": v} if isinstance(v, str) else {"doubleValue": v}}
-                  for k, v in attrs.items()]
-        out: dict[str, object] = {"traceId": trace, "spanId": f"{sid}{i:015x}", "name": name, "kind": 1,
-                                  "startTimeUnixNano": str(t0 + start_ms * 1_000_000),
-                                  "endTimeUnixNano": str(t0 + (start_ms + 1000) * 1_000_000),
-                                  "attributes": values, "status": {}}
+        values = [
+            {"key": k, "value": {"stringValue": v} if isinstance(v, str) else {"doubleValue": v}}
+            for k, v in attrs.items()
+        ]
+        out: dict[str, object] = {
+            "traceId": trace,
+            "spanId": f"{sid}{i:015x}",
+            "name": name,
+            "kind": 1,
+            "startTimeUnixNano": str(t0 + start_ms * 1_000_000),
+            "endTimeUnixNano": str(t0 + (start_ms + 1000) * 1_000_000),
+            "attributes": values,
+            "status": {},
+        }
         if parent:
             out["parentSpanId"] = f"{parent}{i:015x}"
         return out
 
     spans = [
-        span("a", "agent_turn", 0, {"lk.speech_id": f"s{i}", "lk.e2e_latency": 1.2 + i % 7 / 100,
-                                    "lk.end_of_turn_delay": 0.5, "lk.transcription_delay": 0.2}),
+        span(
+            "a",
+            "agent_turn",
+            0,
+            {
+                "lk.speech_id": f"s{i}",
+                "lk.e2e_latency": 1.2 + i % 7 / 100,
+                "lk.end_of_turn_delay": 0.5,
+                "lk.transcription_delay": 0.2,
+            },
+        ),
         span("b", "llm_node", 10, {"lk.response.ttft": 0.4 + i % 11 / 100}, "a"),
         span("c", "tts_node", 300, {"lk.response.ttfb": 0.2 + i % 5 / 100}, "a"),
     ]
-    doc = {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "agent"}}]},
-                              "scopeSpans": [{"scope": {"name": "livekit-agents"}, "spans": spans}]}]}
+    doc = {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "agent"}}]},
+                "scopeSpans": [{"scope": {"name": "livekit-agents"}, "spans": spans}],
+            }
+        ]
+    }
     return json.dumps(doc) + "\n"
 
 
 def pipecat_turn(i: int) -> str:
     start = datetime(2025, 11, 29, tzinfo=UTC) + timedelta(seconds=17 * i)
     offsets = (0.2, 0.289, 1.24, 1.439, 1.554, 1.577)
-    stamps = {f"t{k}": (start + timedelta(seconds=o)).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
-              for k, o in enumerate(offsets)}
+    stamps = {
+        f"t{k}": (start + timedelta(seconds=o)).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] for k, o in enumerate(offsets)
+    }
     return _PIPECAT.format(llm=0.3 + i % 11 / 100, **stamps)
 
 
@@ -131,8 +195,11 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=200.0, help="size of each generated trace, MB")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        files = {"livekit metrics JSON lines": Path(tmp) / "metrics.jsonl", "pipecat log": Path(tmp) / "pipecat.log",
-                 "otlp JSON lines": Path(tmp) / "spans.jsonl"}
+        files = {
+            "livekit metrics JSON lines": Path(tmp) / "metrics.jsonl",
+            "pipecat log": Path(tmp) / "pipecat.log",
+            "otlp JSON lines": Path(tmp) / "spans.jsonl",
+        }
         makers = {"livekit metrics JSON lines": livekit_turn, "pipecat log": pipecat_turn, "otlp JSON lines": otlp_turn}
         turns = {name: write(path, makers[name], args.mb) for name, path in files.items()}
         base, _ = _isolated("import", str(files["pipecat log"]))
@@ -141,16 +208,19 @@ def main() -> None:
         for name, path in files.items():
             for what in ("read_trace", "check_traces", *(("read_otel(whole)",) if "otlp" in name else ())):
                 peak, secs = _isolated(what, str(path))
-                print(f"{name:28s} {path.stat().st_size / 1e6:6.0f} {turns[name]:8d} {what:>16s} {peak:12.0f} "
-                      f"{secs:7.1f}")
+                print(
+                    f"{name:28s} {path.stat().st_size / 1e6:6.0f} {turns[name]:8d} {what:>16s} {peak:12.0f} {secs:7.1f}"
+                )
 
 
 def _isolated(what: str, path: str) -> tuple[float, float]:
     """Peak RSS (MB) and time (s) of one call in a fresh interpreter, measured by a fresh parent
     (``RUSAGE_CHILDREN`` is the maximum over every child a process has waited for)."""
-    code = ("import resource, subprocess, sys; r = subprocess.run([sys.executable, '-c', sys.argv[1], sys.argv[2], "
-            "sys.argv[3]], check=True, capture_output=True, text=True); "
-            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.stdout.split()[-1])")
+    code = (
+        "import resource, subprocess, sys; r = subprocess.run([sys.executable, '-c', sys.argv[1], sys.argv[2], "
+        "sys.argv[3]], check=True, capture_output=True, text=True); "
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.stdout.split()[-1])"
+    )
     out = subprocess.run([sys.executable, "-c", code, _CHILD, what, path], check=True, capture_output=True, text=True)
     kb, secs = out.stdout.split()
     return int(kb) / 1024, float(secs)

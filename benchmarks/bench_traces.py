@@ -16,8 +16,10 @@ from pathlib import Path
 
 from voicebudget.traces import detect_format, read_trace
 
-VAD = ("2025-11-29 12:20:00.200 | DEBUG    | pipecat.processors.audio.vad_processor:on_speech_stopped:78 - "
-       "VADProcessor#0: User stopped speaking\n")
+VAD = (
+    "2025-11-29 12:20:00.200 | DEBUG    | pipecat.processors.audio.vad_processor:on_speech_stopped:78 - "
+    "VADProcessor#0: User stopped speaking\n"
+)
 HEAD = "2025-11-29 12:20:00.300 | DEBUG    | x:stop_ttfb_metrics:1 - "
 SHAPES = {
     "spaces after level": lambda n: "2025-11-29 12:20:00.300 | DEBUG |" + " " * n,

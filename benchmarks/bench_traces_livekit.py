@@ -25,10 +25,18 @@ def metrics_lines(n: int) -> str:
     out = []
     for i in range(n):
         s = f"speech_{i}"
-        out += [json.dumps({"type": "eou_metrics", "end_of_utterance_delay": 0.5 + i % 7 / 100,
-                            "transcription_delay": 0.2, "speech_id": s}),
-                json.dumps({"type": "llm_metrics", "request_id": f"r{i}", "ttft": 0.3 + i % 11 / 100, "speech_id": s}),
-                json.dumps({"type": "tts_metrics", "request_id": f"t{i}", "ttfb": 0.1 + i % 5 / 100, "speech_id": s})]
+        out += [
+            json.dumps(
+                {
+                    "type": "eou_metrics",
+                    "end_of_utterance_delay": 0.5 + i % 7 / 100,
+                    "transcription_delay": 0.2,
+                    "speech_id": s,
+                }
+            ),
+            json.dumps({"type": "llm_metrics", "request_id": f"r{i}", "ttft": 0.3 + i % 11 / 100, "speech_id": s}),
+            json.dumps({"type": "tts_metrics", "request_id": f"t{i}", "ttfb": 0.1 + i % 5 / 100, "speech_id": s}),
+        ]
     return "\n".join(out) + "\n"
 
 
@@ -42,10 +50,12 @@ def pydantic_lines(n: int) -> str:
     out = []
     for i in range(n):
         s = f"speech_{i}"
-        out += [f"INFO metrics -> type='eou_metrics' timestamp=1.0 end_of_utterance_delay={0.5 + i % 7 / 100} "
-                f"transcription_delay=0.2 speech_id='{s}' metadata=None",
-                f"INFO metrics -> type='llm_metrics' request_id='r{i}' ttft={0.3 + i % 11 / 100} speech_id='{s}'",
-                f"INFO metrics -> type='tts_metrics' request_id='t{i}' ttfb={0.1 + i % 5 / 100} speech_id='{s}'"]
+        out += [
+            f"INFO metrics -> type='eou_metrics' timestamp=1.0 end_of_utterance_delay={0.5 + i % 7 / 100} "
+            f"transcription_delay=0.2 speech_id='{s}' metadata=None",
+            f"INFO metrics -> type='llm_metrics' request_id='r{i}' ttft={0.3 + i % 11 / 100} speech_id='{s}'",
+            f"INFO metrics -> type='tts_metrics' request_id='t{i}' ttfb={0.1 + i % 5 / 100} speech_id='{s}'",
+        ]
     return "\n".join(out) + "\n"
 
 
@@ -53,11 +63,27 @@ def history(n: int) -> str:
     items = []
     for i in range(n):
         ttft, ttfb = 0.3 + i % 11 / 100, 0.1 + i % 5 / 100
-        items += [{"id": f"u{i}", "type": "message", "role": "user", "content": ["a question of some words"],
-                   "metrics": {"stopped_speaking_at": 10.0 * i, "end_of_turn_delay": 0.5}},
-                  {"id": f"a{i}", "type": "message", "role": "assistant", "content": ["an answer"],
-                   "metrics": {"started_speaking_at": 10.0 * i + 1.0 + ttft + ttfb, "llm_node_ttft": ttft,
-                               "tts_node_ttfb": ttfb, "e2e_latency": 1.0 + ttft + ttfb}}]
+        items += [
+            {
+                "id": f"u{i}",
+                "type": "message",
+                "role": "user",
+                "content": ["a question of some words"],
+                "metrics": {"stopped_speaking_at": 10.0 * i, "end_of_turn_delay": 0.5},
+            },
+            {
+                "id": f"a{i}",
+                "type": "message",
+                "role": "assistant",
+                "content": ["an answer"],
+                "metrics": {
+                    "started_speaking_at": 10.0 * i + 1.0 + ttft + ttfb,
+                    "llm_node_ttft": ttft,
+                    "tts_node_ttfb": ttfb,
+                    "e2e_latency": 1.0 + ttft + ttfb,
+                },
+            },
+        ]
     return json.dumps({"items": items}, indent=1)
 
 
@@ -70,15 +96,38 @@ def otel_lines(n: int) -> str:
     for i in range(n):
         t0 = 10**18 + i * 10**10
         spans = [
-            {"traceId": "t", "spanId": f"u{i:015x}", "parentSpanId": "r", "name": "user_turn",
-             "startTimeUnixNano": str(t0), "attributes": [_attr("lk.end_of_turn_delay", 0.5)]},
-            {"traceId": "t", "spanId": f"a{i:015x}", "parentSpanId": "r", "name": "agent_turn",
-             "startTimeUnixNano": str(t0 + 10**9),
-             "attributes": [_attr("lk.e2e_latency", 1.5), _attr("lk.speech_id", f"s{i}")]},
-            {"traceId": "t", "spanId": f"l{i:015x}", "parentSpanId": f"a{i:015x}", "name": "llm_node",
-             "startTimeUnixNano": str(t0 + 10**9), "attributes": [_attr("lk.response.ttft", 0.3 + i % 11 / 100)]},
-            {"traceId": "t", "spanId": f"x{i:015x}", "parentSpanId": f"a{i:015x}", "name": "tts_node",
-             "startTimeUnixNano": str(t0 + 10**9), "attributes": [_attr("lk.response.ttfb", 0.1 + i % 5 / 100)]},
+            {
+                "traceId": "t",
+                "spanId": f"u{i:015x}",
+                "parentSpanId": "r",
+                "name": "user_turn",
+                "startTimeUnixNano": str(t0),
+                "attributes": [_attr("lk.end_of_turn_delay", 0.5)],
+            },
+            {
+                "traceId": "t",
+                "spanId": f"a{i:015x}",
+                "parentSpanId": "r",
+                "name": "agent_turn",
+                "startTimeUnixNano": str(t0 + 10**9),
+                "attributes": [_attr("lk.e2e_latency", 1.5), _attr("lk.speech_id", f"s{i}")],
+            },
+            {
+                "traceId": "t",
+                "spanId": f"l{i:015x}",
+                "parentSpanId": f"a{i:015x}",
+                "name": "llm_node",
+                "startTimeUnixNano": str(t0 + 10**9),
+                "attributes": [_attr("lk.response.ttft", 0.3 + i % 11 / 100)],
+            },
+            {
+                "traceId": "t",
+                "spanId": f"x{i:015x}",
+                "parentSpanId": f"a{i:015x}",
+                "name": "tts_node",
+                "startTimeUnixNano": str(t0 + 10**9),
+                "attributes": [_attr("lk.response.ttfb", 0.1 + i % 5 / 100)],
+            },
         ]
         out.append(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}))
     return "\n".join(out) + "\n"
@@ -116,8 +165,10 @@ def main() -> None:
                 path.write_text(make(k))
                 size = path.stat().st_size
                 times.append(min(timeit.repeat(lambda p=path: read_trace(p), repeat=args.repeat, number=1)))
-            print(f"{name:28s} {times[0] * 1e3:10.1f} {times[1] * 1e3:11.1f} {size / 2**20:6.1f} "
-                  f"{times[1] / times[0]:6.1f}")
+            print(
+                f"{name:28s} {times[0] * 1e3:10.1f} {times[1] * 1e3:11.1f} {size / 2**20:6.1f} "
+                f"{times[1] / times[0]:6.1f}"
+            )
 
 
 if __name__ == "__main__":

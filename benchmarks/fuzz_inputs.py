@@ -32,17 +32,50 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))  # the time limit is shared with tests/test_fuzz_inputs.py
 from time_limit import Hang, time_limit  # noqa: E402
 
-TRACES = sorted(p for p in (ROOT / "tests" / "data" / "traces").rglob("*")
-                if p.is_file() and p.suffix in (".log", ".jsonl", ".json") and not p.name.endswith(".truth.json")
-                and p.name != "expected.json")
+TRACES = sorted(
+    p
+    for p in (ROOT / "tests" / "data" / "traces").rglob("*")
+    if p.is_file()
+    and p.suffix in (".log", ".jsonl", ".json")
+    and not p.name.endswith(".truth.json")
+    and p.name != "expected.json"
+)
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.toml")) + sorted((ROOT / "scenarios").glob("*.yaml"))
 COUNCILS = sorted(p for p in (ROOT / "councils").glob("*.toml") if "tune" not in p.name)
 
 TOKENS = [
-    "[" * 3000, "{" * 3000, "9" * 5000, "-1e309", "NaN", "Infinity", "-Infinity", "null", "true", "[]", "{}",
-    "\u2028", "\u0085", "\ufeff", "[/x]", "[link=https://example.com]x[/link]", "\x00", "\r", "\n" * 50,
-    "&a [1, *a]", "*missing", "<<: *b", '"' * 7, "'''", "\\u0000", "x" * 200_000, "-", "0" * 30, "1e-320",
-    '{"spanId": "a", "parentSpanId": "a"}', '"type": ["eou_metrics"]', "9223372036854775808",
+    "[" * 3000,
+    "{" * 3000,
+    "9" * 5000,
+    "-1e309",
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "null",
+    "true",
+    "[]",
+    "{}",
+    "\u2028",
+    "\u0085",
+    "\ufeff",
+    "[/x]",
+    "[link=https://example.com]x[/link]",
+    "\x00",
+    "\r",
+    "\n" * 50,
+    "&a [1, *a]",
+    "*missing",
+    "<<: *b",
+    '"' * 7,
+    "'''",
+    "\\u0000",
+    "x" * 200_000,
+    "-",
+    "0" * 30,
+    "1e-320",
+    '{"spanId": "a", "parentSpanId": "a"}',
+    '"type": ["eou_metrics"]',
+    "9223372036854775808",
 ]
 
 
@@ -94,7 +127,9 @@ def fuzz(inputs: int, seed: int, timeout: float) -> tuple[collections.Counter[st
     counts: collections.Counter[str] = collections.Counter()
     examples: dict[str, str] = {}
     kinds: list[tuple[list[Path], Callable[[Path], None]]] = [
-        (TRACES, run_trace), (SCENARIOS, run_scenario), (COUNCILS, run_council_file),
+        (TRACES, run_trace),
+        (SCENARIOS, run_scenario),
+        (COUNCILS, run_council_file),
     ]
     sources = {p: p.read_text(encoding="utf-8", errors="replace") for ps, _ in kinds for p in ps}
     with tempfile.TemporaryDirectory() as tmp:
@@ -132,9 +167,11 @@ def main() -> None:
     args = parser.parse_args()
     t0 = time.perf_counter()
     counts, examples = fuzz(args.inputs, args.seed, args.timeout)
-    print(f"{args.inputs:,} mutated inputs (seed {args.seed}) in {time.perf_counter() - t0:.0f} s: "
-          f"{counts['traceback']} tracebacks, {counts['hang']} hangs (> {args.timeout:g} s), "
-          f"{counts['input error (exit 2)']} input errors, {counts['ok']} ran, {counts['slow (> 2 s)']} slow")
+    print(
+        f"{args.inputs:,} mutated inputs (seed {args.seed}) in {time.perf_counter() - t0:.0f} s: "
+        f"{counts['traceback']} tracebacks, {counts['hang']} hangs (> {args.timeout:g} s), "
+        f"{counts['input error (exit 2)']} input errors, {counts['ok']} ran, {counts['slow (> 2 s)']} slow"
+    )
     for key, example in sorted(examples.items()):
         print(f"  {key}: {example}")
 

@@ -60,8 +60,9 @@ def _scenario_with(stage_name: str, *, budget_ms: float, fixed_ms: float) -> vb.
     return vb.Scenario(name="mm1", pipeline=pipeline, budget=vb.Budget(total_ms=budget_ms))
 
 
-@pytest.mark.parametrize(("mu", "budget_ms", "fixed_ms", "percentile"), [(20.0, 800.0, 50.0, 95.0),
-                                                                          (5.0, 2000.0, 0.0, 99.0)])
+@pytest.mark.parametrize(
+    ("mu", "budget_ms", "fixed_ms", "percentile"), [(20.0, 800.0, 50.0, 95.0), (5.0, 2000.0, 0.0, 99.0)]
+)
 def test_mm1_capacity_matches_closed_form(mu: float, budget_ms: float, fixed_ms: float, percentile: float) -> None:
     # M/M/1 sojourn time ~ Exp(mu - lam): its q-quantile is -ln(1-q)/(mu - lam), so the largest rate
     # within a budget T (after a fixed part f) is lam* = mu + ln(1-q) / (T - f) (Kleinrock 1975, sec. 3.2).
@@ -100,31 +101,43 @@ def test_capacity_monotone_in_budget_and_chips() -> None:
     scenario = vb.load_scenario(SUPPORT)
     caps = []
     for total in (700.0, 800.0, 900.0):
-        r = plan_capacity(scenario, deployments_from_scenario(scenario)[:1], budget=vb.Budget(total_ms=total),
-                          samples=5_000)
+        r = plan_capacity(
+            scenario, deployments_from_scenario(scenario)[:1], budget=vb.Budget(total_ms=total), samples=5_000
+        )
         caps.append(r.deployments[0].max_concurrent_calls)
     assert caps == sorted(caps)
     assert caps[0] < caps[-1]
     by_chips = []
     for chips in (1, 2, 4):
-        deps = deployments_from_options(scenario, hardware="h100-sxm", model="llama-3.1-8b", chips=chips,
-                                        precision="fp8")
+        deps = deployments_from_options(
+            scenario, hardware="h100-sxm", model="llama-3.1-8b", chips=chips, precision="fp8"
+        )
         by_chips.append(plan_capacity(scenario, deps, samples=5_000).deployments[0].max_concurrent_calls)
     assert by_chips == sorted(by_chips)
     assert by_chips[0] < by_chips[-1]
 
 
 def test_prefix_caching_prefills_only_the_new_turn_and_carries_more_calls() -> None:
-    traffic = CallTraffic(prompt_tokens_start=1500, prompt_tokens_per_turn=100, call_minutes=1,
-                          turns_per_call_minute=4, prefix_caching=True)
+    traffic = CallTraffic(
+        prompt_tokens_start=1500,
+        prompt_tokens_per_turn=100,
+        call_minutes=1,
+        turns_per_call_minute=4,
+        prefix_caching=True,
+    )
     assert traffic.prompt_tokens_by_turn == (1500, 1600, 1700, 1800)
     assert traffic.prefill_tokens_by_turn == (1500, 100, 100, 100)
     scenario = vb.load_scenario(SUPPORT)
     assert scenario.traffic is not None
     deps = deployments_from_scenario(scenario)[:1]
     plain = plan_capacity(scenario, deps, samples=5_000).deployments[0].max_concurrent_calls
-    cached = plan_capacity(scenario, deps, samples=5_000, traffic=scenario.traffic.model_copy(
-        update={"prefix_caching": True})).deployments[0].max_concurrent_calls
+    cached = (
+        plan_capacity(
+            scenario, deps, samples=5_000, traffic=scenario.traffic.model_copy(update={"prefix_caching": True})
+        )
+        .deployments[0]
+        .max_concurrent_calls
+    )
     assert plain is not None
     assert cached is not None
     assert cached > 2 * plain
@@ -157,8 +170,9 @@ def test_hosted_api_is_bounded_by_its_rate_limit() -> None:
 
 def test_batch_cap_limits_fast_mode() -> None:
     scenario = vb.load_scenario(SUPPORT)
-    deps = deployments_from_options(scenario, hardware="h100-sxm", model="llama-3.1-70b", chips=2, precision="fp8",
-                                    batch_caps=(1, 2, 32))
+    deps = deployments_from_options(
+        scenario, hardware="h100-sxm", model="llama-3.1-70b", chips=2, precision="fp8", batch_caps=(1, 2, 32)
+    )
     r = plan_capacity(scenario, deps, budget=vb.Budget(total_ms=1_500), samples=5_000)
     calls = [d.max_concurrent_calls for d in r.deployments]
     assert calls == sorted(calls)
@@ -173,8 +187,9 @@ def test_capacity_never_falls_as_the_batch_cap_grows() -> None:
     # a larger cap only admits more: capacity is non-decreasing in it (loads near the scheduler's
     # saturation, where its TTFT tail is not monotone, count as overloaded)
     scenario = vb.load_scenario(SUPPORT)
-    deps = deployments_from_options(scenario, hardware="h100-sxm", model="llama-3.1-8b", chips=1, precision="fp8",
-                                    batch_caps=tuple(range(2, 34, 2)))
+    deps = deployments_from_options(
+        scenario, hardware="h100-sxm", model="llama-3.1-8b", chips=1, precision="fp8", batch_caps=tuple(range(2, 34, 2))
+    )
     r = plan_capacity(scenario, deps, budget=vb.Budget(total_ms=1_200), samples=1_000)
     calls = [d.max_concurrent_calls or 0 for d in r.deployments]
     assert calls == sorted(calls)
@@ -182,8 +197,16 @@ def test_capacity_never_falls_as_the_batch_cap_grows() -> None:
 
 
 def test_open_loop_stage_reproduces_the_scheduler_quantiles() -> None:
-    stage = OpenLoopLLM(ttft_quantiles_ms=(80.0, 150.0, 400.0), ttft_floor_ms=10.0, prompts=(1000,),
-                        prompt_offsets_ms=(0.0,), tpot_ms=5.0, first_phrase_tokens=0, jitter_cv=0.0, concurrency=3.0)
+    stage = OpenLoopLLM(
+        ttft_quantiles_ms=(80.0, 150.0, 400.0),
+        ttft_floor_ms=10.0,
+        prompts=(1000,),
+        prompt_offsets_ms=(0.0,),
+        tpot_ms=5.0,
+        first_phrase_tokens=0,
+        jitter_cv=0.0,
+        concurrency=3.0,
+    )
     x = stage.sample(np.random.default_rng(7), 400_000)
     assert np.percentile(x, [50, 90, 99]) == pytest.approx([80.0, 150.0, 400.0], rel=0.01)
     gpu = deployments_from_scenario(vb.load_scenario(SUPPORT))[0]
@@ -221,8 +244,7 @@ def test_cli_json_has_stable_keys_and_numbers() -> None:
 
 
 def test_cli_table_fits_80_columns() -> None:
-    res = runner.invoke(app, ["capacity", str(SUPPORT), "-n", "2000", "--target-calls", "500"],
-                        env={"COLUMNS": "80"})
+    res = runner.invoke(app, ["capacity", str(SUPPORT), "-n", "2000", "--target-calls", "500"], env={"COLUMNS": "80"})
     assert res.exit_code == 0, res.output
     assert "…" not in res.stdout
     assert max(len(line) for line in res.stdout.splitlines()) <= 80

@@ -53,7 +53,6 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-
 # -- real async stages, both backends ----------------------------------------------------------
 
 
@@ -321,10 +320,14 @@ def test_explicit_timestamps_overlap_and_clipping() -> None:
     # asr finished under the endpointing wait (max of parallel branches): it cost nothing
     assert figures == {"asr": 0.0, "endpointing": 200.0, "llm": 250.0, "tts": 110.0, "untracked": 0.0}
     assert not report.passed
-    assert str(report.summary()) == ("p95 560.0 ms > 500.0 ms; "
-                                     "tail driver: llm (mean 250.0 ms of the slowest 5% of turns)")
-    with pytest.raises(BudgetExceeded, match=r"recorder: p95 560.0 ms > 500.0 ms; "
-                                             r"tail driver: llm \(mean 250.0 ms") as exc:
+    assert str(report.summary()) == (
+        "p95 560.0 ms > 500.0 ms; tail driver: llm (mean 250.0 ms of the slowest 5% of turns)"
+    )
+    with pytest.raises(
+        BudgetExceeded,
+        match=r"recorder: p95 560.0 ms > 500.0 ms; "
+        r"tail driver: llm \(mean 250.0 ms",
+    ) as exc:
         report.raise_for_budget()
     assert exc.value.report is report
 

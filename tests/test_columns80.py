@@ -35,8 +35,24 @@ COMMANDS = [
     ["council", str(ROOT / "councils" / "router-flash-lite-sonnet.toml"), "-n", "5000"],
     ["tune", str(ROOT / "councils" / "tune-intent.toml"), "-n", "500"],
     ["capacity", str(ROOT / "scenarios" / "support-line.toml"), "-n", "500", "--target-calls", "500"],
-    ["capacity", str(ROOT / "scenarios" / "support-line.toml"), "-n", "500", "--target-calls", "500", "--hardware",
-     "h100-sxm", "--model", "llama-3.1-70b", "--chips", "2", "--precision", "fp8", "--batch-cap", "2,32"],
+    [
+        "capacity",
+        str(ROOT / "scenarios" / "support-line.toml"),
+        "-n",
+        "500",
+        "--target-calls",
+        "500",
+        "--hardware",
+        "h100-sxm",
+        "--model",
+        "llama-3.1-70b",
+        "--chips",
+        "2",
+        "--precision",
+        "fp8",
+        "--batch-cap",
+        "2,32",
+    ],
     ["check", str(TRACES / "pipecat-broken.log"), str(TRACES / "livekit-broken.jsonl")],
     ["check", str(TRACES / "otel-livekit-broken.jsonl")],
     ["run", str(ROOT / "scenarios" / "telephony-pstn.toml"), "-n", "5000"],
@@ -83,8 +99,11 @@ def test_help_fits_80_columns_with_unbroken_sentences(command: list[str]) -> Non
     assert code == 0, out
     assert "…" not in out  # no option name, type or help word cut
     lines = out.splitlines()
-    description = lines[lines.index(next(x for x in lines if x.lstrip().startswith("Usage:"))) + 2:
-                        lines.index(next(x for x in lines if x.startswith("╭")))]
+    description = lines[
+        lines.index(next(x for x in lines if x.lstrip().startswith("Usage:"))) + 2 : lines.index(
+            next(x for x in lines if x.startswith("╭"))
+        )
+    ]
     # a docstring's own line breaks used to survive into --help ("2 on / invalid input or when an /
     # evaluation failed"): a line breaks only where the next word would not have fitted
     for line, after in zip(description, description[1:], strict=False):
@@ -107,8 +126,16 @@ def test_run_comparison_is_one_line_per_variant_with_its_numbers() -> None:
     for r in result.reports:
         d = r.tail_driver
         assert d is not None
-        row = [r.name, f"{r.total.p50_ms:.1f}", f"{r.total.p95_ms:.1f}", f"{r.total.p95_ms - base:+.1f}",
-               f"{r.within_budget_share:.1%}", d.name, f"{d.tail_ms:.0f}", "FAIL"]
+        row = [
+            r.name,
+            f"{r.total.p50_ms:.1f}",
+            f"{r.total.p95_ms:.1f}",
+            f"{r.total.p95_ms - base:+.1f}",
+            f"{r.within_budget_share:.1%}",
+            d.name,
+            f"{d.tail_ms:.0f}",
+            "FAIL",
+        ]
         assert row in [line.split() for line in out.splitlines()], row
     assert "seed 1, 20,000 turns per variant, budget 800 ms at p95" in out.splitlines()  # its own line
     assert "variant: baseline (ms)" in out  # the column legend is a caption, not a wrapped title
@@ -138,7 +165,8 @@ def test_anomalies_are_listed_per_file_with_whole_field_names() -> None:
     assert [x.strip() for x in lines].count("livekit-broken.jsonl") == 2  # the file once per table: turns, anomalies
     rows = [x.split(None, 3) for x in lines if x[:6].strip().isdigit()]
     assert ["8", "end_of_utterance_delay", "200.5", "absurd value: over 20 s"] in [
-        [*r[:3], r[3].strip()[:23]] for r in rows if len(r) == 4]
+        [*r[:3], r[3].strip()[:23]] for r in rows if len(r) == 4
+    ]
     assert ["35", "LLM", "TTFB", "250.0"] in [x.split()[:4] for x in lines]
     assert any(x.split()[:3] == ["12", "ttft", '{"type":'] and '"llm_m...' in x for x in lines)  # value cut, marked
 
@@ -153,8 +181,9 @@ def test_tune_pick_uses_the_words_of_the_front_listing() -> None:
 
 
 def test_open_loop_infer_names_the_model_as_asked_and_capacity_counts_singular() -> None:
-    code, out = at_80("infer", "-m", "llama-3.3-70b", "-H", "h100-sxm", "--chips", "2", "--precision", "fp8",
-                      "--request-rate", "5")
+    code, out = at_80(
+        "infer", "-m", "llama-3.3-70b", "-H", "h100-sxm", "--chips", "2", "--precision", "fp8", "--request-rate", "5"
+    )
     assert code == 0
     assert "llama-3.3-70b (same architecture as llama-3.1-70b)" in " ".join(out.split())
     code, out = at_80("capacity", str(ROOT / "scenarios" / "support-line.toml"), "-n", "500")

@@ -193,14 +193,15 @@ def test_pipecat_own_log_gives_the_injected_times(pipecat_log: tuple[Path, dict[
     stages, ms = turn.stages_ms, 1000.0
     # each stage as the scripted processors ran it (the sleeps above, stretched by the machine's load)
     assert stages["endpointing"] == pytest.approx((marks["llm_request"] - marks["speech_end"]) * ms, abs=TOL_MS)
-    assert stages["llm_ttft"] == pytest.approx((marks["llm_first_answer_token"] - marks["llm_request"]) * ms,
-                                               abs=TOL_MS)
+    assert stages["llm_ttft"] == pytest.approx(
+        (marks["llm_first_answer_token"] - marks["llm_request"]) * ms, abs=TOL_MS
+    )
     parts = turn.parts_ms["llm_ttft"]
     assert parts["ttfb"] == pytest.approx((marks["llm_first_token"] - marks["llm_request"]) * ms, abs=TOL_MS)
-    assert parts["thinking"] == pytest.approx((marks["llm_first_answer_token"] - marks["llm_first_token"]) * ms,
-                                              abs=TOL_MS)
-    assert stages["first_phrase"] == pytest.approx((marks["tts_request"] - marks["aggregation_start"]) * ms,
-                                                   abs=TOL_MS)
+    assert parts["thinking"] == pytest.approx(
+        (marks["llm_first_answer_token"] - marks["llm_first_token"]) * ms, abs=TOL_MS
+    )
+    assert stages["first_phrase"] == pytest.approx((marks["tts_request"] - marks["aggregation_start"]) * ms, abs=TOL_MS)
     assert stages["tts_ttfb"] == pytest.approx((marks["tts_first_byte"] - marks["tts_request"]) * ms, abs=TOL_MS)
     assert turn.total_ms == pytest.approx((marks["tts_first_byte"] - marks["speech_end"]) * ms, abs=TOL_MS)
     # and the sleeps themselves are there (a stretched sleep is only ever longer)
@@ -217,5 +218,6 @@ def test_pipecat_conformance_check(pipecat_log: tuple[Path, dict[str, float]]) -
     assert driver is not None
     assert driver.name == "llm_ttft"
     assert {p.name for p in driver.parts} == {"ttfb", "thinking"}
-    assert result.report.total.p50_ms == pytest.approx((marks["tts_first_byte"] - marks["speech_end"]) * 1000,
-                                                       abs=TOL_MS)
+    assert result.report.total.p50_ms == pytest.approx(
+        (marks["tts_first_byte"] - marks["speech_end"]) * 1000, abs=TOL_MS
+    )

@@ -17,8 +17,9 @@ from voicebudget.cli import app
 runner = CliRunner()
 
 
-def simulate_logs(path: Path, *, items: int, members: int, p: float, rho: float, c: float, u: float, k: int,
-                  seed: int) -> None:
+def simulate_logs(
+    path: Path, *, items: int, members: int, p: float, rho: float, c: float, u: float, k: int, seed: int
+) -> None:
     """Answers drawn from the model itself: an item is unsolved with probability u, else has a
     competence theta ~ Beta (mean p/(1-u), correlation rho); a wrong member says the item's top wrong
     answer with probability c, else one of the k - 2 others uniformly."""
@@ -57,9 +58,18 @@ def write(tmp_path: Path, rows: list[tuple[str, str, str, int]]) -> Path:
 
 SMALL = [
     # item 1: wrong x, x, y (1 agreeing pair of 3); item 2: a, b, c (0 of 3); item 3: z, z, z (3 of 3)
-    ("1", "m1", "x", 0), ("1", "m2", "x", 0), ("1", "m3", "y", 0), ("1", "m4", "r", 1),
-    ("2", "m1", "a", 0), ("2", "m2", "b", 0), ("2", "m3", "c", 0), ("2", "m4", "r", 1),
-    ("3", "m1", "z", 0), ("3", "m2", "z", 0), ("3", "m3", "z", 0), ("3", "m4", "r", 1),
+    ("1", "m1", "x", 0),
+    ("1", "m2", "x", 0),
+    ("1", "m3", "y", 0),
+    ("1", "m4", "r", 1),
+    ("2", "m1", "a", 0),
+    ("2", "m2", "b", 0),
+    ("2", "m3", "c", 0),
+    ("2", "m4", "r", 1),
+    ("3", "m1", "z", 0),
+    ("3", "m2", "z", 0),
+    ("3", "m3", "z", 0),
+    ("3", "m4", "r", 1),
 ]
 
 

@@ -29,8 +29,20 @@ from voicebudget import majority_accuracy, plurality_accuracy
 # N: maj@N in %, computed as the module docstring says from github.com/Yiwei98/ESC
 # GPT3.5_result/last_letters/T0.7.jsonl (N = 1: share of right answers over all 500 x 40)
 CURVE: dict[int, float] = {
-    1: 80.36, 2: 80.37, 3: 82.00, 4: 82.22, 5: 82.47, 6: 82.53, 8: 82.69, 10: 82.78,
-    12: 82.86, 16: 82.95, 20: 83.00, 24: 83.03, 30: 83.07, 40: 83.20,
+    1: 80.36,
+    2: 80.37,
+    3: 82.00,
+    4: 82.22,
+    5: 82.47,
+    6: 82.53,
+    8: 82.69,
+    10: 82.78,
+    12: 82.86,
+    16: 82.95,
+    20: 83.00,
+    24: 83.03,
+    30: 83.07,
+    40: 83.20,
 }
 P_SAMPLED = CURVE[1] / 100
 GRID = [(rho / 20, c / 10, u) for rho in range(1, 19) for c in range(11) for u in (0.0, 0.05, 0.1, 0.15)]

@@ -88,8 +88,13 @@ def test_never_agreeing_wrong_answers_are_the_exact_plurality(p: list[float]) ->
 
 @pytest.mark.parametrize(
     ("p", "answers", "c"),
-    [([0.4, 0.5, 0.3], 4, 1 / 3), ([0.4, 0.35, 0.3, 0.45], 5, 0.4), ([0.25, 0.3, 0.5, 0.2, 0.4], 6, 0.5),
-     ([0.5, 0.3], 3, 0.6), ([0.3] * 6, 4, 0.5)],
+    [
+        ([0.4, 0.5, 0.3], 4, 1 / 3),
+        ([0.4, 0.35, 0.3, 0.45], 5, 0.4),
+        ([0.25, 0.3, 0.5, 0.2, 0.4], 6, 0.5),
+        ([0.5, 0.3], 3, 0.6),
+        ([0.3] * 6, 4, 0.5),
+    ],
 )
 def test_k_options_match_brute_force_enumeration(p: list[float], answers: int, c: float) -> None:
     assert plurality_accuracy(p, answers=answers, wrong_concentration=c) == pytest.approx(
@@ -172,7 +177,10 @@ def test_accuracy_is_a_probability(p: list[float], rho: float, space: tuple[int 
 
 
 @given(
-    st.lists(st.floats(0.0, 1.0), min_size=2, max_size=6), st.integers(0, 5), st.floats(0.0, 1.0), spaces,
+    st.lists(st.floats(0.0, 1.0), min_size=2, max_size=6),
+    st.integers(0, 5),
+    st.floats(0.0, 1.0),
+    spaces,
 )
 @settings(max_examples=80, deadline=None)
 def test_independent_accuracy_is_monotone_in_each_member(
@@ -215,8 +223,10 @@ def test_hard_and_easy_items_give_a_curve_that_rises_then_falls() -> None:
 
 
 def members(n: int, p: float, **extra: object) -> list[dict[str, object]]:
-    return [{"name": f"m{i}", "p": p, "stage": {"kind": "lognormal", "p50_ms": 100, "p95_ms": 200}, **extra}
-            for i in range(n)]
+    return [
+        {"name": f"m{i}", "p": p, "stage": {"kind": "lognormal", "p50_ms": 100, "p95_ms": 200}, **extra}
+        for i in range(n)
+    ]
 
 
 @pytest.mark.parametrize(
@@ -257,8 +267,12 @@ def test_samples_of_one_model_answer_with_the_sampled_accuracy() -> None:
     single = Council.model_validate({"topology": "all", "members": [base]})
     assert single.p == [0.6]  # one greedy call
     council = Council.model_validate(
-        {"topology": "all", "members": [base, {**base, "name": "m#2"}, {**base, "name": "m#3"}],
-         "answers": "open", "wrong_concentration": 0.0}
+        {
+            "topology": "all",
+            "members": [base, {**base, "name": "m#2"}, {**base, "name": "m#3"}],
+            "answers": "open",
+            "wrong_concentration": 0.0,
+        }
     )
     assert council.p == [0.5, 0.5, 0.5]
     res = evaluate_council(council, samples=1000)

@@ -39,8 +39,7 @@ SAMPLES = 64
 
 
 def cons(p_pct: float, rho: float, c: float, u: float) -> float:
-    return 100 * plurality_accuracy([p_pct / 100] * SAMPLES, rho=rho, answers="open", wrong_concentration=c,
-                                    unsolved=u)
+    return 100 * plurality_accuracy([p_pct / 100] * SAMPLES, rho=rho, answers="open", wrong_concentration=c, unsolved=u)
 
 
 # (rho, wrong_concentration, unsolved) that reproduce each row (found by a grid search over
@@ -65,8 +64,12 @@ def test_every_published_row_is_reachable(model: str) -> None:
     assert cons(p, *REACH[model]) == pytest.approx(published, abs=0.1)
 
 
-GRID = [(rho, c, u) for rho in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
-        for c in (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0) for u in (0.0, 0.05, 0.1, 0.15, 0.2)]
+GRID = [
+    (rho, c, u)
+    for rho in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+    for c in (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
+    for u in (0.0, 0.05, 0.1, 0.15, 0.2)
+]
 
 
 def leave_one_out_errors(grid: list[tuple[float, float, float]]) -> dict[str, float]:
@@ -119,8 +122,9 @@ def test_another_papers_ensembles_predicted_with_the_aime_parameters(agents: int
     # to another paper, other models and other benchmarks: GSM8K within 2.3 points, MATH 10 points
     # high (measured 2026-11-30: -2.0/+1.2/-1.7/+9.9 at 15 agents, -1.3/+2.3/-1.3/+10.1 at 40)
     errors = {
-        name: 100 * plurality_accuracy([p / 100] * agents, rho=0.3, answers="open", wrong_concentration=0.3,
-                                       unsolved=0.15) - published
+        name: 100
+        * plurality_accuracy([p / 100] * agents, rho=0.3, answers="open", wrong_concentration=0.3, unsolved=0.15)
+        - published
         for name, (p, published) in LI_TABLE.items()
     }
     assert all(abs(e) < 2.5 for name, e in errors.items() if "GSM8K" in name)

@@ -134,8 +134,9 @@ def test_a_nan_objective_is_an_error_not_a_ranking(tmp_path: Path, monkeypatch: 
         res = original(council, **kw)
         if len(council.members) != 2:
             return res
-        return type(res)(res.council, res.report, QualityResult(math.nan, "exact"), res.cost_per_turn_usd,
-                         math.nan, math.nan)
+        return type(res)(
+            res.council, res.report, QualityResult(math.nan, "exact"), res.cost_per_turn_usd, math.nan, math.nan
+        )
 
     monkeypatch.setattr(_tune, "evaluate_council", nan_for_pairs)
     result = tune_council(path)

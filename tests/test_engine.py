@@ -128,8 +128,12 @@ def test_contributions_add_up_to_the_total_on_the_critical_path() -> None:
 @pytest.mark.parametrize(("kind", "first"), [(vb.AllOf, np.argmax), (vb.Race, np.argmin)])
 def test_max_and_min_credit_the_first_child_that_reaches_the_value(kind, first) -> None:
     # ties included (two equal constants, a discrete resample): credit goes to the first such child
-    members = {"u": vb.Empirical(samples_ms=(100.0, 150.0, 300.0)), "c1": vb.Fixed(value_ms=150),
-               "c2": vb.Fixed(value_ms=150), "w": vb.Uniform(low_ms=90, high_ms=310)}
+    members = {
+        "u": vb.Empirical(samples_ms=(100.0, 150.0, 300.0)),
+        "c1": vb.Fixed(value_ms=150),
+        "c2": vb.Fixed(value_ms=150),
+        "w": vb.Uniform(low_ms=90, high_ms=310),
+    }
     ev = vb.evaluate(kind(stages=members), 5000, 11)
     stack = np.stack([ev.stages[k] for k in members])
     assert np.array_equal(ev.total, stack.max(axis=0) if first is np.argmax else stack.min(axis=0))

@@ -21,15 +21,43 @@ from typer.testing import CliRunner
 from voicebudget.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
-TRACES = sorted(p for p in (ROOT / "tests" / "data" / "traces").glob("*")
-                if p.suffix in (".log", ".jsonl", ".json") and not p.name.endswith(".truth.json"))
+TRACES = sorted(
+    p
+    for p in (ROOT / "tests" / "data" / "traces").glob("*")
+    if p.suffix in (".log", ".jsonl", ".json") and not p.name.endswith(".truth.json")
+)
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.toml"))
-TOKENS = ["[" * 2000, "{" * 2000, "9" * 5000, "NaN", "Infinity", "-1e309", "null", "true", "[]", "\u2028",
-          "\ufeff", "[/x]", "[link=https://example.com]x[/link]", "\r", "&a [1, *a]", '"', "-", "x" * 50_000,
-          '{"spanId": "a", "parentSpanId": "a"}', '"type": ["eou_metrics"]', "9223372036854775808", "\n"]
+TOKENS = [
+    "[" * 2000,
+    "{" * 2000,
+    "9" * 5000,
+    "NaN",
+    "Infinity",
+    "-1e309",
+    "null",
+    "true",
+    "[]",
+    "\u2028",
+    "\ufeff",
+    "[/x]",
+    "[link=https://example.com]x[/link]",
+    "\r",
+    "&a [1, *a]",
+    '"',
+    "-",
+    "x" * 50_000,
+    '{"spanId": "a", "parentSpanId": "a"}',
+    '"type": ["eou_metrics"]',
+    "9223372036854775808",
+    "\n",
+]
 LIMIT_S = 20.0
-FUZZ = settings(max_examples=40, derandomize=True, deadline=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=40,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 runner = CliRunner()
 
 edit = st.tuples(st.floats(0, 1), st.integers(0, 200), st.one_of(st.sampled_from(TOKENS), st.text(max_size=20)))
@@ -38,7 +66,7 @@ edit = st.tuples(st.floats(0, 1), st.integers(0, 200), st.one_of(st.sampled_from
 def mutate(text: str, edits: list[tuple[float, int, str]]) -> str:
     for where, length, token in edits:
         i = int(where * len(text))
-        text = text[:i] + token + text[i + length:]
+        text = text[:i] + token + text[i + length :]
     return text
 
 

@@ -13,7 +13,6 @@ from voicebudget import Budget, BudgetGuard, GuardDecision, TurnRecorder
 ROOT_SCENARIO = "voicebudget/data/webrtc-cascade.toml"
 
 
-
 def uniform_guard(**options: object) -> BudgetGuard:
     """llm takes 0, 1, ..., 999 ms (one turn each), tts always 100 ms; a grid on every value: exact."""
     samples = {"llm": np.arange(1000.0), "tts": np.full(1000, 100.0)}

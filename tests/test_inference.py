@@ -17,8 +17,17 @@ CAL = vb.DEFAULT_CALIBRATION if hasattr(vb, "DEFAULT_CALIBRATION") else vb.GPUCa
 def test_catalog_ids_and_sources() -> None:
     for hid in ("a100-40gb", "a100-80gb", "h100-sxm", "h200", "b200", "gb200", "mi300x", "wse-3", "groq-lpu"):
         assert vb.get_hardware(hid).source
-    for mid in ("llama-3.1-8b", "llama-3.1-70b", "llama-3.3-70b", "llama-3.1-405b", "llama-2-7b", "llama-2-70b",
-                "glm-4.7", "gpt-oss-120b", "qwen3-235b-a22b"):
+    for mid in (
+        "llama-3.1-8b",
+        "llama-3.1-70b",
+        "llama-3.3-70b",
+        "llama-3.1-405b",
+        "llama-2-7b",
+        "llama-2-70b",
+        "glm-4.7",
+        "gpt-oss-120b",
+        "qwen3-235b-a22b",
+    ):
         assert vb.get_model(mid).source
     assert vb.get_model("Llama-3.3-70B") is vb.MODELS["llama-3.1-70b"]
     with pytest.raises(vb.ModelError, match="known: .*h100-sxm"):
@@ -96,8 +105,9 @@ def test_moe_weights_read_grow_with_batch() -> None:
 
 
 def test_gpt_oss_native_fp4_experts_fit_one_h100() -> None:
-    r = vb.estimate_inference("gpt-oss-120b", "h100-sxm", vb.Deployment(), vb.Workload(prompt_tokens=1000,
-                                                                                         output_tokens=200))
+    r = vb.estimate_inference(
+        "gpt-oss-120b", "h100-sxm", vb.Deployment(), vb.Workload(prompt_tokens=1000, output_tokens=200)
+    )
     assert r.chips == 1
     assert r.memory.weights_bytes < 70e9  # MXFP4-class experts (4.5 bits) + bf16 dense part
     with pytest.raises(vb.ModelError):
@@ -198,7 +208,8 @@ def test_plan_fast_mode_finds_the_cheapest_concurrency() -> None:
     nxt = vb.compare_policies(NIM["model"], NIM["hardware"], _nim(50), _nim(plan.concurrency + 1), NIM_WL)
     assert nxt.speedup < 2.0
     assert plan.ceiling == pytest.approx(
-        vb.compare_policies(NIM["model"], NIM["hardware"], _nim(50), _nim(1), NIM_WL).speedup)
+        vb.compare_policies(NIM["model"], NIM["hardware"], _nim(50), _nim(1), NIM_WL).speedup
+    )
 
 
 def test_plan_fast_mode_out_of_reach() -> None:
@@ -214,8 +225,13 @@ def test_published_fast_mode_trade() -> None:
     A dense frontier-size model (Llama-3.1-405B fp8 on 8 x B200, 1000 in / 300 out) served at concurrency
     128 reaches 2.5x at batch 8 for ~6.4x chip-time per token: the published trade within 25%, implying a
     concurrency ratio of about 6 x 2.5 = 15."""
-    plan = vb.plan_fast_mode("llama-3.1-405b", "b200", vb.Deployment(chips=8, precision="fp8", concurrency=144),
-                             2.5, vb.Workload(prompt_tokens=1000, output_tokens=300))
+    plan = vb.plan_fast_mode(
+        "llama-3.1-405b",
+        "b200",
+        vb.Deployment(chips=8, precision="fp8", concurrency=144),
+        2.5,
+        vb.Workload(prompt_tokens=1000, output_tokens=300),
+    )
     assert plan.reachable
     assert plan.comparison is not None
     assert plan.comparison.price_ratio == pytest.approx(6.0, rel=0.25)
@@ -227,17 +243,33 @@ def test_published_fast_mode_trade() -> None:
 
 
 def test_gpu_stage_closed_form_without_noise() -> None:
-    st = vb.GPUStage(model="llama-3.1-8b", hardware="h100-sxm", prompt_tokens=800, output_tokens=200,
-                     first_phrase_tokens=12, jitter_cv=0.0)
-    r = vb.estimate_inference("llama-3.1-8b", "h100-sxm", vb.Deployment(), vb.Workload(prompt_tokens=800,
-                                                                                        output_tokens=200))
+    st = vb.GPUStage(
+        model="llama-3.1-8b",
+        hardware="h100-sxm",
+        prompt_tokens=800,
+        output_tokens=200,
+        first_phrase_tokens=12,
+        jitter_cv=0.0,
+    )
+    r = vb.estimate_inference(
+        "llama-3.1-8b", "h100-sxm", vb.Deployment(), vb.Workload(prompt_tokens=800, output_tokens=200)
+    )
     x = st.sample(np.random.default_rng(3), 1000)
     assert np.allclose(x, r.ttft_ms + 12 * r.tpot_ms)
 
 
 def test_gpu_stage_queue_wait_and_jitter() -> None:
-    st = vb.GPUStage(model="llama-3.3-70b", hardware="h100-sxm", chips=2, precision="fp8", concurrency=50,
-                     prompt_tokens=5000, output_tokens=500, first_phrase_tokens=10, jitter_cv=0.0)
+    st = vb.GPUStage(
+        model="llama-3.3-70b",
+        hardware="h100-sxm",
+        chips=2,
+        precision="fp8",
+        concurrency=50,
+        prompt_tokens=5000,
+        output_tokens=500,
+        first_phrase_tokens=10,
+        jitter_cv=0.0,
+    )
     r = st.predict()
     x = st.sample(np.random.default_rng(3), 200_000)
     # mean wait for the running step = half a step: the sample mean equals the model's TTFT + 10 TPOT
@@ -249,8 +281,13 @@ def test_gpu_stage_queue_wait_and_jitter() -> None:
 
 
 def test_stage_prompt_range_varies_ttft() -> None:
-    st = vb.GPUStage(model="llama-3.1-8b", hardware="h100-sxm", prompt_tokens=vb.TokenRange(low=100, high=4000),
-                     jitter_cv=0.0, first_phrase_tokens=0)
+    st = vb.GPUStage(
+        model="llama-3.1-8b",
+        hardware="h100-sxm",
+        prompt_tokens=vb.TokenRange(low=100, high=4000),
+        jitter_cv=0.0,
+        first_phrase_tokens=0,
+    )
     x = st.sample(np.random.default_rng(0), 5000)
     lo = vb.estimate_inference("llama-3.1-8b", "h100-sxm", workload=vb.Workload(prompt_tokens=100)).ttft_ms
     hi = vb.estimate_inference("llama-3.1-8b", "h100-sxm", workload=vb.Workload(prompt_tokens=4000)).ttft_ms
@@ -298,15 +335,20 @@ def test_scenario_errors_name_the_field() -> None:
     bad = SCENARIO.replace('hardware = "h100-sxm"', 'hardware = "wse-3"')
     with pytest.raises(vb.ScenarioError, match=r"hw.toml: pipeline.stages.llm.*use kind = 'wafer'"):
         vb.parse_scenario(tomllib.loads(bad), origin="hw.toml")
-    big = SCENARIO.replace('model = "llama-3.1-8b"\nhardware = "h100-sxm"',
-                           'model = "llama-3.1-405b"\nhardware = "h100-sxm"\nchips = 1')
+    big = SCENARIO.replace(
+        'model = "llama-3.1-8b"\nhardware = "h100-sxm"', 'model = "llama-3.1-405b"\nhardware = "h100-sxm"\nchips = 1'
+    )
     with pytest.raises(vb.ScenarioError, match="does not fit.*short by"):
         vb.parse_scenario(tomllib.loads(big), origin="hw.toml")
 
 
 def test_api_stage_fast_tier() -> None:
-    base = vb.APIStage(ttft=vb.LogNormal(p50_ms=600, p95_ms=900), tpot=vb.Fixed(value_ms=20.0),
-                       first_phrase_tokens=10, fast=vb.FastTier(speed_factor=2.5, price_factor=6.0))
+    base = vb.APIStage(
+        ttft=vb.LogNormal(p50_ms=600, p95_ms=900),
+        tpot=vb.Fixed(value_ms=20.0),
+        first_phrase_tokens=10,
+        fast=vb.FastTier(speed_factor=2.5, price_factor=6.0),
+    )
     fast = base.model_copy(update={"use_fast": True})
     a = base.sample(np.random.default_rng(7), 10_000)
     b = fast.sample(np.random.default_rng(7), 10_000)

@@ -29,9 +29,18 @@ ADDED = ROOT / "tests" / "data" / "inference-calibration-added.csv"
 DECODE_TOL, TTFT_TOL, LOADED_TOL = 0.15, 0.25, 0.30
 
 # kipply's "Transformer Inference Arithmetic" 13B (40 layers, d_model 5120, 40 heads, multi-head attention).
-KIPPLY_13B = vb.ModelArch(id="13b", name="13B dense (kipply)", total_params=13e9, active_params=13e9, layers=40,
-                          d_model=5120, q_heads=40, kv_heads=40, head_dim=128,
-                          source="kipply, Transformer Inference Arithmetic (2022)")
+KIPPLY_13B = vb.ModelArch(
+    id="13b",
+    name="13B dense (kipply)",
+    total_params=13e9,
+    active_params=13e9,
+    layers=40,
+    d_model=5120,
+    q_heads=40,
+    kv_heads=40,
+    head_dim=128,
+    source="kipply, Transformer Inference Arithmetic (2022)",
+)
 
 
 @dataclass(frozen=True)
@@ -44,16 +53,38 @@ class Case:
     tol: float
 
 
-def _gpu(model: str | vb.ModelArch, hw: str, chips: int, tp: int, prec: str, conc: int, p: int, o: int,
-         metric: str, tol: float) -> Case:
-    return Case(model, hw, vb.Deployment(chips=chips, tensor_parallel=tp, precision=prec, concurrency=conc),  # type: ignore[arg-type]
-                vb.Workload(prompt_tokens=p, output_tokens=o), metric, tol)
+def _gpu(
+    model: str | vb.ModelArch,
+    hw: str,
+    chips: int,
+    tp: int,
+    prec: str,
+    conc: int,
+    p: int,
+    o: int,
+    metric: str,
+    tol: float,
+) -> Case:
+    return Case(
+        model,
+        hw,
+        vb.Deployment(chips=chips, tensor_parallel=tp, precision=prec, concurrency=conc),  # type: ignore[arg-type]
+        vb.Workload(prompt_tokens=p, output_tokens=o),
+        metric,
+        tol,
+    )
 
 
 def _sram(model: str, hw: str, p: int, o: int, software: str) -> Case:
     """A wafer/LPU speed row, predicted with the vendor software generation of the row's date (issue 12 item 8)."""
-    return Case(model, hw, vb.Deployment(software=software), vb.Workload(prompt_tokens=p, output_tokens=o),
-                "tokens_per_s_per_user", DECODE_TOL)
+    return Case(
+        model,
+        hw,
+        vb.Deployment(software=software),
+        vb.Workload(prompt_tokens=p, output_tokens=o),
+        "tokens_per_s_per_user",
+        DECODE_TOL,
+    )
 
 
 CASES: dict[str, Case] = {
@@ -130,8 +161,12 @@ def test_median_absolute_percentage_error(summary_line: Callable[[str], None]) -
             case = CASES[row["id"]]
             errs[row["id"]] = abs(_predict(case) / _measured(row, case) - 1.0)
     mape = statistics.median(errs.values())
-    classes = {"decode": ("G1", "G3"), "TTFT": ("G1p", "G3p", "P4", "P8", "P4s", "P8s"),
-               "loaded TPOT": ("G5a", "M18", "M3"), "wafer/LPU": ("S1", "S5", "S7", "S13")}
+    classes = {
+        "decode": ("G1", "G3"),
+        "TTFT": ("G1p", "G3p", "P4", "P8", "P4s", "P8s"),
+        "loaded TPOT": ("G5a", "M18", "M3"),
+        "wafer/LPU": ("S1", "S5", "S7", "S13"),
+    }
     per_class = {c: statistics.median(errs[i] for i in ids if i in errs) for c, ids in classes.items()}
     summary = ", ".join(f"{k} {v:.1%}" for k, v in errs.items())
     medians = ", ".join(f"{c} {m:.1%}" for c, m in per_class.items())
@@ -154,8 +189,13 @@ def test_api_rows() -> None:
     # A2: Anthropic fast mode, up to 2.5x output tok/s at 6x price, TTFT unchanged.
     assert "2.5x" in rows["A2"]["value"]
     assert "6x" in rows["A2"]["value"]
-    fast = stage.model_copy(update={"fast": vb.FastTier(speed_factor=2.5, price_factor=6.0), "use_fast": True,
-                                    "usd_per_million_output_tokens": 25.0})
+    fast = stage.model_copy(
+        update={
+            "fast": vb.FastTier(speed_factor=2.5, price_factor=6.0),
+            "use_fast": True,
+            "usd_per_million_output_tokens": 25.0,
+        }
+    )
     assert fast.sample(np.random.default_rng(0), 1)[0] == pytest.approx(1800.0 + 10 * 1000.0 / 63.0 / 2.5)
     assert fast.price_per_million_output_tokens == pytest.approx(150.0)  # Opus 4.6: $25 -> $150 per MTok out
 

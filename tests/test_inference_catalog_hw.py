@@ -40,8 +40,9 @@ def _json(args: list[str]) -> dict[str, object]:
 
 
 @pytest.mark.parametrize(("hw", "mem", "bw", "bf16", "fp8", "fp4"), DATASHEETS)
-def test_entries_pin_their_datasheets(hw: str, mem: float, bw: float, bf16: float, fp8: float | None,
-                                      fp4: float | None) -> None:
+def test_entries_pin_their_datasheets(
+    hw: str, mem: float, bw: float, bf16: float, fp8: float | None, fp4: float | None
+) -> None:
     h = vb.get_hardware(hw)
     assert (h.memory_bytes, h.memory_bandwidth_bytes_per_s) == (pytest.approx(mem), pytest.approx(bw))
     assert h.flops_per_s("bf16") == pytest.approx(bf16)
@@ -96,7 +97,8 @@ def test_mi355x_efficiency_puts_its_fp8_compute_at_b200_parity() -> None:
     assert mi.flops_per_s("fp8") == pytest.approx(8192 * 256 * 2.4e9, rel=0.002)
     assert mi.flops_per_s("bf16") == pytest.approx(4096 * 256 * 2.4e9, rel=0.002)
     assert mi.flops_per_s("fp8") * mi.software_efficiency == pytest.approx(
-        b.flops_per_s("fp8") * b.software_efficiency, rel=0.01)
+        b.flops_per_s("fp8") * b.software_efficiency, rel=0.01
+    )
 
 
 def test_h20_is_h100_memory_class_with_a_seventh_of_the_compute() -> None:

@@ -21,24 +21,61 @@ runner = CliRunner()
 
 # deepseek-ai/DeepSeek-V3 (and -R1) config.json, the fields the count reads (the source on the catalog entry).
 DEEPSEEK_V3 = {
-    "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "first_k_dense_replace": 3,
-    "hidden_size": 7168, "intermediate_size": 18432, "kv_lora_rank": 512, "max_position_embeddings": 163840,
-    "moe_intermediate_size": 2048, "moe_layer_freq": 1, "n_group": 8, "n_routed_experts": 256, "n_shared_experts": 1,
-    "num_attention_heads": 128, "num_experts_per_tok": 8, "num_hidden_layers": 61, "num_key_value_heads": 128,
-    "num_nextn_predict_layers": 1, "q_lora_rank": 1536, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
-    "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
-                            "weight_block_size": [128, 128]},
-    "tie_word_embeddings": False, "torch_dtype": "bfloat16", "v_head_dim": 128, "vocab_size": 129280,
+    "architectures": ["DeepseekV3ForCausalLM"],
+    "model_type": "deepseek_v3",
+    "first_k_dense_replace": 3,
+    "hidden_size": 7168,
+    "intermediate_size": 18432,
+    "kv_lora_rank": 512,
+    "max_position_embeddings": 163840,
+    "moe_intermediate_size": 2048,
+    "moe_layer_freq": 1,
+    "n_group": 8,
+    "n_routed_experts": 256,
+    "n_shared_experts": 1,
+    "num_attention_heads": 128,
+    "num_experts_per_tok": 8,
+    "num_hidden_layers": 61,
+    "num_key_value_heads": 128,
+    "num_nextn_predict_layers": 1,
+    "q_lora_rank": 1536,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "quantization_config": {
+        "activation_scheme": "dynamic",
+        "fmt": "e4m3",
+        "quant_method": "fp8",
+        "weight_block_size": [128, 128],
+    },
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+    "v_head_dim": 128,
+    "vocab_size": 129280,
 }
 # meta-llama/Llama-4-Maverick-17B-128E-Instruct config.json (multimodal: the text model is in text_config).
 MAVERICK = {
-    "architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
-    "text_config": {"model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192,
-                    "intermediate_size_mlp": 16384, "interleave_moe_layer_step": 2, "num_hidden_layers": 48,
-                    "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128, "num_local_experts": 128,
-                    "num_experts_per_tok": 1, "vocab_size": 202048, "max_position_embeddings": 1048576,
-                    "attention_chunk_size": 8192, "rope_theta": 500000.0, "torch_dtype": "bfloat16"},
-    "tie_word_embeddings": False, "vision_config": {"hidden_size": 1408, "num_hidden_layers": 34},
+    "architectures": ["Llama4ForConditionalGeneration"],
+    "model_type": "llama4",
+    "text_config": {
+        "model_type": "llama4_text",
+        "hidden_size": 5120,
+        "intermediate_size": 8192,
+        "intermediate_size_mlp": 16384,
+        "interleave_moe_layer_step": 2,
+        "num_hidden_layers": 48,
+        "num_attention_heads": 40,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "num_local_experts": 128,
+        "num_experts_per_tok": 1,
+        "vocab_size": 202048,
+        "max_position_embeddings": 1048576,
+        "attention_chunk_size": 8192,
+        "rope_theta": 500000.0,
+        "torch_dtype": "bfloat16",
+    },
+    "tie_word_embeddings": False,
+    "vision_config": {"hidden_size": 1408, "num_hidden_layers": 34},
 }
 
 
@@ -95,8 +132,17 @@ def test_mla_decode_step_terms_follow_the_closed_forms() -> None:
 
 
 def test_mla_fields_are_checked() -> None:
-    kw = {"id": "x", "name": "x", "total_params": 1e9, "active_params": 1e9, "layers": 2, "d_model": 64,
-          "q_heads": 4, "head_dim": 16, "source": "test"}
+    kw = {
+        "id": "x",
+        "name": "x",
+        "total_params": 1e9,
+        "active_params": 1e9,
+        "layers": 2,
+        "d_model": 64,
+        "q_heads": 4,
+        "head_dim": 16,
+        "source": "test",
+    }
     with pytest.raises(ValidationError, match="kv_heads must be 1"):
         vb.ModelArch.model_validate({**kw, "kv_heads": 4, "kv_lora_rank": 32, "rope_head_dim": 8})
     with pytest.raises(ValidationError, match="both kv_lora_rank and rope_head_dim"):
@@ -122,32 +168,39 @@ def test_maverick_config_interleaves_moe_layers(tmp_path: Path) -> None:
     assert (m.moe_layers, m.experts, m.experts_per_token) == (24, 128, 1)
     assert m.max_context_tokens == 1048576
     # every layer MoE (Scout's step 1) would hold twice the routed experts
-    every = vb.model_from_hf_config(write_config(tmp_path, "every", {
-        **MAVERICK, "text_config": {**MAVERICK["text_config"], "interleave_moe_layer_step": 1}}))  # type: ignore[dict-item]
+    every = vb.model_from_hf_config(
+        write_config(
+            tmp_path, "every", {**MAVERICK, "text_config": {**MAVERICK["text_config"], "interleave_moe_layer_step": 1}}
+        )
+    )  # type: ignore[dict-item]
     assert every.moe_layers == 48
     assert every.routed_params == pytest.approx(2 * m.routed_params, rel=1e-12)
     assert vb.MODELS["llama-4-maverick"].total_params == m.total_params
 
 
-@pytest.mark.parametrize(("model", "total", "active", "tol", "active_without_embeddings"), [
-    # DeepSeek-V3 README / model card (671B / 37B): tolerance 1% on the total, 1.6% on the rounded active count
-    ("deepseek-v3", 671e9, 37e9, 0.016, False),
-    ("deepseek-r1", 671e9, 37e9, 0.016, False),
-    # Meta's Llama 4 model card: Scout 109B / 17B (16 experts), Maverick 400B / 17B (128 experts); totals include
-    # the vision encoder, which the text model does not serve: 2%
-    ("llama-4-scout", 109e9, 17e9, 0.02, False),
-    ("llama-4-maverick", 400e9, 17e9, 0.02, False),
-    # Z.ai GLM-4.5 release: 355B / 32B and GLM-4.5-Air 106B / 12B; active counted without embedding tables,
-    # the MTP layer (in the 355B) not counted: 2%
-    ("glm-4.5", 355e9, 32e9, 0.02, True),
-    ("glm-4.6", 355e9, 32e9, 0.02, True),
-    ("glm-4.5-air", 106e9, 12e9, 0.02, True),
-    # Meta's Llama 3 model card: 8B (8.03e9 in the Llama-3.1 card, same layout) and 70B; 1%
-    ("llama-3-8b", 8.03e9, 8.03e9, 0.01, False),
-    ("llama-3-70b", 70.6e9, 70.6e9, 0.01, False),
-])
-def test_new_entries_match_their_model_cards(model: str, total: float, active: float, tol: float,
-                                             active_without_embeddings: bool) -> None:
+@pytest.mark.parametrize(
+    ("model", "total", "active", "tol", "active_without_embeddings"),
+    [
+        # DeepSeek-V3 README / model card (671B / 37B): tolerance 1% on the total, 1.6% on the rounded active count
+        ("deepseek-v3", 671e9, 37e9, 0.016, False),
+        ("deepseek-r1", 671e9, 37e9, 0.016, False),
+        # Meta's Llama 4 model card: Scout 109B / 17B (16 experts), Maverick 400B / 17B (128 experts); totals include
+        # the vision encoder, which the text model does not serve: 2%
+        ("llama-4-scout", 109e9, 17e9, 0.02, False),
+        ("llama-4-maverick", 400e9, 17e9, 0.02, False),
+        # Z.ai GLM-4.5 release: 355B / 32B and GLM-4.5-Air 106B / 12B; active counted without embedding tables,
+        # the MTP layer (in the 355B) not counted: 2%
+        ("glm-4.5", 355e9, 32e9, 0.02, True),
+        ("glm-4.6", 355e9, 32e9, 0.02, True),
+        ("glm-4.5-air", 106e9, 12e9, 0.02, True),
+        # Meta's Llama 3 model card: 8B (8.03e9 in the Llama-3.1 card, same layout) and 70B; 1%
+        ("llama-3-8b", 8.03e9, 8.03e9, 0.01, False),
+        ("llama-3-70b", 70.6e9, 70.6e9, 0.01, False),
+    ],
+)
+def test_new_entries_match_their_model_cards(
+    model: str, total: float, active: float, tol: float, active_without_embeddings: bool
+) -> None:
     m = vb.MODELS[model]
     assert m.total_params == pytest.approx(total, rel=tol)
     emb = 2 * 151552 * m.d_model if active_without_embeddings else 0
@@ -156,17 +209,20 @@ def test_new_entries_match_their_model_cards(model: str, total: float, active: f
     assert "read 2026-12-01" in m.source
 
 
-@pytest.mark.parametrize(("model", "elements"), [
-    ("deepseek-v3", 61 * (512 + 64)),       # MLA: layers x (latent + RoPE key)
-    ("deepseek-r1", 61 * (512 + 64)),
-    ("llama-4-scout", 2 * 48 * 8 * 128),    # 2 x layers x KV heads x head_dim
-    ("llama-4-maverick", 2 * 48 * 8 * 128),
-    ("glm-4.5", 2 * 92 * 8 * 128),
-    ("glm-4.6", 2 * 92 * 8 * 128),
-    ("glm-4.5-air", 2 * 46 * 8 * 128),
-    ("llama-3-8b", 2 * 32 * 8 * 128),
-    ("llama-3-70b", 2 * 80 * 8 * 128),
-])
+@pytest.mark.parametrize(
+    ("model", "elements"),
+    [
+        ("deepseek-v3", 61 * (512 + 64)),  # MLA: layers x (latent + RoPE key)
+        ("deepseek-r1", 61 * (512 + 64)),
+        ("llama-4-scout", 2 * 48 * 8 * 128),  # 2 x layers x KV heads x head_dim
+        ("llama-4-maverick", 2 * 48 * 8 * 128),
+        ("glm-4.5", 2 * 92 * 8 * 128),
+        ("glm-4.6", 2 * 92 * 8 * 128),
+        ("glm-4.5-air", 2 * 46 * 8 * 128),
+        ("llama-3-8b", 2 * 32 * 8 * 128),
+        ("llama-3-70b", 2 * 80 * 8 * 128),
+    ],
+)
 def test_kv_bytes_per_token_closed_form(model: str, elements: int) -> None:
     m = vb.MODELS[model]
     assert kv_bytes_per_token(m, "bf16") == 2.0 * elements
@@ -186,8 +242,17 @@ def test_cli_lists_and_runs_the_new_models() -> None:
     r = runner.invoke(app, ["models", "--format", "json"])
     assert r.exit_code == 0, r.output
     ids = {row["id"] for row in json.loads(r.stdout)}
-    assert {"deepseek-v3", "deepseek-r1", "llama-4-scout", "llama-4-maverick", "glm-4.5", "glm-4.6", "glm-4.5-air",
-            "llama-3-8b", "llama-3-70b"} <= ids
+    assert {
+        "deepseek-v3",
+        "deepseek-r1",
+        "llama-4-scout",
+        "llama-4-maverick",
+        "glm-4.5",
+        "glm-4.6",
+        "glm-4.5-air",
+        "llama-3-8b",
+        "llama-3-70b",
+    } <= ids
     r = runner.invoke(app, ["infer", "-m", "deepseek-v3", "--hardware", "h200", "--chips", "8", "-f", "json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
@@ -233,35 +298,59 @@ def test_local_layers_shrink_the_decode_step_and_the_memory_need() -> None:
     assert step.kv_cache_ms == pytest.approx(1e3 * b * s * 2 * 253952 * share / bw, rel=1e-12)
     flops = hw.bf16_flops_per_s * cal.compute_efficiency
     assert step.attention_ms == pytest.approx(1e3 * 4 * 62 * 32 * 128 * b * s * share / flops, rel=1e-12)
-    r = vb.estimate_inference("gemma-3-27b", "h100-sxm", vb.Deployment(chips=1, concurrency=4),
-                              vb.Workload(prompt_tokens=20000, output_tokens=200))
+    r = vb.estimate_inference(
+        "gemma-3-27b",
+        "h100-sxm",
+        vb.Deployment(chips=1, concurrency=4),
+        vb.Workload(prompt_tokens=20000, output_tokens=200),
+    )
     ctx = 20000 + 100  # prompt + half the output resident
     assert r.memory.kv_cache_bytes == pytest.approx(4 * ctx * 2 * 253952 * (10 + 52 * 1024 / ctx) / 62, rel=1e-12)
 
 
-@pytest.mark.parametrize(("extra", "window", "local"), [
-    # Gemma 3: every 6th layer global
-    ({"sliding_window": 1024, "sliding_window_pattern": 6, "model_type": "gemma3_text"}, 1024, 10),
-    # gpt-oss style layer_types list
-    ({"sliding_window": 128, "layer_types": ["sliding_attention", "full_attention"] * 6}, 128, 6),
-    # Mistral-7B-v0.1: one window on every layer
-    ({"sliding_window": 4096, "model_type": "mistral"}, 4096, 12),
-    # Qwen configs carry a window they do not use
-    ({"sliding_window": 131072, "use_sliding_window": False}, None, 0),
-    # Llama-4 chunked attention: all but every 4th layer (NoPE, global)
-    ({"attention_chunk_size": 8192, "model_type": "llama4_text"}, 8192, 9),
-    ({"attention_chunk_size": 8192, "no_rope_layers": [1, 0] * 6}, 8192, 6),
-])
+@pytest.mark.parametrize(
+    ("extra", "window", "local"),
+    [
+        # Gemma 3: every 6th layer global
+        ({"sliding_window": 1024, "sliding_window_pattern": 6, "model_type": "gemma3_text"}, 1024, 10),
+        # gpt-oss style layer_types list
+        ({"sliding_window": 128, "layer_types": ["sliding_attention", "full_attention"] * 6}, 128, 6),
+        # Mistral-7B-v0.1: one window on every layer
+        ({"sliding_window": 4096, "model_type": "mistral"}, 4096, 12),
+        # Qwen configs carry a window they do not use
+        ({"sliding_window": 131072, "use_sliding_window": False}, None, 0),
+        # Llama-4 chunked attention: all but every 4th layer (NoPE, global)
+        ({"attention_chunk_size": 8192, "model_type": "llama4_text"}, 8192, 9),
+        ({"attention_chunk_size": 8192, "no_rope_layers": [1, 0] * 6}, 8192, 6),
+    ],
+)
 def test_model_config_reads_local_attention(extra: dict[str, object], window: int | None, local: int) -> None:
-    cfg = {"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 12, "num_attention_heads": 4,
-           "num_key_value_heads": 2, "vocab_size": 1000, **extra}
+    cfg = {
+        "hidden_size": 256,
+        "intermediate_size": 512,
+        "num_hidden_layers": 12,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "vocab_size": 1000,
+        **extra,
+    }
     m = model_from_hf_dict(cfg, ident="x", name="x", source="t")
     assert (m.sliding_window, m.sliding_layers) == (window, local)
 
 
 def test_local_attention_fields_are_checked() -> None:
-    kw = {"id": "x", "name": "x", "total_params": 1e9, "active_params": 1e9, "layers": 4, "d_model": 64,
-          "q_heads": 4, "kv_heads": 4, "head_dim": 16, "source": "test"}
+    kw = {
+        "id": "x",
+        "name": "x",
+        "total_params": 1e9,
+        "active_params": 1e9,
+        "layers": 4,
+        "d_model": 64,
+        "q_heads": 4,
+        "kv_heads": 4,
+        "head_dim": 16,
+        "source": "test",
+    }
     with pytest.raises(ValidationError, match=r"sliding_layers \(5\) > layers \(4\)"):
         vb.ModelArch.model_validate({**kw, "sliding_window": 8, "sliding_layers": 5})
     with pytest.raises(ValidationError, match="needs a sliding_window"):

@@ -13,8 +13,16 @@ from voicebudget.cli import app
 
 runner = CliRunner()
 
-KEYS = {"ttft_ms", "tpot_ms", "tokens_per_s_per_user", "throughput_tokens_per_s", "chips",
-        "cost_per_million_output_tokens", "price_assumption", "bound"}
+KEYS = {
+    "ttft_ms",
+    "tpot_ms",
+    "tokens_per_s_per_user",
+    "throughput_tokens_per_s",
+    "chips",
+    "cost_per_million_output_tokens",
+    "price_assumption",
+    "bound",
+}
 
 
 def _json(args: list[str]) -> dict:  # type: ignore[type-arg]
@@ -24,12 +32,34 @@ def _json(args: list[str]) -> dict:  # type: ignore[type-arg]
 
 
 def test_infer_json_matches_the_library() -> None:
-    doc = _json(["infer", "--model", "llama-3.3-70b", "--hardware", "h100-sxm", "--chips", "2", "--tp", "2",
-                 "--precision", "fp8", "--concurrency", "50", "--prompt-tokens", "5000", "--output-tokens", "500"])
+    doc = _json(
+        [
+            "infer",
+            "--model",
+            "llama-3.3-70b",
+            "--hardware",
+            "h100-sxm",
+            "--chips",
+            "2",
+            "--tp",
+            "2",
+            "--precision",
+            "fp8",
+            "--concurrency",
+            "50",
+            "--prompt-tokens",
+            "5000",
+            "--output-tokens",
+            "500",
+        ]
+    )
     assert KEYS <= set(doc)
-    lib = vb.estimate_inference("llama-3.3-70b", "h100-sxm",
-                                vb.Deployment(chips=2, tensor_parallel=2, precision="fp8", concurrency=50),
-                                vb.Workload(prompt_tokens=5000, output_tokens=500))
+    lib = vb.estimate_inference(
+        "llama-3.3-70b",
+        "h100-sxm",
+        vb.Deployment(chips=2, tensor_parallel=2, precision="fp8", concurrency=50),
+        vb.Workload(prompt_tokens=5000, output_tokens=500),
+    )
     assert doc["tpot_ms"] == pytest.approx(lib.tpot_ms)
     assert doc["ttft_ms"] == pytest.approx(lib.ttft_ms)
     assert doc["chips"] == 2
@@ -124,11 +154,31 @@ def test_commands_have_help(cmd: str) -> None:
 
 
 def test_infer_request_rate_gives_ttft_quantiles() -> None:
-    args = ["infer", "--model", "llama-3.3-70b", "--hardware", "h100-sxm", "--chips", "2", "--precision", "fp8",
-            "--prompt-tokens", "1000", "--output-tokens", "300", "--request-rate", "3"]
+    args = [
+        "infer",
+        "--model",
+        "llama-3.3-70b",
+        "--hardware",
+        "h100-sxm",
+        "--chips",
+        "2",
+        "--precision",
+        "fp8",
+        "--prompt-tokens",
+        "1000",
+        "--output-tokens",
+        "300",
+        "--request-rate",
+        "3",
+    ]
     doc = _json(args)
-    lib = vb.estimate_open_loop("llama-3.3-70b", "h100-sxm", vb.Deployment(chips=2, precision="fp8"),
-                                vb.Workload(prompt_tokens=1000, output_tokens=300), 3.0)
+    lib = vb.estimate_open_loop(
+        "llama-3.3-70b",
+        "h100-sxm",
+        vb.Deployment(chips=2, precision="fp8"),
+        vb.Workload(prompt_tokens=1000, output_tokens=300),
+        3.0,
+    )
     assert doc["ttft_p99_ms"] == pytest.approx(lib.ttft_p99_ms)
     assert doc["ttft_p50_ms"] < doc["ttft_p90_ms"] < doc["ttft_p99_ms"]
     assert doc["mean_concurrency"] == pytest.approx(3.0 * (doc["ttft_mean_ms"] + 299 * doc["tpot_ms"]) / 1e3)
@@ -146,8 +196,23 @@ def test_audited_b200_fp4_deployment_is_not_refused() -> None:
     """MLPerf-style: one B200 at fp4 serving Llama-2-70B to ~1,400 queries in flight (OpenOrca ~300 in /
     ~290 out). The KV cache is sized for what paged attention keeps resident on average, prompt + half the
     output: 1,400 x 445 tokens x 160 KiB (fp8) = 102 GB + 38.8 GB of weights <= 90% of 180 GB."""
-    args = ["infer", "-m", "llama-2-70b", "-H", "b200", "--chips", "1", "--precision", "fp4", "-c", "1400",
-            "--prompt-tokens", "300", "--output-tokens", "290"]
+    args = [
+        "infer",
+        "-m",
+        "llama-2-70b",
+        "-H",
+        "b200",
+        "--chips",
+        "1",
+        "--precision",
+        "fp4",
+        "-c",
+        "1400",
+        "--prompt-tokens",
+        "300",
+        "--output-tokens",
+        "290",
+    ]
     doc = _json(args)
     assert doc["memory"]["kv_cache_bytes"] == pytest.approx(1400 * (300 + 145) * 2 * 80 * 8 * 128 * 1.0)
     assert doc["memory"]["weights_bytes"] == pytest.approx(69e9 * 0.5625)
@@ -237,7 +302,8 @@ def test_memory_utilization_on_an_sram_chip_is_refused_not_ignored() -> None:
     assert r.exit_code == 2, r.output
     assert "--memory-utilization applies to HBM chips" in r.output
     assert "usable_sram_fraction (0.9)" in r.output
-    gpu = runner.invoke(app, ["infer", "-m", "llama-3.1-70b", "-H", "h100-sxm", "--memory-utilization", "0.5",
-                              "-f", "json"])
+    gpu = runner.invoke(
+        app, ["infer", "-m", "llama-3.1-70b", "-H", "h100-sxm", "--memory-utilization", "0.5", "-f", "json"]
+    )
     assert gpu.exit_code == 0, gpu.output
     assert json.loads(gpu.stdout)["chips"] == 4  # 141 GB of bf16 weights within 50% of 80 GB per chip

@@ -16,12 +16,31 @@ from voicebudget.inference._catalog import model_from_hf_dict
 runner = CliRunner()
 
 # The published config.json fields (meta-llama/Llama-3.1-8B; mistralai/Mixtral-8x7B-v0.1).
-LLAMA_31_8B = {"hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
-               "num_key_value_heads": 8, "vocab_size": 128256, "tie_word_embeddings": False,
-               "max_position_embeddings": 131072, "torch_dtype": "bfloat16", "model_type": "llama"}
-MIXTRAL = {"hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
-           "num_key_value_heads": 8, "vocab_size": 32000, "num_local_experts": 8, "num_experts_per_tok": 2,
-           "max_position_embeddings": 32768, "torch_dtype": "bfloat16", "model_type": "mixtral"}
+LLAMA_31_8B = {
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "vocab_size": 128256,
+    "tie_word_embeddings": False,
+    "max_position_embeddings": 131072,
+    "torch_dtype": "bfloat16",
+    "model_type": "llama",
+}
+MIXTRAL = {
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "vocab_size": 32000,
+    "num_local_experts": 8,
+    "num_experts_per_tok": 2,
+    "max_position_embeddings": 32768,
+    "torch_dtype": "bfloat16",
+    "model_type": "mixtral",
+}
 
 
 def test_llama_config_reproduces_the_catalog(tmp_path: Path) -> None:
@@ -31,7 +50,8 @@ def test_llama_config_reproduces_the_catalog(tmp_path: Path) -> None:
     assert (m.layers, m.kv_heads, m.head_dim, m.max_context_tokens) == (32, 8, 128, 131072)
     wl = vb.Workload(prompt_tokens=1000, output_tokens=200)
     assert vb.estimate_inference(m, "h100-sxm", workload=wl).tpot_ms == pytest.approx(
-        vb.estimate_inference(cat, "h100-sxm", workload=wl).tpot_ms, rel=0.005)
+        vb.estimate_inference(cat, "h100-sxm", workload=wl).tpot_ms, rel=0.005
+    )
 
 
 def test_mixtral_config_counts_experts(tmp_path: Path) -> None:
@@ -67,8 +87,12 @@ def test_cli_model_config_and_speculative(tmp_path: Path) -> None:
     assert plain["tpot_ms"] / spec["tpot_ms"] == pytest.approx(speedup, rel=1e-4)  # verification ~ one step
     assert spec["speculative_speedup"] == pytest.approx(plain["tpot_ms"] / spec["tpot_ms"])
     assert spec["model"] == "llama-3.1-8b"
-    for bad, msg in (("0.7,4", "give acceptance,draft_tokens,draft_cost"), ("1.2,4,0.1", "acceptance rate must be"),
-                     ("0.7,0,0.1", "draft tokens must be >= 1"), ("a,b,c", "are numbers")):
+    for bad, msg in (
+        ("0.7,4", "give acceptance,draft_tokens,draft_cost"),
+        ("1.2,4,0.1", "acceptance rate must be"),
+        ("0.7,0,0.1", "draft tokens must be >= 1"),
+        ("a,b,c", "are numbers"),
+    ):
         r = runner.invoke(app, [*base, "--speculative", bad])
         assert r.exit_code == 2
         assert msg in r.output
@@ -80,12 +104,22 @@ def test_cli_model_config_and_speculative(tmp_path: Path) -> None:
     assert "file not found" in r.output
 
 
-@pytest.mark.parametrize(("model", "total", "active"), [
-    # Totals from each model card (Qwen2.5/Qwen3 cards, Meta's Llama-3.2 card, Mistral-7B-v0.3's card, Gemma 3 report).
-    ("qwen2.5-7b", 7.61e9, None), ("qwen2.5-72b", 72.7e9, None), ("qwen3-8b", 8.2e9, None),
-    ("qwen3-32b", 32.8e9, None), ("qwen3-30b-a3b", 30.5e9, 3.3e9), ("llama-3.2-1b", 1.24e9, None),
-    ("llama-3.2-3b", 3.21e9, None), ("mistral-7b", 7.25e9, None), ("gemma-3-27b", 27e9, None),
-])
+@pytest.mark.parametrize(
+    ("model", "total", "active"),
+    [
+        # Totals from each model card (Qwen2.5/Qwen3 cards, Meta's Llama-3.2 card, Mistral-7B-v0.3's card,
+        # Gemma 3 report).
+        ("qwen2.5-7b", 7.61e9, None),
+        ("qwen2.5-72b", 72.7e9, None),
+        ("qwen3-8b", 8.2e9, None),
+        ("qwen3-32b", 32.8e9, None),
+        ("qwen3-30b-a3b", 30.5e9, 3.3e9),
+        ("llama-3.2-1b", 1.24e9, None),
+        ("llama-3.2-3b", 3.21e9, None),
+        ("mistral-7b", 7.25e9, None),
+        ("gemma-3-27b", 27e9, None),
+    ],
+)
 def test_catalog_from_configs_matches_model_cards(model: str, total: float, active: float | None) -> None:
     m = vb.MODELS[model]
     assert m.total_params == pytest.approx(total, rel=0.015)
@@ -94,18 +128,29 @@ def test_catalog_from_configs_matches_model_cards(model: str, total: float, acti
 
 
 def test_speculative_with_request_rate_is_refused_not_ignored() -> None:
-    r = runner.invoke(app, ["infer", "-m", "llama-3.1-8b", "-H", "h100-sxm", "--request-rate", "2",
-                            "--speculative", "0.7,4,0.05"])
+    r = runner.invoke(
+        app, ["infer", "-m", "llama-3.1-8b", "-H", "h100-sxm", "--request-rate", "2", "--speculative", "0.7,4,0.05"]
+    )
     assert r.exit_code == 2
     assert "does not include speculative decoding yet" in r.output
 
 
 def test_gpt_oss_20b_counts_from_its_config_and_runs() -> None:
     # openai/gpt-oss-20b config.json fields (source on the entry); OpenAI's model card: 20.91B total, 3.61B active.
-    cfg = {"hidden_size": 2880, "intermediate_size": 2880, "num_hidden_layers": 24, "num_attention_heads": 64,
-           "num_key_value_heads": 8, "head_dim": 64, "num_local_experts": 32, "num_experts_per_tok": 4,
-           "vocab_size": 201088, "tie_word_embeddings": False, "max_position_embeddings": 131072,
-           "quantization_config": {"quant_method": "mxfp4"}}
+    cfg = {
+        "hidden_size": 2880,
+        "intermediate_size": 2880,
+        "num_hidden_layers": 24,
+        "num_attention_heads": 64,
+        "num_key_value_heads": 8,
+        "head_dim": 64,
+        "num_local_experts": 32,
+        "num_experts_per_tok": 4,
+        "vocab_size": 201088,
+        "tie_word_embeddings": False,
+        "max_position_embeddings": 131072,
+        "quantization_config": {"quant_method": "mxfp4"},
+    }
     counted = model_from_hf_dict(cfg, ident="x", name="x", source="test")
     m = vb.MODELS["gpt-oss-20b"]
     assert counted.total_params == pytest.approx(m.total_params, rel=0.001)
@@ -119,20 +164,28 @@ def test_gpt_oss_20b_counts_from_its_config_and_runs() -> None:
     assert doc["chips"] == 1
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    # each once reached ModelArch's own validation and exited 3 ("internal error"), or ran on a nonsense model
-    ({"num_local_experts": 8, "num_experts_per_tok": 16},
-     "num_experts_per_tok: must be at most the number of routed experts (8), got 16"),
-    ({"max_position_embeddings": 0}, "max_position_embeddings: must be a positive integer, got 0"),
-    ({"max_position_embeddings": -1}, "max_position_embeddings: must be a positive integer, got -1"),
-    ({"num_key_value_heads": 5}, "num_key_value_heads: must divide num_attention_heads (32) (grouped-query "
-                                 "attention), got 5"),
-    ({"num_key_value_heads": 64}, "num_key_value_heads: must divide num_attention_heads (32)"),
-    ({"layer_types": ["sliding_attention"] * 3, "sliding_window": 4096},
-     "layer_types: lists 3 layers, but num_hidden_layers is 32"),
-])
-def test_inconsistent_configs_exit_2_naming_the_field(tmp_path: Path, change: dict[str, object],
-                                                      message: str) -> None:
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        # each once reached ModelArch's own validation and exited 3 ("internal error"), or ran on a nonsense model
+        (
+            {"num_local_experts": 8, "num_experts_per_tok": 16},
+            "num_experts_per_tok: must be at most the number of routed experts (8), got 16",
+        ),
+        ({"max_position_embeddings": 0}, "max_position_embeddings: must be a positive integer, got 0"),
+        ({"max_position_embeddings": -1}, "max_position_embeddings: must be a positive integer, got -1"),
+        (
+            {"num_key_value_heads": 5},
+            "num_key_value_heads: must divide num_attention_heads (32) (grouped-query attention), got 5",
+        ),
+        ({"num_key_value_heads": 64}, "num_key_value_heads: must divide num_attention_heads (32)"),
+        (
+            {"layer_types": ["sliding_attention"] * 3, "sliding_window": 4096},
+            "layer_types: lists 3 layers, but num_hidden_layers is 32",
+        ),
+    ],
+)
+def test_inconsistent_configs_exit_2_naming_the_field(tmp_path: Path, change: dict[str, object], message: str) -> None:
     p = write_config(tmp_path, "m", {**LLAMA_31_8B, **change})
     r = runner.invoke(app, ["infer", "--model-config", str(p), "-H", "h100-sxm"])
     assert r.exit_code == 2, r.output
@@ -156,19 +209,42 @@ def test_empty_software_generation_exits_2() -> None:
 def test_request_rate_example_of_docs_prints_its_numbers() -> None:
     # docs/inference.md "Arrival rate (open loop)" shows this command's table; it once showed stale figures
     # (89.8 / 160.3 / 234.8 ms, capacity 9.6) that the tool no longer printed
-    r = runner.invoke(app, ["infer", "-m", "llama-3.3-70b", "-H", "h100-sxm", "--chips", "2", "--precision", "fp8",
-                            "--prompt-tokens", "1000", "--output-tokens", "300", "--request-rate", "3"])
+    r = runner.invoke(
+        app,
+        [
+            "infer",
+            "-m",
+            "llama-3.3-70b",
+            "-H",
+            "h100-sxm",
+            "--chips",
+            "2",
+            "--precision",
+            "fp8",
+            "--prompt-tokens",
+            "1000",
+            "--output-tokens",
+            "300",
+            "--request-rate",
+            "3",
+        ],
+    )
     assert r.exit_code == 0, r.output
     doc = (Path(__file__).parents[1] / "docs" / "inference.md").read_text(encoding="utf-8")
-    for label, value in (("TTFT p50 / p90 / p99", "91.5 / 146.4 / 212.1 ms"), ("TPOT (ITL)", "21.96 ms"),
-                         ("mean concurrency (Little's law)", "20.0"), ("capacity", "9.33 requests/s (32% used)")):
+    for label, value in (
+        ("TTFT p50 / p90 / p99", "91.5 / 146.4 / 212.1 ms"),
+        ("TPOT (ITL)", "21.96 ms"),
+        ("mean concurrency (Little's law)", "20.0"),
+        ("capacity", "9.33 requests/s (32% used)"),
+    ):
         line = next(x for x in r.output.splitlines() if x.startswith(f"│ {label} "))
         assert value in line, line
         assert line in doc, f"docs/inference.md does not show {line!r}"
 
 
-@pytest.mark.parametrize(("key", "value"), [("n_shared_experts", "x"), ("n_shared_experts", -2),
-                                            ("shared_expert_intermediate_size", -1408)])
+@pytest.mark.parametrize(
+    ("key", "value"), [("n_shared_experts", "x"), ("n_shared_experts", -2), ("shared_expert_intermediate_size", -1408)]
+)
 def test_shared_expert_fields_must_be_counts(tmp_path: Path, key: str, value: object) -> None:
     # 'x' exited 3 (int('x')); -2 silently took two shared experts' weights off the total
     p = write_config(tmp_path, "moe", {**MIXTRAL, key: value})

@@ -46,9 +46,12 @@ def test_cli_runs_on_the_file_and_weights_stream_at_its_bandwidth() -> None:
 
 def test_defaults_id_from_the_file_name(tmp_path: Path) -> None:
     p = tmp_path / "My-Chip.toml"
-    p.write_text('memory_bytes = 24e9\nmemory_bandwidth_bytes_per_s = 300e9\nbf16_flops_per_s = 121e12\n'
-                 'scaleup_link_bytes_per_s = 32e9\nsource = "a datasheet"\n[price]\nusd_per_chip_hour = 0.8\n'
-                 'source = "a quote"\n', encoding="utf-8")
+    p.write_text(
+        "memory_bytes = 24e9\nmemory_bandwidth_bytes_per_s = 300e9\nbf16_flops_per_s = 121e12\n"
+        'scaleup_link_bytes_per_s = 32e9\nsource = "a datasheet"\n[price]\nusd_per_chip_hour = 0.8\n'
+        'source = "a quote"\n',
+        encoding="utf-8",
+    )
     hw = vb.hardware_from_toml(p)
     assert (hw.id, hw.name) == ("my-chip", "my-chip")
     assert hw.price is not None
@@ -58,16 +61,28 @@ def test_defaults_id_from_the_file_name(tmp_path: Path) -> None:
     assert doc["cost_per_million_output_tokens"] is not None
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("memory_bytes = 24e9\n", "scaleup_link_bytes_per_s: required field missing"),
-    ('memory_bytes = -1\nmemory_bandwidth_bytes_per_s = 3e11\nbf16_flops_per_s = 1e14\n'
-     'scaleup_link_bytes_per_s = 3e10\nsource = "x"\n', "memory_bytes: Input should be greater than 0"),
-    ('memory_bytes = 24e9\nmemory_bandwidth_bytes_per_s = 3e11\nbf16_flops_per_s = 1e14\n'
-     'scaleup_link_bytes_per_s = 3e10\nsource = "x"\nbandwith = 1\n', "bandwith: unknown field"),
-    ('memory_bytes = 24e9\nmemory_bandwidth_bytes_per_s = 3e11\nbf16_flops_per_s = 1e14\n'
-     'scaleup_link_bytes_per_s = 3e10\nsource = "x"\nscaleup_topology = "ib"\n', "scaleup_topology: Input should be"),
-    ("memory_bytes = = 1\n", "cannot parse TOML"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("memory_bytes = 24e9\n", "scaleup_link_bytes_per_s: required field missing"),
+        (
+            "memory_bytes = -1\nmemory_bandwidth_bytes_per_s = 3e11\nbf16_flops_per_s = 1e14\n"
+            'scaleup_link_bytes_per_s = 3e10\nsource = "x"\n',
+            "memory_bytes: Input should be greater than 0",
+        ),
+        (
+            "memory_bytes = 24e9\nmemory_bandwidth_bytes_per_s = 3e11\nbf16_flops_per_s = 1e14\n"
+            'scaleup_link_bytes_per_s = 3e10\nsource = "x"\nbandwith = 1\n',
+            "bandwith: unknown field",
+        ),
+        (
+            "memory_bytes = 24e9\nmemory_bandwidth_bytes_per_s = 3e11\nbf16_flops_per_s = 1e14\n"
+            'scaleup_link_bytes_per_s = 3e10\nsource = "x"\nscaleup_topology = "ib"\n',
+            "scaleup_topology: Input should be",
+        ),
+        ("memory_bytes = = 1\n", "cannot parse TOML"),
+    ],
+)
 def test_bad_files_name_the_file_and_field(tmp_path: Path, text: str, message: str) -> None:
     p = tmp_path / "bad.toml"
     p.write_text(text, encoding="utf-8")
@@ -92,12 +107,15 @@ def test_cli_needs_exactly_one_hardware_source(tmp_path: Path) -> None:
     assert "file not found" in r.output
 
 
-@pytest.mark.parametrize(("hw", "mem", "bw", "bf16", "fp8"), [
-    # NVIDIA datasheets (sources on each entry): dense figures; H100 PCIe and L4 publish sparse ones (x2).
-    ("h100-pcie", 80e9, 2.0e12, 1513e12 / 2, 3026e12 / 2),
-    ("l40s", 48e9, 864e9, 362.05e12, 733e12),
-    ("l4", 24e9, 300e9, 242e12 / 2, 485e12 / 2),
-])
+@pytest.mark.parametrize(
+    ("hw", "mem", "bw", "bf16", "fp8"),
+    [
+        # NVIDIA datasheets (sources on each entry): dense figures; H100 PCIe and L4 publish sparse ones (x2).
+        ("h100-pcie", 80e9, 2.0e12, 1513e12 / 2, 3026e12 / 2),
+        ("l40s", 48e9, 864e9, 362.05e12, 733e12),
+        ("l4", 24e9, 300e9, 242e12 / 2, 485e12 / 2),
+    ],
+)
 def test_sourced_pcie_entries_pin_their_datasheets(hw: str, mem: float, bw: float, bf16: float, fp8: float) -> None:
     h = vb.get_hardware(hw)
     assert (h.memory_bytes, h.memory_bandwidth_bytes_per_s) == (mem, bw)

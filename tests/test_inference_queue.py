@@ -23,8 +23,15 @@ from hypothesis import strategies as st
 import voicebudget as vb
 
 
-def simulate_ttft(step: Callable[[float, float], float], rate_per_s: float, prompt: int, output: int,
-                  budget: int, n_requests: int, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+def simulate_ttft(
+    step: Callable[[float, float], float],
+    rate_per_s: float,
+    prompt: int,
+    output: int,
+    budget: int,
+    n_requests: int,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, float]:
     """TTFT of each request (ms) and the mean step time (ms), event by event (plain loop: the events
     are arrivals and step ends; arrivals during a step join the queue at its end)."""
     arrivals = np.cumsum(rng.exponential(1e3 / rate_per_s, n_requests))
@@ -61,12 +68,24 @@ def simulate_ttft(step: Callable[[float, float], float], rate_per_s: float, prom
 
 CASES = [
     # (model, hardware, deployment, workload): a short and a long prompt against the step budget.
-    ("llama-3.1-8b", "h100-sxm", vb.Deployment(chips=1, precision="fp8"), vb.Workload(prompt_tokens=1000,
-                                                                                      output_tokens=200)),
-    ("llama-3.3-70b", "h100-sxm", vb.Deployment(chips=2, precision="fp8"), vb.Workload(prompt_tokens=500,
-                                                                                       output_tokens=300)),
-    ("llama-3.3-70b", "h100-sxm", vb.Deployment(chips=2, precision="fp8", prefill_chunk_tokens=512),
-     vb.Workload(prompt_tokens=2000, output_tokens=200)),
+    (
+        "llama-3.1-8b",
+        "h100-sxm",
+        vb.Deployment(chips=1, precision="fp8"),
+        vb.Workload(prompt_tokens=1000, output_tokens=200),
+    ),
+    (
+        "llama-3.3-70b",
+        "h100-sxm",
+        vb.Deployment(chips=2, precision="fp8"),
+        vb.Workload(prompt_tokens=500, output_tokens=300),
+    ),
+    (
+        "llama-3.3-70b",
+        "h100-sxm",
+        vb.Deployment(chips=2, precision="fp8", prefill_chunk_tokens=512),
+        vb.Workload(prompt_tokens=2000, output_tokens=200),
+    ),
 ]
 
 
@@ -78,12 +97,15 @@ def test_ttft_quantiles_match_simulation(case: tuple[str, str, vb.Deployment, vb
     rate = load * capacity
     r = vb.estimate_open_loop(model, hw, dep, wl, rate)
     step = vb.step_time_function(model, hw, dep, wl)
-    sim, sim_step = simulate_ttft(step, rate, wl.prompt_tokens, wl.output_tokens, dep.prefill_chunk_tokens, 20000,
-                                  np.random.default_rng(7))
+    sim, sim_step = simulate_ttft(
+        step, rate, wl.prompt_tokens, wl.output_tokens, dep.prefill_chunk_tokens, 20000, np.random.default_rng(7)
+    )
     sim = sim[1000:]  # drop the warm-up from an empty server
     p50, p99 = np.percentile(sim, [50, 99])
-    print(f"\n{model} at {rate:.2f} req/s ({load:.0%} of capacity {capacity:.2f}): TTFT p50 {r.ttft_p50_ms:.1f} vs "  # noqa: T201
-          f"simulated {p50:.1f} ms, p99 {r.ttft_p99_ms:.1f} vs {p99:.1f} ms, TPOT {r.tpot_ms:.2f} vs {sim_step:.2f}")
+    print(  # noqa: T201
+        f"\n{model} at {rate:.2f} req/s ({load:.0%} of capacity {capacity:.2f}): TTFT p50 {r.ttft_p50_ms:.1f} vs "
+        f"simulated {p50:.1f} ms, p99 {r.ttft_p99_ms:.1f} vs {p99:.1f} ms, TPOT {r.tpot_ms:.2f} vs {sim_step:.2f}"
+    )
     assert r.ttft_p50_ms == pytest.approx(p50, rel=0.10)
     assert r.ttft_p99_ms == pytest.approx(p99, rel=0.10)
     assert r.tpot_ms == pytest.approx(sim_step, rel=0.10)
@@ -123,12 +145,17 @@ def test_rate_beyond_capacity_is_refused() -> None:
 
 
 @settings(max_examples=25, deadline=None)
-@given(case=st.sampled_from([("llama-3.1-8b", "h100-sxm", 1), ("llama-3.3-70b", "h100-sxm", 2),
-                             ("llama-3.1-8b", "h200", 1)]),
-       prompt=st.integers(50, 6000), output=st.integers(2, 600),
-       loads=st.lists(st.floats(0.01, 0.995), min_size=2, max_size=4, unique=True))
-def test_ttft_quantiles_never_fall_as_the_rate_grows(case: tuple[str, str, int], prompt: int, output: int,
-                                                     loads: list[float]) -> None:
+@given(
+    case=st.sampled_from(
+        [("llama-3.1-8b", "h100-sxm", 1), ("llama-3.3-70b", "h100-sxm", 2), ("llama-3.1-8b", "h200", 1)]
+    ),
+    prompt=st.integers(50, 6000),
+    output=st.integers(2, 600),
+    loads=st.lists(st.floats(0.01, 0.995), min_size=2, max_size=4, unique=True),
+)
+def test_ttft_quantiles_never_fall_as_the_rate_grows(
+    case: tuple[str, str, int], prompt: int, output: int, loads: list[float]
+) -> None:
     """p50, p90 and p99 TTFT (and the mean) are non-decreasing in the request rate up to saturation."""
     model, hw, chips = case
     dep = vb.Deployment(chips=chips, precision="fp8", memory_utilization=0.95)

@@ -37,9 +37,19 @@ VOCAB_LLAMA31 = 128_256  # meta-llama/Llama-3.1-70B config.json vocab_size
 def _llama1(ident: str, d: int, layers: int, heads: int, params: float) -> vb.ModelArch:
     """Vicuna-13B/33B v1.3 (LLaMA-1 architecture) from lmsys/vicuna-{13b,33b}-v1.3 config.json: hidden_size
     5120/6656, num_hidden_layers 40/60, num_attention_heads 40/52 (no GQA), max_position_embeddings 2048."""
-    return vb.ModelArch(id=ident, name=ident, total_params=params, active_params=params, layers=layers, d_model=d,
-                        q_heads=heads, kv_heads=heads, head_dim=d // heads, max_context_tokens=2048,
-                        source="lmsys config.json (see test docstring)")
+    return vb.ModelArch(
+        id=ident,
+        name=ident,
+        total_params=params,
+        active_params=params,
+        layers=layers,
+        d_model=d,
+        q_heads=heads,
+        kv_heads=heads,
+        head_dim=d // heads,
+        max_context_tokens=2048,
+        source="lmsys config.json (see test docstring)",
+    )
 
 
 VICUNA = {  # model, d_model, MLP width (intermediate_size)
@@ -104,31 +114,48 @@ def test_speedup_is_bounded_and_shrinks_with_concurrency() -> None:
     assert any("costs more than they save" in n for n in slow.notes)
 
 
-@pytest.mark.parametrize(("method", "size", "tau", "measured"), [
-    ("eagle", "7b", 3.61, 2.29), ("eagle", "13b", 3.64, 2.34), ("eagle", "33b", 3.39, 2.47),
-    ("medusa", "7b", 2.32, 1.78), ("medusa", "13b", 2.39, 1.75), ("medusa", "33b", 2.33, 1.79),
-])
+@pytest.mark.parametrize(
+    ("method", "size", "tau", "measured"),
+    [
+        ("eagle", "7b", 3.61, 2.29),
+        ("eagle", "13b", 3.64, 2.34),
+        ("eagle", "33b", 3.39, 2.47),
+        ("medusa", "7b", 2.32, 1.78),
+        ("medusa", "13b", 2.39, 1.75),
+        ("medusa", "33b", 2.33, 1.79),
+    ],
+)
 def test_spec_bench_batch_1_speedups(method: str, size: str, tau: float, measured: float) -> None:
     """Predicted vs Spec-Bench (A100, batch 1): eagle +24/+29/+22%, medusa +20/+29/+26%."""
     model, d, ffn = VICUNA[size]
     spec = _eagle(tau, d, ffn, model.total_params) if method == "eagle" else _medusa(tau, d, model.total_params)
-    r = vb.estimate_inference(model, "a100-80gb", vb.Deployment(), vb.Workload(prompt_tokens=200, output_tokens=300),
-                              speculative=spec)
+    r = vb.estimate_inference(
+        model, "a100-80gb", vb.Deployment(), vb.Workload(prompt_tokens=200, output_tokens=300), speculative=spec
+    )
     assert r.speculative_speedup is not None
     assert r.speculative_speedup == pytest.approx(measured, rel=0.30)
     assert r.speculative_speedup > measured  # the model charges no tree bookkeeping: optimistic, never pessimistic
 
 
-@pytest.mark.parametrize(("model", "d", "measured_tokens_per_s"), [
-    ("llama-3.1-70b", 8192, 268.0), ("llama-3.1-405b", 16384, 108.0),
-])
+@pytest.mark.parametrize(
+    ("model", "d", "measured_tokens_per_s"),
+    [
+        ("llama-3.1-70b", 8192, 268.0),
+        ("llama-3.1-405b", 16384, 108.0),
+    ],
+)
 def test_nvidia_medusa_on_hgx_h200(model: str, d: int, measured_tokens_per_s: float) -> None:
     """Predicted 239 and 95 tokens/s/user (-11%, -12%); TP8 over eight H200, fp8 (assumption: the blog does not
     state it), 1,000 in / 200 out (assumption), Spec-Bench Medusa-1 acceptance (assumption)."""
     m = vb.MODELS[model]
     spec = _medusa(2.32, d, m.total_params, VOCAB_LLAMA31)
-    r = vb.estimate_inference(model, "h200", vb.Deployment(chips=8, tensor_parallel=8, precision="fp8"),
-                              vb.Workload(prompt_tokens=1000, output_tokens=200), speculative=spec)
+    r = vb.estimate_inference(
+        model,
+        "h200",
+        vb.Deployment(chips=8, tensor_parallel=8, precision="fp8"),
+        vb.Workload(prompt_tokens=1000, output_tokens=200),
+        speculative=spec,
+    )
     assert r.tokens_per_s_per_user == pytest.approx(measured_tokens_per_s, rel=0.15)
 
 
@@ -140,8 +167,9 @@ def _qwen3_ratio(tau: float, concurrency: int) -> float:
     spec = vb.SpeculativeDecoding.from_accepted_tokens(tau, draft_tokens=4, draft_cost_ratio=c, verify_tokens=16)
     wl = vb.Workload(prompt_tokens=300, output_tokens=300)
     plain = vb.estimate_inference(m, "h100-sxm", vb.Deployment(concurrency=concurrency), wl)
-    fast = vb.estimate_inference(m, "h100-sxm", vb.Deployment(concurrency=concurrency, precision="fp8"), wl,
-                                 speculative=spec)
+    fast = vb.estimate_inference(
+        m, "h100-sxm", vb.Deployment(concurrency=concurrency, precision="fp8"), wl, speculative=spec
+    )
     return plain.tpot_ms / fast.tpot_ms
 
 
@@ -246,8 +274,9 @@ def test_capacity_open_loop_uses_the_speedup_at_its_mean_concurrency() -> None:
     assert isinstance(plain, OpenLoopLLM)
     assert isinstance(sped, OpenLoopLLM)
     dep = gpu.stage.deployment().model_copy(update={"concurrency": math.ceil(plain.concurrency)})
-    at = vb.estimate_inference(gpu.stage.model, gpu.stage.hardware, dep, fast._workload(scenario.traffic),
-                               speculative=spec)
+    at = vb.estimate_inference(
+        gpu.stage.model, gpu.stage.hardware, dep, fast._workload(scenario.traffic), speculative=spec
+    )
     assert at.speculative_speedup is not None
     assert plain.tpot_ms / sped.tpot_ms == pytest.approx(at.speculative_speedup, rel=1e-9)
     assert at.speculative_speedup < spec.speedup
@@ -256,8 +285,11 @@ def test_capacity_open_loop_uses_the_speedup_at_its_mean_concurrency() -> None:
 @pytest.mark.parametrize("value", [3, 0.7, True, [0.7, 4, 0.05]])
 def test_a_stage_speculative_that_is_neither_preset_nor_table_says_what_is_allowed(value: object) -> None:
     # was pydantic's "Input should be a valid dictionary or instance of SpeculativeDecoding"
-    with pytest.raises(ValueError, match=r"give a preset name \(eagle, medusa\) or a table \(acceptance_rate, "
-                                         r"draft_tokens, draft_cost_ratio, verify_tokens\), got "):
+    with pytest.raises(
+        ValueError,
+        match=r"give a preset name \(eagle, medusa\) or a table \(acceptance_rate, "
+        r"draft_tokens, draft_cost_ratio, verify_tokens\), got ",
+    ):
         vb.GPUStage(model="llama-3.1-8b", hardware="h100-sxm", speculative=value)
 
 

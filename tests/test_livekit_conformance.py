@@ -80,24 +80,72 @@ def _models(turns: list[Turn]) -> Iterator[metrics.AgentMetrics]:
     for i, t in enumerate(turns):
         sid = f"speech_{i:04x}"
         now += 20.0
-        yield metrics.VADMetrics(label="livekit.plugins.silero.vad.VAD", timestamp=now, idle_time=0.02,
-                                 inference_duration_total=0.03, inference_count=32)
-        yield metrics.STTMetrics(label="livekit.plugins.deepgram.stt.STT", request_id=f"stt-{i}", timestamp=now,
-                                 duration=0.0, audio_duration=3.1, streamed=True)
-        yield metrics.EOUMetrics(timestamp=now + 1, end_of_utterance_delay=t.eou, transcription_delay=t.asr,
-                                 on_user_turn_completed_delay=0.0004, speech_id=sid)
-        yield metrics.LLMMetrics(label="livekit.plugins.openai.llm.LLM", request_id=f"chatcmpl-{i}", timestamp=now + 2,
-                                 duration=1.4, ttft=t.ttft, cancelled=False, completion_tokens=40, prompt_tokens=900,
-                                 prompt_cached_tokens=0, total_tokens=940, tokens_per_second=30.1, speech_id=sid)
+        yield metrics.VADMetrics(
+            label="livekit.plugins.silero.vad.VAD",
+            timestamp=now,
+            idle_time=0.02,
+            inference_duration_total=0.03,
+            inference_count=32,
+        )
+        yield metrics.STTMetrics(
+            label="livekit.plugins.deepgram.stt.STT",
+            request_id=f"stt-{i}",
+            timestamp=now,
+            duration=0.0,
+            audio_duration=3.1,
+            streamed=True,
+        )
+        yield metrics.EOUMetrics(
+            timestamp=now + 1,
+            end_of_utterance_delay=t.eou,
+            transcription_delay=t.asr,
+            on_user_turn_completed_delay=0.0004,
+            speech_id=sid,
+        )
+        yield metrics.LLMMetrics(
+            label="livekit.plugins.openai.llm.LLM",
+            request_id=f"chatcmpl-{i}",
+            timestamp=now + 2,
+            duration=1.4,
+            ttft=t.ttft,
+            cancelled=False,
+            completion_tokens=40,
+            prompt_tokens=900,
+            prompt_cached_tokens=0,
+            total_tokens=940,
+            tokens_per_second=30.1,
+            speech_id=sid,
+        )
         if i == 2:  # a tool-call follow-up request of the same speech: not on the speaking path
-            yield metrics.LLMMetrics(label="livekit.plugins.openai.llm.LLM", request_id="chatcmpl-follow-up",
-                                     timestamp=now + 3, duration=0.9, ttft=0.9, cancelled=False, completion_tokens=20,
-                                     prompt_tokens=990, prompt_cached_tokens=0, total_tokens=1010,
-                                     tokens_per_second=22.0, speech_id=sid)
-        yield metrics.TTSMetrics(label="livekit.plugins.cartesia.tts.TTS", request_id=f"tts-{i}", timestamp=now + 3,
-                                 ttfb=t.ttfb, duration=1.1, audio_duration=3.4, cancelled=False, characters_count=64,
-                                 streamed=True, acquire_time=0.21 if i == 0 else 0.0, connection_reused=i > 0,
-                                 segment_id=f"SEG_{i}", speech_id=sid)
+            yield metrics.LLMMetrics(
+                label="livekit.plugins.openai.llm.LLM",
+                request_id="chatcmpl-follow-up",
+                timestamp=now + 3,
+                duration=0.9,
+                ttft=0.9,
+                cancelled=False,
+                completion_tokens=20,
+                prompt_tokens=990,
+                prompt_cached_tokens=0,
+                total_tokens=1010,
+                tokens_per_second=22.0,
+                speech_id=sid,
+            )
+        yield metrics.TTSMetrics(
+            label="livekit.plugins.cartesia.tts.TTS",
+            request_id=f"tts-{i}",
+            timestamp=now + 3,
+            ttfb=t.ttfb,
+            duration=1.1,
+            audio_duration=3.4,
+            cancelled=False,
+            characters_count=64,
+            streamed=True,
+            acquire_time=0.21 if i == 0 else 0.0,
+            connection_reused=i > 0,
+            segment_id=f"SEG_{i}",
+            speech_id=sid,
+        )
 
 
 def _assert_recovered(path: Path, turns: list[Turn], fmt: str) -> None:
@@ -134,8 +182,10 @@ def test_metrics_printed_by_pydantic_in_log_lines(printer: Any, turns: list[Turn
     with path.open("w") as fh:
         fh.write("2026-11-30 10:00:00,001 - agent - INFO - starting worker {'version': '1.8.9'}\n")
         for i, m in enumerate(_models(turns)):
-            fh.write(f"2026-11-30 10:00:{i % 60:02d},500 - agent - INFO - Metrics type -> {m.type}, "
-                     f"metrics -> {printer(m)}\n")
+            fh.write(
+                f"2026-11-30 10:00:{i % 60:02d},500 - agent - INFO - Metrics type -> {m.type}, "
+                f"metrics -> {printer(m)}\n"
+            )
     _assert_recovered(path, turns, "livekit")
     table = read_trace(path)
     assert [t.total_ms for t in table.turns] == pytest.approx([t.metrics_total_ms for t in turns], abs=TOL_MS)
@@ -144,11 +194,19 @@ def test_metrics_printed_by_pydantic_in_log_lines(printer: Any, turns: list[Turn
 
 def _realtime(ttft: float, i: int) -> metrics.RealtimeModelMetrics:
     details = metrics.RealtimeModelMetrics
-    return details(label="livekit.plugins.openai.realtime.realtime_model.RealtimeModel", request_id=f"resp_{i}",
-                   timestamp=1_764_000_000.0 + 10 * i, duration=2.5, ttft=ttft, input_tokens=900, output_tokens=120,
-                   total_tokens=1020, tokens_per_second=48.0,
-                   input_token_details=details.InputTokenDetails(audio_tokens=600, text_tokens=300),
-                   output_token_details=details.OutputTokenDetails(audio_tokens=120))
+    return details(
+        label="livekit.plugins.openai.realtime.realtime_model.RealtimeModel",
+        request_id=f"resp_{i}",
+        timestamp=1_764_000_000.0 + 10 * i,
+        duration=2.5,
+        ttft=ttft,
+        input_tokens=900,
+        output_tokens=120,
+        total_tokens=1020,
+        tokens_per_second=48.0,
+        input_token_details=details.InputTokenDetails(audio_tokens=600, text_tokens=300),
+        output_token_details=details.OutputTokenDetails(audio_tokens=120),
+    )
 
 
 @pytest.mark.parametrize("printer", [lambda m: json.dumps(m.model_dump()), str])
@@ -275,18 +333,41 @@ def _one_turn(t: Turn, layout: str, root_ctx: Any, exporter: InMemorySpanExporte
             with tracer.start_as_current_span("llm_node") as node:
                 if layout in ("1.2", "1.3"):
                     with tracer.start_as_current_span("llm_request") as request:
-                        request.set_attribute(trace_types.ATTR_LLM_METRICS, metrics.LLMMetrics(
-                            label="openai", request_id="r", timestamp=1.0, duration=1.0, ttft=t.ttft, cancelled=False,
-                            completion_tokens=1, prompt_tokens=1, prompt_cached_tokens=0, total_tokens=2,
-                            tokens_per_second=1.0).model_dump_json())
+                        request.set_attribute(
+                            trace_types.ATTR_LLM_METRICS,
+                            metrics.LLMMetrics(
+                                label="openai",
+                                request_id="r",
+                                timestamp=1.0,
+                                duration=1.0,
+                                ttft=t.ttft,
+                                cancelled=False,
+                                completion_tokens=1,
+                                prompt_tokens=1,
+                                prompt_cached_tokens=0,
+                                total_tokens=2,
+                                tokens_per_second=1.0,
+                            ).model_dump_json(),
+                        )
                 else:
                     node.set_attribute(trace_types.ATTR_RESPONSE_TTFT, t.ttft)
             with tracer.start_as_current_span("tts_node") as node:
                 if layout in ("1.2", "1.3"):
                     with tracer.start_as_current_span("tts_request") as request:
-                        request.set_attribute(trace_types.ATTR_TTS_METRICS, metrics.TTSMetrics(
-                            label="cartesia", request_id="a", timestamp=1.0, ttfb=t.ttfb, duration=1.0,
-                            audio_duration=2.0, cancelled=False, characters_count=10, streamed=True).model_dump_json())
+                        request.set_attribute(
+                            trace_types.ATTR_TTS_METRICS,
+                            metrics.TTSMetrics(
+                                label="cartesia",
+                                request_id="a",
+                                timestamp=1.0,
+                                ttfb=t.ttfb,
+                                duration=1.0,
+                                audio_duration=2.0,
+                                cancelled=False,
+                                characters_count=10,
+                                streamed=True,
+                            ).model_dump_json(),
+                        )
                 else:
                     node.set_attribute(trace_types.ATTR_RESPONSE_TTFB, t.ttfb)
         if layout not in ("1.2", "1.3"):  # lk.e2e_latency from 1.5
@@ -298,16 +379,22 @@ def _one_turn(t: Turn, layout: str, root_ctx: Any, exporter: InMemorySpanExporte
 
 
 @pytest.mark.parametrize("layout", ["1.5", "1.8", "1.3", "1.2", "realtime"])
-def test_otel_spans_from_livekit_tracing(layout: str, exporter: InMemorySpanExporter, turns: list[Turn],
-                                         tmp_path: Path) -> None:
+def test_otel_spans_from_livekit_tracing(
+    layout: str, exporter: InMemorySpanExporter, turns: list[Turn], tmp_path: Path
+) -> None:
     path = tmp_path / "spans.jsonl"
     path.write_text("".join(_run_turns(turns, layout, exporter)))
     table = read_trace(path)
     assert table.format == "otel-livekit"
     assert table.anomalies == ()
     assert len(table.turns) == len(turns)
-    expected_rules = {"1.5": "livekit-otel-1.5+", "1.8": "livekit-otel-1.5+", "realtime": "livekit-otel-1.5+",
-                      "1.3": "livekit-otel-1.3", "1.2": "livekit-otel-1.2"}[layout]
+    expected_rules = {
+        "1.5": "livekit-otel-1.5+",
+        "1.8": "livekit-otel-1.5+",
+        "realtime": "livekit-otel-1.5+",
+        "1.3": "livekit-otel-1.3",
+        "1.2": "livekit-otel-1.2",
+    }[layout]
     assert {t.rules for t in table.turns} == {expected_rules}
     for got, t in zip(table.turns, turns, strict=True):
         assert got.stages_ms["llm_ttft"] == pytest.approx(t.ttft * 1000, abs=TOL_MS)

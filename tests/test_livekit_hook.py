@@ -249,8 +249,14 @@ def test_live_guard_learns_each_complete_turn_from_the_metrics() -> None:
 
     guard = guard_800(None)
     hook = BudgetHook(guard=guard)
-    metrics = [eou("speech_a", 0.52, 0.21), llm("speech_a", 0.31, "llm-1"), tts("speech_a", 0.15, "tts-1"),
-               eou("speech_b", 0.61, 0.25), llm("speech_b", -1.0, "llm-3"), tts("speech_b", 0.10, "tts-2")]
+    metrics = [
+        eou("speech_a", 0.52, 0.21),
+        llm("speech_a", 0.31, "llm-1"),
+        tts("speech_a", 0.15, "tts-1"),
+        eou("speech_b", 0.61, 0.25),
+        llm("speech_b", -1.0, "llm-3"),
+        tts("speech_b", 0.10, "tts-2"),
+    ]
     emit_in_a_session([("metrics_collected", MetricsCollectedEvent(metrics=m)) for m in metrics], hook)
     assert guard.n_turns == 1001  # speech_a learnt; speech_b (ttft = -1) is flagged, not learnt
     # the learnt row is (commit 520 ms, reply 310 + 150 = 460 ms): the guard now answers as one built
@@ -268,8 +274,11 @@ def test_guard_without_the_livekit_phases_is_refused() -> None:
     from voicebudget import BudgetGuard
 
     guard = BudgetGuard(Budget(), {"llm": [100.0, 200.0]})
-    with pytest.raises(ValueError, match=r"the guard's stages \['llm'\] lack \['commit', 'reply'\]; build it with "
-                                         r"phases=BudgetHook.PHASES"):
+    with pytest.raises(
+        ValueError,
+        match=r"the guard's stages \['llm'\] lack \['commit', 'reply'\]; build it with "
+        r"phases=BudgetHook.PHASES",
+    ):
         BudgetHook(guard=guard)
     phases_as_columns = BudgetGuard(Budget(), {"commit": [500.0], "reply": [200.0]})
     with pytest.raises(ValueError, match=r"must merge their stages: build it with phases=BudgetHook.PHASES"):

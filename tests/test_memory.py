@@ -15,9 +15,14 @@ from voicebudget.cli import app
 
 ROOT = Path(__file__).parent.parent
 CASES = Path(__file__).parent / "data" / "reliability"
-SCENARIOS = sorted([*ROOT.glob("scenarios/*.toml"), *ROOT.glob("scenarios/*.yaml"),
-                    ROOT / "voicebudget" / "data" / "webrtc-cascade.toml",
-                    CASES / "33_wide16_scenario_guard_underestimate.toml"])
+SCENARIOS = sorted(
+    [
+        *ROOT.glob("scenarios/*.toml"),
+        *ROOT.glob("scenarios/*.yaml"),
+        ROOT / "voicebudget" / "data" / "webrtc-cascade.toml",
+        CASES / "33_wide16_scenario_guard_underestimate.toml",
+    ]
+)
 COUNCILS = sorted([*ROOT.glob("councils/*.toml"), CASES / "33_wide16_council.toml"])
 N = 90_000  # above the probe sizes, below the guard (so the measured run does not probe itself)
 runner = CliRunner()
@@ -57,7 +62,8 @@ def test_sixteen_members_cost_sixteen_arrays_per_turn() -> None:
     # the old guard counted combinator nodes (3 here) at 24 bytes each: 72 bytes per turn, 6x too few
     scenario = vb.load_scenario(CASES / "33_wide16_scenario_guard_underestimate.toml")
     per_turn = estimate_peak_bytes(lambda k: vb.simulate(scenario, samples=k), 2 * PROBE_TURNS[1]) / (
-        2 * PROBE_TURNS[1])
+        2 * PROBE_TURNS[1]
+    )
     assert per_turn > 16 * 2 * 8  # each member's draw and its critical-path part, float64
 
 
@@ -87,8 +93,11 @@ def test_case_33_run_refused_naming_samples() -> None:
 
 @pytest.mark.usefixtures("half_memory_4_gib")
 def test_case_33_turns_from_the_file_name_the_field(tmp_path: Path) -> None:
-    text = (CASES / "33_wide16_scenario_guard_underestimate.toml").read_text().replace("samples = 1000",
-                                                                                       "samples = 50000000")
+    text = (
+        (CASES / "33_wide16_scenario_guard_underestimate.toml")
+        .read_text()
+        .replace("samples = 1000", "samples = 50000000")
+    )
     (tmp_path / "s.toml").write_text(text)
     (tmp_path / "33_wide16_council.toml").write_text((CASES / "33_wide16_council.toml").read_text())
     code, out = invoke("run", str(tmp_path / "s.toml"))

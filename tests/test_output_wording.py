@@ -22,8 +22,9 @@ def test_tail_driver_is_worded_as_a_mean_over_the_slowest_turns() -> None:
     p95 = float(np.percentile(x, 95))
     tail_mean = float(np.mean(x[x >= p95]))
     assert tail_mean > p95  # why "llm stage 975.5 ms of it" next to "p95 950.1 ms" read as a contradiction
-    assert report.summary() == (f"p95 {p95:.1f} ms > 800.0 ms; tail driver: llm (mean {tail_mean:.1f} ms "
-                                "of the slowest 5% of turns)")
+    assert report.summary() == (
+        f"p95 {p95:.1f} ms > 800.0 ms; tail driver: llm (mean {tail_mean:.1f} ms of the slowest 5% of turns)"
+    )
     strict = vb.build_report("v", vb.Budget(total_ms=800, percentile=99.9), x, {"llm": x})
     assert "of the slowest 0.1% of turns" in strict.summary()
 
@@ -42,8 +43,11 @@ def test_council_waterfall_draws_members_in_parallel() -> None:
         assert s.tail_mean_ms > s.tail_ms  # off the critical path in some tail turns
     together = float(rows[-1].split()[-2])
     assert together == pytest.approx(sum(s.tail_ms for s in stages), abs=0.1)
-    assert together == pytest.approx(float(np.mean(result.report.total_samples_ms[
-        result.report.total_samples_ms >= result.report.total.p95_ms])), rel=1e-9, abs=0.1)
+    assert together == pytest.approx(
+        float(np.mean(result.report.total_samples_ms[result.report.total_samples_ms >= result.report.total.p95_ms])),
+        rel=1e-9,
+        abs=0.1,
+    )
 
 
 def test_readme_library_example_prints_what_it_says() -> None:
@@ -63,26 +67,48 @@ def test_markdown_and_table_compare_the_variants_side_by_side() -> None:
     scenario = vb.load_scenario(ROOT / "scenarios" / "webrtc-cascade.toml")
     result = vb.simulate(scenario, samples=20_000, seed=1)
     base = result.reports[0].total.p95_ms
-    md = CliRunner().invoke(app, ["run", str(ROOT / "scenarios" / "webrtc-cascade.toml"), "-n", "20000",
-                                  "--seed", "1", "-f", "markdown"]).output
+    md = (
+        CliRunner()
+        .invoke(
+            app,
+            ["run", str(ROOT / "scenarios" / "webrtc-cascade.toml"), "-n", "20000", "--seed", "1", "-f", "markdown"],
+        )
+        .output
+    )
     assert "| variant | p50 ms | p95 ms | Δp95 vs baseline | within budget |" in md
     for r in result.reports:
         d = r.tail_driver
         assert d is not None
-        row = (f"| {r.name} | {r.total.p50_ms:.1f} | {r.total.p95_ms:.1f} | {r.total.p95_ms - base:+.1f} | "
-               f"{r.within_budget_share:.1%} | {d.name} ({d.tail_ms:.1f}) | {'PASS' if r.passed else 'FAIL'} |")
+        row = (
+            f"| {r.name} | {r.total.p50_ms:.1f} | {r.total.p95_ms:.1f} | {r.total.p95_ms - base:+.1f} | "
+            f"{r.within_budget_share:.1%} | {d.name} ({d.tail_ms:.1f}) | {'PASS' if r.passed else 'FAIL'} |"
+        )
         assert row in md
         assert result.descriptions[r.name] in md  # every variant's description, under its heading
     assert md.index("| variant |") < md.index("### baseline")  # the comparison first, for a PR comment
-    table = CliRunner().invoke(app, ["run", str(ROOT / "scenarios" / "webrtc-cascade.toml"), "-n", "20000",
-                                     "--seed", "1"], env={"COLUMNS": "120"}).output
+    table = (
+        CliRunner()
+        .invoke(
+            app,
+            ["run", str(ROOT / "scenarios" / "webrtc-cascade.toml"), "-n", "20000", "--seed", "1"],
+            env={"COLUMNS": "120"},
+        )
+        .output
+    )
     warm = result.report("warm-connections")
-    cells = ["warm-connections", f"{warm.total.p50_ms:.1f}", f"{warm.total.p95_ms:.1f}",
-             f"{warm.total.p95_ms - base:+.1f}"]
+    cells = [
+        "warm-connections",
+        f"{warm.total.p50_ms:.1f}",
+        f"{warm.total.p95_ms:.1f}",
+        f"{warm.total.p95_ms - base:+.1f}",
+    ]
     assert cells in [line.split()[:4] for line in table.splitlines()]
     assert "Pre-warm the LLM connection pool" in table
-    doc = json.loads(CliRunner().invoke(app, ["run", str(ROOT / "scenarios" / "webrtc-cascade.toml"), "-n",
-                                              "2000", "-f", "json"]).output)
+    doc = json.loads(
+        CliRunner()
+        .invoke(app, ["run", str(ROOT / "scenarios" / "webrtc-cascade.toml"), "-n", "2000", "-f", "json"])
+        .output
+    )
     assert doc["variants"][1]["description"].startswith("Pre-warm the LLM connection pool")
 
 
@@ -93,7 +119,11 @@ def test_one_turn_is_singular_everywhere_a_count_is_printed() -> None:
     from voicebudget.cli import app
 
     assert [count(1, "turn"), count(2, "turn"), count(200_000, "turn"), count(1, "anomaly", "anomalies")] == [
-        "1 turn", "2 turns", "200,000 turns", "1 anomaly"]
+        "1 turn",
+        "2 turns",
+        "200,000 turns",
+        "1 anomaly",
+    ]
     for fmt in ("table", "markdown"):
         out = CliRunner().invoke(app, ["run", "-n", "1", "-f", fmt]).output
         assert "1 turn per variant" in " ".join(out.split())
@@ -130,9 +160,21 @@ def test_model_accuracy_lines_print_in_the_summary_not_between_the_dots() -> Non
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           str(ROOT / "tests" / "test_inference_calibration.py")],
-                          capture_output=True, text=True, check=False, cwd=ROOT)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            str(ROOT / "tests" / "test_inference_calibration.py"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
     lines = proc.stdout.splitlines()
     assert proc.returncode == 0, proc.stdout[-2000:]
     dots = [line for line in lines if line.startswith(".")]
@@ -167,8 +209,9 @@ def test_scenarios_doc_shows_every_stage_kind_with_an_example_that_loads() -> No
     for kind, example in rows:
         stage = tomllib.loads(f"x = {example}")["x"]
         assert stage["kind"] == kind
-        scenario = vb.parse_scenario({"name": kind, "pipeline": {"kind": "sequence", "stages": {"s": stage}}},
-                                     base_dir=ROOT / "scenarios")
+        scenario = vb.parse_scenario(
+            {"name": kind, "pipeline": {"kind": "sequence", "stages": {"s": stage}}}, base_dir=ROOT / "scenarios"
+        )
         assert vb.simulate(scenario, samples=200, seed=1).reports[0].n_turns == 200
 
 
@@ -178,8 +221,9 @@ def test_a_scenario_fitted_to_server_side_traces_does_not_call_its_total_voice_t
     from voicebudget.cli import app
 
     out = tmp_path / "fitted.toml"
-    fit = CliRunner().invoke(app, ["fit", str(ROOT / "tests" / "data" / "traces" / "livekit-metrics.jsonl"), "-o",
-                                   str(out)])
+    fit = CliRunner().invoke(
+        app, ["fit", str(ROOT / "tests" / "data" / "traces" / "livekit-metrics.jsonl"), "-o", str(out)]
+    )
     assert fit.exit_code == 0, fit.output
     table = CliRunner().invoke(app, ["run", str(out), "-n", "2000"], env={"COLUMNS": "120"}).output
     assert "server-side total" in table
@@ -188,8 +232,9 @@ def test_a_scenario_fitted_to_server_side_traces_does_not_call_its_total_voice_t
     assert "| **server-side total** |" in markdown
     default = CliRunner().invoke(app, ["run", "-n", "2000"], env={"COLUMNS": "120"}).output
     assert "voice-to-voice │" in default  # a voice turn with a path to the listener
-    seq = vb.parse_scenario({"name": "s", "pipeline": {"kind": "sequence", "stages": {
-        "a": {"kind": "fixed", "value_ms": 10}}}})
+    seq = vb.parse_scenario(
+        {"name": "s", "pipeline": {"kind": "sequence", "stages": {"a": {"kind": "fixed", "value_ms": 10}}}}
+    )
     from voicebudget._render import total_label
 
     assert total_label(vb.simulate(seq, samples=10).reports[0]) == "total"
@@ -231,7 +276,6 @@ def test_run_shows_the_cost_per_turn_of_a_priced_api_stage_or_says_what_it_lacks
     assert f"cost: ${standard * 6:.6f} per turn" in out  # fast mode: 6x the price
     text = path.read_text().replace("prompt_tokens = 2650\n", "").replace("output_tokens = 60\n", "")
     (tmp_path / "fast-mode.toml").write_text(text)
-    out = CliRunner().invoke(app, ["run", str(tmp_path / "fast-mode.toml"), "-n", "2000"],
-                             env={"COLUMNS": "80"}).output
+    out = CliRunner().invoke(app, ["run", str(tmp_path / "fast-mode.toml"), "-n", "2000"], env={"COLUMNS": "80"}).output
     assert "cost: $" not in out
     assert out.count("cost: unknown: its api stage has a price but no tokens per turn") == 2  # not the gpu variant

@@ -57,7 +57,10 @@ def test_recorded_stages_equal_injected_delays_turn_by_turn() -> None:
         injected = sum(expected.values())
         hops = sum(v for k, v in measured.items() if k not in expected)
         assert injected - TOLERANCE_MS <= turn.voice_to_voice_ms <= injected + hops + LATE_MS * len(expected), (
-            turn.index, injected, measured)
+            turn.index,
+            injected,
+            measured,
+        )
     assert "reasoning" not in {sp.name for sp in turns[0].spans}  # not a thinking model
     report = observer.report()
     assert report.n_turns == 3

@@ -74,8 +74,10 @@ def test_log_format_error_from_the_library(tmp_path: Path) -> None:
 def test_hostile_lines_are_flagged_not_slow(tmp_path: Path) -> None:
     """Issue 11 case 11 (a 50 KB line of spaces after the level column) and its kin: one anomaly each,
     no traceback (linear time: benchmarks/bench_traces.py)."""
-    vad = ("2025-11-29 12:20:00.200 | DEBUG    | pipecat.processors.audio.vad_processor:on_speech_stopped:78 - "
-           "VADProcessor#0: User stopped speaking\n")
+    vad = (
+        "2025-11-29 12:20:00.200 | DEBUG    | pipecat.processors.audio.vad_processor:on_speech_stopped:78 - "
+        "VADProcessor#0: User stopped speaking\n"
+    )
     path = tmp_path / "hostile.log"
     for body in (
         "2025-11-29 12:20:00.300 | DEBUG |" + " " * 50_000,
@@ -98,5 +100,6 @@ def test_garbled_value_is_flagged_without_a_function_column(tmp_path: Path) -> N
     )
     table = read_trace(log)
     assert [(a.line, a.field, a.reason) for a in table.anomalies] == [
-        (2, "LLM TTFB", "unparseable metrics line (cut short?)")]
+        (2, "LLM TTFB", "unparseable metrics line (cut short?)")
+    ]
     assert table.turns[0].flagged

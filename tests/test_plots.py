@@ -111,15 +111,16 @@ def test_council_plot(path: Path, tmp_path: Path) -> None:
         check_colours(fig, result.report.budget.total_ms)
         r = result.report
         cmp = "<=" if r.passed else ">"
-        verdict = (f"{'PASS' if r.passed else 'FAIL'}: p95 {r.total.at_percentile_ms:.1f} ms {cmp} "
-                   f"{r.budget.total_ms:g} ms")
+        verdict = (
+            f"{'PASS' if r.passed else 'FAIL'}: p95 {r.total.at_percentile_ms:.1f} ms {cmp} {r.budget.total_ms:g} ms"
+        )
         assert all(verdict in ax.get_title() for ax in fig.axes)
         # the bar ends at the tail's mean (labelled so); the diamond is the p95, left of the budget
         # line when the council passes even if the bar crosses it
         ax_bar = fig.axes[1]
         end = sum(p.get_width() for c in ax_bar.containers for p in c.patches)
         assert any(t.get_text() == f"tail mean {end:.0f}" for t in ax_bar.texts)
-        (x, _), = ax_bar.collections[0].get_offsets()
+        ((x, _),) = ax_bar.collections[0].get_offsets()
         assert x == pytest.approx(r.total.at_percentile_ms)
         assert (x <= r.budget.total_ms) == r.passed
     finally:
@@ -175,7 +176,7 @@ def test_tune_plot(tmp_path: Path) -> None:
         # every front row is a numbered point, the pick a star at its figures
         ax_lat = fig.axes[0]
         assert sorted(int(t.get_text()) for t in ax_lat.texts) == list(range(1, len(result.pareto) + 1))
-        (x, y), = ax_lat.collections[-1].get_offsets()
+        ((x, y),) = ax_lat.collections[-1].get_offsets()
         assert (x, y) == pytest.approx((best.expected_user_time_ms, best.p95_ms))
     finally:
         plot.plt.close(fig)

@@ -162,8 +162,9 @@ def test_real_async_turns_on_both_backends(pytester: pytest.Pytester) -> None:
     )
     result = run(pytester)
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines(["voice budget exceeded: p95 *.* ms > 30.0 ms; "
-                                 "tail driver: llm (mean *.* ms of the slowest 5% of turns)"] * 2)
+    result.stdout.fnmatch_lines(
+        ["voice budget exceeded: p95 *.* ms > 30.0 ms; tail driver: llm (mean *.* ms of the slowest 5% of turns)"] * 2
+    )
 
 
 def test_unknown_marker_kwargs_are_an_error(pytester: pytest.Pytester) -> None:

@@ -41,26 +41,47 @@ def invoke(*args: str) -> tuple[int, str]:
 @pytest.mark.parametrize(
     ("command", "name", "expected"),
     [
-        ("run", "20_yaml_billion_laughs_variant_description.yaml",
-         "20_yaml_billion_laughs_variant_description.yaml: line 1: cannot parse YAML: aliases expand to "
-         "435,848,070 nodes (the document has 38); at most 100,000 added nodes are allowed"),
+        (
+            "run",
+            "20_yaml_billion_laughs_variant_description.yaml",
+            "20_yaml_billion_laughs_variant_description.yaml: line 1: cannot parse YAML: aliases expand to "
+            "435,848,070 nodes (the document has 38); at most 100,000 added nodes are allowed",
+        ),
         ("run", "23_toml_deep_array.toml", "23_toml_deep_array.toml: TOML nested deeper than 100 levels; refused"),
-        ("run", "25_yaml_list_as_key.yaml",
-         "25_yaml_list_as_key.yaml: line 1: cannot parse YAML: a mapping key must be a string or number, not a list"),
-        ("run", "27_empirical_json_null/scenario.toml",
-         "27_empirical_json_null/scenario.toml: pipeline.stages.a: 27_empirical_json_null/nulls.json: "
-         "samples_ms[0] (item 1): expected a number of ms, got null"),
-        ("run", "28_empirical_reads_proc_environ_leaks_env.toml",
-         "28_empirical_reads_proc_environ_leaks_env.toml: pipeline.stages.a: file '/proc/self/environ' is outside "
-         "the folders a file may reference"),
-        ("run", "31_token_range_high_int64_max.toml",
-         "31_token_range_high_int64_max.toml: pipeline.stages.llm.first_phrase_tokens.TokenRange: Input should be "
-         "less than or equal to 10000000"),
-        ("run", "32_toml_4301_digit_int.toml",
-         "32_toml_4301_digit_int.toml: cannot parse TOML: an integer longer than 4,300 digits"),
-        ("council", "22_council_file_references_itself.toml",
-         "22_council_file_references_itself.toml: members.0.stage: 22_council_file_references_itself.toml: files "
-         "reference each other in a cycle:"),
+        (
+            "run",
+            "25_yaml_list_as_key.yaml",
+            "25_yaml_list_as_key.yaml: line 1: cannot parse YAML: a mapping key must be a string or number, not a list",
+        ),
+        (
+            "run",
+            "27_empirical_json_null/scenario.toml",
+            "27_empirical_json_null/scenario.toml: pipeline.stages.a: 27_empirical_json_null/nulls.json: "
+            "samples_ms[0] (item 1): expected a number of ms, got null",
+        ),
+        (
+            "run",
+            "28_empirical_reads_proc_environ_leaks_env.toml",
+            "28_empirical_reads_proc_environ_leaks_env.toml: pipeline.stages.a: file '/proc/self/environ' is outside "
+            "the folders a file may reference",
+        ),
+        (
+            "run",
+            "31_token_range_high_int64_max.toml",
+            "31_token_range_high_int64_max.toml: pipeline.stages.llm.first_phrase_tokens.TokenRange: Input should be "
+            "less than or equal to 10000000",
+        ),
+        (
+            "run",
+            "32_toml_4301_digit_int.toml",
+            "32_toml_4301_digit_int.toml: cannot parse TOML: an integer longer than 4,300 digits",
+        ),
+        (
+            "council",
+            "22_council_file_references_itself.toml",
+            "22_council_file_references_itself.toml: members.0.stage: 22_council_file_references_itself.toml: files "
+            "reference each other in a cycle:",
+        ),
     ],
 )
 def test_bad_files_exit_2_at_once_naming_file_and_field(
@@ -128,12 +149,18 @@ def test_sample_files_never_echo_their_content(cases: Path) -> None:
     (cases / "secret.csv").write_text("TOKEN=hunter2,b\nx,y\n")
     (cases / "bools.json").write_text("[1, true]")
     for stage, message in [
-        ('{ kind = "empirical", file = "secret.csv", column = "nope" }',
-         "secret.csv: no column 'nope' in the header row (2 columns)"),
-        ('{ kind = "empirical", file = "secret.csv", column = "b" }',
-         "secret.csv: line 2, column 2 ('b'): not a number"),
-        ('{ kind = "empirical", file = "bools.json" }', "bools.json: samples_ms[1] (item 2): expected a number of ms, "
-                                                        "got a boolean"),
+        (
+            '{ kind = "empirical", file = "secret.csv", column = "nope" }',
+            "secret.csv: no column 'nope' in the header row (2 columns)",
+        ),
+        (
+            '{ kind = "empirical", file = "secret.csv", column = "b" }',
+            "secret.csv: line 2, column 2 ('b'): not a number",
+        ),
+        (
+            '{ kind = "empirical", file = "bools.json" }',
+            "bools.json: samples_ms[1] (item 2): expected a number of ms, got a boolean",
+        ),
     ]:
         (cases / "s.toml").write_text(f'name = "x"\n[pipeline]\nkind = "sequence"\nstages.a = {stage}\n')
         code, output = invoke("run", "s.toml")
@@ -161,8 +188,9 @@ def test_bad_sample_values_name_file_line_and_column(
     an editor does, blank lines included) or JSON item, the column, and what is allowed; exit 2."""
     (cases / name).write_bytes(content.encode())
     col = f', column = "{column}"' if column else ""
-    (cases / "s.toml").write_text(f'name = "x"\n[pipeline]\nkind = "sequence"\n'
-                                  f'stages.a = {{ kind = "empirical", file = "{name}"{col} }}\n')
+    (cases / "s.toml").write_text(
+        f'name = "x"\n[pipeline]\nkind = "sequence"\nstages.a = {{ kind = "empirical", file = "{name}"{col} }}\n'
+    )
     code, output = invoke("run", "s.toml")
     assert code == 2
     assert f"s.toml: pipeline.stages.a: {expected}; a sample must be a finite number of ms, >= 0" in output

@@ -260,8 +260,11 @@ def test_raise_for_budget_carries_the_numbers() -> None:
         ),
         samples=100,
     ).reports[0]
-    with pytest.raises(vb.BudgetExceeded, match=r"p95 900\.0 ms > 800\.0 ms; "
-                                                r"tail driver: llm \(mean 900\.0 ms of the slowest 5%") as info:
+    with pytest.raises(
+        vb.BudgetExceeded,
+        match=r"p95 900\.0 ms > 800\.0 ms; "
+        r"tail driver: llm \(mean 900\.0 ms of the slowest 5%",
+    ) as info:
         report.raise_for_budget()
     assert info.value.report is report
 

@@ -33,23 +33,40 @@ def refused(*args: str) -> str:
 @pytest.mark.parametrize(
     ("name", "text", "expected"),
     [
-        ("s.toml", f'name = "x"\nsamples = "20000"\n{STAGE}',
-         "samples: '20000' is text; expected a number (write it without quotes)"),
-        ("s.toml", 'name = "x"\n[pipeline]\nkind = "sequence"\nstages.a = { kind = "lognormal", p50_ms = 200, '
-                   'p95_ms = "300" }\n',
-         "pipeline.stages.a.p95_ms: '300' is text; expected a number"),
-        ("s.toml", 'name = "x"\n[pipeline]\nkind = "sequence"\nstages.a = { kind = "empirical", '
-                   'samples_ms = [100, 200, "300"] }\n',
-         "pipeline.stages.a.samples_ms: item [2]: '300' is text; expected a number"),
-        ("s.yaml", "name: x\nbudget: {total_ms: '800'}\npipeline: {kind: sequence, stages: {a: {kind: fixed, "
-                   "value_ms: 1}}}\n",
-         "budget.total_ms: '800' is text; expected a number"),
-        ("s.yaml", "name: x\ntraffic: {prefix_caching: 'true'}\npipeline: {kind: sequence, stages: {a: {kind: fixed, "
-                   "value_ms: 1}}}\n",
-         "traffic.prefix_caching: 'true' is text; expected true or false (without quotes)"),
-        ("s.yaml", "name: x\ntraffic: {prefix_caching: 1}\npipeline: {kind: sequence, stages: {a: {kind: fixed, "
-                   "value_ms: 1}}}\n",
-         "traffic.prefix_caching: 1 is a number; expected true or false"),
+        (
+            "s.toml",
+            f'name = "x"\nsamples = "20000"\n{STAGE}',
+            "samples: '20000' is text; expected a number (write it without quotes)",
+        ),
+        (
+            "s.toml",
+            'name = "x"\n[pipeline]\nkind = "sequence"\nstages.a = { kind = "lognormal", p50_ms = 200, '
+            'p95_ms = "300" }\n',
+            "pipeline.stages.a.p95_ms: '300' is text; expected a number",
+        ),
+        (
+            "s.toml",
+            'name = "x"\n[pipeline]\nkind = "sequence"\nstages.a = { kind = "empirical", '
+            'samples_ms = [100, 200, "300"] }\n',
+            "pipeline.stages.a.samples_ms: item [2]: '300' is text; expected a number",
+        ),
+        (
+            "s.yaml",
+            "name: x\nbudget: {total_ms: '800'}\npipeline: {kind: sequence, stages: {a: {kind: fixed, value_ms: 1}}}\n",
+            "budget.total_ms: '800' is text; expected a number",
+        ),
+        (
+            "s.yaml",
+            "name: x\ntraffic: {prefix_caching: 'true'}\npipeline: {kind: sequence, stages: {a: {kind: fixed, "
+            "value_ms: 1}}}\n",
+            "traffic.prefix_caching: 'true' is text; expected true or false (without quotes)",
+        ),
+        (
+            "s.yaml",
+            "name: x\ntraffic: {prefix_caching: 1}\npipeline: {kind: sequence, stages: {a: {kind: fixed, "
+            "value_ms: 1}}}\n",
+            "traffic.prefix_caching: 1 is a number; expected true or false",
+        ),
     ],
 )
 def test_scenario_numbers_as_text_exit_2_naming_the_field(tmp_path: Path, name: str, text: str, expected: str) -> None:

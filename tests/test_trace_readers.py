@@ -77,8 +77,12 @@ def test_long_token_is_no_format(tmp_path: Path) -> None:
 
 
 def test_every_turn_records_its_reader() -> None:
-    for name, fmt in (("pipecat.log", "pipecat"), ("livekit-metrics.jsonl", "livekit"),
-                      ("otel-spans.json", "otel"), ("livekit-history.json", "livekit-history")):
+    for name, fmt in (
+        ("pipecat.log", "pipecat"),
+        ("livekit-metrics.jsonl", "livekit"),
+        ("otel-spans.json", "otel"),
+        ("livekit-history.json", "livekit-history"),
+    ):
         table = read_trace(DATA / name)
         assert {t.reader for t in table.turns} == {fmt}
         assert table.turns[0].to_dict()["reader"] == fmt
@@ -91,8 +95,12 @@ def test_forced_reader_is_used(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("values", "option"),
-    [({"stop_secs": -0.1}, "--stop-secs"), ({"absurd_ms": 0.5}, "--absurd-ms"),
-     ({"stop_secs": float("nan")}, "--stop-secs"), ({"log_format": ""}, "--log-format")],
+    [
+        ({"stop_secs": -0.1}, "--stop-secs"),
+        ({"absurd_ms": 0.5}, "--absurd-ms"),
+        ({"stop_secs": float("nan")}, "--stop-secs"),
+        ({"log_format": ""}, "--log-format"),
+    ],
 )
 def test_read_options_errors_name_the_option(values: dict[str, float], option: str) -> None:
     with pytest.raises(ScenarioError, match=option):
@@ -114,8 +122,11 @@ def test_cli_stop_secs_and_absurd_ms_errors_exit_2() -> None:
         assert "Traceback" not in result.output
 
 
-OTLP = sorted(p for p in [*DATA.glob("otel-*.json*"), *(DATA / "cases").glob("*otel*/spans.json*")]
-              if not p.name.endswith(".truth.json"))
+OTLP = sorted(
+    p
+    for p in [*DATA.glob("otel-*.json*"), *(DATA / "cases").glob("*otel*/spans.json*")]
+    if not p.name.endswith(".truth.json")
+)
 
 
 @pytest.mark.parametrize("path", OTLP, ids=lambda p: p.parent.name + "/" + p.name)

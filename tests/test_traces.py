@@ -117,8 +117,14 @@ def test_pipecat_broken_lines_are_flagged() -> None:
     # turn 2: the user paused (VAD stop at 20.2 s), spoke again, stopped at 21.0 s: anchor 20.8 s
     assert [(t.id, t.total_ms) for t in clean] == [("turn-1", 1750.0), ("turn-2", 1450.0), ("turn-6", 1350.0)]
     first = clean[0].stages_ms
-    assert first == {"asr": 250.0, "endpointing": 800.0, "llm_ttft": 600.0, "first_phrase": 150.0,
-                     "tts_ttfb": 200.0, "leading_silence": 50.0}
+    assert first == {
+        "asr": 250.0,
+        "endpointing": 800.0,
+        "llm_ttft": 600.0,
+        "first_phrase": 150.0,
+        "tts_ttfb": 200.0,
+        "leading_silence": 50.0,
+    }
     # no text aggregation line: the gap TTS start 41.25 s - first token 41.0 s is not a measured stage,
     # it stays in "other" (cases/traces/README.md, pipecat-iso-format.log: "other 45")
     assert "first_phrase" not in clean[2].stages_ms
@@ -136,8 +142,13 @@ def test_otel_livekit_jsonl_nested_spans_and_broken_line() -> None:
         (6, "lk.e2e_latency", "s5"),
     ]
     s1 = table.turns[0]
-    assert s1.stages_ms == {"endpointing": 500.0, "asr": 200.0, "llm_ttft": 800.0, "tts_ttfb": 300.0,
-                            "other": pytest.approx(100.0)}
+    assert s1.stages_ms == {
+        "endpointing": 500.0,
+        "asr": 200.0,
+        "llm_ttft": 800.0,
+        "tts_ttfb": 300.0,
+        "other": pytest.approx(100.0),
+    }
     assert s1.total_ms == pytest.approx(1700.0)
     assert [t.id for t in table.turns if not t.flagged] == ["s1", "s2", "s6"]
 
@@ -159,8 +170,13 @@ def test_otel_pipecat_turn_spans() -> None:
 
 @pytest.mark.parametrize(
     ("name", "fmt"),
-    [("pipecat.log", "pipecat"), ("livekit-metrics.jsonl", "livekit"), ("otel-spans.json", "otel"),
-     ("otel-livekit-broken.jsonl", "otel"), ("pipecat-broken.log", "pipecat")],
+    [
+        ("pipecat.log", "pipecat"),
+        ("livekit-metrics.jsonl", "livekit"),
+        ("otel-spans.json", "otel"),
+        ("otel-livekit-broken.jsonl", "otel"),
+        ("pipecat-broken.log", "pipecat"),
+    ],
 )
 def test_format_detection(name: str, fmt: str) -> None:
     assert detect_format((DATA / name).read_text()) == fmt
@@ -271,8 +287,13 @@ def test_livekit_per_message_metrics_from_the_chat_history() -> None:
     table = read_trace(DATA / "livekit-history.json")
     assert table.format == "livekit-history"
     a0 = table.turns[0]
-    assert a0.stages_ms == {"endpointing": 620.0, "asr": 310.0, "llm_ttft": 520.0, "tts_ttfb": 180.0,
-                            "other": pytest.approx(200.0)}
+    assert a0.stages_ms == {
+        "endpointing": 620.0,
+        "asr": 310.0,
+        "llm_ttft": 520.0,
+        "tts_ttfb": 180.0,
+        "other": pytest.approx(200.0),
+    }
     assert a0.total_ms == pytest.approx(1520.0)  # e2e_latency
     assert [(a.line, a.field, a.turn) for a in table.anomalies] == [
         (92, "llm_node_ttft", "item_a2"),

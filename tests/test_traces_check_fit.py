@@ -271,8 +271,10 @@ def test_fit_on_one_turn_warns_on_stderr_and_in_the_file(tmp_path: Path) -> None
     out = tmp_path / "one.toml"
     result = runner.invoke(app, ["fit", str(CASES / "livekit-realtime-history" / "history.json"), "-o", str(out)])
     assert result.exit_code == 0, result.output
-    warning = ("fitted on only 1 turn (fewer than 20): its p95 and other tail percentiles rest on the one or two "
-               "largest turns and are unreliable; fit on more turns")
+    warning = (
+        "fitted on only 1 turn (fewer than 20): its p95 and other tail percentiles rest on the one or two "
+        "largest turns and are unreliable; fit on more turns"
+    )
     assert f"warning: {out}: {warning}" in " ".join(result.stderr.split())
     assert "observed total: p50 900.0 ms, p95 900.0 ms" in result.stdout
     text = out.read_text()
@@ -287,8 +289,10 @@ def test_fit_warns_below_20_turns_only() -> None:
     assert "# WARNING" not in fit([table]).toml
     few = fit([replace(table, turns=table.turns[:19])])
     assert few.n_turns == 19
-    assert few.warnings == ("fitted on only 19 turns (fewer than 20): its p95 and other tail percentiles rest on "
-                            "the one or two largest turns and are unreliable; fit on more turns",)
+    assert few.warnings == (
+        "fitted on only 19 turns (fewer than 20): its p95 and other tail percentiles rest on "
+        "the one or two largest turns and are unreliable; fit on more turns",
+    )
 
 
 def test_fit_on_zero_usable_turns_exits_2_and_writes_nothing(tmp_path: Path) -> None:
@@ -296,6 +300,8 @@ def test_fit_on_zero_usable_turns_exits_2_and_writes_nothing(tmp_path: Path) -> 
     result = runner.invoke(app, ["fit", str(CASES / "livekit-missing-tts" / "metrics.jsonl"), "-o", str(out)])
     assert result.exit_code == 2
     assert "Traceback" not in result.output
-    assert ("metrics.jsonl: no usable turn to fit: 3 turns, 3 anomalies: line 3: no tts_metrics line for "
-            "speech_id speech_00ab12cd") in " ".join(result.stderr.split())
+    assert (
+        "metrics.jsonl: no usable turn to fit: 3 turns, 3 anomalies: line 3: no tts_metrics line for "
+        "speech_id speech_00ab12cd"
+    ) in " ".join(result.stderr.split())
     assert not out.exists()

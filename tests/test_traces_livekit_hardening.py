@@ -19,21 +19,36 @@ runner = CliRunner()
 
 
 def _span(sid: object, parent: object, name: str = "llm_node", **attrs: float) -> dict[str, object]:
-    return {"name": name, "traceId": "t", "spanId": sid, "parentSpanId": parent,
-            "attributes": {k.replace("_", "."): v for k, v in attrs.items()}}
+    return {
+        "name": name,
+        "traceId": "t",
+        "spanId": sid,
+        "parentSpanId": parent,
+        "attributes": {k.replace("_", "."): v for k, v in attrs.items()},
+    }
 
 
 def _turn(sid: object, parent: object = "") -> dict[str, object]:
-    return {"name": "agent_turn", "traceId": "t", "spanId": sid, "parentSpanId": parent,
-            "attributes": {"lk.e2e_latency": 1.2, "lk.end_of_turn_delay": 0.5, "lk.speech_id": "s1"}}
+    return {
+        "name": "agent_turn",
+        "traceId": "t",
+        "spanId": sid,
+        "parentSpanId": parent,
+        "attributes": {"lk.e2e_latency": 1.2, "lk.end_of_turn_delay": 0.5, "lk.speech_id": "s1"},
+    }
 
 
 @pytest.mark.parametrize(
     "spans",
     [
         [_turn("a", "b"), _span("b", "a", **{"lk_response_ttft": 0.3, "lk_response_ttfb": 0.1})],  # a -> b -> a
-        [_turn("a"), _span("b", "c", lk_response_ttft=0.3), _span("c", "b", lk_response_ttfb=0.1),
-         _span("d", "a"), _span("d", "d")],  # a loop below the turn, a self-parent
+        [
+            _turn("a"),
+            _span("b", "c", lk_response_ttft=0.3),
+            _span("c", "b", lk_response_ttfb=0.1),
+            _span("d", "a"),
+            _span("d", "d"),
+        ],  # a loop below the turn, a self-parent
         [_turn(""), _span("", "", lk_response_ttft=0.3)],  # empty ids: no span is anyone's child
         [_turn(5, 5), _span([1], 5), _span({"x": 1}, None)],  # ids that are not strings
     ],
@@ -57,9 +72,11 @@ def test_a_two_span_loop_is_named() -> None:
 
 
 def test_otel_node_of_the_wrong_type_exits_2_naming_its_path(tmp_path: Path) -> None:
-    for doc, where in (({"resourceSpans": [1]}, "resourceSpans[0]"),
-                       ({"resourceSpans": [{"scopeSpans": "x"}]}, "resourceSpans[0].scopeSpans"),
-                       ({"resourceSpans": [{"scopeSpans": [{"spans": [True]}]}]}, "scopeSpans[0].spans[0]")):
+    for doc, where in (
+        ({"resourceSpans": [1]}, "resourceSpans[0]"),
+        ({"resourceSpans": [{"scopeSpans": "x"}]}, "resourceSpans[0].scopeSpans"),
+        ({"resourceSpans": [{"scopeSpans": [{"spans": [True]}]}]}, "scopeSpans[0].spans[0]"),
+    ):
         path = tmp_path / "bad.json"
         path.write_text(json.dumps(doc))
         with pytest.raises(ScenarioError, match=r"not an OTLP JSON span export") as err:
@@ -85,8 +102,11 @@ def test_list_typed_and_huge_values_are_flagged_not_crashes(tmp_path: Path) -> N
     assert "4,300 digits" in found[(3, "ttfb")]
     assert "without a speech_id" in found[(4, "speech_id")]
     spans = tmp_path / "s.json"
-    spans.write_text('[{"name": "agent_turn", "spanId": "a", "startTimeUnixNano": ' + big +
-                     ', "attributes": {"lk.e2e_latency": [1], "lk.speech_id": {"stringValue": 3}}}]')
+    spans.write_text(
+        '[{"name": "agent_turn", "spanId": "a", "startTimeUnixNano": '
+        + big
+        + ', "attributes": {"lk.e2e_latency": [1], "lk.speech_id": {"stringValue": 3}}}]'
+    )
     result = runner.invoke(app, ["check", str(spans), "-f", "json"])
     assert result.exit_code == 2
     assert "Traceback" not in result.output
@@ -110,9 +130,11 @@ def test_unicode_line_separators_do_not_split_livekit_lines(tmp_path: Path) -> N
 def test_a_ttfb_repeated_to_the_last_digit_on_every_turn_is_stale(tmp_path: Path) -> None:
     lines = []
     for i, (eou, ttft) in enumerate([(0.5, 0.41), (0.62, 0.38), (0.55, 0.52)]):
-        lines += [f'{{"type": "eou_metrics", "speech_id": "s{i}", "end_of_utterance_delay": {eou}}}',
-                  f'{{"type": "llm_metrics", "speech_id": "s{i}", "ttft": {ttft}}}',
-                  f'{{"type": "tts_metrics", "speech_id": "s{i}", "ttfb": 0.2134567}}']
+        lines += [
+            f'{{"type": "eou_metrics", "speech_id": "s{i}", "end_of_utterance_delay": {eou}}}',
+            f'{{"type": "llm_metrics", "speech_id": "s{i}", "ttft": {ttft}}}',
+            f'{{"type": "tts_metrics", "speech_id": "s{i}", "ttfb": 0.2134567}}',
+        ]
     path = tmp_path / "m.jsonl"
     path.write_text("\n".join(lines) + "\n")
     table = read_trace(path)
@@ -127,13 +149,33 @@ def test_a_ttfb_repeated_to_the_last_digit_on_every_turn_is_stale(tmp_path: Path
 def test_otel_stale_ttfb_and_e2e_below_the_stages(tmp_path: Path) -> None:
     spans = []
     for i in range(3):
-        spans += [{"name": "agent_turn", "traceId": "t", "spanId": f"a{i}", "startTimeUnixNano": str(10**9 * (10 + i)),
-                   "attributes": {"lk.speech_id": f"s{i}", "lk.e2e_latency": 1.0 if i else 0.5,
-                                  "lk.end_of_turn_delay": 0.4}},
-                  {"name": "tts_node", "traceId": "t", "spanId": f"b{i}", "parentSpanId": f"a{i}",
-                   "attributes": {"lk.response.ttfb": 0.1876543}},
-                  {"name": "llm_node", "traceId": "t", "spanId": f"c{i}", "parentSpanId": f"a{i}",
-                   "attributes": {"lk.response.ttft": 0.3 + i / 100}}]
+        spans += [
+            {
+                "name": "agent_turn",
+                "traceId": "t",
+                "spanId": f"a{i}",
+                "startTimeUnixNano": str(10**9 * (10 + i)),
+                "attributes": {
+                    "lk.speech_id": f"s{i}",
+                    "lk.e2e_latency": 1.0 if i else 0.5,
+                    "lk.end_of_turn_delay": 0.4,
+                },
+            },
+            {
+                "name": "tts_node",
+                "traceId": "t",
+                "spanId": f"b{i}",
+                "parentSpanId": f"a{i}",
+                "attributes": {"lk.response.ttfb": 0.1876543},
+            },
+            {
+                "name": "llm_node",
+                "traceId": "t",
+                "spanId": f"c{i}",
+                "parentSpanId": f"a{i}",
+                "attributes": {"lk.response.ttft": 0.3 + i / 100},
+            },
+        ]
     path = tmp_path / "spans.json"
     path.write_text(json.dumps(spans, indent=1))
     table = read_trace(path)
@@ -144,11 +186,22 @@ def test_otel_stale_ttfb_and_e2e_below_the_stages(tmp_path: Path) -> None:
 
 
 def test_history_e2e_latency_disagreeing_with_the_timestamps_is_flagged(tmp_path: Path) -> None:
-    items = [{"id": "u", "type": "message", "role": "user", "content": ["q"],
-              "metrics": {"started_speaking_at": 10.0, "stopped_speaking_at": 12.0, "end_of_turn_delay": 0.5}},
-             {"id": "a", "type": "message", "role": "assistant", "content": ["r"],
-              "metrics": {"started_speaking_at": 13.4, "llm_node_ttft": 0.4, "tts_node_ttfb": 0.2,
-                          "e2e_latency": 1.2}}]
+    items = [
+        {
+            "id": "u",
+            "type": "message",
+            "role": "user",
+            "content": ["q"],
+            "metrics": {"started_speaking_at": 10.0, "stopped_speaking_at": 12.0, "end_of_turn_delay": 0.5},
+        },
+        {
+            "id": "a",
+            "type": "message",
+            "role": "assistant",
+            "content": ["r"],
+            "metrics": {"started_speaking_at": 13.4, "llm_node_ttft": 0.4, "tts_node_ttfb": 0.2, "e2e_latency": 1.2},
+        },
+    ]
     path = tmp_path / "h.json"
     path.write_text(json.dumps({"items": items}))
     (anomaly,) = read_trace(path).anomalies
@@ -170,7 +223,10 @@ def test_json_document_with_anomalies_when_no_turn_is_usable() -> None:
     assert doc["variants"] == []
     assert [t["included"] for t in doc["turns"]] == [False, False, False]
     assert [(a["field"], a["turn"]) for a in doc["anomalies"]] == [
-        ("tts_metrics", "speech_00ab12cd"), ("tts_metrics", "speech_01ab12cd"), ("tts_metrics", "speech_02ab12cd")]
+        ("tts_metrics", "speech_00ab12cd"),
+        ("tts_metrics", "speech_01ab12cd"),
+        ("tts_metrics", "speech_02ab12cd"),
+    ]
     assert "no tts_metrics line for speech_id speech_00ab12cd" in result.stderr
     table = runner.invoke(app, ["check", str(path)])
     assert table.exit_code == 2
@@ -201,13 +257,26 @@ def test_rich_markup_in_trace_strings_is_printed_literally(tmp_path: Path) -> No
 
 
 def test_a_flagged_value_holding_infinity_still_gives_a_json_document(tmp_path: Path) -> None:
-    spans = [{"name": "agent_turn", "spanId": "a", "attributes": [
-        {"key": "lk.e2e_latency", "value": {"arrayValue": {"values": [{"doubleValue": "Infinity"}]}}}]}]
+    spans = [
+        {
+            "name": "agent_turn",
+            "spanId": "a",
+            "attributes": [
+                {"key": "lk.e2e_latency", "value": {"arrayValue": {"values": [{"doubleValue": "Infinity"}]}}}
+            ],
+        }
+    ]
     path = tmp_path / "s.json"
     path.write_text(json.dumps(spans))
     result = runner.invoke(app, ["check", str(path), "-f", "json"])
     assert result.exit_code == 2
     doc = json.loads(result.stdout)
     (anomaly,) = [a for a in doc["anomalies"] if a["field"] == "lk.e2e_latency"]
-    assert anomaly == {"line": 1, "field": "lk.e2e_latency", "value": "[inf]", "reason": "not a number",
-                       "file": str(path), "turn": "a"}
+    assert anomaly == {
+        "line": 1,
+        "field": "lk.e2e_latency",
+        "value": "[inf]",
+        "reason": "not a number",
+        "file": str(path),
+        "turn": "a",
+    }

@@ -29,6 +29,7 @@ def test_small_space_front_is_exactly_the_set_nothing_beats_beyond_the_noise() -
     assert [c.config for c in everything.pareto] == [c.config for c in result.pareto]
     feasible = [c for c in _all_candidates() if c.feasible]
     assert len(feasible) == result.feasible
+
     # brute force, from the definition: a beats b when worse on no objective by more than the two
     # estimates' +/-2 SE intervals allow, and better on one by more than that
     def beats(a, b) -> bool:
@@ -277,15 +278,22 @@ def test_configurations_with_equal_objectives_share_one_front_row(root: Path) ->
 def test_cli_tune_table_reads_at_80_columns(root: Path) -> None:
     from voicebudget.tuning._render import short_config
 
-    out = runner.invoke(app, ["tune", str(root / "councils" / "tune-intent.toml"), "--samples", "500"],
-                        env={"COLUMNS": "80"})
+    out = runner.invoke(
+        app, ["tune", str(root / "councils" / "tune-intent.toml"), "--samples", "500"], env={"COLUMNS": "80"}
+    )
     assert out.exit_code == 0, out.stderr
     lines = out.stdout.splitlines()
     assert max(len(line) for line in lines) <= 80
     assert "…" not in out.stdout  # no header or number cut short
     header = next(line for line in lines if "user time ms" in line)
-    assert [h.strip() for h in header.strip("┃").split("┃")] == ["#", "user time ms", "p95 ms", "accuracy",
-                                                                  "$/turn", "tail"]
+    assert [h.strip() for h in header.strip("┃").split("┃")] == [
+        "#",
+        "user time ms",
+        "p95 ms",
+        "accuracy",
+        "$/turn",
+        "tail",
+    ]
     result = tune_council(root / "councils" / "tune-intent.toml", samples=500)
     flat = " ".join(out.stdout.split())
     # every configuration is listed whole under its row number (wrapped, if at all, between words)
@@ -301,6 +309,12 @@ def test_cli_tune_table_reads_at_80_columns(root: Path) -> None:
 def test_short_config_counts_repeats_and_names_knobs() -> None:
     from voicebudget.tuning._render import short_config
 
-    config = {"members": ("a", "a", "b"), "topology": "first_k", "k": 2, "rule": "weighted", "cache": False,
-              "concurrency": 16}
+    config = {
+        "members": ("a", "a", "b"),
+        "topology": "first_k",
+        "k": 2,
+        "rule": "weighted",
+        "cache": False,
+        "concurrency": 16,
+    }
     assert short_config(config) == "2x a + b, first_k k=2, rule weighted, no cache, concurrency 16"

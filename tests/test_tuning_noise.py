@@ -78,8 +78,19 @@ def test_the_sure_screen_keeps_the_pareto_front_and_grows_with_z(rows, noise, z)
 
 
 def _candidate(index: int, eut: float, eut_se: float, p95: float, p95_se: float, cost: float) -> Candidate:
-    return Candidate(index, {"members": (f"m{index}",), "topology": "all"}, p95, 100.0, 0.9, cost, eut,
-                     within_budget=True, samples=20_000, p95_se_ms=p95_se, expected_user_time_se_ms=eut_se)
+    return Candidate(
+        index,
+        {"members": (f"m{index}",), "topology": "all"},
+        p95,
+        100.0,
+        0.9,
+        cost,
+        eut,
+        within_budget=True,
+        samples=20_000,
+        p95_se_ms=p95_se,
+        expected_user_time_se_ms=eut_se,
+    )
 
 
 def test_pick_rule_user_time_then_p95_with_ties_inside_the_noise() -> None:
@@ -87,15 +98,21 @@ def test_pick_rule_user_time_then_p95_with_ties_inside_the_noise() -> None:
     # m0 is 10 ms better in user time than m1, within the noise, and loses to it on p95 and cost (so
     # it leaves the front); m1 and m2 tie on user time and trade p95 against cost: the lower p95, m1,
     # wins; m3 is beyond the noise in user time
-    cands = [_candidate(0, 7745, 15, 337, 1, 3.0e-4), _candidate(1, 7755, 15, 80, 1, 2.0e-4),
-             _candidate(2, 7760, 15, 90, 1, 1.0e-4), _candidate(3, 7900, 1, 60, 0.5, 0.5e-4)]
+    cands = [
+        _candidate(0, 7745, 15, 337, 1, 3.0e-4),
+        _candidate(1, 7755, 15, 80, 1, 2.0e-4),
+        _candidate(2, 7760, 15, 90, 1, 1.0e-4),
+        _candidate(3, 7900, 1, 60, 0.5, 0.5e-4),
+    ]
     front = _front(cands)
     assert {c.index for c in front} == {1, 2, 3}
     best, reason, why = _pick(front, cands, budget)
     assert best is not None
     assert best.index == 1
-    assert reason == ("2 configurations tie on expected user time (their ±2 SE intervals overlap the lowest's); "
-                      "of them the lowest p95")
+    assert reason == (
+        "2 configurations tie on expected user time (their ±2 SE intervals overlap the lowest's); "
+        "of them the lowest p95"
+    )
     assert why.startswith(short_config(best.config) + ": " + reason)  # the words the front listing uses
     # a clear user-time win beyond the noise is the pick on its own
     cands[3] = _candidate(3, 7500, 1, 60, 0.5, 0.5e-4)
@@ -121,8 +138,11 @@ def test_pick_and_front_are_the_same_for_five_seeds(root: Path) -> None:
     # the pick docs/tuning.md and councils/README.md give
     assert picks == {"gpt-oss-120b+gpt-oss-120b+qwen3-235b vote m=2 cache=True concurrency=1"}
     # the front's size is the one councils/README.md states (docs and tool agree)
-    row = next(line for line in (root / "councils" / "README.md").read_text().splitlines()
-               if line.startswith("| `tune-intent.toml`"))
+    row = next(
+        line
+        for line in (root / "councils" / "README.md").read_text().splitlines()
+        if line.startswith("| `tune-intent.toml`")
+    )
     documented = re.search(r"(\d+) on the front", row)
     assert documented is not None
     assert len(next(iter(fronts))) == int(documented.group(1))

@@ -20,8 +20,14 @@ runner = CliRunner()
 Z95 = 1.6448536269514722  # the standard normal's 95th percentile
 
 # Deterministic chip time: no jitter, one prompt length, one first-phrase length.
-FIELDS = {"model": "llama-3.3-70b", "hardware": "wse-3", "prompt_tokens": 1000, "output_tokens": 200,
-          "first_phrase_tokens": 10, "jitter_cv": 0.0}
+FIELDS = {
+    "model": "llama-3.3-70b",
+    "hardware": "wse-3",
+    "prompt_tokens": 1000,
+    "output_tokens": 200,
+    "first_phrase_tokens": 10,
+    "jitter_cv": 0.0,
+}
 
 
 def _chip_ms() -> float:
@@ -109,8 +115,10 @@ def test_a_cerebras_scenario_p95_includes_the_hosted_path_and_run_says_so(tmp_pa
     assert not hosted.passed  # the chip-time-only verdict would pass by ~550 ms
     assert res.wafer_paths["baseline"][0]["path"] == "hosted"
     assert res.wafer_paths["on-prem"][0] == {
-        "stage": "llm", "path": "on-prem",
-        "note": 'chip time only (path = "on-prem": no network or provider overhead added)'}
+        "stage": "llm",
+        "path": "on-prem",
+        "note": 'chip time only (path = "on-prem": no network or provider overhead added)',
+    }
     path = tmp_path / "c.toml"
     path.write_text(SCENARIO)
     out = runner.invoke(app, ["run", str(path), "-f", "json"])

@@ -58,20 +58,25 @@ def test_cli_software_option_and_hardware_listing() -> None:
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert doc["tokens_per_s_per_user"] == pytest.approx(_tok_s("llama-3.1-70b", "wse-3", "2024-08"))
-    assert any(n.startswith("wafer/LPU timings of software generation 2024-08: Cerebras Inference at launch")
-               for n in doc["notes"])
+    assert any(
+        n.startswith("wafer/LPU timings of software generation 2024-08: Cerebras Inference at launch")
+        for n in doc["notes"]
+    )
     bad = runner.invoke(app, ["infer", "-m", "llama-3.1-70b", "-H", "wse-3", "--software", "2023"])
     assert bad.exit_code == 2
     assert "known: 2024-11, 2024-08" in bad.output
     assert runner.invoke(app, ["infer", "-m", "llama-3.1-8b", "-H", "h100-sxm", "--software", "2024-08"]).exit_code == 2
-    rate = runner.invoke(app, ["infer", "-m", "llama-3.1-8b", "-H", "h100-sxm", "--software", "x",
-                               "--request-rate", "1"])
+    rate = runner.invoke(
+        app, ["infer", "-m", "llama-3.1-8b", "-H", "h100-sxm", "--software", "x", "--request-rate", "1"]
+    )
     assert rate.exit_code == 2
     assert "--software" in rate.output
     rows = {r["id"]: r for r in json.loads(runner.invoke(app, ["hardware", "-f", "json"]).stdout)}
     wse = rows["wse-3"]["software_generations"]
-    assert [(g["generation"], g["default"], g["tau_hop_ms"]) for g in wse] == [("2024-11", True, 0.002),
-                                                                                ("2024-08", False, 0.51)]
+    assert [(g["generation"], g["default"], g["tau_hop_ms"]) for g in wse] == [
+        ("2024-11", True, 0.002),
+        ("2024-08", False, 0.51),
+    ]
     assert rows["h100-sxm"]["software_generations"] == []
     table = runner.invoke(app, ["hardware"]).stdout
     assert "2024-11 *" in table
@@ -79,14 +84,23 @@ def test_cli_software_option_and_hardware_listing() -> None:
 
 
 def test_wafer_stage_software_field() -> None:
-    fields = {"model": "llama-3.1-70b", "hardware": "wse-3", "path": "on-prem", "jitter_cv": 0.0,
-              "prompt_tokens": 1000, "output_tokens": 500, "first_phrase_tokens": 10}
+    fields = {
+        "model": "llama-3.1-70b",
+        "hardware": "wse-3",
+        "path": "on-prem",
+        "jitter_cv": 0.0,
+        "prompt_tokens": 1000,
+        "output_tokens": 500,
+        "first_phrase_tokens": 10,
+    }
     launch = WaferStage(**fields, software="2024-08").sample(np.random.default_rng(0), 3)
     latest = WaferStage(**fields).sample(np.random.default_rng(0), 3)
     r = vb.estimate_inference("llama-3.1-70b", "wse-3", vb.Deployment(software="2024-08"), WL)
     np.testing.assert_allclose(launch, r.ttft_ms + 10 * r.tpot_ms)
     assert launch[0] > 2.5 * latest[0]
-    text = ('name = "x"\n[pipeline]\nkind = "sequence"\n[pipeline.stages.llm]\nkind = "wafer"\n'
-            'model = "llama-3.1-70b"\nhardware = "wse-3"\nsoftware = "2099"\n')
+    text = (
+        'name = "x"\n[pipeline]\nkind = "sequence"\n[pipeline.stages.llm]\nkind = "wafer"\n'
+        'model = "llama-3.1-70b"\nhardware = "wse-3"\nsoftware = "2099"\n'
+    )
     with pytest.raises(vb.ScenarioError, match=r"x.toml: pipeline.stages.llm.*unknown software generation '2099'"):
         vb.parse_scenario(tomllib.loads(text), origin="x.toml")

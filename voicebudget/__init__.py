@@ -197,9 +197,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "evaluate",
         "stage_rng",
     ),
-    "voicebudget._budget": (
-        "Budget",
-    ),
+    "voicebudget._budget": ("Budget",),
     "voicebudget._distributions": (
         "Distribution",
         "Empirical",
@@ -216,9 +214,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "ScenarioError",
         "VoiceBudgetError",
     ),
-    "voicebudget._observed": (
-        "Observed",
-    ),
+    "voicebudget._observed": ("Observed",),
     "voicebudget._report": (
         "LatencyStats",
         "Report",
@@ -246,9 +242,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "TTSStage",
         "TokenRange",
     ),
-    "voicebudget._stages": (
-        "StageSpec",
-    ),
+    "voicebudget._stages": ("StageSpec",),
     "voicebudget._voice_turn": (
         "STAGE_ORDER",
         "VoiceTurn",

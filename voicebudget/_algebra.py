@@ -69,7 +69,6 @@ class Sampler(Protocol):
 
 
 class _Combinator(DataModel):
-
     stages: dict[str, StageSpec] = Field(
         description="Named child stages (distributions, models or combinators); names are unique in a pipeline."
     )

@@ -24,7 +24,6 @@ class Budget(DataModel):
     :param stage_shares: optional per-stage allocations as shares of ``total_ms`` (0 < share <= 1).
     """
 
-
     total_ms: float = Field(default=DEFAULT_TOTAL_MS, gt=0, description="Voice-to-voice budget in ms.")
     percentile: float = Field(default=95.0, gt=0, le=100, description="Target percentile, e.g. 95 for p95.")
     stages: dict[str, float] = Field(default_factory=dict, description="Per-stage allocation in ms.")

@@ -47,7 +47,6 @@ FloatArray = NDArray[np.float64]
 
 
 class _Dist(DataModel):
-
     def sample(self, rng: np.random.Generator, n: int) -> FloatArray:  # pragma: no cover - abstract
         """Draw ``n`` samples.
 
@@ -278,9 +277,7 @@ class Mixture(_Dist):
     @model_validator(mode="after")
     def _check_weights(self) -> Mixture:
         if len(self.weights) != len(self.components):
-            raise ValueError(
-                f"weights has {len(self.weights)} entries but components has {len(self.components)}"
-            )
+            raise ValueError(f"weights has {len(self.weights)} entries but components has {len(self.components)}")
         if not self.components:
             raise ValueError("needs at least one component")
         if any(w < 0 for w in self.weights) or abs(sum(self.weights) - 1.0) > 1e-6:

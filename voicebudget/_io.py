@@ -115,14 +115,16 @@ def read_bytes(path: str | Path, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> byte
             if stat.S_ISREG(st.st_mode):  # one allocation of the file's size (+1 to see growth), no chunks
                 data = fh.read(min(st.st_size, max_bytes) + 1)
                 if len(data) > max_bytes:
-                    raise ScenarioError(f"input is over the {_mib(max_bytes)} limit for this kind of input",
-                                        origin=str(path))
+                    raise ScenarioError(
+                        f"input is over the {_mib(max_bytes)} limit for this kind of input", origin=str(path)
+                    )
                 return data
             while chunk := fh.read(_CHUNK):
                 size += len(chunk)
                 if size > max_bytes:
-                    raise ScenarioError(f"input is over the {_mib(max_bytes)} limit for this kind of input",
-                                        origin=str(path))
+                    raise ScenarioError(
+                        f"input is over the {_mib(max_bytes)} limit for this kind of input", origin=str(path)
+                    )
                 chunks.append(chunk)
     except OSError as exc:
         raise ScenarioError(f"cannot read: {exc.strerror or exc}", origin=str(path)) from None
@@ -134,8 +136,9 @@ def _decode(data: bytes, origin: str, errors: str) -> str:
         text = data.decode("utf-8", errors=errors)
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise ScenarioError(f"not UTF-8 text (byte {exc.start} cannot be decoded)", origin=origin,
-                            field=f"line {line}") from None
+        raise ScenarioError(
+            f"not UTF-8 text (byte {exc.start} cannot be decoded)", origin=origin, field=f"line {line}"
+        ) from None
     return text.removeprefix(_BOM)
 
 
@@ -184,8 +187,9 @@ def iter_lines(
             try:
                 line = raw.decode("utf-8", errors=errors)
             except UnicodeDecodeError as exc:
-                raise ScenarioError(f"not UTF-8 text (byte {exc.start} of the line)", origin=origin,
-                                    field=f"line {lineno}") from None
+                raise ScenarioError(
+                    f"not UTF-8 text (byte {exc.start} of the line)", origin=origin, field=f"line {lineno}"
+                ) from None
             if lineno == 1:
                 line = line.removeprefix(_BOM)
             if line.endswith("\n"):
@@ -264,8 +268,9 @@ def parse_json(text: str, *, origin: str, line: int | None = None, allow_nan: bo
         field = where or f"line {exc.lineno}"
         raise ScenarioError(f"cannot parse JSON: {exc.msg} (column {exc.colno})", origin=origin, field=field) from None
     except RecursionError:
-        raise ScenarioError(f"JSON nested deeper than {MAX_NESTING} levels; refused", origin=origin,
-                            field=where) from None
+        raise ScenarioError(
+            f"JSON nested deeper than {MAX_NESTING} levels; refused", origin=origin, field=where
+        ) from None
     except ValueError as exc:  # int digit limit, refused constants
         raise ScenarioError(f"cannot parse JSON: {_short(exc)}", origin=origin, field=where) from None
 
@@ -313,12 +318,15 @@ class _Loader(yaml.SafeLoader):
             key = self.construct_object(key_node, deep=True)
             if not isinstance(key, Hashable) or isinstance(key, list | dict):
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"a mapping key must be a string or number, not a {type(key).__name__}",
+                    None,
+                    None,
+                    f"a mapping key must be a string or number, not a {type(key).__name__}",
                     key_node.start_mark,
                 )
             if key in seen:
-                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {str(key)[:80]!r}",
-                                                        key_node.start_mark)
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {str(key)[:80]!r}", key_node.start_mark
+                )
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
 
@@ -340,8 +348,9 @@ def _check_expansion(root: yaml.Node) -> None:
             depths[key] = 1 + max((depths[id(c)] for c in children), default=0)
             active.discard(key)
             if depths[key] > MAX_NESTING:
-                raise yaml.constructor.ConstructorError(None, None, f"nested deeper than {MAX_NESTING} levels",
-                                                        node.start_mark)
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"nested deeper than {MAX_NESTING} levels", node.start_mark
+                )
             continue
         if key in sizes:
             continue
@@ -349,15 +358,19 @@ def _check_expansion(root: yaml.Node) -> None:
         stack.append((node, True))
         for child in children:
             if id(child) in active:
-                raise yaml.constructor.ConstructorError(None, None, "an alias refers to its own parent (recursive)",
-                                                        child.start_mark)
+                raise yaml.constructor.ConstructorError(
+                    None, None, "an alias refers to its own parent (recursive)", child.start_mark
+                )
             if id(child) not in sizes:
                 stack.append((child, False))
     added = sizes[id(root)] - len(sizes)
     if added > MAX_YAML_ALIAS_NODES:
         raise yaml.constructor.ConstructorError(
-            None, None, f"aliases expand to {sizes[id(root)]:,} nodes (the document has {len(sizes):,}); "
-            f"at most {MAX_YAML_ALIAS_NODES:,} added nodes are allowed", root.start_mark,
+            None,
+            None,
+            f"aliases expand to {sizes[id(root)]:,} nodes (the document has {len(sizes):,}); "
+            f"at most {MAX_YAML_ALIAS_NODES:,} added nodes are allowed",
+            root.start_mark,
         )
 
 
@@ -501,9 +514,10 @@ def check_cycle(path: Path, context: Mapping[str, Any] | None) -> None:
     chain: tuple[Path, ...] = tuple((context or {}).get("chain", ()))
     real = path.resolve()
     if real in chain:
-        loop = [*chain[chain.index(real):], real]
-        raise ScenarioError("files reference each other in a cycle: " + " -> ".join(str(p) for p in loop),
-                            origin=str(path))
+        loop = [*chain[chain.index(real) :], real]
+        raise ScenarioError(
+            "files reference each other in a cycle: " + " -> ".join(str(p) for p in loop), origin=str(path)
+        )
     if len(chain) >= MAX_REFERENCE_DEPTH:
         raise ScenarioError(f"more than {MAX_REFERENCE_DEPTH} files deep in file references", origin=str(path))
 

@@ -14,22 +14,28 @@ __all__ = ["MODEL_CONFIG", "DataModel"]
 def _no_text_for_number(value: Any) -> Any:
     """Refuse what pydantic's lax mode would turn into a number: text (``"20000"``) and booleans."""
     if isinstance(value, bool):
-        raise PydanticCustomError("bool_for_number", "{value} is a boolean; expected a number",
-                                  {"value": str(value).lower()})
+        raise PydanticCustomError(
+            "bool_for_number", "{value} is a boolean; expected a number", {"value": str(value).lower()}
+        )
     if isinstance(value, str | bytes):
-        raise PydanticCustomError("text_for_number", "{value} is text; expected a number (write it without quotes)",
-                                  {"value": repr(value[:40])})
+        raise PydanticCustomError(
+            "text_for_number",
+            "{value} is text; expected a number (write it without quotes)",
+            {"value": repr(value[:40])},
+        )
     return value
 
 
 def _no_text_for_bool(value: Any) -> Any:
     """Refuse what lax mode would turn into a boolean: text (``"true"``, ``"no"``) and numbers (1, 0)."""
     if isinstance(value, str | bytes):
-        raise PydanticCustomError("text_for_bool", "{value} is text; expected true or false (without quotes)",
-                                  {"value": repr(value[:40])})
+        raise PydanticCustomError(
+            "text_for_bool", "{value} is text; expected true or false (without quotes)", {"value": repr(value[:40])}
+        )
     if isinstance(value, int | float) and not isinstance(value, bool):
-        raise PydanticCustomError("number_for_bool", "{value} is a number; expected true or false",
-                                  {"value": repr(value)})
+        raise PydanticCustomError(
+            "number_for_bool", "{value} is a number; expected true or false", {"value": repr(value)}
+        )
     return value
 
 
@@ -41,8 +47,9 @@ def _no_text_in_numbers(value: Any) -> Any:
             try:
                 _no_text_for_number(item)
             except PydanticCustomError as exc:
-                raise PydanticCustomError(exc.type, "item [{index}]: " + exc.message_template,
-                                          {**(exc.context or {}), "index": i}) from None
+                raise PydanticCustomError(
+                    exc.type, "item [{index}]: " + exc.message_template, {**(exc.context or {}), "index": i}
+                ) from None
     return value
 
 

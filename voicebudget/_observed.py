@@ -47,7 +47,6 @@ class Observed(DataModel):
     :param interpolate: interpolate linearly between neighbouring rows (default) or draw whole rows.
     """
 
-
     kind: Literal["observed"] = "observed"
     table: str = Field(min_length=1, description="Name of the turn table; its columns draw the same rows.")
     values_ms: tuple[float, ...] = Field(description="This stage's value in each observed turn, ms, in row order.")

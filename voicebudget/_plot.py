@@ -66,8 +66,16 @@ STAGE_COLORS = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#CC79A7"
 """Okabe-Ito orange, sky blue, bluish green, yellow, blue, reddish purple, and grey, in order of first
 appearance; past seven, the colours repeat with hatching."""
 _HATCHES = ("", "//", "..", "xx")
-_VARIANT_STYLES = (("#000000", "-"), ("#000000", "--"), ("#555555", "-."), ("#555555", ":"),
-                   ("#888888", "-"), ("#888888", "--"), ("#000000", ":"), ("#555555", "-"))
+_VARIANT_STYLES = (
+    ("#000000", "-"),
+    ("#000000", "--"),
+    ("#555555", "-."),
+    ("#555555", ":"),
+    ("#888888", "-"),
+    ("#888888", "--"),
+    ("#000000", ":"),
+    ("#555555", "-"),
+)
 
 
 @dataclass(frozen=True)
@@ -170,8 +178,13 @@ def plot_latency(
     return save_figure(fig, out)
 
 
-def _cdf_panel(ax: Axes, reports: Mapping[str, Report], cdfs: Mapping[str, Curve],
-               styles: Mapping[str, tuple[str, str]], budget: Budget) -> None:
+def _cdf_panel(
+    ax: Axes,
+    reports: Mapping[str, Report],
+    cdfs: Mapping[str, Curve],
+    styles: Mapping[str, tuple[str, str]],
+    budget: Budget,
+) -> None:
     by_name = reports
     variant = 0
     for label, curve in cdfs.items():
@@ -191,12 +204,18 @@ def _cdf_panel(ax: Axes, reports: Mapping[str, Report], cdfs: Mapping[str, Curve
     ax.set(xlabel="latency (ms)", ylabel="share of turns", ylim=(0, 1.01))
     ax.set_title("latency CDF\n" + _headline(reports, budget, 70), fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2 if len(cdfs) > 4 else 3, fontsize=8,
-              frameon=False)
+    ax.legend(
+        loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2 if len(cdfs) > 4 else 3, fontsize=8, frameon=False
+    )
 
 
-def _waterfall(ax: Axes, reports: Mapping[str, Report], breakdown: Mapping[str, Mapping[str, float]],
-               styles: Mapping[str, tuple[str, str]], budget: Budget) -> None:
+def _waterfall(
+    ax: Axes,
+    reports: Mapping[str, Report],
+    breakdown: Mapping[str, Mapping[str, float]],
+    styles: Mapping[str, tuple[str, str]],
+    budget: Budget,
+) -> None:
     labels = list(breakdown)
     stages = list(dict.fromkeys(s for parts in breakdown.values() for s in parts))
     left = np.zeros(len(labels))
@@ -207,12 +226,28 @@ def _waterfall(ax: Axes, reports: Mapping[str, Report], breakdown: Mapping[str, 
         left += widths
     by_name = reports
     at_pct = [by_name[b].total.at_percentile_ms if b in by_name else np.nan for b in labels]
-    ax.scatter(at_pct, labels, marker="D", s=46, color="white", edgecolors="black", linewidths=1.4, zorder=3,
-               label=f"{budget.label} of the turns")
+    ax.scatter(
+        at_pct,
+        labels,
+        marker="D",
+        s=46,
+        color="white",
+        edgecolors="black",
+        linewidths=1.4,
+        zorder=3,
+        label=f"{budget.label} of the turns",
+    )
     _budget_line(ax, budget)
     for y, end in enumerate(left):
-        ax.annotate(f"tail mean {end:.0f}", (end, y), xytext=(3, 0), textcoords="offset points", va="center",
-                    fontsize=7, color="#333333")
+        ax.annotate(
+            f"tail mean {end:.0f}",
+            (end, y),
+            xytext=(3, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=7,
+            color="#333333",
+        )
     ax.set_xlim(0, max(float(np.max(left, initial=0.0)), budget.total_ms, *np.nan_to_num(at_pct)) * 1.16)
     ax.set(xlabel=f"mean contribution in the turns >= {budget.label} (ms)")
     ax.set_title("where the tail comes from\n" + _headline(reports, budget, 60), fontsize=10)
@@ -222,8 +257,9 @@ def _waterfall(ax: Axes, reports: Mapping[str, Report], breakdown: Mapping[str, 
 
 
 def _budget_line(ax: Axes, budget: Budget) -> None:
-    ax.axvline(budget.total_ms, color=BUDGET_COLOR, linestyle="--", linewidth=1.8,
-               label=f"budget {budget.total_ms:g} ms")
+    ax.axvline(
+        budget.total_ms, color=BUDGET_COLOR, linestyle="--", linewidth=1.8, label=f"budget {budget.total_ms:g} ms"
+    )
 
 
 def _tail(report: Report) -> dict[str, float]:
@@ -292,12 +328,26 @@ def tune_figure(result: TuneResult) -> Figure:
     if best is None:
         head = f"FAIL: no configuration within {result.budget.total_ms:g} ms at {label}"
     else:
-        head = (f"PASS: pick {label} {best.p95_ms:.1f} ms <= {result.budget.total_ms:g} ms, "
-                f"user time {best.expected_user_time_ms:.0f} ms, ${best.cost_per_turn * 1e6:.0f} per 1M turns")
-    for ax, y, y_se, ylabel in ((ax_lat, lat, lat_se, f"{label} (ms)"),
-                                (ax_cost, cost, np.zeros_like(cost), "cost (USD per million turns)")):
-        ax.errorbar(eut, y, xerr=2 * eut_se, yerr=2 * y_se, fmt="o", color=STAGE_COLORS[4], ecolor="#777777",
-                    markersize=5, capsize=2, label=f"front ({len(front)}), ±2 SE")
+        head = (
+            f"PASS: pick {label} {best.p95_ms:.1f} ms <= {result.budget.total_ms:g} ms, "
+            f"user time {best.expected_user_time_ms:.0f} ms, ${best.cost_per_turn * 1e6:.0f} per 1M turns"
+        )
+    for ax, y, y_se, ylabel in (
+        (ax_lat, lat, lat_se, f"{label} (ms)"),
+        (ax_cost, cost, np.zeros_like(cost), "cost (USD per million turns)"),
+    ):
+        ax.errorbar(
+            eut,
+            y,
+            xerr=2 * eut_se,
+            yerr=2 * y_se,
+            fmt="o",
+            color=STAGE_COLORS[4],
+            ecolor="#777777",
+            markersize=5,
+            capsize=2,
+            label=f"front ({len(front)}), ±2 SE",
+        )
         for i, (x, yy) in enumerate(zip(eut, y, strict=True), 1):
             ax.annotate(str(i), (x, yy), xytext=(4, 3), textcoords="offset points", fontsize=7)
         if best is not None:
@@ -306,8 +356,13 @@ def tune_figure(result: TuneResult) -> Figure:
         ax.set(xlabel="expected user time per completed request (ms)", ylabel=ylabel)
         ax.grid(alpha=0.3)
     if front:
-        ax_lat.axhline(result.budget.total_ms, color=BUDGET_COLOR, linestyle="--", linewidth=1.8,
-                       label=f"budget {result.budget.total_ms:g} ms")
+        ax_lat.axhline(
+            result.budget.total_ms,
+            color=BUDGET_COLOR,
+            linestyle="--",
+            linewidth=1.8,
+            label=f"budget {result.budget.total_ms:g} ms",
+        )
     ax_lat.set_title(f"latency at {label} vs user time\n{head}", fontsize=10)
     ax_cost.set_title(f"cost vs user time\n{head}", fontsize=10)
     for ax in (ax_lat, ax_cost):

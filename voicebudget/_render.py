@@ -28,8 +28,12 @@ def render_report(report: Report, title: str | None = None) -> RenderableType:
     """A rich table of one report (total and stages) followed by its waterfall and verdict."""
     label = report.budget.label
     verdict = "[green]PASS[/]" if report.passed else "[red]FAIL[/]"
-    table = Table(title=f"{title or report.name} (ms)", title_justify="left",
-                  caption=f"tail = share of the latency of the turns >= {label}", caption_justify="left")
+    table = Table(
+        title=f"{title or report.name} (ms)",
+        title_justify="left",
+        caption=f"tail = share of the latency of the turns >= {label}",
+        caption_justify="left",
+    )
     table.add_column("stage", no_wrap=True)
     for col in ("mean", "p50", "p90", "p95", "p99", "tail"):
         table.add_column(col, justify="right")
@@ -37,28 +41,41 @@ def render_report(report: Report, title: str | None = None) -> RenderableType:
         table.add_column("alloc", justify="right")
     for s in report.stages:
         st = s.stats
-        alloc = [] if len(table.columns) == 7 else [
-            "" if s.allocation_ms is None else f"{s.allocation_ms:.0f}" + (" [red]over[/]" if s.over_allocation else "")
-        ]
+        alloc = (
+            []
+            if len(table.columns) == 7
+            else [
+                ""
+                if s.allocation_ms is None
+                else f"{s.allocation_ms:.0f}" + (" [red]over[/]" if s.over_allocation else "")
+            ]
+        )
         table.add_row(
-            s.name, *(f"{v:.1f}" for v in (st.mean_ms, st.p50_ms, st.p90_ms, st.p95_ms, st.p99_ms)),
-            f"{s.tail_share:.1%}", *alloc,
+            s.name,
+            *(f"{v:.1f}" for v in (st.mean_ms, st.p50_ms, st.p90_ms, st.p95_ms, st.p99_ms)),
+            f"{s.tail_share:.1%}",
+            *alloc,
         )
         for part in s.parts:  # a council's members: their share of the tail
-            table.add_row(f"[dim]  └ {part.name}[/]", "", "", "", "", "", f"[dim]{part.tail_share:.1%}[/]",
-                          *([""] * len(alloc)))
+            table.add_row(
+                f"[dim]  └ {part.name}[/]", "", "", "", "", "", f"[dim]{part.tail_share:.1%}[/]", *([""] * len(alloc))
+            )
     t = report.total
     extra = [] if len(table.columns) == 7 else [""]
     table.add_row(
         f"[bold]{total_label(report)}[/]",
         *(f"[bold]{v:.1f}[/]" for v in (t.mean_ms, t.p50_ms, t.p90_ms, t.p95_ms, t.p99_ms)),
-        "100%", *extra, end_section=True,
+        "100%",
+        *extra,
+        end_section=True,
     )
     if report.server_side is not None and report.server_side != report.total:
         ss = report.server_side
         table.add_row(
             "[dim]server-side[/]",
-            *(f"[dim]{v:.1f}[/]" for v in (ss.mean_ms, ss.p50_ms, ss.p90_ms, ss.p95_ms, ss.p99_ms)), "", *extra,
+            *(f"[dim]{v:.1f}[/]" for v in (ss.mean_ms, ss.p50_ms, ss.p90_ms, ss.p95_ms, ss.p99_ms)),
+            "",
+            *extra,
         )
     line = Text.from_markup(
         f"{verdict} {report.summary()}; {report.within_budget_share:.1%} of turns within "
@@ -76,8 +93,9 @@ def total_label(report: Report) -> str:
     return "server-side total" if report.server_side == report.total else "voice-to-voice"
 
 
-def waterfall(report: Report, width: int = _BAR_WIDTH, parallel: Collection[str] = (),
-              parallel_note: str = "in parallel") -> Text:
+def waterfall(
+    report: Report, width: int = _BAR_WIDTH, parallel: Collection[str] = (), parallel_note: str = "in parallel"
+) -> Text:
     """A text waterfall of the tail turns against the budget (``|`` marks it): each stage's mean
     contribution, laid end to end; stages named in ``parallel`` (a council's members) start together,
     each drawn as its own mean duration over the tail turns (``∥`` marks them), and the next stage
@@ -90,9 +108,14 @@ def waterfall(report: Report, width: int = _BAR_WIDTH, parallel: Collection[str]
     scale_max = max(report.budget.total_ms, ends, 1e-9)
     per_char = scale_max / width
     budget_col = round(report.budget.total_ms / per_char)
-    out = Text(f"waterfall of the tail (turns >= {label}), 1 char = {per_char:.0f} ms, | = budget"
-               + (f", ∥ = {parallel_note} (own mean duration)" if group else "") + "\n", style="dim")
+    out = Text(
+        f"waterfall of the tail (turns >= {label}), 1 char = {per_char:.0f} ms, | = budget"
+        + (f", ∥ = {parallel_note} (own mean duration)" if group else "")
+        + "\n",
+        style="dim",
+    )
     name_width = min(max((len(s.name) for s in report.stages), default=0), _NAME_WIDTH)
+
     def row(name: str, mark: str, begin: float, length: float) -> None:
         a, b = round(begin / per_char), round((begin + length) / per_char)
         bar = [" "] * (width + 1)
@@ -111,8 +134,12 @@ def waterfall(report: Report, width: int = _BAR_WIDTH, parallel: Collection[str]
         if in_group and group_start is None:
             group_start = start
         begin = group_start if in_group and group_start is not None else start
-        row(s.name, "∥" if in_group else " ", begin,
-            s.tail_mean_ms if in_group and s.tail_mean_ms == s.tail_mean_ms else s.tail_ms)
+        row(
+            s.name,
+            "∥" if in_group else " ",
+            begin,
+            s.tail_mean_ms if in_group and s.tail_mean_ms == s.tail_mean_ms else s.tail_ms,
+        )
         start += s.tail_ms
         if in_group and s is group[-1] and group_start is not None:  # what the turn waits for them
             row("together", " ", group_start, start - group_start)
@@ -135,8 +162,12 @@ def render_run(result: RunResult) -> RenderableType:
         if r.name in result.costs:
             parts.append(Text(f"cost: ${result.costs[r.name]:.6f} per turn (list prices of its api stages)"))
         elif r.name in result.unpriced:
-            parts.append(Text("cost: unknown: its api stage has a price but no tokens per turn (give the stage "
-                              "prompt_tokens and output_tokens, or the scenario a [traffic] table)"))
+            parts.append(
+                Text(
+                    "cost: unknown: its api stage has a price but no tokens per turn (give the stage "
+                    "prompt_tokens and output_tokens, or the scenario a [traffic] table)"
+                )
+            )
     if len(result.reports) > 1:
         parts.append(_comparison(result.reports))
     return Group(*parts)
@@ -145,18 +176,32 @@ def render_run(result: RunResult) -> RenderableType:
 def _comparison(reports: Iterable[Report]) -> Table:
     reports = list(reports)
     label = reports[0].budget.label
-    table = Table(title="variants side by side (ms, common random numbers)", title_justify="left",
-                  caption=f"Δ{label}: vs {reports[0].name}; within: share of turns within budget; tail driver: "
-                  f"its mean over the slowest {100 - reports[0].budget.percentile:.3g}% of turns",
-                  caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)  # fits 80 columns
+    table = Table(
+        title="variants side by side (ms, common random numbers)",
+        title_justify="left",
+        caption=f"Δ{label}: vs {reports[0].name}; within: share of turns within budget; tail driver: "
+        f"its mean over the slowest {100 - reports[0].budget.percentile:.3g}% of turns",
+        caption_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )  # fits 80 columns
     for col in ("variant", "p50", label, f"Δ{label}", "within", "tail driver", "verdict"):
-        table.add_column(col, justify="left" if col in ("variant", "tail driver") else "right",
-                         overflow="fold", no_wrap=col != "tail driver")  # the driver's name wraps first
+        table.add_column(
+            col,
+            justify="left" if col in ("variant", "tail driver") else "right",
+            overflow="fold",
+            no_wrap=col != "tail driver",
+        )  # the driver's name wraps first
     for row in comparison_rows(reports):
-        table.add_row(row["variant"], f"{row['p50_ms']:.1f}", f"{row['at_percentile_ms']:.1f}",
-                      f"{row['delta_ms']:+.1f}", f"{row['within_budget_share']:.1%}",
-                      f"{row['tail_driver']} {row['tail_driver_ms']:.0f}" if row["tail_driver"] else "-",
-                      "[green]PASS[/]" if row["passed"] else "[red]FAIL[/]")
+        table.add_row(
+            row["variant"],
+            f"{row['p50_ms']:.1f}",
+            f"{row['at_percentile_ms']:.1f}",
+            f"{row['delta_ms']:+.1f}",
+            f"{row['within_budget_share']:.1%}",
+            f"{row['tail_driver']} {row['tail_driver_ms']:.0f}" if row["tail_driver"] else "-",
+            "[green]PASS[/]" if row["passed"] else "[red]FAIL[/]",
+        )
     return table
 
 
@@ -168,12 +213,18 @@ def comparison_rows(reports: Iterable[Report]) -> list[dict[str, Any]]:
     rows = []
     for r in reports:
         d = r.tail_driver
-        rows.append({
-            "variant": r.name, "p50_ms": r.total.p50_ms, "at_percentile_ms": r.total.at_percentile_ms,
-            "delta_ms": r.total.at_percentile_ms - base, "within_budget_share": r.within_budget_share,
-            "tail_driver": d.name if d is not None else "", "tail_driver_ms": d.tail_ms if d is not None else 0.0,
-            "passed": r.passed,
-        })
+        rows.append(
+            {
+                "variant": r.name,
+                "p50_ms": r.total.p50_ms,
+                "at_percentile_ms": r.total.at_percentile_ms,
+                "delta_ms": r.total.at_percentile_ms - base,
+                "within_budget_share": r.within_budget_share,
+                "tail_driver": d.name if d is not None else "",
+                "tail_driver_ms": d.tail_ms if d is not None else 0.0,
+                "passed": r.passed,
+            }
+        )
     return rows
 
 
@@ -195,10 +246,12 @@ def render_markdown(result: RunResult) -> str:
             f"| variant | p50 ms | {label} ms | Δ{label} vs {base} | within budget | tail driver (mean ms, "
             f"slowest {100 - result.budget.percentile:.3g}%) | verdict |",
             "|---|---:|---:|---:|---:|---|---|",
-            *(f"| {row['variant']} | {row['p50_ms']:.1f} | {row['at_percentile_ms']:.1f} | {row['delta_ms']:+.1f} | "
-              f"{row['within_budget_share']:.1%} | {row['tail_driver'] or '-'} ({row['tail_driver_ms']:.1f}) | "
-              f"{'PASS' if row['passed'] else 'FAIL'} |"
-              for row in comparison_rows(result.reports)),
+            *(
+                f"| {row['variant']} | {row['p50_ms']:.1f} | {row['at_percentile_ms']:.1f} | {row['delta_ms']:+.1f} | "
+                f"{row['within_budget_share']:.1%} | {row['tail_driver'] or '-'} ({row['tail_driver_ms']:.1f}) | "
+                f"{'PASS' if row['passed'] else 'FAIL'} |"
+                for row in comparison_rows(result.reports)
+            ),
             "",
         ]
     for r in result.reports:

@@ -233,8 +233,10 @@ class Report:
         driver = self.tail_driver
         if driver is not None:  # a mean over the tail turns, not a part of the percentile: say so
             part = f"; {driver.parts[0].name} {driver.parts[0].tail_ms:.1f} ms" if driver.parts else ""
-            total += (f"; tail driver: {driver.name} (mean {driver.tail_ms:.1f} ms of the slowest "
-                      f"{100 - self.budget.percentile:.3g}% of turns{part})")
+            total += (
+                f"; tail driver: {driver.name} (mean {driver.tail_ms:.1f} ms of the slowest "
+                f"{100 - self.budget.percentile:.3g}% of turns{part})"
+            )
         over = [
             f"{s.name} {label} {s.stats.at_percentile_ms:.1f} ms > allocation {s.allocation_ms:.1f} ms"
             for s in self.stages
@@ -331,7 +333,8 @@ def build_report(
     if unknown:
         raise ScenarioError(
             f"allocates {unknown} but there is no such stage; stages: {list(stages_ms)}",
-            origin=name, field="budget.stages",
+            origin=name,
+            field="budget.stages",
         )
     for key, arr in stages_ms.items():
         if np.shape(arr) != total.shape:
@@ -355,8 +358,10 @@ def build_report(
         tail_ms = float(np.mean(contrib[key])) if key in contrib else 0.0
         share = tail_ms / tail_total if tail_total > 0 else 0.0
         parts = sorted(
-            (StagePart(p, float(np.mean(v)), float(np.mean(v)) / tail_total if tail_total > 0 else 0.0)
-             for p, v in by_part.get(key, {}).items()),
+            (
+                StagePart(p, float(np.mean(v)), float(np.mean(v)) / tail_total if tail_total > 0 else 0.0)
+                for p, v in by_part.get(key, {}).items()
+            ),
             key=lambda part: -part.tail_ms,
         )
         in_tail = arr[tail]

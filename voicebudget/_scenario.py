@@ -51,7 +51,6 @@ class Scenario(DataModel):
     :param traffic: the calls' traffic for ``voicebudget capacity`` (optional; defaults are assumptions).
     """
 
-
     name: str = Field(min_length=1)
     description: str = ""
     budget: Budget = Field(default_factory=Budget)
@@ -116,12 +115,16 @@ def _parse(data: Mapping[str, Any], origin: str, context: dict[str, Any]) -> Sce
         override = dict(override)
         desc = override.pop("description", "")
         if not isinstance(desc, str):
-            raise ScenarioError(f"must be text, got a {type(desc).__name__}", origin=origin,
-                                field=f"variants.{vname}.description")
+            raise ScenarioError(
+                f"must be text, got a {type(desc).__name__}", origin=origin, field=f"variants.{vname}.description"
+            )
         descriptions[str(vname)] = desc
         if vname == BASELINE:
-            raise ScenarioError(f"{BASELINE!r} is the scenario's own pipeline; pick another name",
-                                origin=origin, field=f"variants.{vname}")
+            raise ScenarioError(
+                f"{BASELINE!r} is the scenario's own pipeline; pick another name",
+                origin=origin,
+                field=f"variants.{vname}",
+            )
         try:
             merged[vname] = merge_override(pipeline_raw, override) if isinstance(pipeline_raw, dict) else override
         except _NewStage as exc:
@@ -165,7 +168,8 @@ def merge_override(base: Any, override: Any, path: list[str] | None = None) -> A
         if path and path[-1] == "stages" and key not in base:
             raise _NewStage(
                 f"no stage {key!r} in the baseline; stages: {list(base)}. A variant changes stages; to add "
-                "one, give the whole parent with its kind (it replaces)", [*path, key],
+                "one, give the whole parent with its kind (it replaces)",
+                [*path, key],
             )
         out[key] = merge_override(out.get(key), value, [*path, str(key)])
     return out

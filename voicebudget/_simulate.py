@@ -68,9 +68,15 @@ class RunResult:
             "seed": self.seed,
             "samples": self.samples,
             "budget": {"total_ms": self.budget.total_ms, "percentile": self.budget.percentile},
-            "variants": [{**r.to_dict(), "description": self.descriptions.get(r.name, ""),
-                          "cost_per_turn_usd": self.costs.get(r.name),
-                          "wafer_paths": list(self.wafer_paths.get(r.name, ()))} for r in self.reports],
+            "variants": [
+                {
+                    **r.to_dict(),
+                    "description": self.descriptions.get(r.name, ""),
+                    "cost_per_turn_usd": self.costs.get(r.name),
+                    "wafer_paths": list(self.wafer_paths.get(r.name, ())),
+                }
+                for r in self.reports
+            ],
         }
 
 
@@ -113,13 +119,19 @@ def _judge(pipeline: Any, budget: Budget, samples: int, seed: int, name: str, ru
     run = run or _Run(samples)
     tree = pipeline.to_tree() if isinstance(pipeline, VoiceTurn) else pipeline
     ev = evaluate(tree, samples, seed)
-    server = (np.subtract(ev.total, ev.stages["transport"], out=run.server)
-              if isinstance(pipeline, VoiceTurn) else None)
+    server = np.subtract(ev.total, ev.stages["transport"], out=run.server) if isinstance(pipeline, VoiceTurn) else None
     leaves = _leaf_specs(tree, "total")
     report = build_report(
-        name, budget, ev.total, ev.stages, contributions=ev.contributions, seed=seed, server_side_ms=server,
+        name,
+        budget,
+        ev.total,
+        ev.stages,
+        contributions=ev.contributions,
+        seed=seed,
+        server_side_ms=server,
         part_contributions=ev.part_contributions if ev.parts else None,
-        known_stats=run.known(leaves, ev.stages), work=run.work,
+        known_stats=run.known(leaves, ev.stages),
+        work=run.work,
     )
     run.remember(leaves, ev.stages, report)
     return report
@@ -148,8 +160,9 @@ class _Run:
         out = {}
         for name, spec in leaves.items():
             for seen_spec, fingerprint, stats in self._seen.get(name, ()):
-                if _same_spec(spec, seen_spec) and np.array_equal(_fingerprint(stages[name]), fingerprint,
-                                                                   equal_nan=True):
+                if _same_spec(spec, seen_spec) and np.array_equal(
+                    _fingerprint(stages[name]), fingerprint, equal_nan=True
+                ):
                     out[name] = stats
                     break
         return out
@@ -217,12 +230,22 @@ def simulate(
     except ModelError as exc:
         raise ModelError(f"{scenario.origin}: {exc}") from None
     descriptions = {"baseline": scenario.description, **scenario.variant_descriptions}
-    costs = {name: c for name, p in scenario.pipelines().items()
-             if (c := pipeline_cost_per_turn(p, scenario)) is not None}
+    costs = {
+        name: c for name, p in scenario.pipelines().items() if (c := pipeline_cost_per_turn(p, scenario)) is not None
+    }
     paths = {name: rows for name, p in pipelines.items() if (rows := wafer_paths(p))}
     unpriced = tuple(name for name, p in pipelines.items() if name not in costs and _priced_api_stages(p))
-    return RunResult(scenario.name, seed_int, n, budget, reports, {k: v for k, v in descriptions.items() if v},
-                     costs, paths, unpriced)
+    return RunResult(
+        scenario.name,
+        seed_int,
+        n,
+        budget,
+        reports,
+        {k: v for k, v in descriptions.items() if v},
+        costs,
+        paths,
+        unpriced,
+    )
 
 
 def _priced_api_stages(pipeline: Any) -> bool:
@@ -237,8 +260,11 @@ def wafer_paths(pipeline: Any) -> tuple[dict[str, str], ...]:
     order (``path``: ``"hosted"`` or ``"on-prem"``; ``note``: the sentence ``run`` prints)."""
     from voicebudget.inference._stage import WaferStage
 
-    return tuple({"stage": name, "path": stage.resolved_path, "note": stage.path_note()}
-                 for name, stage in _named_leaves(pipeline, "") if isinstance(stage, WaferStage))
+    return tuple(
+        {"stage": name, "path": stage.resolved_path, "note": stage.path_note()}
+        for name, stage in _named_leaves(pipeline, "")
+        if isinstance(stage, WaferStage)
+    )
 
 
 def _named_leaves(node: Any, name: str) -> list[tuple[str, Any]]:
@@ -265,7 +291,8 @@ def pipeline_cost_per_turn(pipeline: Any, scenario: Scenario | None = None) -> f
             continue
         cost = stage.cost_per_turn_usd(
             None if stage.prompt_tokens is not None or traffic is None else traffic.mean_prompt_tokens,
-            None if stage.output_tokens is not None or traffic is None else traffic.output_tokens)
+            None if stage.output_tokens is not None or traffic is None else traffic.output_tokens,
+        )
         if cost is not None:
             total, priced = total + cost, True
     return total if priced else None

@@ -46,7 +46,6 @@ class CallTraffic(DataModel):
         memory of the cached prefix are not charged (small for GQA models at these lengths).
     """
 
-
     turns_per_call_minute: float = Field(default=6.0, gt=0, le=600)
     agent_speaking_share: float = Field(default=0.5, ge=0, le=1)
     llm_requests_per_turn: float = Field(default=1.0, gt=0, le=100)

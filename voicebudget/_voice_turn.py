@@ -51,7 +51,6 @@ class VoiceTurn(DataModel):
     :param transport: server to the listener's ear: network, jitter buffer, playout, ms.
     """
 
-
     kind: Literal["voice_turn"] = "voice_turn"
     commit: Literal["vad", "stt"] = "vad"
     endpointing: StageSpec

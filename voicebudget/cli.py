@@ -84,8 +84,11 @@ PercentileOpt = Annotated[
 ]
 AllowRootOpt = Annotated[
     list[Path] | None,
-    typer.Option("--allow-root", help="A folder that `file = ...` references may also read from (repeatable). "
-                 "Default: only the file's own folder and the working directory."),
+    typer.Option(
+        "--allow-root",
+        help="A folder that `file = ...` references may also read from (repeatable). "
+        "Default: only the file's own folder and the working directory.",
+    ),
 ]
 
 
@@ -154,9 +157,7 @@ def plot_targets(path: Path, count: int) -> list[Path]:
     return [path] if count == 1 else [path.with_stem(f"{path.stem}-{i + 1}") for i in range(count)]
 
 
-ForceOpt = Annotated[
-    bool, typer.Option("--force", help="Replace existing output files (never an input file).")
-]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Replace existing output files (never an input file).")]
 
 
 def default_scenario_path() -> Path:
@@ -193,8 +194,14 @@ def run(
     paths = scenarios or [default_scenario_path()]
     targets = check_plot_path(plot, force=force, inputs=paths, count=len(paths))
     with user_errors():
-        results = run_scenarios(paths, samples=samples, seed=seed, budget_ms=budget_ms, percentile=percentile,
-                                allowed_roots=allow_root or ())
+        results = run_scenarios(
+            paths,
+            samples=samples,
+            seed=seed,
+            budget_ms=budget_ms,
+            percentile=percentile,
+            allowed_roots=allow_root or (),
+        )
     if targets:
         _plot_run(results, targets)
     _render_runs(results, fmt)
@@ -243,32 +250,55 @@ def infer(
         PrecisionOpt | None,
         typer.Option("--kv-precision", help="KV cache (default: fp8 with fp8/fp4 weights, else bf16)."),
     ] = None,
-    speculative: Annotated[str | None, typer.Option(
-        "--speculative", metavar="A,G,C[,V] | PRESET",
-        help="Speculative decoding: acceptance rate a, draft tokens g, draft/target step cost c (Medusa/EAGLE "
-             "heads: c ~ 0.02-0.05; a draft model: its step time ratio), tokens verified per sequence V (default "
-             "g+1; a tree's node count), e.g. 0.7,4,0.05; or a preset: eagle, medusa (acceptance measured at "
-             "batch 1). The verification step is costed at this concurrency.",
-    )] = None,
-    model_config_path: Annotated[Path | None, typer.Option(
-        "--model-config", help="A Hugging Face config.json for a model not in the catalog (instead of --model).",
-    )] = None,
-    hardware_config_path: Annotated[Path | None, typer.Option(
-        "--hardware-config", help="A TOML file of Hardware fields, a chip not in the catalog (instead of -H).",
-    )] = None,
-    memory_utilization: Annotated[float | None, typer.Option(
-        "--memory-utilization",
-        help="Share of chip memory for weights + KV cache (as vLLM's gpu memory utilization; default 0.9).",
-    )] = None,
-    request_rate: Annotated[float | None, typer.Option(
-        "--request-rate", help="Open-loop Poisson arrivals, requests/s (instead of --concurrency): TTFT p50/p90/p99.",
-    )] = None,
+    speculative: Annotated[
+        str | None,
+        typer.Option(
+            "--speculative",
+            metavar="A,G,C[,V] | PRESET",
+            help="Speculative decoding: acceptance rate a, draft tokens g, draft/target step cost c (Medusa/EAGLE "
+            "heads: c ~ 0.02-0.05; a draft model: its step time ratio), tokens verified per sequence V (default "
+            "g+1; a tree's node count), e.g. 0.7,4,0.05; or a preset: eagle, medusa (acceptance measured at "
+            "batch 1). The verification step is costed at this concurrency.",
+        ),
+    ] = None,
+    model_config_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--model-config",
+            help="A Hugging Face config.json for a model not in the catalog (instead of --model).",
+        ),
+    ] = None,
+    hardware_config_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--hardware-config",
+            help="A TOML file of Hardware fields, a chip not in the catalog (instead of -H).",
+        ),
+    ] = None,
+    memory_utilization: Annotated[
+        float | None,
+        typer.Option(
+            "--memory-utilization",
+            help="Share of chip memory for weights + KV cache (as vLLM's gpu memory utilization; default 0.9).",
+        ),
+    ] = None,
+    request_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--request-rate",
+            help="Open-loop Poisson arrivals, requests/s (instead of --concurrency): TTFT p50/p90/p99.",
+        ),
+    ] = None,
     prompt_tokens: Annotated[int, typer.Option("--prompt-tokens", min=1, help="Prompt tokens per request.")] = 1000,
     output_tokens: Annotated[int, typer.Option("--output-tokens", min=1, help="Output tokens per request.")] = 200,
-    software: Annotated[str | None, typer.Option(
-        "--software", metavar="GEN",
-        help="Wafer/LPU vendor software generation (see `voicebudget hardware`; default the latest).",
-    )] = None,
+    software: Annotated[
+        str | None,
+        typer.Option(
+            "--software",
+            metavar="GEN",
+            help="Wafer/LPU vendor software generation (see `voicebudget hardware`; default the latest).",
+        ),
+    ] = None,
     price: Annotated[
         float | None,
         typer.Option("--price-per-chip-hour", min=0.0, help="US$ per chip-hour (overrides catalog)."),
@@ -306,8 +336,10 @@ def infer(
     if model and model_config_path is not None:
         fail("give --model or --model-config, not both")
     if concurrency is not None and request_rate is not None:
-        fail("give --concurrency (a closed loop: that many requests always in flight) or --request-rate "
-             "(open-loop arrivals: the concurrency follows), not both")
+        fail(
+            "give --concurrency (a closed loop: that many requests always in flight) or --request-rate "
+            "(open-loop arrivals: the concurrency follows), not both"
+        )
     if software is not None and request_rate is not None:
         fail("--software picks a wafer/LPU software generation; --request-rate is the GPU scheduler model")
     if software is not None and not software.strip():
@@ -325,8 +357,10 @@ def infer(
         with user_errors():
             sram = (chip if isinstance(chip, Hardware) else get_hardware(chip)).sram
         if sram is not None:  # it would be ignored: SRAM chips are sized by their timing's usable share
-            fail(f"--memory-utilization applies to HBM chips; on an SRAM-resident chip the usable share of SRAM is "
-                 f"its timing's usable_sram_fraction ({sram.usable_sram_fraction:g}); leave the option out")
+            fail(
+                f"--memory-utilization applies to HBM chips; on an SRAM-resident chip the usable share of SRAM is "
+                f"its timing's usable_sram_fraction ({sram.usable_sram_fraction:g}); leave the option out"
+            )
     else:
         memory_utilization = 0.9
     if price is not None and not (math.isfinite(price) and price <= 1e6):
@@ -339,13 +373,24 @@ def infer(
         if not (math.isfinite(request_rate) and request_rate > 0):
             fail(f"--request-rate: must be a finite number of requests/s > 0, got {request_rate}")
         if spec is not None:
-            fail("--speculative applies to --concurrency predictions; the --request-rate scheduler model does not "
-                 "include speculative decoding yet (run --concurrency at the mean concurrency it reports)")
+            fail(
+                "--speculative applies to --concurrency predictions; the --request-rate scheduler model does not "
+                "include speculative decoding yet (run --concurrency at the mean concurrency it reports)"
+            )
         with user_errors():
             loaded = estimate_open_loop(
-                arch, chip, Deployment(chips=chips, tensor_parallel=tp, precision=_value(precision),
-                                            kv_precision=_value(kv_precision), memory_utilization=memory_utilization),
-                Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens), request_rate)
+                arch,
+                chip,
+                Deployment(
+                    chips=chips,
+                    tensor_parallel=tp,
+                    precision=_value(precision),
+                    kv_precision=_value(kv_precision),
+                    memory_utilization=memory_utilization,
+                ),
+                Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens),
+                request_rate,
+            )
         if fmt is TableOrJson.json:
             emit_json(loaded.model_dump(mode="json"))
         else:
@@ -353,10 +398,20 @@ def infer(
         return
     with user_errors():
         result = estimate_inference(
-            arch, chip,
-            Deployment(chips=chips, tensor_parallel=tp, precision=_value(precision), concurrency=concurrency,
-                       kv_precision=_value(kv_precision), memory_utilization=memory_utilization, software=software),
-            Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens), price=chip_price, speculative=spec,
+            arch,
+            chip,
+            Deployment(
+                chips=chips,
+                tensor_parallel=tp,
+                precision=_value(precision),
+                concurrency=concurrency,
+                kv_precision=_value(kv_precision),
+                memory_utilization=memory_utilization,
+                software=software,
+            ),
+            Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens),
+            price=chip_price,
+            speculative=spec,
         )
     if fmt is TableOrJson.json:
         emit_json(result.to_dict())
@@ -409,13 +464,17 @@ IncludeOpt = Annotated[
 ]
 StopSecsOpt = Annotated[
     float | None,
-    typer.Option("--stop-secs", help=f"Pipecat VAD stop_secs in s (default: the log's VAD params, else "
-                 f"{DEFAULT_STOP_SECS:g})."),
+    typer.Option(
+        "--stop-secs", help=f"Pipecat VAD stop_secs in s (default: the log's VAD params, else {DEFAULT_STOP_SECS:g})."
+    ),
 ]
 LogFormatOpt = Annotated[
     str | None,
-    typer.Option("--log-format", help="Pipecat log written with your own loguru format: give the format string, "
-                 "e.g. '{time} - {level} - {extra[call_id]} - {message}' (default: common layouts detected)."),
+    typer.Option(
+        "--log-format",
+        help="Pipecat log written with your own loguru format: give the format string, "
+        "e.g. '{time} - {level} - {extra[call_id]} - {message}' (default: common layouts detected).",
+    ),
 ]
 AbsurdOpt = Annotated[
     float, typer.Option("--absurd-ms", help=f"Flag any stage longer than this, ms (>= 1; default {ABSURD_MS:g}).")
@@ -447,8 +506,13 @@ def check_cmd(
         budget = budget_override(Budget(), budget_ms, percentile)
         options = ReadOptions.checked(stop_secs=stop_secs, absurd_ms=absurd_ms, log_format=log_format)
         try:
-            result = check_traces(traces, budget, fmt=format_in.value if format_in else None,
-                                  include_anomalies=include_anomalies, options=options)
+            result = check_traces(
+                traces,
+                budget,
+                fmt=format_in.value if format_in else None,
+                include_anomalies=include_anomalies,
+                options=options,
+            )
         except NoUsableTurnsError as exc:  # still show what was read, then exit 2
             if fmt is TableOrJson.json:
                 emit_json(exc.to_dict())
@@ -494,9 +558,14 @@ def fit_cmd(
         check_target(output, overwrite=force, inputs=traces, what="-o")
         budget = budget_override(Budget(), budget_ms, percentile)
         options = ReadOptions.checked(stop_secs=stop_secs, absurd_ms=absurd_ms, log_format=log_format)
-        result = fit_traces(traces, method=method.value,  # type: ignore[arg-type]  # one of FIT_METHODS
-                            budget=budget, fmt=format_in.value if format_in else None,
-                            include_anomalies=include_anomalies, options=options)
+        result = fit_traces(
+            traces,
+            method=method.value,  # type: ignore[arg-type]  # one of FIT_METHODS
+            budget=budget,
+            fmt=format_in.value if format_in else None,
+            include_anomalies=include_anomalies,
+            options=options,
+        )
     try:
         with user_errors():
             result.write(output, overwrite=force)
@@ -532,8 +601,9 @@ def council_cmd(
     from voicebudget.councils import run_council
 
     with user_errors():
-        result = run_council(file, budget_ms=budget_ms, percentile=percentile, samples=samples, seed=seed,
-                             allowed_roots=allow_root or ())
+        result = run_council(
+            file, budget_ms=budget_ms, percentile=percentile, samples=samples, seed=seed, allowed_roots=allow_root or ()
+        )
     if plot is not None:
         try:
             from voicebudget._plot import plot_council
@@ -590,9 +660,14 @@ def tune_cmd(
     samples: Annotated[int, typer.Option("--samples", "-n", min=1, help="Turns per configuration.")] = 2_000,
     seed: Annotated[int, typer.Option("--seed", min=0, help="One seed for all configurations.")] = 1,
     workers: Annotated[
-        int, typer.Option("--workers", "-w", min=1, max=MAX_WORKERS,
-                          help="Local worker processes (faster only on free cores and spaces of thousands: "
-                               "docs/tuning.md).")
+        int,
+        typer.Option(
+            "--workers",
+            "-w",
+            min=1,
+            max=MAX_WORKERS,
+            help="Local worker processes (faster only on free cores and spaces of thousands: docs/tuning.md).",
+        ),
     ] = 1,
     scheduler: Annotated[
         str | None, typer.Option("--scheduler", help="Dask scheduler address (tcp://host:8786).")
@@ -621,8 +696,16 @@ def tune_cmd(
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar, user_errors():
         task = bar.add_task("tuning", total=None)
         result = tune_council(
-            file, scenario=scenario, budget_ms=budget_ms, percentile=percentile, samples=samples, seed=seed,
-            workers=workers, scheduler=scheduler, trials=trials, allowed_roots=allow_root or (),
+            file,
+            scenario=scenario,
+            budget_ms=budget_ms,
+            percentile=percentile,
+            samples=samples,
+            seed=seed,
+            workers=workers,
+            scheduler=scheduler,
+            trials=trials,
+            allowed_roots=allow_root or (),
             progress=lambda done, total: bar.update(task, completed=done, total=total),
         )
     if fmt is TableOrJson.json:
@@ -672,8 +755,10 @@ def capacity_cmd(
         float | None, typer.Option("--turns-per-minute", help="Agent turns per call-minute (default: file's, else 6).")
     ] = None,
     prefix_caching: Annotated[
-        OnOff | None, typer.Option("--prefix-caching",
-                                   help="on: servers keep each call's KV cache between turns (default: the file's).")
+        OnOff | None,
+        typer.Option(
+            "--prefix-caching", help="on: servers keep each call's KV cache between turns (default: the file's)."
+        ),
     ] = None,
     target_calls: Annotated[
         int | None, typer.Option("--target-calls", min=1, help="Also give chips for this many calls.")
@@ -706,9 +791,21 @@ def capacity_cmd(
         overrides["prefix_caching"] = prefix_caching is OnOff.on
     with user_errors():
         result = plan_capacity_file(
-            scenario, hardware=hardware, model=model, chips=chips, precision=_value(precision), batch_caps=caps,
-            usd_per_chip_hour=price, budget_ms=budget_ms, percentile=percentile, traffic_overrides=overrides,
-            samples=samples, seed=seed, target_calls=target_calls, workers=workers, scheduler=scheduler,
+            scenario,
+            hardware=hardware,
+            model=model,
+            chips=chips,
+            precision=_value(precision),
+            batch_caps=caps,
+            usd_per_chip_hour=price,
+            budget_ms=budget_ms,
+            percentile=percentile,
+            traffic_overrides=overrides,
+            samples=samples,
+            seed=seed,
+            target_calls=target_calls,
+            workers=workers,
+            scheduler=scheduler,
         )
     if plot is not None:
         try:
@@ -736,8 +833,11 @@ def report_bug(exc: BaseException) -> NoReturn:
     if os.environ.get(TRACEBACK_ENV, "") not in ("", "0"):
         traceback.print_exception(exc, file=sys.stderr)
     detail = " ".join(str(exc).split())[:300]
-    fail(f"internal error in voicebudget {__version__} (a bug, not a verdict): {type(exc).__name__}: {detail}. "
-         f"Set {TRACEBACK_ENV}=1 to see the traceback, and please report it.", EXIT_BUG)
+    fail(
+        f"internal error in voicebudget {__version__} (a bug, not a verdict): {type(exc).__name__}: {detail}. "
+        f"Set {TRACEBACK_ENV}=1 to see the traceback, and please report it.",
+        EXIT_BUG,
+    )
 
 
 def _usage_error_base() -> type[Exception]:

@@ -135,8 +135,9 @@ def _open_loop(model: Any, hardware: Any, deployment: Deployment, workload: Work
 
 
 @functools.lru_cache(maxsize=4096)
-def _prompt_offsets(stage: GPUStage, concurrency: int, prompts: tuple[int, ...],
-                    mean_prompt: int) -> tuple[tuple[float, ...], float]:
+def _prompt_offsets(
+    stage: GPUStage, concurrency: int, prompts: tuple[int, ...], mean_prompt: int
+) -> tuple[tuple[float, ...], float]:
     """Each turn's TTFT minus the mean prompt's at ``concurrency`` (closed-loop model), and the TTFT
     floor (the shortest prompt alone), ms; memoised like :func:`_open_loop`."""
     loaded = stage.model_copy(update={"concurrency": concurrency})
@@ -184,8 +185,7 @@ class ModelledDeployment:
 
     def _check_cap(self, concurrency: float) -> None:
         if self.max_concurrency is not None and concurrency > self.max_concurrency:
-            raise Overloaded("batch cap",
-                             f"{concurrency:.1f} requests in flight > batch cap {self.max_concurrency}")
+            raise Overloaded("batch cap", f"{concurrency:.1f} requests in flight > batch cap {self.max_concurrency}")
 
     def stage_at(self, calls: int, traffic: CallTraffic) -> OpenLoopLLM | GPUStage | WaferStage:
         """The LLM stage at the load of ``calls`` calls, with the call's prompts (module docstring).
@@ -216,15 +216,20 @@ class ModelledDeployment:
         self._check_cap(ol.mean_concurrency)
         prompts = traffic.prefill_tokens_by_turn
         try:
-            offsets, floor = _prompt_offsets(self.stage, max(1, math.ceil(ol.mean_concurrency)), prompts,
-                                             workload.prompt_tokens)
+            offsets, floor = _prompt_offsets(
+                self.stage, max(1, math.ceil(ol.mean_concurrency)), prompts, workload.prompt_tokens
+            )
         except ModelError as exc:
             raise Overloaded("memory", str(exc)) from None
         tpot = ol.tpot_ms / self._speculative_gain(workload, ol.mean_concurrency)
         return OpenLoopLLM(
-            ttft_quantiles_ms=(ol.ttft_p50_ms, ol.ttft_p90_ms, ol.ttft_p99_ms), ttft_floor_ms=floor,
-            prompts=prompts, prompt_offsets_ms=offsets, tpot_ms=tpot,
-            first_phrase_tokens=self.stage.first_phrase_tokens, jitter_cv=self.stage.jitter_cv,
+            ttft_quantiles_ms=(ol.ttft_p50_ms, ol.ttft_p90_ms, ol.ttft_p99_ms),
+            ttft_floor_ms=floor,
+            prompts=prompts,
+            prompt_offsets_ms=offsets,
+            tpot_ms=tpot,
+            first_phrase_tokens=self.stage.first_phrase_tokens,
+            jitter_cv=self.stage.jitter_cv,
             concurrency=ol.mean_concurrency,
         )
 
@@ -236,8 +241,9 @@ class ModelledDeployment:
             return 1.0
         dep = self.stage.deployment().model_copy(update={"concurrency": max(1, math.ceil(concurrency))})
         try:
-            gain = estimate_inference(self.stage.model, self.stage.hardware, dep, workload,
-                                      speculative=spec).speculative_speedup
+            gain = estimate_inference(
+                self.stage.model, self.stage.hardware, dep, workload, speculative=spec
+            ).speculative_speedup
         except ModelError as exc:
             raise Overloaded("memory", str(exc)) from None
         return gain if gain is not None else 1.0
@@ -270,8 +276,7 @@ class ModelledDeployment:
             "precision": r.precision,
             "max_concurrency": self.max_concurrency,
             "usd_per_chip_hour": self._usd_per_chip_hour(),
-            "price_source": ("given" if self.usd_per_chip_hour is not None
-                             else (r.price.source if r.price else None)),
+            "price_source": ("given" if self.usd_per_chip_hour is not None else (r.price.source if r.price else None)),
         }
 
 

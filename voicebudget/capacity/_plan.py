@@ -69,10 +69,13 @@ class CapacityPoint:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (an overloaded level's latency is ``null``)."""
-        return {"calls": self.calls, "request_rate_per_s": self.request_rate_per_s,
-                "concurrency": self.concurrency,
-                "percentile_ms": self.percentile_ms if math.isfinite(self.percentile_ms) else None,
-                "limit": self.limit}
+        return {
+            "calls": self.calls,
+            "request_rate_per_s": self.request_rate_per_s,
+            "concurrency": self.concurrency,
+            "percentile_ms": self.percentile_ms if math.isfinite(self.percentile_ms) else None,
+            "limit": self.limit,
+        }
 
 
 @dataclass(frozen=True)
@@ -157,7 +160,8 @@ class CapacityResult:
             "seed": self.seed,
             "samples": self.samples,
             "target_calls": self.target_calls,
-            "traffic": self.traffic.model_dump() | {
+            "traffic": self.traffic.model_dump()
+            | {
                 "request_rate_per_s_per_call": self.traffic.request_rate_per_s(1),
                 "prompt_tokens_range": list(self.traffic.prompt_tokens_range),
             },
@@ -209,12 +213,16 @@ def deployments_from_scenario(scenario: Scenario, stage: str = "llm") -> list[Lo
     if not out:
         raise ScenarioError(
             f"no pipeline has a {stage!r} stage of kind gpu, wafer or api; capacity needs a modelled or hosted "
-            "LLM stage (or give --hardware and --model)", origin=scenario.origin, field=f"pipeline.{stage}")
+            "LLM stage (or give --hardware and --model)",
+            origin=scenario.origin,
+            field=f"pipeline.{stage}",
+        )
     return out
 
 
-def find_capacity(percentile_at: Callable[[int], float], budget_ms: float,
-                  max_calls: int = MAX_CALLS) -> tuple[int, list[tuple[int, float]]]:
+def find_capacity(
+    percentile_at: Callable[[int], float], budget_ms: float, max_calls: int = MAX_CALLS
+) -> tuple[int, list[tuple[int, float]]]:
     """The largest ``calls`` in ``[0, max_calls]`` with ``percentile_at(calls) <= budget_ms``.
 
     Doubling from 1, then bisection: ``2 log2(answer)`` evaluations. Assumes ``percentile_at`` does
@@ -271,8 +279,9 @@ def _evaluate_job(job: _Job) -> DeploymentCapacity:
         tree = _replace_stage(base_tree, job.stage, stage)
         total = evaluate(tree, job.samples, job.seed).total
         value = float(np.percentile(total, job.budget.percentile))
-        points[calls] = CapacityPoint(calls, rate, getattr(stage, "concurrency", None) if not isinstance(
-            stage, APIStage) else None, value)
+        points[calls] = CapacityPoint(
+            calls, rate, getattr(stage, "concurrency", None) if not isinstance(stage, APIStage) else None, value
+        )
         return value
 
     bound = d.max_calls_by_rate_limit(traffic) if isinstance(d, HostedDeployment) else None
@@ -291,7 +300,7 @@ def _evaluate_job(job: _Job) -> DeploymentCapacity:
         elif cap >= MAX_CALLS:
             limit = "search bound"
         else:
-            limit = (nxt.limit if nxt is not None and nxt.limit else "budget")
+            limit = nxt.limit if nxt is not None and nxt.limit else "budget"
     at_max = points.get(cap if cap else 1)
     cost_calls = cap if cap else 1
     chips = d.chips()
@@ -306,8 +315,9 @@ def _evaluate_job(job: _Job) -> DeploymentCapacity:
         max_concurrent_calls=cap,
         limited_by=limit,
         percentile_ms_at_max=(at_max.percentile_ms if at_max and math.isfinite(at_max.percentile_ms) else None),
-        cost_per_call_minute=(d.cost_per_call_minute(cost_calls, traffic)
-                              if cap != 0 or isinstance(d, HostedDeployment) else None),
+        cost_per_call_minute=(
+            d.cost_per_call_minute(cost_calls, traffic) if cap != 0 or isinstance(d, HostedDeployment) else None
+        ),
         chips=chips,
         calls_per_chip=(cap / chips) if (cap is not None and chips) else None,
         replicas_for_target=replicas,
@@ -318,9 +328,11 @@ def _evaluate_job(job: _Job) -> DeploymentCapacity:
 
 def _mark_front(results: list[DeploymentCapacity]) -> list[DeploymentCapacity]:
     """Mark the deployments that no other beats on both cost per call-minute and latency at capacity."""
-    points = {id(r): (r.cost_per_call_minute, r.percentile_ms_at_max) for r in results
-              if r.max_concurrent_calls != 0 and r.cost_per_call_minute is not None
-              and r.percentile_ms_at_max is not None}
+    points = {
+        id(r): (r.cost_per_call_minute, r.percentile_ms_at_max)
+        for r in results
+        if r.max_concurrent_calls != 0 and r.cost_per_call_minute is not None and r.percentile_ms_at_max is not None
+    }
 
     def dominated(mine: tuple[Any, Any]) -> bool:
         return any(o[0] <= mine[0] and o[1] <= mine[1] and o != mine for o in points.values())
@@ -372,19 +384,24 @@ def plan_capacity(
     pipelines = scenario.pipelines()
     deployments = deployments if deployments is not None else deployments_from_scenario(scenario, stage)
     if _find_stage(scenario.pipeline, stage) is None:
-        raise ScenarioError(f"the pipeline has no stage {stage!r} to replace", origin=scenario.origin,
-                            field=f"pipeline.{stage}")
+        raise ScenarioError(
+            f"the pipeline has no stage {stage!r} to replace", origin=scenario.origin, field=f"pipeline.{stage}"
+        )
     tree = scenario.pipeline.to_tree() if isinstance(scenario.pipeline, VoiceTurn) else scenario.pipeline
-    check_memory(samples, lambda k: evaluate(tree, k, seed_int), what="the pipeline",
-                 copies=workers if scheduler is None else 1)
-    jobs = [_Job(d, pipelines.get(d.name, scenario.pipeline), stage, budget, traffic, samples, seed_int, target_calls)
-            for d in deployments]
+    check_memory(
+        samples, lambda k: evaluate(tree, k, seed_int), what="the pipeline", copies=workers if scheduler is None else 1
+    )
+    jobs = [
+        _Job(d, pipelines.get(d.name, scenario.pipeline), stage, budget, traffic, samples, seed_int, target_calls)
+        for d in deployments
+    ]
     outcomes = map_evaluations(_evaluate_job, jobs, workers=workers, scheduler=scheduler, batch_size=1)
     results: list[DeploymentCapacity] = []
     for o in outcomes:
         if o.failure is not None:
-            raise ScenarioError(f"deployment {jobs[o.index].deployment.name!r}: {o.failure.error}",
-                                origin=scenario.origin)
+            raise ScenarioError(
+                f"deployment {jobs[o.index].deployment.name!r}: {o.failure.error}", origin=scenario.origin
+            )
         assert o.value is not None
         results.append(o.value)
     notes = [
@@ -393,15 +410,31 @@ def plan_capacity(
         "included); wafer/LPU: Little's law at the request rate; hosted APIs: the measured latency, "
         "independent of your load, bounded by the rate limits given",
     ]
-    notes += sorted({f"{d.name}: {d.stage.path_note()}" for d in deployments
-                     if isinstance(d, ModelledDeployment) and isinstance(d.stage, WaferStage)})
+    notes += sorted(
+        {
+            f"{d.name}: {d.stage.path_note()}"
+            for d in deployments
+            if isinstance(d, ModelledDeployment) and isinstance(d.stage, WaferStage)
+        }
+    )
     if traffic.prefix_caching:
-        notes.append("prefix caching: only each turn's new tokens are prefilled; the cached prefix's KV reads "
-                     "are not charged (an optimistic bound)")
+        notes.append(
+            "prefix caching: only each turn's new tokens are prefilled; the cached prefix's KV reads "
+            "are not charged (an optimistic bound)"
+        )
     if scenario.traffic is None and traffic == CallTraffic():
         notes.append("traffic: CallTraffic defaults (assumptions; set a [traffic] table)")
-    return CapacityResult(scenario.name, budget, traffic, stage, seed_int, samples, target_calls,
-                          tuple(_mark_front(results)), tuple(notes))
+    return CapacityResult(
+        scenario.name,
+        budget,
+        traffic,
+        stage,
+        seed_int,
+        samples,
+        target_calls,
+        tuple(_mark_front(results)),
+        tuple(notes),
+    )
 
 
 def deployments_from_options(
@@ -430,8 +463,11 @@ def deployments_from_options(
     base = _find_stage(scenario.pipeline, stage)
     keep: dict[str, Any] = {}
     if isinstance(base, GPUStage | WaferStage):
-        keep = {"first_phrase_tokens": base.first_phrase_tokens, "output_tokens": base.output_tokens,
-                "jitter_cv": base.jitter_cv}
+        keep = {
+            "first_phrase_tokens": base.first_phrase_tokens,
+            "output_tokens": base.output_tokens,
+            "jitter_cv": base.jitter_cv,
+        }
     try:
         kind = GPUStage if get_hardware(hardware).memory_kind == "hbm" else WaferStage
         if kind is WaferStage and isinstance(base, WaferStage):  # the scenario's choice of path carries over
@@ -440,9 +476,15 @@ def deployments_from_options(
     except (VoiceBudgetError, ValueError) as exc:
         raise ScenarioError(str(exc).splitlines()[-1].strip(), origin="--hardware/--model") from None
     label = f"{model} {llm.predict().chips}x {hardware}" + (f" {precision}" if precision else "")
-    out: list[LoadModel] = [ModelledDeployment(label if cap is None else f"{label} cap {cap}", llm,
-                                               max_concurrency=cap, usd_per_chip_hour=usd_per_chip_hour)
-                            for cap in batch_caps]
+    out: list[LoadModel] = [
+        ModelledDeployment(
+            label if cap is None else f"{label} cap {cap}",
+            llm,
+            max_concurrency=cap,
+            usd_per_chip_hour=usd_per_chip_hour,
+        )
+        for cap in batch_caps
+    ]
     return out
 
 
@@ -483,22 +525,42 @@ def plan_capacity_file(
             traffic = CallTraffic(**(traffic.model_dump() | traffic_overrides))
         except ValidationError as exc:
             err = exc.errors()[0]
-            raise ScenarioError(f"{err['msg']}, got {err.get('input')!r}", origin="options",
-                                field=".".join(str(p) for p in err["loc"])) from None
+            raise ScenarioError(
+                f"{err['msg']}, got {err.get('input')!r}", origin="options", field=".".join(str(p) for p in err["loc"])
+            ) from None
     if (hardware is None) != (model is None):
-        raise ScenarioError("give both --hardware and --model (or neither, to use the scenario's own LLM stages)",
-                            origin="--hardware/--model")
-    ignored = [name for name, given in (("--chips", chips is not None), ("--precision", precision is not None),
-                                         ("--batch-cap", tuple(batch_caps) != (None,)),
-                                         ("--price-per-chip-hour", usd_per_chip_hour is not None)) if given]
+        raise ScenarioError(
+            "give both --hardware and --model (or neither, to use the scenario's own LLM stages)",
+            origin="--hardware/--model",
+        )
+    ignored = [
+        name
+        for name, given in (
+            ("--chips", chips is not None),
+            ("--precision", precision is not None),
+            ("--batch-cap", tuple(batch_caps) != (None,)),
+            ("--price-per-chip-hour", usd_per_chip_hour is not None),
+        )
+        if given
+    ]
     if hardware is None and ignored:
-        raise ScenarioError(f"appl{'ies' if len(ignored) == 1 else 'y'} only with --hardware and --model (that "
-                            "model's deployments, one per --batch-cap value); without them the scenario's own LLM "
-                            "stages are used as the file configures them", origin=", ".join(ignored))
+        raise ScenarioError(
+            f"appl{'ies' if len(ignored) == 1 else 'y'} only with --hardware and --model (that "
+            "model's deployments, one per --batch-cap value); without them the scenario's own LLM "
+            "stages are used as the file configures them",
+            origin=", ".join(ignored),
+        )
     stage = kwargs.pop("stage", "llm")
     deployments = None
     if hardware is not None and model is not None:
-        deployments = deployments_from_options(scenario, hardware=hardware, model=model, chips=chips,
-                                               precision=precision, batch_caps=batch_caps, stage=stage,
-                                               usd_per_chip_hour=usd_per_chip_hour)
+        deployments = deployments_from_options(
+            scenario,
+            hardware=hardware,
+            model=model,
+            chips=chips,
+            precision=precision,
+            batch_caps=batch_caps,
+            stage=stage,
+            usd_per_chip_hour=usd_per_chip_hour,
+        )
     return plan_capacity(scenario, deployments, traffic=traffic, stage=stage, budget=budget, **kwargs)

@@ -33,10 +33,13 @@ def _money(x: float | None) -> str:
 def render_capacity(result: CapacityResult) -> Group:
     """The table of deployments (calls within budget, what limits them, latency, cost) and notes."""
     pct = f"p{result.budget.percentile:g}"
-    title = (f"{escape(result.scenario)}: concurrent calls per deployment within {result.budget.total_ms:g} ms "
-             f"at {pct} ({pct} in ms at that load; {count(result.samples, 'turn')} per load level, seed {result.seed})")
-    table = Table(title=title, title_justify="left", expand=False, box=box.SIMPLE_HEAD, pad_edge=False,
-                  collapse_padding=True)
+    title = (
+        f"{escape(result.scenario)}: concurrent calls per deployment within {result.budget.total_ms:g} ms "
+        f"at {pct} ({pct} in ms at that load; {count(result.samples, 'turn')} per load level, seed {result.seed})"
+    )
+    table = Table(
+        title=title, title_justify="left", expand=False, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True
+    )
     width = min(max((len(d.name) + 2 for d in result.deployments), default=10), 24)  # longer names fold: 80 columns
     table.add_column("deployment", overflow="fold", min_width=width)
     table.add_column("calls", justify="right", no_wrap=True)
@@ -48,19 +51,26 @@ def render_capacity(result: CapacityResult) -> Group:
         table.add_column(f"for {result.target_calls:,}", justify="right", no_wrap=True)
     for d in result.deployments:
         name = escape(d.name) + (" *" if d.on_front else "")
-        row = [name, _calls(d.max_concurrent_calls), d.limited_by,
-               "-" if d.percentile_ms_at_max is None else f"{d.percentile_ms_at_max:,.0f}",
-               _money(d.cost_per_call_minute), "api" if d.chips is None else str(d.chips)]
+        row = [
+            name,
+            _calls(d.max_concurrent_calls),
+            d.limited_by,
+            "-" if d.percentile_ms_at_max is None else f"{d.percentile_ms_at_max:,.0f}",
+            _money(d.cost_per_call_minute),
+            "api" if d.chips is None else str(d.chips),
+        ]
         if result.target_calls is not None:
             row.append("-" if d.chips_for_target is None else f"{d.chips_for_target:,}")
         table.add_row(*row)
     t = result.traffic
     low, high = t.prompt_tokens_range
     lines = [
-        Text(f"traffic: {t.turns_per_call_minute:g} turns/call-min x {t.llm_requests_per_turn:g} LLM "
-             f"request{'' if t.llm_requests_per_turn == 1 else 's'} = "
-             f"{t.request_rate_per_s(1) * 60:g} requests/min per call; prompt {low:,}-{high:,} tokens; agent speaks "
-             f"{t.agent_speaking_share:.0%} of the call"),
+        Text(
+            f"traffic: {t.turns_per_call_minute:g} turns/call-min x {t.llm_requests_per_turn:g} LLM "
+            f"request{'' if t.llm_requests_per_turn == 1 else 's'} = "
+            f"{t.request_rate_per_s(1) * 60:g} requests/min per call; prompt {low:,}-{high:,} tokens; agent speaks "
+            f"{t.agent_speaking_share:.0%} of the call"
+        ),
     ]
     if any(d.on_front for d in result.deployments):
         lines.append(Text("* on the front: no other deployment is both cheaper per call-minute and faster at capacity"))
@@ -87,12 +97,20 @@ def capacity_figure(result: CapacityResult) -> Any:
         color = palette[i % len(palette)]
         colors[d.name] = color
         if len(pts) > 1:
-            ax1.plot([p.calls for p in pts], [p.percentile_ms for p in pts], marker=markers[i % len(markers)],
-                     ms=max(3.0, 9.0 - 2.0 * i), mfc="none", color=color, label=d.name)  # nested when equal
+            ax1.plot(
+                [p.calls for p in pts],
+                [p.percentile_ms for p in pts],
+                marker=markers[i % len(markers)],
+                ms=max(3.0, 9.0 - 2.0 * i),
+                mfc="none",
+                color=color,
+                label=d.name,
+            )  # nested when equal
         elif pts:
             ax1.axhline(pts[0].percentile_ms, color=color, ls=":", label=f"{d.name} (load-independent)")
-    ax1.axhline(result.budget.total_ms, color=BUDGET_COLOR, ls="--", lw=1.5,
-                label=f"budget {result.budget.total_ms:g} ms")
+    ax1.axhline(
+        result.budget.total_ms, color=BUDGET_COLOR, ls="--", lw=1.5, label=f"budget {result.budget.total_ms:g} ms"
+    )
     ax1.set_xscale("log")
     ax1.set_xlabel("concurrent calls (one deployment)")
     ax1.set_ylabel(f"voice-to-voice {pct}, ms")
@@ -100,12 +118,23 @@ def capacity_figure(result: CapacityResult) -> Any:
     for i, d in enumerate(result.deployments):
         if d.cost_per_call_minute is None or d.percentile_ms_at_max is None:
             continue
-        ax2.scatter(d.percentile_ms_at_max, d.cost_per_call_minute, color=colors[d.name], s=60 if d.on_front else 25,
-                    marker=markers[i % len(markers)], edgecolors="black" if d.on_front else "none")
+        ax2.scatter(
+            d.percentile_ms_at_max,
+            d.cost_per_call_minute,
+            color=colors[d.name],
+            s=60 if d.on_front else 25,
+            marker=markers[i % len(markers)],
+            edgecolors="black" if d.on_front else "none",
+        )
     front = sorted((d for d in result.deployments if d.on_front), key=lambda d: d.percentile_ms_at_max or 0)
     if len(front) > 1:
-        ax2.plot([d.percentile_ms_at_max for d in front], [d.cost_per_call_minute for d in front], color="black",
-                 lw=1, label="front")
+        ax2.plot(
+            [d.percentile_ms_at_max for d in front],
+            [d.cost_per_call_minute for d in front],
+            color="black",
+            lw=1,
+            label="front",
+        )
         ax2.legend(loc="upper right", fontsize=8)
     ax2.axvline(result.budget.total_ms, color=BUDGET_COLOR, ls="--", lw=1.5)
     ax2.set_xlabel(f"{pct} at capacity, ms")

@@ -424,4 +424,3 @@ class GuardedTurn:
     def acted(self) -> bool:
         """The policy was called in this turn."""
         return self._acted
-

@@ -203,9 +203,7 @@ def _freeze(raw: list[_RawSpan]) -> tuple[StageSpan, ...]:
     """
     ids = {seq: i for i, seq in enumerate(sorted(r[4] for r in raw if r[4] >= 0))}
     return tuple(
-        StageSpan(name, start, end, ok)
-        if seq < 0
-        else StageSpan(name, start, end, ok, ids[seq], ids.get(parent, -1))
+        StageSpan(name, start, end, ok) if seq < 0 else StageSpan(name, start, end, ok, ids[seq], ids.get(parent, -1))
         for name, start, end, ok, seq, parent in raw
     )
 

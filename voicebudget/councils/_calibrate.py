@@ -99,16 +99,20 @@ def _read_rows(path: Path) -> list[tuple[str, str, str, bool]]:
         raise ScenarioError("empty file; expected a header row: item,member,answer,correct", origin=origin) from None
     missing = [c for c in COLUMNS if c not in header]
     if missing:
-        raise ScenarioError(f"missing column(s) {missing} in the header row; expected: {', '.join(COLUMNS)}",
-                            origin=origin, field="line 1")
+        raise ScenarioError(
+            f"missing column(s) {missing} in the header row; expected: {', '.join(COLUMNS)}",
+            origin=origin,
+            field="line 1",
+        )
     idx = [header.index(c) for c in COLUMNS]
     rows = []
     for line_no, row in enumerate(reader, start=2):
         if not any(cell.strip() for cell in row):
             continue
         if len(row) < len(header):
-            raise ScenarioError(f"{len(row)} columns, the header has {len(header)}", origin=origin,
-                                field=f"line {line_no}")
+            raise ScenarioError(
+                f"{len(row)} columns, the header has {len(header)}", origin=origin, field=f"line {line_no}"
+            )
         item, member, answer, flag = (row[i].strip() for i in idx)
         value = flag.lower()
         if value not in _TRUE | _FALSE:
@@ -143,8 +147,15 @@ def _rising_log(x: float, nmax: int) -> FloatArray:
     return out
 
 
-def _log_likelihood(n: NDArray[np.int64], r: NDArray[np.int64], weight: FloatArray, log_choose: FloatArray,
-                    pbar: float, rho: float, u: float) -> float:
+def _log_likelihood(
+    n: NDArray[np.int64],
+    r: NDArray[np.int64],
+    weight: FloatArray,
+    log_choose: FloatArray,
+    pbar: float,
+    rho: float,
+    u: float,
+) -> float:
     ps = pbar / (1.0 - u)
     nmax = int(n.max())
     if rho <= 0.0:
@@ -210,12 +221,19 @@ def fit_answer_space(path: str | Path, *, answers: AnswerSpace | None = None) ->
     if isinstance(answers, int):
         item, seen = max(((k, {a for a, _ in v}) for k, v in by_item.items()), key=lambda kv: len(kv[1]))
         if len(seen) > answers:
-            raise ScenarioError(f"item {item!r} has {len(seen)} distinct answers, more than the answer space "
-                                f"of {answers}; give a larger K or 'open'", origin=str(path), field="answers")
+            raise ScenarioError(
+                f"item {item!r} has {len(seen)} distinct answers, more than the answer space "
+                f"of {answers}; give a larger K or 'open'",
+                origin=str(path),
+                field="answers",
+            )
     repeated = {k: v for k, v in by_item.items() if len(v) >= 2}
     if not repeated:
-        raise ScenarioError("no item has two or more answers: rho and wrong_concentration need repeated "
-                            "answers per item (several members or samples)", origin=str(path))
+        raise ScenarioError(
+            "no item has two or more answers: rho and wrong_concentration need repeated "
+            "answers per item (several members or samples)",
+            origin=str(path),
+        )
     pairs = agree = 0
     counts: dict[tuple[int, int], int] = defaultdict(int)
     for answers_j in repeated.values():
@@ -236,5 +254,4 @@ def fit_answer_space(path: str | Path, *, answers: AnswerSpace | None = None) ->
     if not pairs:
         notes.append("no item has two wrong answers: wrong_concentration cannot be estimated (set to 1)")
     members = {m: sum(v) / len(v) for m, v in sorted(by_member.items())}
-    return AnswerSpaceFit(answers, rho, c, unsolved, members, len(by_item), len(rows), pairs, agreement,
-                          tuple(notes))
+    return AnswerSpaceFit(answers, rho, c, unsolved, members, len(by_item), len(rows), pairs, agreement, tuple(notes))

@@ -248,8 +248,10 @@ class Council(_Model):
             raise ValueError(str(exc)) from None
         worst = max(self.p)
         if worst > 1 - self.unsolved + 1e-12:
-            raise ValueError(f"unsolved = {self.unsolved:g} but a member answers right with p = {worst:g} "
-                             f"(> 1 - unsolved); no member is right on unsolved items")
+            raise ValueError(
+                f"unsolved = {self.unsolved:g} but a member answers right with p = {worst:g} "
+                f"(> 1 - unsolved); no member is right on unsolved items"
+            )
         return self
 
     @field_validator("members")

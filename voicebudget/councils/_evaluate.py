@@ -129,7 +129,9 @@ class CouncilResult:
             "components": [s.to_dict() for s in r.stages],
             "tail_driver": self.tail_driver,
             "quality": self.quality.to_dict(),
-            "answer_space": None if self.council.answers is None else {
+            "answer_space": None
+            if self.council.answers is None
+            else {
                 "answers": self.council.answers,
                 "wrong_concentration": self.council.concentration,
                 "unsolved": self.council.unsolved,
@@ -211,8 +213,11 @@ def run_council(
     except ScenarioError as exc:  # too many turns: name the option, or the file's field
         if exc.field != "samples":
             raise
-        raise ScenarioError(exc.detail, origin="--samples/-n" if samples is not None else str(path),
-                            field="" if samples is not None else "samples") from None
+        raise ScenarioError(
+            exc.detail,
+            origin="--samples/-n" if samples is not None else str(path),
+            field="" if samples is not None else "samples",
+        ) from None
 
 
 def council_quality(council: Council, draws: CouncilSamples) -> QualityResult:
@@ -252,10 +257,12 @@ def _first_k_accuracy(council: Council, draws: CouncilSamples) -> tuple[float, f
     bits = (draws.read.astype(np.int64) << np.arange(draws.read.shape[0])[:, None]).sum(axis=0)
     subsets, counts = np.unique(bits, return_counts=True)
     node_w, q = competence_nodes(council.p, council.rho)
-    accs = np.array([
-        _subset_accuracy(council, [i for i in range(len(council.members)) if mask >> i & 1], node_w, q)
-        for mask in subsets
-    ])
+    accs = np.array(
+        [
+            _subset_accuracy(council, [i for i in range(len(council.members)) if mask >> i & 1], node_w, q)
+            for mask in subsets
+        ]
+    )
     n = float(counts.sum())
     acc = float(counts @ accs / n)
     se = math.sqrt(max(float(counts @ (accs - acc) ** 2) / n, 0.0) / n) if len(accs) > 1 else 0.0

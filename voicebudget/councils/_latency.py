@@ -198,8 +198,9 @@ def answer_labels(council: Council, n: int, seed: int) -> NDArray[np.int64]:
         if spread is None:
             other = np.full(n, 2 + i)
         else:
-            other = 2 + np.minimum((np.maximum(x - c, 0.0) / max(1.0 - c, 1e-300) * spread).astype(np.int64),
-                                   max(spread - 1, 0))
+            other = 2 + np.minimum(
+                (np.maximum(x - c, 0.0) / max(1.0 - c, 1e-300) * spread).astype(np.int64), max(spread - 1, 0)
+            )
         labels[i] = np.where(right[i], 0, np.where(x < c, 1, other))
     return labels
 

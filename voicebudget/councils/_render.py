@@ -20,8 +20,10 @@ def render_council(result: CouncilResult) -> RenderableType:
     report = result.report
     label = report.budget.label
     table = Table(
-        title=f"{escape(result.council.name)} \\[{result.council.topology}] (ms)", title_justify="left",
-        caption=f"p = accuracy; tail = share of the latency of the turns >= {label}", caption_justify="left",
+        title=f"{escape(result.council.name)} \\[{result.council.topology}] (ms)",
+        title_justify="left",
+        caption=f"p = accuracy; tail = share of the latency of the turns >= {label}",
+        caption_justify="left",
     )
     table.add_column("component", no_wrap=True)
     for col in ("p", "mean", "p50", "p95", "p99", "tail"):
@@ -49,8 +51,10 @@ def render_council(result: CouncilResult) -> RenderableType:
     council = result.council
     space = ""
     if council.answers is not None and council.topology in ("all", "first_k", "vote"):
-        space = (f"; plurality over {council.answers} answers (wrong_concentration {council.concentration:g}, "
-                 f"unsolved {council.unsolved:g})")
+        space = (
+            f"; plurality over {council.answers} answers (wrong_concentration {council.concentration:g}, "
+            f"unsolved {council.unsolved:g})"
+        )
     lines = [
         f"{verdict} {report.summary()}; {report.within_budget_share:.1%} of turns within "
         f"{report.budget.total_ms:.0f} ms",
@@ -61,8 +65,9 @@ def render_council(result: CouncilResult) -> RenderableType:
     ]
     members = () if result.council.topology == "cascade" else tuple(mb.name for mb in result.council.members)
     note = "one of them per turn" if council.topology == "router" else "in parallel"
-    return Group(table, waterfall(report, parallel=members, parallel_note=note), *(Text.from_markup(x) for x in lines),
-                 Text(""))
+    return Group(
+        table, waterfall(report, parallel=members, parallel_note=note), *(Text.from_markup(x) for x in lines), Text("")
+    )
 
 
 def render_answer_space_fit(fit: AnswerSpaceFit, source: str) -> RenderableType:
@@ -76,8 +81,11 @@ def render_answer_space_fit(fit: AnswerSpaceFit, source: str) -> RenderableType:
     table.add_column("from", no_wrap=False)
     table.add_row("answers", str(fit.answers), "--answers, else the number of distinct answers seen")
     table.add_row("rho", f"{fit.rho:.3f}", f"{fit.items} items, zero-inflated beta-binomial likelihood")
-    table.add_row("wrong_concentration", f"{fit.wrong_concentration:.3f}",
-                  f"{fit.wrong_pairs} pairs of wrong answers, {fit.agreement:.1%} agree")
+    table.add_row(
+        "wrong_concentration",
+        f"{fit.wrong_concentration:.3f}",
+        f"{fit.wrong_pairs} pairs of wrong answers, {fit.agreement:.1%} agree",
+    )
     table.add_row("unsolved", f"{fit.unsolved:.3f}", "share of items no member gets right")
     for member, p in fit.members.items():
         table.add_row(f"p ({escape(member)})", f"{p:.3f}", "share of its answers that are right")

@@ -70,7 +70,6 @@ class ReplyCache(DataModel):
     :param conversation_turns: ``T``, turns per conversation for the per-conversation rates.
     """
 
-
     kind: Literal["reply_cache"] = "reply_cache"
     hit_rate: float = Field(ge=0, le=1)
     false_hit_rate: float = Field(default=0.0, ge=0, le=1)
@@ -112,7 +111,6 @@ class Preemptive(DataModel):
     :param retries: mean extra restarts per triggered turn (the eager transcript was revised).
     :param speculative_tts: TTS also runs on the speculative reply (extra TTS calls).
     """
-
 
     kind: Literal["preemptive"] = "preemptive"
     stage: StageSpec

@@ -80,7 +80,10 @@ def compare_policies(
     b = estimate_inference(model, hardware, baseline, workload, calibration=calibration)
     f = estimate_inference(model, hardware, fast, workload, calibration=calibration)
     return FastModeComparison(
-        baseline=b, fast=f, speedup=b.tpot_ms / f.tpot_ms, ttft_ratio=f.ttft_ms / b.ttft_ms,
+        baseline=b,
+        fast=f,
+        speedup=b.tpot_ms / f.tpot_ms,
+        ttft_ratio=f.ttft_ms / b.ttft_ms,
         price_ratio=_chip_ms_per_token(f) / _chip_ms_per_token(b),
     )
 
@@ -105,21 +108,34 @@ def plan_fast_mode(
     if target_speedup < 1:
         raise ModelError(f"target_speedup must be >= 1, got {target_speedup}")
     base = estimate_inference(model, hardware, baseline, workload, calibration=calibration)
-    fixed = baseline.model_copy(update={"chips": base.chips, "tensor_parallel": base.tensor_parallel,
-                                        "pipeline_parallel": base.pipeline_parallel})
+    fixed = baseline.model_copy(
+        update={
+            "chips": base.chips,
+            "tensor_parallel": base.tensor_parallel,
+            "pipeline_parallel": base.pipeline_parallel,
+        }
+    )
 
     def compare(c: int) -> FastModeComparison:
-        return compare_policies(model, hardware, fixed, fixed.model_copy(update={"concurrency": c}), workload,
-                                calibration=calibration)
+        return compare_policies(
+            model, hardware, fixed, fixed.model_copy(update={"concurrency": c}), workload, calibration=calibration
+        )
 
     top = compare(1)
     b0 = baseline.concurrency
     if top.speedup < target_speedup:
         return FastModePlan(
-            target_speedup=target_speedup, baseline_concurrency=b0, ceiling=top.speedup, reachable=False,
-            concurrency=None, comparison=None, concurrency_ratio=None,
-            message=(f"out of reach: {target_speedup:.2f}x asked, but batch 1 gives only {top.speedup:.2f}x over "
-                     f"concurrency {b0} (ceiling T_step({b0})/T_step(1)); more chips or a faster chip needed"),
+            target_speedup=target_speedup,
+            baseline_concurrency=b0,
+            ceiling=top.speedup,
+            reachable=False,
+            concurrency=None,
+            comparison=None,
+            concurrency_ratio=None,
+            message=(
+                f"out of reach: {target_speedup:.2f}x asked, but batch 1 gives only {top.speedup:.2f}x over "
+                f"concurrency {b0} (ceiling T_step({b0})/T_step(1)); more chips or a faster chip needed"
+            ),
         )
     lo, hi = 1, b0  # speedup(lo) >= target; find the largest such concurrency
     while hi - lo > 1:
@@ -132,8 +148,15 @@ def plan_fast_mode(
     best = at_hi if at_hi.speedup >= target_speedup else compare(lo)
     c = best.fast.concurrency
     return FastModePlan(
-        target_speedup=target_speedup, baseline_concurrency=b0, ceiling=top.speedup, reachable=True,
-        concurrency=c, comparison=best, concurrency_ratio=b0 / c,
-        message=(f"concurrency {b0} -> {c} gives {best.speedup:.2f}x output speed at {best.price_ratio:.2f}x "
-                 f"chip-time per token (TTFT x{best.ttft_ratio:.2f}); ceiling {top.speedup:.2f}x at batch 1"),
+        target_speedup=target_speedup,
+        baseline_concurrency=b0,
+        ceiling=top.speedup,
+        reachable=True,
+        concurrency=c,
+        comparison=best,
+        concurrency_ratio=b0 / c,
+        message=(
+            f"concurrency {b0} -> {c} gives {best.speedup:.2f}x output speed at {best.price_ratio:.2f}x "
+            f"chip-time per token (TTFT x{best.ttft_ratio:.2f}); ceiling {top.speedup:.2f}x at batch 1"
+        ),
     )

@@ -178,8 +178,14 @@ StepTerms = tuple[float, float, float, float, float, float, float]
 """A step's terms, ms: weights, compute, KV cache, attention, overhead, communication, total."""
 
 
-def step_terms(plan: GPUPlan, decode_tokens: float, context_tokens: float, prefill_tokens: float,
-               prefill_context: float, query_tokens: float = 1.0) -> StepTerms:
+def step_terms(
+    plan: GPUPlan,
+    decode_tokens: float,
+    context_tokens: float,
+    prefill_tokens: float,
+    prefill_context: float,
+    query_tokens: float = 1.0,
+) -> StepTerms:
     """:func:`decode_step`'s terms as a plain tuple (the hot path: no model is built)."""
     m, chips = plan.model, plan.chips_per_replica
     queries = decode_tokens * query_tokens
@@ -187,10 +193,9 @@ def step_terms(plan: GPUPlan, decode_tokens: float, context_tokens: float, prefi
     weights = 1e3 * weights_read_bytes(m, plan.precision, n / plan.pp) / (plan.tp * plan.bandwidth)
     compute = 1e3 * 2.0 * m.active_params * n / (chips * plan.peak_flops)
     kv = 1e3 * decode_tokens * context_tokens * plan.kv_bytes_at(context_tokens) / (chips * plan.bandwidth)
-    attn_flops = (m.attention_flops_per_pair("decode") * queries * context_tokens
-                  * m.window_share(context_tokens)
-                  + m.attention_flops_per_pair("prefill") * prefill_tokens * prefill_context
-                  * m.window_share(prefill_context))
+    attn_flops = m.attention_flops_per_pair("decode") * queries * context_tokens * m.window_share(
+        context_tokens
+    ) + m.attention_flops_per_pair("prefill") * prefill_tokens * prefill_context * m.window_share(prefill_context)
     attention = 1e3 * attn_flops / (chips * plan.peak_flops)
     overhead = _overhead_ms(plan) + decode_tokens * plan.cal.tau_seq_ms
     comm = _collectives_ms(plan, n / plan.pp)
@@ -206,19 +211,38 @@ def step_bound(terms: StepTerms) -> Bound:
 def step_breakdown(terms: StepTerms, bound: Bound | None = None) -> StepBreakdown:
     """The :class:`StepBreakdown` of a step's terms (``bound`` default: the terms' own)."""
     weights, compute, kv, attention, overhead, comm, total = terms
-    return StepBreakdown.model_construct(weights_ms=weights, compute_ms=compute, kv_cache_ms=kv, attention_ms=attention,
-                                         overhead_ms=overhead, communication_ms=comm, total_ms=total,
-                                         bound=step_bound(terms) if bound is None else bound)
+    return StepBreakdown.model_construct(
+        weights_ms=weights,
+        compute_ms=compute,
+        kv_cache_ms=kv,
+        attention_ms=attention,
+        overhead_ms=overhead,
+        communication_ms=comm,
+        total_ms=total,
+        bound=step_bound(terms) if bound is None else bound,
+    )
 
 
-def decode_step_ms(plan: GPUPlan, decode_tokens: float, context_tokens: float, prefill_tokens: float,
-                   prefill_context: float, query_tokens: float = 1.0) -> float:
+def decode_step_ms(
+    plan: GPUPlan,
+    decode_tokens: float,
+    context_tokens: float,
+    prefill_tokens: float,
+    prefill_context: float,
+    query_tokens: float = 1.0,
+) -> float:
     """:func:`decode_step`'s total, ms."""
     return step_terms(plan, decode_tokens, context_tokens, prefill_tokens, prefill_context, query_tokens)[6]
 
 
-def decode_step(plan: GPUPlan, decode_tokens: float, context_tokens: float, prefill_tokens: float,
-                prefill_context: float, query_tokens: float = 1.0) -> StepBreakdown:
+def decode_step(
+    plan: GPUPlan,
+    decode_tokens: float,
+    context_tokens: float,
+    prefill_tokens: float,
+    prefill_context: float,
+    query_tokens: float = 1.0,
+) -> StepBreakdown:
     """One continuous-batching step of one replica, ms.
 
     :param decode_tokens: sequences decoding in this step (``b``).
@@ -230,20 +254,26 @@ def decode_step(plan: GPUPlan, decode_tokens: float, context_tokens: float, pref
         FLOPs count ``b V`` tokens; the sequence's KV cache is read once and the per-sequence cost is paid
         once).
     """
-    return step_breakdown(step_terms(plan, decode_tokens, context_tokens, prefill_tokens, prefill_context,
-                                     query_tokens))
+    return step_breakdown(
+        step_terms(plan, decode_tokens, context_tokens, prefill_tokens, prefill_context, query_tokens)
+    )
 
 
 def _bound(weights: float, compute: float, kv: float, attention: float, overhead: float, comm: float) -> Bound:
     memory = (weights if weights >= compute else 0.0) + kv
     comp = (compute if compute > weights else 0.0) + attention
-    terms: dict[Bound, float] = {"memory": memory, "compute": comp, "per-layer latency": overhead,
-                                 "communication": comm}
+    terms: dict[Bound, float] = {
+        "memory": memory,
+        "compute": comp,
+        "per-layer latency": overhead,
+        "communication": comm,
+    }
     return max(terms, key=lambda k: terms[k])
 
 
-def prefill_ms(plan: GPUPlan, prompt_tokens: float, chunk_tokens: float, others_decoding: float,
-               others_context: float) -> float:
+def prefill_ms(
+    plan: GPUPlan, prompt_tokens: float, chunk_tokens: float, others_decoding: float, others_context: float
+) -> float:
     """Prefill of one prompt in chunks of ``chunk_tokens``, sharing each step with ``others_decoding``
     decode tokens of other users, ms (excludes the wait for the running step).
 
@@ -263,11 +293,21 @@ def prefill_ms(plan: GPUPlan, prompt_tokens: float, chunk_tokens: float, others_
         n = c + others_decoding
         weights = 1e3 * weights_read_bytes(m, plan.precision, n) / (plan.tp * plan.bandwidth)
         compute = 1e3 * 2.0 * m.active_params * n / (flops_chips * plan.peak_flops)
-        kv = 1e3 * others_decoding * others_context * plan.kv_bytes_at(others_context) / (
-            plan.chips_per_replica * plan.bandwidth)
+        kv = (
+            1e3
+            * others_decoding
+            * others_context
+            * plan.kv_bytes_at(others_context)
+            / (plan.chips_per_replica * plan.bandwidth)
+        )
         total += gemm_ms(plan, weights, compute, c / n) + kv + _overhead_ms(plan) + _collectives_ms(plan, n)
-    attn_flops = (0.5 * m.attention_flops_per_pair("prefill") * prompt_tokens * prompt_tokens
-                  * m.window_share(prompt_tokens, causal_prompt=True))
+    attn_flops = (
+        0.5
+        * m.attention_flops_per_pair("prefill")
+        * prompt_tokens
+        * prompt_tokens
+        * m.window_share(prompt_tokens, causal_prompt=True)
+    )
     return total + 1e3 * attn_flops / (flops_chips * plan.peak_flops)
 
 
@@ -275,20 +315,23 @@ def memory_need(plan: GPUPlan, concurrency_per_replica: int, context_tokens: flo
     """Weights + KV cache of one replica vs its usable memory (``capacity_bytes`` before utilisation)."""
     w = total_weights_bytes(plan.model, plan.precision)
     kv = concurrency_per_replica * context_tokens * plan.kv_bytes_at(context_tokens)
-    return MemoryUse.model_construct(weights_bytes=w, kv_cache_bytes=kv,
-                     capacity_bytes=plan.chips_per_replica * plan.hardware.memory_bytes)
+    return MemoryUse.model_construct(
+        weights_bytes=w, kv_cache_bytes=kv, capacity_bytes=plan.chips_per_replica * plan.hardware.memory_bytes
+    )
 
 
-def check_fits(plan: GPUPlan, use: MemoryUse, utilization: float, concurrency: int, context: float,
-               fewest: int | None) -> None:
+def check_fits(
+    plan: GPUPlan, use: MemoryUse, utilization: float, concurrency: int, context: float, fewest: int | None
+) -> None:
     """Raise :class:`ModelError` naming the gap when weights + KV exceed the usable memory."""
     usable = use.capacity_bytes * utilization
     need = use.weights_bytes + use.kv_cache_bytes
     if need <= usable:
         return
     hw = plan.hardware
-    where = (f"{plan.model.name} {plan.compute_precision} on {plan.chips_per_replica} x {hw.name}"
-             + (f" (tp {plan.tp}, pp {plan.pp})" if plan.chips_per_replica > 1 else ""))
+    where = f"{plan.model.name} {plan.compute_precision} on {plan.chips_per_replica} x {hw.name}" + (
+        f" (tp {plan.tp}, pp {plan.pp})" if plan.chips_per_replica > 1 else ""
+    )
     hint = f"; it fits on {fewest} chips" if fewest else ""
     raise ModelError(
         f"{where} does not fit: needs {need / 1e9:.1f} GB (weights {use.weights_bytes / 1e9:.1f} GB + KV cache "

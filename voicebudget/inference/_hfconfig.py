@@ -42,6 +42,7 @@ from voicebudget.inference._speculative import SPECULATIVE_PRESETS, SpeculativeD
 
 __all__ = ["hardware_from_toml", "model_from_hf_config", "parse_speculative"]
 
+
 def model_from_hf_config(path: str | Path) -> ModelArch:
     """Build a :class:`ModelArch` from a Hugging Face ``config.json`` (module docstring for the counts).
 
@@ -57,8 +58,9 @@ def model_from_hf_config(path: str | Path) -> ModelArch:
     if not isinstance(cfg, dict):
         raise ScenarioError("must be a JSON object (a config.json)", origin=where)
     ident = p.parent.name if p.parent.name not in ("", ".") else str(cfg.get("model_type", "custom"))
-    return model_from_hf_dict(cfg, ident=ident.lower(), name=ident, source=f"{where} (Hugging Face config.json)",
-                              where=where)
+    return model_from_hf_dict(
+        cfg, ident=ident.lower(), name=ident, source=f"{where} (Hugging Face config.json)", where=where
+    )
 
 
 def hardware_from_toml(path: str | Path) -> Hardware:
@@ -98,14 +100,18 @@ def parse_speculative(text: str) -> SpeculativeDecoding:
     if len(parts) == 1 and parts[0] and not parts[0][0].isdigit() and parts[0][0] not in "+-.":
         return get_speculative_preset(parts[0]).speculative
     if len(parts) not in (3, 4):
-        raise ScenarioError(f"give acceptance,draft_tokens,draft_cost[,verify_tokens] (e.g. 0.7,4,0.05) or a preset "
-                            f"({', '.join(sorted(SPECULATIVE_PRESETS))}), got {text!r}", origin="--speculative")
+        raise ScenarioError(
+            f"give acceptance,draft_tokens,draft_cost[,verify_tokens] (e.g. 0.7,4,0.05) or a preset "
+            f"({', '.join(sorted(SPECULATIVE_PRESETS))}), got {text!r}",
+            origin="--speculative",
+        )
     try:
         a, g, c = float(parts[0]), int(parts[1]), float(parts[2])
         v = int(parts[3]) if len(parts) == 4 else None
     except ValueError:
-        raise ScenarioError(f"{text!r}: acceptance and cost are numbers, draft and verify tokens integers",
-                            origin="--speculative") from None
+        raise ScenarioError(
+            f"{text!r}: acceptance and cost are numbers, draft and verify tokens integers", origin="--speculative"
+        ) from None
     if not 0.0 <= a < 1.0:
         raise ScenarioError(f"acceptance rate must be in [0, 1), got {a}", origin="--speculative")
     if g < 1:

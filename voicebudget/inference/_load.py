@@ -47,8 +47,9 @@ def estimate_at_arrival_rate(
         raise ModelError(f"arrival_rate_per_s must be > 0, got {arrival_rate_per_s}")
 
     def at(c: int) -> InferenceResult:
-        return estimate_inference(model, hardware, deployment.model_copy(update={"concurrency": c}), workload,
-                                  calibration=calibration)
+        return estimate_inference(
+            model, hardware, deployment.model_copy(update={"concurrency": c}), workload, calibration=calibration
+        )
 
     def slack(c: int) -> tuple[bool, float]:
         """(c holds the load: c >= lambda R(c), requests/s served at c); raises ModelError past memory."""
@@ -70,7 +71,8 @@ def estimate_at_arrival_rate(
         if hi >= MAX_SEARCH_CONCURRENCY:  # e.g. wafers past their compute floor: more in flight serves no more
             raise ModelError(
                 f"{arrival_rate_per_s:g} requests/s exceeds what this deployment serves (about {capacity:.3g} "
-                f"requests/s; still short at concurrency {hi:,}): its throughput is saturated; add chips or replicas")
+                f"requests/s; still short at concurrency {hi:,}): its throughput is saturated; add chips or replicas"
+            )
         lo, hi = hi, hi * 2
     while hi - lo > 1:  # the smallest c that holds (holding is monotone in c)
         mid = (lo + hi) // 2
@@ -79,5 +81,6 @@ def estimate_at_arrival_rate(
         else:
             lo = mid
     r = at(hi)
-    return r.model_copy(update={"notes": (*r.notes, f"concurrency {hi} from Little's law at "
-                                                     f"{arrival_rate_per_s:g} requests/s")})
+    return r.model_copy(
+        update={"notes": (*r.notes, f"concurrency {hi} from Little's law at {arrival_rate_per_s:g} requests/s")}
+    )

@@ -41,9 +41,11 @@ __all__ = ["DEFAULT_CALIBRATION", "estimate_inference"]
 DEFAULT_CALIBRATION = GPUCalibration()
 """The fitted GPU constants (see :class:`GPUCalibration` and docs/inference.md)."""
 
-CHIP_TIME_ONLY = ("chip time only: TTFT and TPOT on the chips, without the hosted API path (network, the "
-                  "provider's queueing and overhead); a hosted wafer or LPU model is reached through that path, "
-                  "which a scenario's wafer stage adds by default (path = \"hosted\"; docs/inference.md)")
+CHIP_TIME_ONLY = (
+    "chip time only: TTFT and TPOT on the chips, without the hosted API path (network, the "
+    "provider's queueing and overhead); a hosted wafer or LPU model is reached through that path, "
+    'which a scenario\'s wafer stage adds by default (path = "hosted"; docs/inference.md)'
+)
 """The note every SRAM-resident (wafer, LPU) prediction carries."""
 
 MAX_PIPELINE_STAGES = 64
@@ -112,8 +114,11 @@ def _check_context(m: ModelArch, wl: Workload) -> None:
     if limit is None or total <= limit:
         return
     room = limit - wl.output_tokens
-    hint = (f"; with {wl.output_tokens:,} output tokens the prompt can be at most {room:,} tokens" if room > 0
-            else "; the output alone exceeds it")
+    hint = (
+        f"; with {wl.output_tokens:,} output tokens the prompt can be at most {room:,} tokens"
+        if room > 0
+        else "; the output alone exceeds it"
+    )
     raise ModelError(
         f"prompt {wl.prompt_tokens:,} + output {wl.output_tokens:,} = {total:,} tokens exceeds {m.name}'s maximum "
         f"context of {limit:,} tokens (max_context_tokens, from its config.json max_position_embeddings){hint}"
@@ -144,8 +149,7 @@ def _tp_candidates(m: ModelArch, hw: Hardware) -> list[int]:
     return m.tensor_parallel_options(hw.max_tensor_parallel)
 
 
-def _plan(m: ModelArch, hw: Hardware, dep: Deployment, cal: GPUCalibration, tp: int, pp: int,
-          replicas: int) -> GPUPlan:
+def _plan(m: ModelArch, hw: Hardware, dep: Deployment, cal: GPUCalibration, tp: int, pp: int, replicas: int) -> GPUPlan:
     prec, _, kv = _precisions(m, dep)
     return GPUPlan(model=m, hardware=hw, precision=prec, kv_precision=kv, tp=tp, pp=pp, replicas=replicas, cal=cal)
 
@@ -169,22 +173,28 @@ def _fewest(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal: GPUC
     return None
 
 
-def _resolve_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload,
-                 cal: GPUCalibration) -> tuple[GPUPlan, bool]:
+def _resolve_gpu(
+    m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal: GPUCalibration
+) -> tuple[GPUPlan, bool]:
     if dep.tensor_parallel is not None:
         _check_tp(m, hw, dep.tensor_parallel)
     if dep.chips is None:
         plan = _fewest(m, hw, dep, wl, cal)
         if plan is None:
-            raise ModelError(f"{m.name} does not fit on {hw.name} even with {MAX_PIPELINE_STAGES} pipeline stages "
-                             f"of {hw.max_tensor_parallel} chips")
+            raise ModelError(
+                f"{m.name} does not fit on {hw.name} even with {MAX_PIPELINE_STAGES} pipeline stages "
+                f"of {hw.max_tensor_parallel} chips"
+            )
         return plan, True
     chips = dep.chips
     tp = dep.tensor_parallel or max(t for t in _tp_candidates(m, hw) if chips % t == 0)
     if chips % tp:
         raise ModelError(f"chips ({chips}) must be a multiple of tensor_parallel ({tp})")
-    pps = [dep.pipeline_parallel] if dep.pipeline_parallel else [d for d in range(1, chips // tp + 1)
-                                                                 if (chips // tp) % d == 0]
+    pps = (
+        [dep.pipeline_parallel]
+        if dep.pipeline_parallel
+        else [d for d in range(1, chips // tp + 1) if (chips // tp) % d == 0]
+    )
     for pp in pps:
         if chips % (tp * pp):
             raise ModelError(f"chips ({chips}) must be a multiple of tensor_parallel x pipeline_parallel ({tp * pp})")
@@ -195,13 +205,25 @@ def _resolve_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload,
     fewest = _fewest(m, hw, dep.model_copy(update={"tensor_parallel": None, "pipeline_parallel": None}), wl, cal)
     conc = math.ceil(dep.concurrency / plan.replicas)
     ctx = resident_tokens(wl)
-    check_fits(plan, memory_need(plan, conc, ctx), dep.memory_utilization, conc, ctx,
-               fewest.chips_per_replica if fewest else None)
+    check_fits(
+        plan,
+        memory_need(plan, conc, ctx),
+        dep.memory_utilization,
+        conc,
+        ctx,
+        fewest.chips_per_replica if fewest else None,
+    )
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _estimate_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal: GPUCalibration,
-                  spec: SpeculativeDecoding | None = None) -> InferenceResult:
+def _estimate_gpu(
+    m: ModelArch,
+    hw: Hardware,
+    dep: Deployment,
+    wl: Workload,
+    cal: GPUCalibration,
+    spec: SpeculativeDecoding | None = None,
+) -> InferenceResult:
     plan, chosen = _resolve_gpu(m, hw, dep, wl, cal)
     _, reported, kv = _precisions(m, dep)
     c = max(dep.concurrency / plan.replicas, 1.0)
@@ -222,18 +244,34 @@ def _estimate_gpu(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal
     notes += _layout_notes(m, hw, dep, plan)
     notes += _precision_notes(m, hw, dep)
     return InferenceResult.model_construct(
-        kind="gpu", model=m.id, hardware=hw.id, precision=reported, kv_precision=kv,
-        chips=plan.chips_per_replica * plan.replicas, tensor_parallel=plan.tp, pipeline_parallel=plan.pp,
-        replicas=plan.replicas, chips_chosen=chosen, concurrency=dep.concurrency, prompt_tokens=wl.prompt_tokens,
-        output_tokens=wl.output_tokens, ttft_ms=ttft, tpot_ms=tpot,
-        tokens_per_s_per_user=1e3 / tpot, throughput_tokens_per_s=dep.concurrency * 1e3 / tpot,
-        cost_per_million_output_tokens=None, price=None, bound=step.bound, step=step, memory=use,
-        speculative_speedup=gain, notes=notes + _speculative_notes(spec, gain),
+        kind="gpu",
+        model=m.id,
+        hardware=hw.id,
+        precision=reported,
+        kv_precision=kv,
+        chips=plan.chips_per_replica * plan.replicas,
+        tensor_parallel=plan.tp,
+        pipeline_parallel=plan.pp,
+        replicas=plan.replicas,
+        chips_chosen=chosen,
+        concurrency=dep.concurrency,
+        prompt_tokens=wl.prompt_tokens,
+        output_tokens=wl.output_tokens,
+        ttft_ms=ttft,
+        tpot_ms=tpot,
+        tokens_per_s_per_user=1e3 / tpot,
+        throughput_tokens_per_s=dep.concurrency * 1e3 / tpot,
+        cost_per_million_output_tokens=None,
+        price=None,
+        bound=step.bound,
+        step=step,
+        memory=use,
+        speculative_speedup=gain,
+        notes=notes + _speculative_notes(spec, gain),
     )
 
 
-def _speculative_tpot(plan: GPUPlan, spec: SpeculativeDecoding, c: float, p: float, o: float,
-                      budget: float) -> float:
+def _speculative_tpot(plan: GPUPlan, spec: SpeculativeDecoding, c: float, p: float, o: float, budget: float) -> float:
     """TPOT with speculative decoding at concurrency ``c`` (one replica), ms.
 
     A target step verifies ``V`` query tokens per decoding sequence (the same prompt-chunk mix as plain
@@ -249,17 +287,20 @@ def _speculative_tpot(plan: GPUPlan, spec: SpeculativeDecoding, c: float, p: flo
 def _speculative_notes(spec: SpeculativeDecoding | None, gain: float | None) -> tuple[str, ...]:
     if spec is None or gain is None:
         return ()
-    head = (f"speculative decoding: {spec.tokens_per_step:.2f} tokens per target step (a {spec.acceptance_rate:.2f}, "
-            f"g {spec.draft_tokens}, c {spec.draft_cost_ratio:.3g}, {spec.verified_tokens} tokens verified per "
-            f"sequence); x{gain:.2f} decode speed-up at this concurrency (x{spec.speedup:.2f} if verification "
-            "cost one step)")
+    head = (
+        f"speculative decoding: {spec.tokens_per_step:.2f} tokens per target step (a {spec.acceptance_rate:.2f}, "
+        f"g {spec.draft_tokens}, c {spec.draft_cost_ratio:.3g}, {spec.verified_tokens} tokens verified per "
+        f"sequence); x{gain:.2f} decode speed-up at this concurrency (x{spec.speedup:.2f} if verification "
+        "cost one step)"
+    )
     if gain < 1.0:
         head += "; verifying the drafted tokens costs more than they save here: turn it off at this load"
     return (head,)
 
 
-def _closed_loop_wait(plan: GPUPlan, others: float, p: float, o: float, budget: float, own_ms: float,
-                      tpot_ms: float) -> float:
+def _closed_loop_wait(
+    plan: GPUPlan, others: float, p: float, o: float, budget: float, own_ms: float, tpot_ms: float
+) -> float:
     """Mean wait before a request's prefill starts at a closed-loop concurrency, ms.
 
     The ``others`` users send prompts at ``lam = others / (TTFT + (O - 1) TPOT)`` per ms. The arrival
@@ -280,8 +321,9 @@ def _closed_loop_wait(plan: GPUPlan, others: float, p: float, o: float, budget: 
     return f * t_pf / 2.0 + (1.0 - f) * t_dec / 2.0 + rho * own_ms / (2.0 * (1.0 - rho))
 
 
-def _serving_step(plan: GPUPlan, c: float, p: float, o: float, budget: float,
-                  query_tokens: float = 1.0) -> StepBreakdown:
+def _serving_step(
+    plan: GPUPlan, c: float, p: float, o: float, budget: float, query_tokens: float = 1.0
+) -> StepBreakdown:
     """The mean step a decoding user sees at concurrency ``c`` (closed loop).
 
     Over one request of ``O`` steps the ``c - 1`` other users each bring a prompt of ``P`` tokens, in
@@ -306,11 +348,14 @@ def _serving_step(plan: GPUPlan, c: float, p: float, o: float, budget: float,
     return step_breakdown(mix, step_bound(with_prompt if phi >= 0.5 else plain))
 
 
-def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload,
-                    spec: SpeculativeDecoding | None = None) -> InferenceResult:
+def _estimate_wafer(
+    m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, spec: SpeculativeDecoding | None = None
+) -> InferenceResult:
     if (dep.tensor_parallel or 1) > 1:
-        raise ModelError(f"tensor_parallel {dep.tensor_parallel} does not apply to {hw.name}: SRAM-resident chips "
-                         "hold whole layers and run as a pipeline (leave tp unset or 1; set chips)")
+        raise ModelError(
+            f"tensor_parallel {dep.tensor_parallel} does not apply to {hw.name}: SRAM-resident chips "
+            "hold whole layers and run as a pipeline (leave tp unset or 1; set chips)"
+        )
     _, reported, kv = _precisions(m, dep)
     prec = dep.precision  # None: the released precision mix (gpt-oss: fp4 experts)
     ctx = wl.prompt_tokens + wl.output_tokens
@@ -336,20 +381,41 @@ def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload,
     notes += _precision_notes(m, hw, dep)
     notes += (CHIP_TIME_ONLY,)
     if hw.hosted is not None:
-        notes += (f"hosted path, not included here: {hw.hosted.provider} network + overhead, log-normal p50 "
-                  f"{hw.hosted.overhead_p50_ms:g} / p95 {hw.hosted.overhead_p95_ms:g} ms per request",)
+        notes += (
+            f"hosted path, not included here: {hw.hosted.provider} network + overhead, log-normal p50 "
+            f"{hw.hosted.overhead_p50_ms:g} / p95 {hw.hosted.overhead_p95_ms:g} ms per request",
+        )
     if hw.sram is not None:
         notes += (f"wafer/LPU timings of software generation {hw.sram.generation}: {hw.sram.software}",)
         if spec is not None:
-            notes += ("speculative decoding on top of that software generation: if the vendor figures it was fitted "
-                      "to already used speculative decoding, its gain is counted twice",)
+            notes += (
+                "speculative decoding on top of that software generation: if the vendor figures it was fitted "
+                "to already used speculative decoding, its gain is counted twice",
+            )
     return InferenceResult.model_construct(
-        kind="wafer", model=m.id, hardware=hw.id, precision=reported, kv_precision=kv,
-        chips=chips, tensor_parallel=1, pipeline_parallel=chips, replicas=1, chips_chosen=dep.chips is None,
-        concurrency=dep.concurrency, prompt_tokens=wl.prompt_tokens, output_tokens=wl.output_tokens,
-        ttft_ms=ttft, tpot_ms=tpot, tokens_per_s_per_user=1e3 / tpot,
-        throughput_tokens_per_s=dep.concurrency * 1e3 / tpot, cost_per_million_output_tokens=None,
-        price=None, bound=step.bound, step=step, memory=use, speculative_speedup=gain,
+        kind="wafer",
+        model=m.id,
+        hardware=hw.id,
+        precision=reported,
+        kv_precision=kv,
+        chips=chips,
+        tensor_parallel=1,
+        pipeline_parallel=chips,
+        replicas=1,
+        chips_chosen=dep.chips is None,
+        concurrency=dep.concurrency,
+        prompt_tokens=wl.prompt_tokens,
+        output_tokens=wl.output_tokens,
+        ttft_ms=ttft,
+        tpot_ms=tpot,
+        tokens_per_s_per_user=1e3 / tpot,
+        throughput_tokens_per_s=dep.concurrency * 1e3 / tpot,
+        cost_per_million_output_tokens=None,
+        price=None,
+        bound=step.bound,
+        step=step,
+        memory=use,
+        speculative_speedup=gain,
         notes=notes + _speculative_notes(spec, gain),
     )
 
@@ -357,14 +423,20 @@ def _estimate_wafer(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload,
 def _layout_notes(m: ModelArch, hw: Hardware, dep: Deployment, plan: GPUPlan) -> tuple[str, ...]:
     out: tuple[str, ...] = ()
     if dep.chips is not None and dep.tensor_parallel is None and plan.tp < min(dep.chips, hw.max_tensor_parallel):
-        out += (f"tp {plan.tp}: the largest degree that divides {dep.chips} chips and splits {m.q_heads} query / "
-                f"{m.kv_heads} KV heads; the rest as {plan.pp} pipeline stage(s) x {plan.replicas} replica(s)",)
+        out += (
+            f"tp {plan.tp}: the largest degree that divides {dep.chips} chips and splits {m.q_heads} query / "
+            f"{m.kv_heads} KV heads; the rest as {plan.pp} pipeline stage(s) x {plan.replicas} replica(s)",
+        )
     if m.is_mla and plan.tp > 1:
-        out += (f"multi-head latent attention: every one of the {plan.tp} tensor-parallel chips holds the whole "
-                f"latent KV cache (KV cache x{plan.tp}, as vLLM/SGLang without data-parallel attention)",)
+        out += (
+            f"multi-head latent attention: every one of the {plan.tp} tensor-parallel chips holds the whole "
+            f"latent KV cache (KV cache x{plan.tp}, as vLLM/SGLang without data-parallel attention)",
+        )
     elif plan.tp > m.kv_heads:
-        out += (f"tp {plan.tp} > {m.kv_heads} KV heads: each KV head replicated on {plan.tp // m.kv_heads} chips "
-                f"(KV cache x{plan.tp // m.kv_heads})",)
+        out += (
+            f"tp {plan.tp} > {m.kv_heads} KV heads: each KV head replicated on {plan.tp // m.kv_heads} chips "
+            f"(KV cache x{plan.tp // m.kv_heads})",
+        )
     return out
 
 
@@ -376,15 +448,18 @@ def _precision_notes(m: ModelArch, hw: Hardware, dep: Deployment) -> tuple[str, 
     if dep.precision in rate and rate[dep.precision] is None:
         runs_at = "fp8" if dep.precision == "fp4" and hw.fp8_flops_per_s is not None else "bf16"
         kv = dep.kv_precision or "fp8"
-        out += (f"{hw.name} lists no {dep.precision} FLOP/s (no {dep.precision} tensor cores): modelled as "
-                f"weight-only {dep.precision}: weights read at {PRECISION_BYTES[dep.precision]:g} byte(s) per "
-                f"parameter and the KV cache at {PRECISION_BYTES[kv]:g}, GEMMs at the {runs_at} rate",)
+        out += (
+            f"{hw.name} lists no {dep.precision} FLOP/s (no {dep.precision} tensor cores): modelled as "
+            f"weight-only {dep.precision}: weights read at {PRECISION_BYTES[dep.precision]:g} byte(s) per "
+            f"parameter and the KV cache at {PRECISION_BYTES[kv]:g}, GEMMs at the {runs_at} rate",
+        )
     return out
 
 
 def _finish(r: InferenceResult, price: ChipPrice | None) -> InferenceResult:
     upd: dict[str, object] = {"price": price}
     if price is not None:
-        upd["cost_per_million_output_tokens"] = (price.usd_per_chip_hour * r.chips / 3600.0
-                                                 / r.throughput_tokens_per_s * 1e6)
+        upd["cost_per_million_output_tokens"] = (
+            price.usd_per_chip_hour * r.chips / 3600.0 / r.throughput_tokens_per_s * 1e6
+        )
     return r.model_copy(update=upd)

@@ -55,23 +55,36 @@ __all__ = ["estimate_open_loop", "step_time_function"]
 _PERCENTILES = (0.50, 0.90, 0.99)
 
 
-def _resolve(model: str | ModelArch, hardware: str | Hardware, deployment: Deployment, workload: Workload,
-             calibration: GPUCalibration | None) -> GPUPlan:
+def _resolve(
+    model: str | ModelArch,
+    hardware: str | Hardware,
+    deployment: Deployment,
+    workload: Workload,
+    calibration: GPUCalibration | None,
+) -> GPUPlan:
     from voicebudget.inference._predict import DEFAULT_CALIBRATION, _check_context, _resolve_gpu
 
     m, hw = get_model(model), get_hardware(hardware)
     if hw.memory_kind == "sram":
-        raise ModelError(f"{hw.name} is SRAM-resident: the open-loop scheduler model is for GPU serving "
-                         "(use estimate_inference with a concurrency)")
+        raise ModelError(
+            f"{hw.name} is SRAM-resident: the open-loop scheduler model is for GPU serving "
+            "(use estimate_inference with a concurrency)"
+        )
     _check_context(m, workload)
-    plan, _ = _resolve_gpu(m, hw, deployment.model_copy(update={"concurrency": 1}), workload,
-                           calibration or DEFAULT_CALIBRATION)
+    plan, _ = _resolve_gpu(
+        m, hw, deployment.model_copy(update={"concurrency": 1}), workload, calibration or DEFAULT_CALIBRATION
+    )
     return plan
 
 
-def step_time_function(model: str | ModelArch, hardware: str | Hardware, deployment: Deployment,
-                       workload: Workload, *, calibration: GPUCalibration | None = None
-                       ) -> Callable[[float, float], float]:
+def step_time_function(
+    model: str | ModelArch,
+    hardware: str | Hardware,
+    deployment: Deployment,
+    workload: Workload,
+    *,
+    calibration: GPUCalibration | None = None,
+) -> Callable[[float, float], float]:
     """The step-time model of one replica as a function, for simulators and capacity planners.
 
     :param deployment: chips, parallelism, precision (its ``concurrency`` is ignored).
@@ -90,8 +103,9 @@ def step_time_function(model: str | ModelArch, hardware: str | Hardware, deploym
     return step_ms
 
 
-def _mean_step(step: Callable[[float, float], float], lam_per_ms: float, p: float, o: float,
-               budget: float) -> float | None:
+def _mean_step(
+    step: Callable[[float, float], float], lam_per_ms: float, p: float, o: float, budget: float
+) -> float | None:
     """Solve ``T = step(lam (O-1) T, lam P T)`` for the smallest root; ``None`` when none exists below the
     step budget (the scheduler cannot keep up)."""
     per_t = lam_per_ms * (max(o - 1.0, 0.0) + p)  # tokens per step per ms of step
@@ -123,6 +137,7 @@ def _mean_step(step: Callable[[float, float], float], lam_per_ms: float, p: floa
 def _gamma(lam: float, s: FloatArray, w: FloatArray) -> float:
     """Positive root of ``lam (E[exp(gamma s)] - 1) = gamma`` for service times ``s`` with weights ``w``
     (needs ``lam E[s] < 1``), 1/ms: the exact tail decay rate of the M/G/1 waiting time."""
+
     # f(x) = lam (E e^{x s} - 1) - x is convex, f(0) = 0, f'(0) = lam E[s] - 1 < 0: one positive root.
     def f(x: float) -> float:
         return lam * float(np.dot(w, np.expm1(np.minimum(x * s, 700.0)))) - x
@@ -140,8 +155,9 @@ def _gamma(lam: float, s: FloatArray, w: FloatArray) -> float:
     return 0.5 * (lo + hi)
 
 
-def _decode_population(step: Callable[[float, float], float], lam: float, o: float, n_p: float,
-                       mean_nd: float) -> tuple[FloatArray, FloatArray]:
+def _decode_population(
+    step: Callable[[float, float], float], lam: float, o: float, n_p: float, mean_nd: float
+) -> tuple[FloatArray, FloatArray]:
     """Stationary distribution of the number ``N`` of decoding sequences: ``(n, pmf)``.
 
     Every decoding sequence advances one token per step, so the decode phase is a processor-sharing
@@ -212,9 +228,16 @@ def _wait(lam: float, s: FloatArray, w: FloatArray) -> _Wait:
     return _Wait(rho, gamma, c)
 
 
-def _ttft_quantiles(step: Callable[[float, float], float], lam: float, p: float, o: float, budget: float,
-                    n_p: float, mean_nd: float, qs: tuple[float, ...]
-                    ) -> tuple[tuple[float, ...], float, float, float] | None:
+def _ttft_quantiles(
+    step: Callable[[float, float], float],
+    lam: float,
+    p: float,
+    o: float,
+    budget: float,
+    n_p: float,
+    mean_nd: float,
+    qs: tuple[float, ...],
+) -> tuple[tuple[float, ...], float, float, float] | None:
     """Quantiles and mean of TTFT over the decode population, the prefill utilisation and the mean
     inter-token latency (module docstring); ``None`` when the prefill slot is saturated (``rho >= 1``:
     the decoding population leaves too few prompt tokens per step)."""
@@ -241,13 +264,22 @@ def _ttft_quantiles(step: Callable[[float, float], float], lam: float, p: float,
         # P(U + W <= x - own), U uniform on [0, span]: (H(y) - H(y - span)) / span, H = int F_W.
         y = x - own
         wide = np.maximum(span, 1e-12)
-        out: FloatArray = np.where(span > 1e-12, (wait.cdf_integral(y) - wait.cdf_integral(y - wide)) / wide,
-                                   np.where(y >= 0.0, wait.cdf(y), 0.0))
+        out: FloatArray = np.where(
+            span > 1e-12,
+            (wait.cdf_integral(y) - wait.cdf_integral(y - wide)) / wide,
+            np.where(y >= 0.0, wait.cdf(y), 0.0),
+        )
         return out
 
     def cdf(x: float) -> float:
-        return float(np.dot(pn, f * through_span(x, t_pf) + busy_dec * through_span(x, t_dec)
-                            + idle * through_span(x, np.zeros_like(t_pf))))
+        return float(
+            np.dot(
+                pn,
+                f * through_span(x, t_pf)
+                + busy_dec * through_span(x, t_dec)
+                + idle * through_span(x, np.zeros_like(t_pf)),
+            )
+        )
 
     mean = float(np.dot(pn, f * t_pf / 2.0 + busy_dec * t_dec / 2.0 + own)) + wait.mean()
     out = []
@@ -325,20 +357,42 @@ def estimate_open_loop(
         raise ModelError(
             f"{request_rate_per_s:g} requests/s is at or beyond what this deployment serves (about "
             f"{capacity:.3g} requests/s with a step budget of {budget:.0f} tokens for {p:.0f} in / {o:.0f} out); "
-            "the queue would grow without bound: add replicas or lower the rate")
+            "the queue would grow without bound: add replicas or lower the rate"
+        )
     (p50, p90, p99), mean_ttft, rho, tpot = quantiles
     conc = request_rate_per_s / 1e3 * (mean_ttft + max(o - 1.0, 0.0) * tpot)
-    at = estimate_inference(plan.model, plan.hardware, deployment.model_copy(
-        update={"concurrency": max(1, math.ceil(conc)), "chips": plan.chips_per_replica * plan.replicas,
-                "tensor_parallel": plan.tp, "pipeline_parallel": plan.pp}), workload, calibration=plan.cal)
+    at = estimate_inference(
+        plan.model,
+        plan.hardware,
+        deployment.model_copy(
+            update={
+                "concurrency": max(1, math.ceil(conc)),
+                "chips": plan.chips_per_replica * plan.replicas,
+                "tensor_parallel": plan.tp,
+                "pipeline_parallel": plan.pp,
+            }
+        ),
+        workload,
+        calibration=plan.cal,
+    )
     alias = model.strip().lower() if isinstance(model, str) else None
     if alias is not None and alias != at.model:  # the id the caller used, as estimate_inference keeps it
         at = at.model_copy(update={"model_alias": alias})
     return OpenLoopResult(
-        request_rate_per_s=request_rate_per_s, capacity_requests_per_s=capacity, replicas=plan.replicas,
-        ttft_p50_ms=p50, ttft_p90_ms=p90, ttft_p99_ms=p99, ttft_mean_ms=mean_ttft, tpot_ms=tpot,
-        mean_concurrency=conc, decode_batch=n_d, prefill_tokens_per_step=n_p, prefill_utilization=rho,
-        throughput_tokens_per_s=request_rate_per_s * o, at_mean_concurrency=at,
+        request_rate_per_s=request_rate_per_s,
+        capacity_requests_per_s=capacity,
+        replicas=plan.replicas,
+        ttft_p50_ms=p50,
+        ttft_p90_ms=p90,
+        ttft_p99_ms=p99,
+        ttft_mean_ms=mean_ttft,
+        tpot_ms=tpot,
+        mean_concurrency=conc,
+        decode_batch=n_d,
+        prefill_tokens_per_step=n_p,
+        prefill_utilization=rho,
+        throughput_tokens_per_s=request_rate_per_s * o,
+        at_mean_concurrency=at,
     )
 
 

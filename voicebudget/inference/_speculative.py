@@ -55,14 +55,17 @@ class SpeculativeDecoding(DataModel):
     @model_validator(mode="after")
     def _tree_holds_chain(self) -> SpeculativeDecoding:
         if self.verify_tokens is not None and self.verify_tokens < self.draft_tokens + 1:
-            raise ValueError(f"verify_tokens ({self.verify_tokens}) must be >= draft_tokens + 1 "
-                             f"({self.draft_tokens + 1}): the target verifies at least the drafted chain and its "
-                             "own token")
+            raise ValueError(
+                f"verify_tokens ({self.verify_tokens}) must be >= draft_tokens + 1 "
+                f"({self.draft_tokens + 1}): the target verifies at least the drafted chain and its "
+                "own token"
+            )
         return self
 
     @classmethod
-    def from_accepted_tokens(cls, accepted_tokens: float, draft_tokens: int, draft_cost_ratio: float,
-                             verify_tokens: int | None = None) -> SpeculativeDecoding:
+    def from_accepted_tokens(
+        cls, accepted_tokens: float, draft_tokens: int, draft_cost_ratio: float, verify_tokens: int | None = None
+    ) -> SpeculativeDecoding:
         """The settings whose tokens per target step equal a measured mean accepted length.
 
         Papers report ``tau`` (mean accepted tokens per target step, the target's own token included);
@@ -73,8 +76,10 @@ class SpeculativeDecoding(DataModel):
         """
         g = draft_tokens
         if not 1.0 <= accepted_tokens < g + 1:
-            raise ScenarioError(f"mean accepted tokens must be in [1, {g + 1}) for draft_tokens {g}, "
-                                f"got {accepted_tokens}", origin="speculative")
+            raise ScenarioError(
+                f"mean accepted tokens must be in [1, {g + 1}) for draft_tokens {g}, got {accepted_tokens}",
+                origin="speculative",
+            )
         lo, hi = 0.0, 1.0
         for _ in range(80):
             mid = (lo + hi) / 2.0
@@ -123,7 +128,7 @@ class SpeculativePreset:
 # 6.74e9 parameters. A draft pass's cost is its weight bytes over the target's (both memory-bound at
 # batch 1); per-pass fixed costs (kernel launches) are not counted, so presets are optimistic on
 # eager (non-graph) implementations.
-_LM_HEAD = 4096 * 32_000            # 131.1M: one vocabulary projection
+_LM_HEAD = 4096 * 32_000  # 131.1M: one vocabulary projection
 _LAYER = 4 * 4096**2 + 3 * 4096 * 11_008  # 202.4M: attention + SwiGLU MLP of one decoder layer
 _VICUNA_7B = 6.74e9
 
@@ -133,26 +138,31 @@ SPECULATIVE_PRESETS: dict[str, SpeculativePreset] = {
         SpeculativePreset(
             name="eagle",
             speculative=SpeculativeDecoding.from_accepted_tokens(
-                3.61, draft_tokens=5, verify_tokens=26,
-                draft_cost_ratio=(_LAYER + 2 * 4096 * 4096 + _LM_HEAD) / _VICUNA_7B),
+                3.61,
+                draft_tokens=5,
+                verify_tokens=26,
+                draft_cost_ratio=(_LAYER + 2 * 4096 * 4096 + _LM_HEAD) / _VICUNA_7B,
+            ),
             accepted_tokens=3.61,
             source="EAGLE-1 (Li et al., ICML 2024) on Vicuna-7B: mean accepted tokens 3.61 (Spec-Bench leaderboard, "
-                   "A100, greedy, fp16, batch 1: github.com/hemingkx/Spec-Bench Leaderboard.md, read 2026-12-01); "
-                   "tree of 25 drafted nodes, depth 5 (SafeAILab/EAGLE eagle/model/choices.py mc_sim_7b_63), so "
-                   "V = 26, g = 5; one draft pass = one decoder layer + a 2d->d projection + the target's LM head = "
-                   "367M parameters, c = 0.054 of Vicuna-7B"),
+            "A100, greedy, fp16, batch 1: github.com/hemingkx/Spec-Bench Leaderboard.md, read 2026-12-01); "
+            "tree of 25 drafted nodes, depth 5 (SafeAILab/EAGLE eagle/model/choices.py mc_sim_7b_63), so "
+            "V = 26, g = 5; one draft pass = one decoder layer + a 2d->d projection + the target's LM head = "
+            "367M parameters, c = 0.054 of Vicuna-7B",
+        ),
         SpeculativePreset(
             name="medusa",
             speculative=SpeculativeDecoding.from_accepted_tokens(
-                2.32, draft_tokens=4, verify_tokens=64,
-                draft_cost_ratio=(4096 * 4096 + _LM_HEAD) / _VICUNA_7B),
+                2.32, draft_tokens=4, verify_tokens=64, draft_cost_ratio=(4096 * 4096 + _LM_HEAD) / _VICUNA_7B
+            ),
             accepted_tokens=2.32,
             source="Medusa-1 (Cai et al., 2024) on Vicuna-7B: mean accepted tokens 2.32 (Spec-Bench leaderboard, "
-                   "A100, greedy, fp16, batch 1: github.com/hemingkx/Spec-Bench Leaderboard.md, read 2026-12-01); "
-                   "tree mc_sim_7b_63: 63 candidates of depth 4 (FasterDecoding/Medusa "
-                   "medusa/model/medusa_choices.py), so V = 64, g = 4 heads; one head = a d x d residual block + its "
-                   "own LM head = 148M parameters, "
-                   "c = 0.022 of Vicuna-7B per head"),
+            "A100, greedy, fp16, batch 1: github.com/hemingkx/Spec-Bench Leaderboard.md, read 2026-12-01); "
+            "tree mc_sim_7b_63: 63 candidates of depth 4 (FasterDecoding/Medusa "
+            "medusa/model/medusa_choices.py), so V = 64, g = 4 heads; one head = a d x d residual block + its "
+            "own LM head = 148M parameters, "
+            "c = 0.022 of Vicuna-7B per head",
+        ),
     )
 }
 """Named speculative-decoding methods (``--speculative eagle``), acceptance measured at batch 1."""
@@ -165,6 +175,8 @@ def get_speculative_preset(name: str) -> SpeculativePreset:
     """
     key = name.strip().lower()
     if key not in SPECULATIVE_PRESETS:
-        raise ScenarioError(f"unknown speculative preset {name!r}; known: {', '.join(sorted(SPECULATIVE_PRESETS))} "
-                            "(or give A,G,C[,V])", origin="--speculative")
+        raise ScenarioError(
+            f"unknown speculative preset {name!r}; known: {', '.join(sorted(SPECULATIVE_PRESETS))} (or give A,G,C[,V])",
+            origin="--speculative",
+        )
     return SPECULATIVE_PRESETS[key]

@@ -63,7 +63,6 @@ def _jitter(rng: np.random.Generator, n: int, cv: float) -> FloatArray:
 
 
 class _ModelledStage(DataModel):
-
     model: str | ModelArch = Field(description="Catalog model id, or an inline architecture table.")
     hardware: str | Hardware = Field(description="Catalog hardware id, or an inline hardware table.")
     chips: int | None = Field(default=None, ge=1)
@@ -74,8 +73,10 @@ class _ModelledStage(DataModel):
     first_phrase_tokens: TokenCount = 10
     jitter_cv: float = Field(default=0.05, ge=0)
     speculative: SpeculativeDecoding | None = Field(
-        default=None, description="Speculative decoding: a table (acceptance_rate, draft_tokens, draft_cost_ratio, "
-                                  "verify_tokens) or a preset name ('eagle', 'medusa').")
+        default=None,
+        description="Speculative decoding: a table (acceptance_rate, draft_tokens, draft_cost_ratio, "
+        "verify_tokens) or a preset name ('eagle', 'medusa').",
+    )
 
     _tokens = field_validator("prompt_tokens", "first_phrase_tokens")(_check_token_count)
 
@@ -85,14 +86,19 @@ class _ModelledStage(DataModel):
         if isinstance(value, str):
             if value.strip().lower() not in SPECULATIVE_PRESETS:
                 known = ", ".join(sorted(SPECULATIVE_PRESETS))
-                raise ValueError(f"unknown speculative preset {value!r}; known: {known}"
-                                 " (or a table: acceptance_rate, draft_tokens, draft_cost_ratio, verify_tokens)")
+                raise ValueError(
+                    f"unknown speculative preset {value!r}; known: {known}"
+                    " (or a table: acceptance_rate, draft_tokens, draft_cost_ratio, verify_tokens)"
+                )
             return SPECULATIVE_PRESETS[value.strip().lower()].speculative
         if value is not None and not isinstance(value, (dict, SpeculativeDecoding)):
             known = ", ".join(sorted(SPECULATIVE_PRESETS))
-            raise ValueError(f"give a preset name ({known}) or a table (acceptance_rate, draft_tokens, "
-                             f"draft_cost_ratio, verify_tokens), got {value!r}")
+            raise ValueError(
+                f"give a preset name ({known}) or a table (acceptance_rate, draft_tokens, "
+                f"draft_cost_ratio, verify_tokens), got {value!r}"
+            )
         return value
+
     _ttft_ms: dict[int, float] = PrivateAttr(default_factory=dict)
     """TTFT per prompt length already predicted (the model is frozen, so is each prediction)."""
 
@@ -105,9 +111,13 @@ class _ModelledStage(DataModel):
         :raises ModelError: the deployment does not fit.
         """
         p = prompt_tokens if prompt_tokens is not None else _mean_tokens(self.prompt_tokens)
-        return estimate_inference(self.model, self.hardware, self.deployment(),
-                                  Workload(prompt_tokens=max(p, 1), output_tokens=self.output_tokens),
-                                  speculative=self.speculative)
+        return estimate_inference(
+            self.model,
+            self.hardware,
+            self.deployment(),
+            Workload(prompt_tokens=max(p, 1), output_tokens=self.output_tokens),
+            speculative=self.speculative,
+        )
 
     @model_validator(mode="after")
     def _runs(self) -> _ModelledStage:
@@ -170,8 +180,12 @@ class GPUStage(_ModelledStage):
 
     def deployment(self) -> Deployment:
         """The :class:`Deployment` these fields describe."""
-        return Deployment(chips=self.chips, tensor_parallel=self.tensor_parallel, precision=self.precision,
-                          concurrency=self.concurrency)
+        return Deployment(
+            chips=self.chips,
+            tensor_parallel=self.tensor_parallel,
+            precision=self.precision,
+            concurrency=self.concurrency,
+        )
 
 
 WaferPath = Literal["hosted", "on-prem"]
@@ -205,25 +219,32 @@ class WaferStage(_ModelledStage):
 
     def deployment(self) -> Deployment:
         """The :class:`Deployment` these fields describe."""
-        return Deployment(chips=self.chips, precision=self.precision, concurrency=self.concurrency,
-                          software=self.software)
+        return Deployment(
+            chips=self.chips, precision=self.precision, concurrency=self.concurrency, software=self.software
+        )
 
     @field_validator("hosted_overhead", mode="before")
     @classmethod
     def _overhead_is_a_table(cls, value: object) -> object:
         if isinstance(value, (bool, int, float, str)):  # a bare number was refused as "a valid dictionary"
-            raise ValueError(f"give a distribution (ms), e.g. {{ kind = \"fixed\", value_ms = 50 }} or "
-                             f"{{ kind = \"lognormal\", p50_ms = 180, p95_ms = 320 }}, got {value!r}")
+            raise ValueError(
+                f'give a distribution (ms), e.g. {{ kind = "fixed", value_ms = 50 }} or '
+                f'{{ kind = "lognormal", p50_ms = 180, p95_ms = 320 }}, got {value!r}'
+            )
         return value
 
     @model_validator(mode="after")
     def _path_known(self) -> WaferStage:
         if self.path == "on-prem" and self.hosted_overhead is not None:
-            raise ValueError('hosted_overhead is the hosted path\'s overhead: give path = "hosted" (or leave path '
-                             'out), or drop hosted_overhead for chip time only')
+            raise ValueError(
+                'hosted_overhead is the hosted path\'s overhead: give path = "hosted" (or leave path '
+                "out), or drop hosted_overhead for chip time only"
+            )
         if self.path == "hosted" and self.hosted_overhead is None and get_hardware(self.hardware).hosted is None:
-            raise ValueError(f'path = "hosted": {get_hardware(self.hardware).name} has no measured hosted path; give '
-                             'hosted_overhead (a distribution, ms) or path = "on-prem" for chip time only')
+            raise ValueError(
+                f'path = "hosted": {get_hardware(self.hardware).name} has no measured hosted path; give '
+                'hosted_overhead (a distribution, ms) or path = "on-prem" for chip time only'
+            )
         return self
 
     @property
@@ -252,9 +273,11 @@ class WaferStage(_ModelledStage):
             return "hosted path added: your hosted_overhead distribution on top of chip time"
         hosted = get_hardware(self.hardware).hosted
         assert hosted is not None
-        return (f"hosted path added: {hosted.provider} network + overhead, log-normal p50 "
-                f"{hosted.overhead_p50_ms:g} / p95 {hosted.overhead_p95_ms:g} ms on top of chip time "
-                '(path = "on-prem" for chip time only)')
+        return (
+            f"hosted path added: {hosted.provider} network + overhead, log-normal p50 "
+            f"{hosted.overhead_p50_ms:g} / p95 {hosted.overhead_p95_ms:g} ms on top of chip time "
+            '(path = "on-prem" for chip time only)'
+        )
 
     def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
         """Time to the first speakable phrase per turn, ``float64[n]`` ms: chip time, plus the hosted
@@ -269,7 +292,6 @@ class WaferStage(_ModelledStage):
 class FastTier(DataModel):
     """A provider's fast tier: output speed x ``speed_factor`` at ``price_factor`` x the price,
     TTFT x ``ttft_factor`` (1: unchanged, as in Anthropic's fast mode, calibration row A2)."""
-
 
     speed_factor: float = Field(gt=0)
     price_factor: float = Field(gt=0)
@@ -290,7 +312,6 @@ class APIStage(DataModel):
     :param prompt_tokens: mean prompt tokens per turn (for the cost per turn), optional.
     :param output_tokens: mean output tokens per turn (for the cost per turn), optional.
     """
-
 
     kind: Literal["api"] = "api"
     ttft: Distribution
@@ -334,7 +355,8 @@ class APIStage(DataModel):
         if out_price is None or p is None or o is None:
             return None
         in_price = (self.usd_per_million_input_tokens or 0.0) * (
-            self.fast.price_factor if (self.use_fast and self.fast) else 1.0)
+            self.fast.price_factor if (self.use_fast and self.fast) else 1.0
+        )
         return (p * in_price + o * out_price) / 1e6
 
     def sample(self, rng: np.random.Generator, n: int) -> FloatArray:

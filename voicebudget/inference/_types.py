@@ -9,8 +9,16 @@ from pydantic import Field
 from voicebudget._model import DataModel
 from voicebudget.inference._catalog import ChipPrice, Precision
 
-__all__ = ["Bound", "Deployment", "GPUCalibration", "InferenceResult", "MemoryUse", "OpenLoopResult", "StepBreakdown",
-           "Workload"]
+__all__ = [
+    "Bound",
+    "Deployment",
+    "GPUCalibration",
+    "InferenceResult",
+    "MemoryUse",
+    "OpenLoopResult",
+    "StepBreakdown",
+    "Workload",
+]
 
 Bound = Literal["memory", "compute", "per-layer latency", "communication"]
 """What limits the decode step."""
@@ -163,7 +171,8 @@ class InferenceResult(_Frozen):
         d = self.model_dump(mode="json")
         d["price_assumption"] = (
             f"${self.price.usd_per_chip_hour:.2f} per chip-hour ({self.price.source})"
-            if self.price else "no public per-chip price; pass one to get a cost"
+            if self.price
+            else "no public per-chip price; pass one to get a cost"
         )
         return d
 

@@ -32,24 +32,34 @@ def _timing(hw: Hardware) -> SramTiming:
     return hw.sram
 
 
-def wafer_memory(model: ModelArch, hw: Hardware, precision: str | None, kv_precision: str, concurrency: int,
-                 context: int, chips: int) -> MemoryUse:
+def wafer_memory(
+    model: ModelArch, hw: Hardware, precision: str | None, kv_precision: str, concurrency: int, context: int, chips: int
+) -> MemoryUse:
     """Weights + KV bytes and the chips' total SRAM (``precision`` None: the released precision mix)."""
     w = total_weights_bytes(model, precision)
     kv = concurrency * context * kv_bytes_per_token(model, kv_precision, context)
     return MemoryUse.model_construct(weights_bytes=w, kv_cache_bytes=kv, capacity_bytes=chips * hw.memory_bytes)
 
 
-def wafer_chips_needed(model: ModelArch, hw: Hardware, precision: str | None, kv_precision: str, concurrency: int,
-                       context: int) -> int:
+def wafer_chips_needed(
+    model: ModelArch, hw: Hardware, precision: str | None, kv_precision: str, concurrency: int, context: int
+) -> int:
     """Fewest chips whose usable SRAM holds the weights and the KV cache."""
     use = wafer_memory(model, hw, precision, kv_precision, concurrency, context, 1)
     usable = hw.memory_bytes * _timing(hw).usable_sram_fraction
     return max(1, math.ceil((use.weights_bytes + use.kv_cache_bytes) / usable))
 
 
-def check_wafer_fits(model: ModelArch, hw: Hardware, precision: str | None, use: MemoryUse, chips: int, needed: int,
-                     concurrency: int, context: int) -> None:
+def check_wafer_fits(
+    model: ModelArch,
+    hw: Hardware,
+    precision: str | None,
+    use: MemoryUse,
+    chips: int,
+    needed: int,
+    concurrency: int,
+    context: int,
+) -> None:
     """Raise :class:`ModelError` naming the gap when the chips' SRAM cannot hold the model."""
     if chips >= needed:
         return
@@ -80,15 +90,29 @@ def wafer_token_step(model: ModelArch, hw: Hardware, precision: str | None, chip
         bound = "memory" if weights >= compute else "compute"
     else:
         bound = "communication" if hops > layer else "per-layer latency"
-    return StepBreakdown.model_construct(weights_ms=weights, compute_ms=compute, kv_cache_ms=0.0, attention_ms=0.0,
-                         overhead_ms=layer, communication_ms=hops, total_ms=total, bound=bound)
+    return StepBreakdown.model_construct(
+        weights_ms=weights,
+        compute_ms=compute,
+        kv_cache_ms=0.0,
+        attention_ms=0.0,
+        overhead_ms=layer,
+        communication_ms=hops,
+        total_ms=total,
+        bound=bound,
+    )
 
 
-def wafer_prefill_ms(model: ModelArch, hw: Hardware, precision: str | None, chips: int, prompt_tokens: float,
-                     token_ms: float) -> float:
+def wafer_prefill_ms(
+    model: ModelArch, hw: Hardware, precision: str | None, chips: int, prompt_tokens: float, token_ms: float
+) -> float:
     """TTFT on SRAM chips: the prompt's FLOPs (linear + causal attention) at the chips' peak plus one
     pipeline traversal, ms."""
     flops = 2.0 * model.active_params * prompt_tokens
-    flops += (0.5 * model.attention_flops_per_pair("prefill") * prompt_tokens * prompt_tokens
-              * model.window_share(prompt_tokens, causal_prompt=True))
+    flops += (
+        0.5
+        * model.attention_flops_per_pair("prefill")
+        * prompt_tokens
+        * prompt_tokens
+        * model.window_share(prompt_tokens, causal_prompt=True)
+    )
     return 1e3 * flops / (chips * hw.flops_per_s(precision or model.native_precision)) + token_ms

@@ -98,11 +98,14 @@ class BudgetHook:
     ):
         if guard is not None and not set(self.PHASES) <= set(guard.stages):
             missing = sorted(set(self.PHASES) - set(guard.stages))
-            raise ValueError(f"the guard's stages {list(guard.stages)} lack {missing}; "
-                             "build it with phases=BudgetHook.PHASES")
+            raise ValueError(
+                f"the guard's stages {list(guard.stages)} lack {missing}; build it with phases=BudgetHook.PHASES"
+            )
         if guard is not None and learn and guard.phases != self.PHASES:
-            raise ValueError(f"a guard that learns the hook's turns must merge their stages: build it with "
-                             f"phases=BudgetHook.PHASES (got phases={guard.phases}), or pass learn=False")
+            raise ValueError(
+                f"a guard that learns the hook's turns must merge their stages: build it with "
+                f"phases=BudgetHook.PHASES (got phases={guard.phases}), or pass learn=False"
+            )
         if not vad_silence_s >= 0 or not poll_ms > 0:
             raise ValueError(f"need vad_silence_s >= 0 and poll_ms > 0; got {vad_silence_s}, {poll_ms}")
         self.budget = budget

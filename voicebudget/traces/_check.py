@@ -150,8 +150,16 @@ def _report(name: str, budget: Budget, turns: list[TraceTurn]) -> Report:
         return {s: {p: v[tail] for p, v in by_part.items()} for s, by_part in parts.items()}
 
     server = total.copy()
-    return build_report(name, budget, total, stages, contributions=contributions, server_side_ms=server,
-                        source="trace", part_contributions=part_contributions if parts else None)
+    return build_report(
+        name,
+        budget,
+        total,
+        stages,
+        contributions=contributions,
+        server_side_ms=server,
+        source="trace",
+        part_contributions=part_contributions if parts else None,
+    )
 
 
 def _parts(turns: list[TraceTurn]) -> dict[str, dict[str, FloatArray]]:
@@ -199,8 +207,9 @@ def check(
     all_turns = [t for tab in tables for t in tab.turns]
     used = usable_turns(tables, include_anomalies)
     if not used:
-        raise NoUsableTurnsError(_why_none(tables, include_anomalies), origin=name, tables=tables,
-                                 include_anomalies=include_anomalies)
+        raise NoUsableTurnsError(
+            _why_none(tables, include_anomalies), origin=name, tables=tables, include_anomalies=include_anomalies
+        )
     used_ids = {id(t) for t in used}
     first = [t for t in used if t.index == 0]
     steady = [t for t in used if t.index > 0]

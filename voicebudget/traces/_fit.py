@@ -179,15 +179,15 @@ def _voice_turn(cols: dict[str, list[float]], method: str) -> tuple[dict[str, An
     comments = {
         "pipeline.endpointing": "Observed: actual end of speech -> turn commit (LLM request sent).",
         "pipeline.asr": "Observed: end of speech -> final transcript; runs inside the endpointing wait (clamped"
-                        " to it).\nIndependent fits leave it at 0: it is hidden under endpointing in these traces.",
+        " to it).\nIndependent fits leave it at 0: it is hidden under endpointing in these traces.",
         "pipeline.framework": "What the trace's own total has beyond the stages it reports (0 if nothing).",
         "pipeline.network": "The observed TTFT was timed from the agent server: it already includes the network.",
-        "pipeline.llm": "Observed LLM: request -> first token (TTFT)" + (
-            ", then first token -> first phrase (text aggregation)." if "first_phrase" in stage else "."
-        ) + "\nWhat if it ran elsewhere: swap it in a variant (example at the end of this file).",
+        "pipeline.llm": "Observed LLM: request -> first token (TTFT)"
+        + (", then first token -> first phrase (text aggregation)." if "first_phrase" in stage else ".")
+        + "\nWhat if it ran elsewhere: swap it in a variant (example at the end of this file).",
         "pipeline.tts": "Observed TTS: first text -> first audio byte (TTFB).",
         "pipeline.transport": "The trace is server side (audio leaving the agent). Add the path to the listener\n"
-                              "to judge voice-to-voice (WebRTC: { kind = \"lognormal\", p50_ms = 60, p95_ms = 150 })",
+        'to judge voice-to-voice (WebRTC: { kind = "lognormal", p50_ms = 60, p95_ms = 150 })',
     }
     return pipeline, comments
 
@@ -235,34 +235,47 @@ def fit(
         comments = {"pipeline": "The trace does not give the full breakdown: its observed stages in sequence."}
     totals = np.array([t.total_ms for t in turns], dtype=np.float64)
     p50, p95 = (float(x) for x in np.percentile(totals, [50, 95]))
-    label = {"joint": "joint observed turns (interpolated between neighbours ranked by total)",
-             "empirical": "empirical, each stage resampled independently",
-             "lognormal": "log-normal through each stage's observed p50 and p95, independent"}[method]
+    label = {
+        "joint": "joint observed turns (interpolated between neighbours ranked by total)",
+        "empirical": "empirical, each stage resampled independently",
+        "lognormal": "log-normal through each stage's observed p50 and p95, independent",
+    }[method]
     doc: dict[str, Any] = {
         "name": name or "fitted from " + ", ".join(Path(o).name for o in origins),
         "description": f"voicebudget fit, method {method}: {label}; {count(len(turns), 'turn')}"
-                       + (f" (fewer than {FEW_TURNS}: tails unreliable)." if warnings else "."),
+        + (f" (fewer than {FEW_TURNS}: tails unreliable)." if warnings else "."),
         "samples": samples,
         "seed": seed,
         "budget": {"total_ms": float(budget.total_ms), "percentile": float(budget.percentile)},
         "pipeline": pipeline,
     }
-    header = "\n".join([
-        "Scenario fitted by `voicebudget fit` from observed turns (ms; t = 0 at the actual end of speech).",
-        f"fit method: {method} ({label})",
-        f"turns used: {len(turns)}; observed total p50 {p50:.1f} ms, p95 {p95:.1f} ms",
-        *(f"WARNING: {w}" for w in warnings),
-        *(f"source: {t.origin} [{t.format}] anchor: {t.anchor}; total: {t.total}" for t in tables),
-    ])
+    header = "\n".join(
+        [
+            "Scenario fitted by `voicebudget fit` from observed turns (ms; t = 0 at the actual end of speech).",
+            f"fit method: {method} ({label})",
+            f"turns used: {len(turns)}; observed total p50 {p50:.1f} ms, p95 {p95:.1f} ms",
+            *(f"WARNING: {w}" for w in warnings),
+            *(f"source: {t.origin} [{t.format}] anchor: {t.anchor}; total: {t.total}" for t in tables),
+        ]
+    )
     footer = WHAT_IF if voice else ""
-    return TraceFit(method, doc, dumps(doc, header=header, comments=comments, footer=footer),
-                    {"p50_ms": p50, "p95_ms": p95},
-                    len(turns), "voice_turn" if voice else "sequence", origins, warnings=warnings)
+    return TraceFit(
+        method,
+        doc,
+        dumps(doc, header=header, comments=comments, footer=footer),
+        {"p50_ms": p50, "p95_ms": p95},
+        len(turns),
+        "voice_turn" if voice else "sequence",
+        origins,
+        warnings=warnings,
+    )
 
 
 def _few_turns(n: int) -> tuple[str, ...]:
     """The warning for a fit on fewer than :data:`FEW_TURNS` turns (none from there on)."""
     if n >= FEW_TURNS:
         return ()
-    return (f"fitted on only {count(n, 'turn')} (fewer than {FEW_TURNS}): its p95 and other tail percentiles "
-            "rest on the one or two largest turns and are unreliable; fit on more turns",)
+    return (
+        f"fitted on only {count(n, 'turn')} (fewer than {FEW_TURNS}): its p95 and other tail percentiles "
+        "rest on the one or two largest turns and are unreliable; fit on more turns",
+    )

@@ -41,8 +41,9 @@ __all__ = ["ANCHOR", "TOTAL", "looks_like_livekit", "read_livekit"]
 
 ANCHOR = "LiveKit: the last audio frame the VAD classed as speech (EOUMetrics.end_of_utterance_delay starts there)"
 TOTAL = "end_of_utterance_delay + llm ttft + tts ttfb (LiveKit's documented turn latency; server side)"
-ANCHOR_REALTIME = ("LiveKit realtime model: the response's creation (the model's own turn detection before it is "
-                   "not in the figure)")
+ANCHOR_REALTIME = (
+    "LiveKit realtime model: the response's creation (the model's own turn detection before it is not in the figure)"
+)
 TOTAL_REALTIME = "realtime_model_metrics.ttft (response created -> first audio token; server side)"
 
 _TYPES = ("eou_metrics", "llm_metrics", "tts_metrics")
@@ -105,8 +106,9 @@ class _Reader:
         Per type, the turns lacking it are kept sorted by line (bisect), so many broken lines in a
         long file cost ``O(n log n)``, not ``O(n^2)``."""
         order = [t for t in self.turns.values() if not t.rules.startswith("livekit-realtime")]
-        lacking = {kind: sorted((t.line, i) for i, t in enumerate(order) if (t.id, kind) not in self.seen)
-                   for kind in _TYPES}
+        lacking = {
+            kind: sorted((t.line, i) for i, t in enumerate(order) if (t.id, kind) not in self.seen) for kind in _TYPES
+        }
         for lineno, kind, snippet, reason in self.unplaced:
             if kind not in _TYPES:
                 self.loose.append(Anomaly(lineno, _FIELD.get(kind, ""), snippet, reason, self.origin))
@@ -161,8 +163,15 @@ class _Reader:
         kind = obj.get("type")
         if not isinstance(kind, str):
             if "type" in obj:
-                self.loose.append(Anomaly(lineno, "type", _snippet(str(kind)),
-                                          f"type is {json_kind(kind)}, not a metrics type name", self.origin))
+                self.loose.append(
+                    Anomaly(
+                        lineno,
+                        "type",
+                        _snippet(str(kind)),
+                        f"type is {json_kind(kind)}, not a metrics type name",
+                        self.origin,
+                    )
+                )
             return
         if kind == _REALTIME:
             self.realtime(lineno, obj, how)
@@ -172,8 +181,9 @@ class _Reader:
         speech_id = obj.get("speech_id") or obj.get("sequence_id")  # sequence_id: VoicePipelineAgent (0.x)
         if not isinstance(speech_id, str) or not speech_id:
             shown = speech_id if speech_id is None or isinstance(speech_id, str | int | float) else str(speech_id)
-            self.loose.append(Anomaly(lineno, "speech_id", shown, f"{kind} without a speech_id (a string)",
-                                      self.origin))
+            self.loose.append(
+                Anomaly(lineno, "speech_id", shown, f"{kind} without a speech_id (a string)", self.origin)
+            )
             return
         rules = "livekit-metrics-1.x" if obj.get("speech_id") else "livekit-metrics-0.x"
         if how == "pydantic":
@@ -185,9 +195,12 @@ class _Reader:
         turn_id = request if isinstance(request, str) and request else f"line-{lineno}"
         rules = "livekit-realtime-1.1+" + (" (pydantic str/repr)" if how == "pydantic" else "")
         if turn_id in self.turns:
-            self.turns[turn_id].flag(lineno, "request_id", turn_id,
-                                     f"duplicate realtime_model_metrics for this request_id (first on line "
-                                     f"{self.turns[turn_id].line})")
+            self.turns[turn_id].flag(
+                lineno,
+                "request_id",
+                turn_id,
+                f"duplicate realtime_model_metrics for this request_id (first on line {self.turns[turn_id].line})",
+            )
             return
         turn = self.turn(turn_id, lineno, rules)
         self.first_output(turn, obj.get("ttft"), lineno, "ttft", "no first audio token", "llm_ttft")
@@ -199,18 +212,23 @@ class _Reader:
         first = self.seen.setdefault((turn.id, kind), (lineno, request))
         if first[0] != lineno:
             if kind == "eou_metrics" or request == first[1]:
-                turn.flag(lineno, "speech_id", turn.id,
-                          f"duplicate {kind} for this speech_id (first on line {first[0]})")
+                turn.flag(
+                    lineno, "speech_id", turn.id, f"duplicate {kind} for this speech_id (first on line {first[0]})"
+                )
             # else: a later request of the same turn (tool-call follow-up, next TTS segment); the
             # first one is on the speaking path
             return
         if obj.get("error"):
             turn.flag(lineno, "error", str(obj["error"])[:80], f"{kind} reports an error")
         if kind == "eou_metrics":
-            turn.set_stage("endpointing", turn.seconds(obj.get("end_of_utterance_delay"), line=lineno,
-                                                       fld="end_of_utterance_delay"))
-            turn.set_stage("asr", turn.seconds(obj.get("transcription_delay"), line=lineno,
-                                               fld="transcription_delay", missing_ok=True))
+            turn.set_stage(
+                "endpointing",
+                turn.seconds(obj.get("end_of_utterance_delay"), line=lineno, fld="end_of_utterance_delay"),
+            )
+            turn.set_stage(
+                "asr",
+                turn.seconds(obj.get("transcription_delay"), line=lineno, fld="transcription_delay", missing_ok=True),
+            )
         elif kind == "llm_metrics":
             self.first_output(turn, obj.get("ttft"), lineno, "ttft", "no first token", "llm_ttft")
         else:

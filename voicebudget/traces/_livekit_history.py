@@ -33,10 +33,14 @@ from voicebudget.traces._table import RESIDUAL_TOLERANCE_MS, Anomaly, TraceTable
 __all__ = ["looks_like_livekit_history", "read_livekit_history"]
 
 ANCHOR = "LiveKit: the user's last speech frame as the VAD saw it (per-message metrics)"
-TOTAL = ("e2e_latency of the assistant message (agent started speaking - user stopped speaking); without it, "
-         "the same from started_speaking_at/stopped_speaking_at")
-_KEYS = re.compile(r'"(llm_node_ttft|tts_node_ttfb|end_of_turn_delay|e2e_latency|started_speaking_at|'
-                   r'stopped_speaking_at)"')
+TOTAL = (
+    "e2e_latency of the assistant message (agent started speaking - user stopped speaking); without it, "
+    "the same from started_speaking_at/stopped_speaking_at"
+)
+_KEYS = re.compile(
+    r'"(llm_node_ttft|tts_node_ttfb|end_of_turn_delay|e2e_latency|started_speaking_at|'
+    r'stopped_speaking_at)"'
+)
 _NEEDED = {
     "endpointing": ("end_of_turn_delay", "user message with end_of_turn_delay before it"),
     "llm_ttft": ("llm_node_ttft", "llm_node_ttft"),
@@ -68,7 +72,7 @@ def _items(text: str, loose: list[Anomaly], origin: str) -> list[tuple[dict[str,
         for i, raw in enumerate(iter_lines(text), start=1):
             if not raw.strip():
                 continue
-            item, err = loads(raw[raw.find("{"):] if "{" in raw else raw)
+            item, err = loads(raw[raw.find("{") :] if "{" in raw else raw)
             if err is not None:
                 loose.append(Anomaly(i, "", raw.strip()[:120], err, origin))
                 continue
@@ -85,8 +89,9 @@ def _items(text: str, loose: list[Anomaly], origin: str) -> list[tuple[dict[str,
     out, cursor = [], 0
     for index, item in enumerate(items):
         if not isinstance(item, dict):
-            loose.append(Anomaly(where.of(cursor), f"items[{index}]", json_kind(item),
-                                 "a chat item is not an object", origin))
+            loose.append(
+                Anomaly(where.of(cursor), f"items[{index}]", json_kind(item), "a chat item is not an object", origin)
+            )
             continue
         item_id = item.get("id")
         key = f'"{item_id}"' if isinstance(item_id, str) and item_id else '"role"'
@@ -108,17 +113,21 @@ class _History:
         self.builders: list[TurnBuilder] = []
         self.values: dict[str, list[tuple[TurnBuilder, int, str, Any]]] = {k: [] for k in _PIPELINE_KEYS}
 
-    def reply(self, item: dict[str, Any], metrics: dict[str, Any], line: int,
-              user: tuple[dict[str, Any], int] | None) -> None:
+    def reply(
+        self, item: dict[str, Any], metrics: dict[str, Any], line: int, user: tuple[dict[str, Any], int] | None
+    ) -> None:
         item_id = item.get("id")
-        b = TurnBuilder(item_id if isinstance(item_id, str) and item_id else f"line-{line}", line, self.origin,
-                        self.absurd_ms)
+        b = TurnBuilder(
+            item_id if isinstance(item_id, str) and item_id else f"line-{line}", line, self.origin, self.absurd_ms
+        )
         pipeline = any(k in metrics for k in _PIPELINE_KEYS) or (user is not None and "end_of_turn_delay" in user[0])
         b.rules = "livekit-history-1.3+" if pipeline else "livekit-history-realtime"
         if user is not None and "end_of_turn_delay" in user[0]:
             b.set_stage("endpointing", b.seconds(user[0]["end_of_turn_delay"], line=user[1], fld="end_of_turn_delay"))
-            b.set_stage("asr", b.seconds(user[0].get("transcription_delay"), line=user[1], fld="transcription_delay",
-                                         missing_ok=True))
+            b.set_stage(
+                "asr",
+                b.seconds(user[0].get("transcription_delay"), line=user[1], fld="transcription_delay", missing_ok=True),
+            )
         for key, stage in (("llm_node_ttft", "llm_ttft"), ("tts_node_ttfb", "tts_ttfb")):
             ms = b.seconds(metrics.get(key), line=line, fld=key, missing_ok=True)
             b.set_stage(stage, ms)
@@ -127,12 +136,17 @@ class _History:
         self.first_sentence(b, metrics, line)
         if pipeline:
             b.require(_NEEDED)
-        b.close_with_residual(self.total(b, metrics, line, user), line, "e2e_latency",
-                              required=tuple(_NEEDED) if pipeline else ())
+        b.close_with_residual(
+            self.total(b, metrics, line, user), line, "e2e_latency", required=tuple(_NEEDED) if pipeline else ()
+        )
         if b.total_ms is None and not pipeline:
-            b.flag(line, "started_speaking_at", metrics.get("started_speaking_at"),
-                   "no voice-to-voice for this reply: it needs the user message's stopped_speaking_at before it "
-                   "and its own started_speaking_at (a greeting has no user turn)")
+            b.flag(
+                line,
+                "started_speaking_at",
+                metrics.get("started_speaking_at"),
+                "no voice-to-voice for this reply: it needs the user message's stopped_speaking_at before it "
+                "and its own started_speaking_at (a greeting has no user turn)",
+            )
         self.builders.append(b)
 
     @staticmethod
@@ -143,8 +157,9 @@ class _History:
         if ttfs is not None and "llm_ttft" in b.stages_ms:
             b.set_stage("first_phrase", b.ms(ttfs - b.stages_ms["llm_ttft"], line=line, fld="llm_node_ttfs"))
 
-    def total(self, b: TurnBuilder, metrics: dict[str, Any], line: int,
-              user: tuple[dict[str, Any], int] | None) -> float | None:
+    def total(
+        self, b: TurnBuilder, metrics: dict[str, Any], line: int, user: tuple[dict[str, Any], int] | None
+    ) -> float | None:
         """``e2e_latency`` in ms, else the voice-to-voice from the timestamps; flags their disagreement."""
         e2e = b.seconds(metrics["e2e_latency"], line=line, fld="e2e_latency") if "e2e_latency" in metrics else None
         b.framework_total_ms = e2e
@@ -154,9 +169,13 @@ class _History:
         if started is not None and stopped is not None:
             v2v = b.ms((started - stopped) * 1000.0, line=line, fld="started_speaking_at")
         if e2e is not None and v2v is not None and abs(e2e - v2v) > RESIDUAL_TOLERANCE_MS:
-            b.flag(line, "e2e_latency", metrics["e2e_latency"],
-                   f"e2e_latency {e2e:.1f} ms disagrees with the timestamps: assistant started_speaking_at - user "
-                   f"stopped_speaking_at = {v2v:.1f} ms")
+            b.flag(
+                line,
+                "e2e_latency",
+                metrics["e2e_latency"],
+                f"e2e_latency {e2e:.1f} ms disagrees with the timestamps: assistant started_speaking_at - user "
+                f"stopped_speaking_at = {v2v:.1f} ms",
+            )
         return e2e if e2e is not None else v2v
 
     def table(self) -> list[TurnBuilder]:

@@ -48,77 +48,111 @@ class LiveKitRule:
 
 _VAD_ANCHOR = "the last audio frame the VAD classed as speech"
 
-RULES: dict[str, LiveKitRule] = {r.name: r for r in (
-    LiveKitRule(
-        "livekit-metrics-1.x",
-        "1.0.x - 1.8.x (metrics_collected; model_dump() JSON lines, str() or repr() of the models)",
-        {"endpointing": "eou_metrics.end_of_utterance_delay", "asr": "eou_metrics.transcription_delay",
-         "llm_ttft": "llm_metrics.ttft", "tts_ttfb": "tts_metrics.ttfb", "turn id": "speech_id"},
-        _VAD_ANCHOR, "end_of_utterance_delay + ttft + ttfb (LiveKit's documented turn latency)",
-        "metrics/base.py (EOUMetrics, LLMMetrics, TTSMetrics)",
-    ),
-    LiveKitRule(
-        "livekit-metrics-0.x",
-        "0.x VoicePipelineAgent (PipelineEOUMetrics, PipelineLLMMetrics, PipelineTTSMetrics)",
-        {"endpointing": "end_of_utterance_delay", "llm_ttft": "ttft", "tts_ttfb": "ttfb",
-         "turn id": "sequence_id"},
-        _VAD_ANCHOR, "end_of_utterance_delay + ttft + ttfb", "agents 0.x pipeline/pipeline_agent.py",
-    ),
-    LiveKitRule(
-        "livekit-realtime-1.1+",
-        "1.1.0 - 1.8.x (RealtimeModelMetrics; ttft defaults to -1 from 1.5.0)",
-        {"llm_ttft": "realtime_model_metrics.ttft (response created -> first audio token)",
-         "turn id": "request_id"},
-        "the realtime model's response creation (its own turn detection before it is not in the figure)",
-        "realtime_model_metrics.ttft (server side; the model's turn detection not included)",
-        "metrics/base.py (RealtimeModelMetrics)",
-    ),
-    LiveKitRule(
-        "livekit-history-1.3+",
-        "1.3.0 - 1.8.x (ChatMessage.metrics, MetricsReport)",
-        {"endpointing": "user message end_of_turn_delay", "asr": "user message transcription_delay",
-         "llm_ttft": "assistant llm_node_ttft", "tts_ttfb": "assistant tts_node_ttfb",
-         "first_phrase": "assistant llm_node_ttfs - llm_node_ttft (1.7+)",
-         "total": "assistant e2e_latency, else assistant started_speaking_at - user stopped_speaking_at"},
-        _VAD_ANCHOR, "e2e_latency (agent started speaking - user stopped speaking)",
-        "llm/chat_context.py (MetricsReport), voice/agent_activity.py",
-    ),
-    LiveKitRule(
-        "livekit-history-realtime",
-        "1.3.0 - 1.8.x with a realtime model (messages carry only started/stopped_speaking_at)",
-        {"total": "assistant started_speaking_at - user stopped_speaking_at (voice-to-voice)"},
-        "the user's stopped_speaking_at", "assistant started_speaking_at - user stopped_speaking_at",
-        "llm/chat_context.py (MetricsReport), voice/agent_activity.py (realtime generation)",
-    ),
-    LiveKitRule(
-        "livekit-otel-1.2",
-        "1.2.x",
-        {"endpointing": "user_turn lk.end_of_utterance_delay", "asr": "user_turn lk.transcription_delay",
-         "llm_ttft": "llm_request lk.llm_metrics (JSON).ttft", "tts_ttfb": "tts_request lk.tts_metrics (JSON).ttfb"},
-        _VAD_ANCHOR, "sum of the stages (no lk.e2e_latency before 1.5)",
-        "telemetry/trace_types.py, voice/audio_recognition.py, llm/llm.py, tts/tts.py",
-    ),
-    LiveKitRule(
-        "livekit-otel-1.3",
-        "1.3.x - 1.4.x",
-        {"endpointing": "user_turn lk.end_of_turn_delay", "asr": "user_turn lk.transcription_delay",
-         "llm_ttft": "llm_request lk.llm_metrics (JSON).ttft", "tts_ttfb": "tts_request lk.tts_metrics (JSON).ttfb",
-         "realtime": "lk.realtime_model_metrics (JSON).ttft"},
-        _VAD_ANCHOR, "sum of the stages (no lk.e2e_latency before 1.5)",
-        "telemetry/trace_types.py, voice/audio_recognition.py, llm/llm.py, tts/tts.py, telemetry/utils.py",
-    ),
-    LiveKitRule(
-        "livekit-otel-1.5+",
-        "1.5.0 - 1.8.x",
-        {"endpointing": "lk.end_of_turn_delay on the user_turn span before agent_turn (its sibling under the "
-                        "session root; on agent_turn itself from 1.8)",
-         "asr": "lk.transcription_delay (same spans)", "llm_ttft": "llm_node lk.response.ttft",
-         "tts_ttfb": "tts_node lk.response.ttfb", "total": "agent_turn lk.e2e_latency", "turn id": "lk.speech_id"},
-        _VAD_ANCHOR, "lk.e2e_latency (agent started speaking - user stopped speaking)",
-        "telemetry/trace_types.py, voice/agent_activity.py (_agent_turn, _record_user_turn_stages), "
-        "voice/audio_recognition.py (_ensure_user_turn_span), voice/generation.py (llm_node, tts_node)",
-    ),
-)}
+RULES: dict[str, LiveKitRule] = {
+    r.name: r
+    for r in (
+        LiveKitRule(
+            "livekit-metrics-1.x",
+            "1.0.x - 1.8.x (metrics_collected; model_dump() JSON lines, str() or repr() of the models)",
+            {
+                "endpointing": "eou_metrics.end_of_utterance_delay",
+                "asr": "eou_metrics.transcription_delay",
+                "llm_ttft": "llm_metrics.ttft",
+                "tts_ttfb": "tts_metrics.ttfb",
+                "turn id": "speech_id",
+            },
+            _VAD_ANCHOR,
+            "end_of_utterance_delay + ttft + ttfb (LiveKit's documented turn latency)",
+            "metrics/base.py (EOUMetrics, LLMMetrics, TTSMetrics)",
+        ),
+        LiveKitRule(
+            "livekit-metrics-0.x",
+            "0.x VoicePipelineAgent (PipelineEOUMetrics, PipelineLLMMetrics, PipelineTTSMetrics)",
+            {"endpointing": "end_of_utterance_delay", "llm_ttft": "ttft", "tts_ttfb": "ttfb", "turn id": "sequence_id"},
+            _VAD_ANCHOR,
+            "end_of_utterance_delay + ttft + ttfb",
+            "agents 0.x pipeline/pipeline_agent.py",
+        ),
+        LiveKitRule(
+            "livekit-realtime-1.1+",
+            "1.1.0 - 1.8.x (RealtimeModelMetrics; ttft defaults to -1 from 1.5.0)",
+            {
+                "llm_ttft": "realtime_model_metrics.ttft (response created -> first audio token)",
+                "turn id": "request_id",
+            },
+            "the realtime model's response creation (its own turn detection before it is not in the figure)",
+            "realtime_model_metrics.ttft (server side; the model's turn detection not included)",
+            "metrics/base.py (RealtimeModelMetrics)",
+        ),
+        LiveKitRule(
+            "livekit-history-1.3+",
+            "1.3.0 - 1.8.x (ChatMessage.metrics, MetricsReport)",
+            {
+                "endpointing": "user message end_of_turn_delay",
+                "asr": "user message transcription_delay",
+                "llm_ttft": "assistant llm_node_ttft",
+                "tts_ttfb": "assistant tts_node_ttfb",
+                "first_phrase": "assistant llm_node_ttfs - llm_node_ttft (1.7+)",
+                "total": "assistant e2e_latency, else assistant started_speaking_at - user stopped_speaking_at",
+            },
+            _VAD_ANCHOR,
+            "e2e_latency (agent started speaking - user stopped speaking)",
+            "llm/chat_context.py (MetricsReport), voice/agent_activity.py",
+        ),
+        LiveKitRule(
+            "livekit-history-realtime",
+            "1.3.0 - 1.8.x with a realtime model (messages carry only started/stopped_speaking_at)",
+            {"total": "assistant started_speaking_at - user stopped_speaking_at (voice-to-voice)"},
+            "the user's stopped_speaking_at",
+            "assistant started_speaking_at - user stopped_speaking_at",
+            "llm/chat_context.py (MetricsReport), voice/agent_activity.py (realtime generation)",
+        ),
+        LiveKitRule(
+            "livekit-otel-1.2",
+            "1.2.x",
+            {
+                "endpointing": "user_turn lk.end_of_utterance_delay",
+                "asr": "user_turn lk.transcription_delay",
+                "llm_ttft": "llm_request lk.llm_metrics (JSON).ttft",
+                "tts_ttfb": "tts_request lk.tts_metrics (JSON).ttfb",
+            },
+            _VAD_ANCHOR,
+            "sum of the stages (no lk.e2e_latency before 1.5)",
+            "telemetry/trace_types.py, voice/audio_recognition.py, llm/llm.py, tts/tts.py",
+        ),
+        LiveKitRule(
+            "livekit-otel-1.3",
+            "1.3.x - 1.4.x",
+            {
+                "endpointing": "user_turn lk.end_of_turn_delay",
+                "asr": "user_turn lk.transcription_delay",
+                "llm_ttft": "llm_request lk.llm_metrics (JSON).ttft",
+                "tts_ttfb": "tts_request lk.tts_metrics (JSON).ttfb",
+                "realtime": "lk.realtime_model_metrics (JSON).ttft",
+            },
+            _VAD_ANCHOR,
+            "sum of the stages (no lk.e2e_latency before 1.5)",
+            "telemetry/trace_types.py, voice/audio_recognition.py, llm/llm.py, tts/tts.py, telemetry/utils.py",
+        ),
+        LiveKitRule(
+            "livekit-otel-1.5+",
+            "1.5.0 - 1.8.x",
+            {
+                "endpointing": "lk.end_of_turn_delay on the user_turn span before agent_turn (its sibling under the "
+                "session root; on agent_turn itself from 1.8)",
+                "asr": "lk.transcription_delay (same spans)",
+                "llm_ttft": "llm_node lk.response.ttft",
+                "tts_ttfb": "tts_node lk.response.ttfb",
+                "total": "agent_turn lk.e2e_latency",
+                "turn id": "lk.speech_id",
+            },
+            _VAD_ANCHOR,
+            "lk.e2e_latency (agent started speaking - user stopped speaking)",
+            "telemetry/trace_types.py, voice/agent_activity.py (_agent_turn, _record_user_turn_stages), "
+            "voice/audio_recognition.py (_ensure_user_turn_span), voice/generation.py (llm_node, tts_node)",
+        ),
+    )
+}
 """Every LiveKit rule, by name."""
 
 
@@ -151,5 +185,9 @@ def flag_stale_values(found: Sequence[tuple[TurnBuilder, int, str, Any]]) -> Non
     if _digits(first) < STALE_MIN_DIGITS and len(found) < STALE_ANY_DIGITS_TURNS:
         return
     for turn, line, fld, value in found:
-        turn.flag(line, fld, value, f"the same {fld} = {value!r} s on all {len(found)} turns: a stale value "
-                                    "repeated, not a measurement")
+        turn.flag(
+            line,
+            fld,
+            value,
+            f"the same {fld} = {value!r} s on all {len(found)} turns: a stale value repeated, not a measurement",
+        )

@@ -41,7 +41,6 @@ class ReadOptions(DataModel):
         the common ones.
     """
 
-
     stop_secs: float | None = Field(default=None, ge=0.0, le=60.0)
     absurd_ms: float = Field(default=ABSURD_MS, ge=1.0)
     log_format: str | None = Field(default=None, min_length=1, max_length=1000)

@@ -70,8 +70,14 @@ _OPTIONAL = {"asr", "first_phrase"}
 _LK_TURNS = ("agent_turn", "assistant_turn", "realtime_assistant_turn")
 _LK_USER_TURN = "user_turn"
 _JSON_METRICS = ("lk.llm_metrics", "lk.tts_metrics", "lk.realtime_model_metrics")
-_STALE = ("lk.response.ttft", "lk.response.ttfb", "lk.llm_metrics.ttft", "lk.tts_metrics.ttfb",
-          "llm:metrics.ttfb", "tts:metrics.ttfb")
+_STALE = (
+    "lk.response.ttft",
+    "lk.response.ttfb",
+    "lk.llm_metrics.ttft",
+    "lk.tts_metrics.ttfb",
+    "llm:metrics.ttfb",
+    "tts:metrics.ttfb",
+)
 
 
 def looks_like_otel(text: str) -> bool:
@@ -107,13 +113,24 @@ def _value(v: Any, path: str) -> Any:
     """An OTLP AnyValue (or a plain JSON value) as a Python value; numeric strings become floats.
     A malformed AnyValue gives a :class:`_Bad`."""
     if isinstance(v, dict):
-        for key in ("doubleValue", "intValue", "boolValue", "stringValue", "double_value", "int_value",
-                    "bool_value", "string_value"):
+        for key in (
+            "doubleValue",
+            "intValue",
+            "boolValue",
+            "stringValue",
+            "double_value",
+            "int_value",
+            "bool_value",
+            "string_value",
+        ):
             if key in v:
                 inner = v[key]
                 if key.startswith(("int", "double")):
-                    return _value(inner, f"{path}.{key}") if isinstance(inner, str | int | float) else _Bad(
-                        f"{path}.{key}", f"{json_kind(inner)}, not a number")
+                    return (
+                        _value(inner, f"{path}.{key}")
+                        if isinstance(inner, str | int | float)
+                        else _Bad(f"{path}.{key}", f"{json_kind(inner)}, not a number")
+                    )
                 return inner if isinstance(inner, str | bool) else _Bad(f"{path}.{key}", json_kind(inner))
         for key in ("arrayValue", "array_value"):
             if key in v:
@@ -329,8 +346,15 @@ def _salvage(text: str, loc: _Locator, anomalies: list[Anomaly], origin: str) ->
             at = exc.pos if isinstance(exc, json.JSONDecodeError) else m.start()
             line = loc.line_of(at)
             msg = exc.msg if isinstance(exc, json.JSONDecodeError) else "too deep or too long a number"
-            anomalies.append(Anomaly(line, "", text[m.start():m.start() + 80].replace("\n", " "),
-                                     f"span cut short or broken ({msg} on line {line}); span skipped", origin))
+            anomalies.append(
+                Anomaly(
+                    line,
+                    "",
+                    text[m.start() : m.start() + 80].replace("\n", " "),
+                    f"span cut short or broken ({msg} on line {line}); span skipped",
+                    origin,
+                )
+            )
             pos = m.end()
             continue
         if isinstance(obj, dict):
@@ -343,8 +367,9 @@ class _Reader:
     """The turns of a set of spans. ``loc`` finds an attribute's line in the whole text; without it (spans
     streamed from JSON lines) an attribute is on its span's line."""
 
-    def __init__(self, spans: list[_Span], loose: list[Anomaly], origin: str, absurd_ms: float,
-                 loc: _Locator | None = None) -> None:
+    def __init__(
+        self, spans: list[_Span], loose: list[Anomaly], origin: str, absurd_ms: float, loc: _Locator | None = None
+    ) -> None:
         self.origin, self.absurd_ms = origin, absurd_ms
         self.loc = loc
         self.loose = loose
@@ -429,8 +454,9 @@ class _Reader:
     def table(self) -> TraceTable:
         lk = self.flavour() == "livekit"
         names, total_key = (_LK, "lk.e2e_latency") if lk else (_PC, "turn.user_bot_latency_seconds")
-        turn_spans = [s for s in self.spans if (s.name in _LK_TURNS if lk else s.name == "turn")
-                      or total_key in s.attrs]
+        turn_spans = [
+            s for s in self.spans if (s.name in _LK_TURNS if lk else s.name == "turn") or total_key in s.attrs
+        ]
         joined = self.user_turns(turn_spans) if lk else {}
         builders: dict[str, TurnBuilder] = {}
         stale: dict[str, list[tuple[TurnBuilder, int, str, Any]]] = {k: [] for k in _STALE}
@@ -443,13 +469,21 @@ class _Reader:
             speech = attrs.get("lk.speech_id", (None, span))[0] if lk else None
             tid = speech if isinstance(speech, str) and speech else span.id or f"line-{span.line}"
             if tid in builders:
-                builders[tid].flag(span.line, "lk.speech_id" if lk else "spanId", tid,
-                                   f"duplicate turn id (first on line {builders[tid].line})")
+                builders[tid].flag(
+                    span.line,
+                    "lk.speech_id" if lk else "spanId",
+                    tid,
+                    f"duplicate turn id (first on line {builders[tid].line})",
+                )
                 continue
             b = self.turn(tid, span, members, attrs, names, total_key)
             for c in cycles[:1]:
-                b.flag(c.line, "parentSpanId", c.id or None,
-                       "span tree has a cycle (a span is its own ancestor); its spans are read once")
+                b.flag(
+                    c.line,
+                    "parentSpanId",
+                    c.id or None,
+                    "span tree has a cycle (a span is its own ancestor); its spans are read once",
+                )
             for key in _STALE:
                 if key in attrs and not isinstance(attrs[key][0], _Bad):
                     stale[key].append((b, self.attr_line(attrs[key][1], key), key, attrs[key][0]))
@@ -461,8 +495,9 @@ class _Reader:
             turns.append(b.build(index))
             anomalies.extend(b.anomalies)
         anomalies.sort(key=lambda a: a.line)
-        fmt, anchor, total = ("otel-livekit", ANCHOR_LIVEKIT, TOTAL_LIVEKIT) if lk else (
-            "otel-pipecat", ANCHOR_PIPECAT, TOTAL_PIPECAT)
+        fmt, anchor, total = (
+            ("otel-livekit", ANCHOR_LIVEKIT, TOTAL_LIVEKIT) if lk else ("otel-pipecat", ANCHOR_PIPECAT, TOTAL_PIPECAT)
+        )
         return TraceTable(self.origin, fmt, anchor, total, tuple(turns), tuple(anomalies))
 
     @staticmethod
@@ -473,8 +508,15 @@ class _Reader:
             return "livekit-otel-1.2"
         return "livekit-otel-1.3"
 
-    def turn(self, tid: str, span: _Span, members: list[_Span], attrs: dict[str, tuple[Any, _Span]],
-             names: dict[str, tuple[str, ...]], total_key: str) -> TurnBuilder:
+    def turn(
+        self,
+        tid: str,
+        span: _Span,
+        members: list[_Span],
+        attrs: dict[str, tuple[Any, _Span]],
+        names: dict[str, tuple[str, ...]],
+        total_key: str,
+    ) -> TurnBuilder:
         lk = total_key.startswith("lk.")
         b = TurnBuilder(tid, span.line, self.origin, self.absurd_ms)
         b.rules = self.rules(attrs, span) if lk else "pipecat-otel"
@@ -495,8 +537,9 @@ class _Reader:
                 continue
             b.set_stage(stage, b.seconds(value, line=line, fld=key))
         realtime = lk and "lk.realtime_model_metrics.ttft" in attrs and "lk.response.ttfb" not in attrs
-        optional = _OPTIONAL | ({"tts_ttfb", "endpointing"} if realtime else set()) if lk else (
-            _OPTIONAL | {"endpointing"})
+        optional = (
+            _OPTIONAL | ({"tts_ttfb", "endpointing"} if realtime else set()) if lk else (_OPTIONAL | {"endpointing"})
+        )
         needed = {k: (v[0], v[0]) for k, v in names.items() if k not in optional}
         b.require(needed)
         total = None
@@ -565,8 +608,9 @@ def read_otel_lines(
     return _table(_Reader(spans, loose, origin, absurd_ms))
 
 
-def _collect(doc: Any, loc: _Locator, base: int, spans: list[_Span], loose: list[Anomaly], origin: str,
-             lineno: int | None = None) -> None:
+def _collect(
+    doc: Any, loc: _Locator, base: int, spans: list[_Span], loose: list[Anomaly], origin: str, lineno: int | None = None
+) -> None:
     """The spans of one JSON document at offset ``base`` of ``loc``'s text, and its nodes of the wrong
     type as anomalies. ``lineno``: the document is that line of the file (``loc`` holds only it)."""
     problems: list[tuple[str, str]] = []
@@ -580,7 +624,9 @@ def _collect(doc: Any, loc: _Locator, base: int, spans: list[_Span], loose: list
 
 def _table(reader: _Reader) -> TraceTable:
     if not reader.spans:
-        detail = "; ".join(f"line {a.line}: {a.field + ': ' if a.field else ''}{a.reason}"
-                           for a in reader.loose[:3]) or "no spans found"
+        detail = (
+            "; ".join(f"line {a.line}: {a.field + ': ' if a.field else ''}{a.reason}" for a in reader.loose[:3])
+            or "no spans found"
+        )
         raise ScenarioError(f"not an OTLP JSON span export ({detail})", origin=reader.origin)
     return reader.table()

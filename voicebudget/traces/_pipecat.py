@@ -64,8 +64,13 @@ _DETECT = re.compile(
 _KEYWORDS = ("TTFB", "TTFAT", "text aggregation", "TTFA", "User stopped speak", "User turn")
 _TEMPLATES = ("TTFB", "TTFAT", "text aggregation time", "TTFA", "User stopped speaking")
 _PROC_REST = re.compile(r"^(?:\S+ )?\[?(?<![\w.])(?P<proc>[\w.]+#\d+)\]?:? ?(?P<rest>.*)$")
-_METRIC_FUNCS = (":stop_ttfb_metrics:", ":stop_ttfat_metrics:", ":stop_text_aggregation_metrics:", ":_check_ttfa:",
-                 ":on_speech_stopped:")
+_METRIC_FUNCS = (
+    ":stop_ttfb_metrics:",
+    ":stop_ttfat_metrics:",
+    ":stop_text_aggregation_metrics:",
+    ":_check_ttfa:",
+    ":on_speech_stopped:",
+)
 _ROLE = re.compile(r"""["']role["']: ["'](?P<role>\w+)["']""")
 
 
@@ -201,8 +206,13 @@ class _Reader:
             self.smart_turn(lineno, ts, kind, m)
         elif kind == "vad_stop":
             cur = self.current
-            if (cur is not None and cur.rule_set == "pipecat-0.0.x-smart-turn" and rule.rule_set == "pipecat-0.0.x"
-                    and "llm" not in cur.values and cur.release is None):
+            if (
+                cur is not None
+                and cur.rule_set == "pipecat-0.0.x-smart-turn"
+                and rule.rule_set == "pipecat-0.0.x"
+                and "llm" not in cur.values
+                and cur.release is None
+            ):
                 cur.release = "smart turn analyzer"  # 0.0.x logs this line when the analyzer ends the turn
                 return
             self.start(lineno, ts - self.stop_secs)
@@ -249,8 +259,9 @@ class _Reader:
     def vad_params(self, lineno: int, text: str) -> None:
         value = float(text)
         if not (math.isfinite(value) and 0.0 <= value <= 60.0):
-            self.loose.append(Anomaly(lineno, "stop_secs", value, "VAD stop_secs outside 0-60 s; not used",
-                                      self.origin))
+            self.loose.append(
+                Anomaly(lineno, "stop_secs", value, "VAD stop_secs outside 0-60 s; not used", self.origin)
+            )
             return
         self.log_stop_secs = value
 
@@ -258,8 +269,12 @@ class _Reader:
         """Pipecat 0.0.x with a smart-turn analyzer: the VAD stop is not logged; the analyzer's first
         result comes right after it, its silence timeout says how long ago speech ended."""
         cur = self.current
-        open_turn = cur is not None and cur.rule_set == "pipecat-0.0.x-smart-turn" and "llm" not in cur.values \
+        open_turn = (
+            cur is not None
+            and cur.rule_set == "pipecat-0.0.x-smart-turn"
+            and "llm" not in cur.values
             and cur.release is None
+        )
         if kind == "smart_turn_silence":
             silence_ms = float(m.group(1))
             if not open_turn:
@@ -285,16 +300,21 @@ class _Reader:
             cur = self.current
             assert cur is not None
             cur.release, cur.rule_set = strategy, "pipecat-1.x"
-            cur.builder.flag(lineno, "VAD stop", None,
-                             f"turn released by {strategy} with no VAD stop line before it: the end of speech "
-                             "(t = 0) is unknown, so the endpointing wait cannot be measured (log the VAD with a "
-                             "VADProcessor or use the speech-timeout strategy, which logs its VAD stop)")
+            cur.builder.flag(
+                lineno,
+                "VAD stop",
+                None,
+                f"turn released by {strategy} with no VAD stop line before it: the end of speech "
+                "(t = 0) is unknown, so the endpointing wait cannot be measured (log the VAD with a "
+                "VADProcessor or use the speech-timeout strategy, which logs its VAD stop)",
+            )
             return
         cur.release, cur.rule_set = strategy, "pipecat-1.x"
 
     def reported(self, lineno: int, seconds: float) -> None:
-        target = self.current if self.current is not None and self.current.closed else (
-            self.done[-1] if self.done else None)
+        target = (
+            self.current if self.current is not None and self.current.closed else (self.done[-1] if self.done else None)
+        )
         if target is not None and target.reported is None:
             target.reported = (seconds, lineno)
 
@@ -309,8 +329,12 @@ class _Reader:
             self.pending_stt = (float(m.group(2)), ts, lineno)
         elif role == "llm":
             self.start(lineno, None)
-            self.flag(lineno, "User stopped speaking", None,
-                      "LLM TTFB with no 'User stopped speaking' line since the last reply (VAD line missing?)")
+            self.flag(
+                lineno,
+                "User stopped speaking",
+                None,
+                "LLM TTFB with no 'User stopped speaking' line since the last reply (VAD line missing?)",
+            )
             self.value(lineno, role, float(m.group(2)), ts)
 
     def adopt_pending_stt(self) -> None:
@@ -371,9 +395,13 @@ class _Reader:
         b.rules = "pipecat-breakdown" if self.breakdown else turn.rule_set
         vals = turn.values
         if turn.context_role is not None and turn.context_role[0] != "user":
-            b.flag(turn.context_role[1], "LLM context", turn.context_role[0],
-                   f"idle re-prompt: the LLM was called with no user transcript (its context ends with a "
-                   f"'{turn.context_role[0]}' message); not a reply to the user, left out")
+            b.flag(
+                turn.context_role[1],
+                "LLM context",
+                turn.context_role[0],
+                f"idle re-prompt: the LLM was called with no user transcript (its context ends with a "
+                f"'{turn.context_role[0]}' message); not a reply to the user, left out",
+            )
         if "stt" in vals:
             b.set_stage("asr", vals["stt"][0] * 1000.0)
         llm, tts = vals.get("llm"), vals.get("tts")
@@ -397,12 +425,16 @@ class _Reader:
             needed["endpointing"] = ("User turn", "User turn event")
         b.require(needed)
         total = None
-        if tts is not None and tts[1] is not None and turn.speech_end is not None and b.stages_ms.keys() >= {
-            "endpointing", "llm_ttft", "tts_ttfb"
-        }:
+        if (
+            tts is not None
+            and tts[1] is not None
+            and turn.speech_end is not None
+            and b.stages_ms.keys() >= {"endpointing", "llm_ttft", "tts_ttfb"}
+        ):
             total = round((tts[1] - turn.speech_end) * 1000.0, 3)
-        b.close_with_residual(total, tts[2] if tts else b.line, "TTS TTFB (line time)",
-                              required=(*needed, "endpointing"))
+        b.close_with_residual(
+            total, tts[2] if tts else b.line, "TTS TTFB (line time)", required=(*needed, "endpointing")
+        )
         if turn.reported is not None:
             self.compare(turn, b)
 
@@ -417,12 +449,20 @@ class _Reader:
             return
         hint = ""
         if -AGREE_BELOW_MS <= diff + self.stop_secs * 1000.0 <= AGREE_ABOVE_MS:
-            hint = (f"; it matches when measured from the VAD stop line, as Pipecat before 0.0.102 did "
-                    f"(no stop_secs = {self.stop_secs:g} s subtracted)")
-        self.loose.append(Anomaly(
-            line, "user-to-bot latency", seconds,
-            f"{b.id}: Pipecat's own user-to-bot latency {seconds * 1000.0:.0f} ms differs from the rebuilt total "
-            f"{b.total_ms:.0f} ms by {diff:+.0f} ms{hint}", self.origin))
+            hint = (
+                f"; it matches when measured from the VAD stop line, as Pipecat before 0.0.102 did "
+                f"(no stop_secs = {self.stop_secs:g} s subtracted)"
+            )
+        self.loose.append(
+            Anomaly(
+                line,
+                "user-to-bot latency",
+                seconds,
+                f"{b.id}: Pipecat's own user-to-bot latency {seconds * 1000.0:.0f} ms differs from the rebuilt total "
+                f"{b.total_ms:.0f} ms by {diff:+.0f} ms{hint}",
+                self.origin,
+            )
+        )
 
     def table(self) -> TraceTable:
         if self.current is not None and (self.current.values or self.current.builder.anomalies or self.breakdown):
@@ -438,12 +478,25 @@ class _Reader:
         anomalies = [*self.loose, *flagged]  # finish() adds to self.loose: the same order as all at once
         anomalies.sort(key=lambda a: a.line)
         if self.breakdown:
-            return TraceTable(self.origin, "pipecat", RULE_SETS["pipecat-breakdown"].anchor, TOTAL_BREAKDOWN,
-                              tuple(turns), tuple(anomalies))
-        source = ("--stop-secs" if self.options.stop_secs is not None else
-                  "the log's VAD params" if self.log_stop_secs is not None else "Pipecat's default")
-        anchor = (f"Pipecat: the VAD stop line's time minus stop_secs = {self.stop_secs:g} s ({source}); "
-                  "in 1.x the turn release line is endpointing, not the anchor")
+            return TraceTable(
+                self.origin,
+                "pipecat",
+                RULE_SETS["pipecat-breakdown"].anchor,
+                TOTAL_BREAKDOWN,
+                tuple(turns),
+                tuple(anomalies),
+            )
+        source = (
+            "--stop-secs"
+            if self.options.stop_secs is not None
+            else "the log's VAD params"
+            if self.log_stop_secs is not None
+            else "Pipecat's default"
+        )
+        anchor = (
+            f"Pipecat: the VAD stop line's time minus stop_secs = {self.stop_secs:g} s ({source}); "
+            "in 1.x the turn release line is endpointing, not the anchor"
+        )
         return TraceTable(self.origin, "pipecat", anchor, TOTAL, tuple(turns), tuple(anomalies))
 
 

@@ -34,9 +34,20 @@ NUM = r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf|-inf)"
 _PROC = r"(?<![\w.])(?P<proc>[\w.]+#\d+)"  # a processor name (``OpenAILLMService#0``), at a word start
 
 LineKind = Literal[
-    "vad_params", "vad_stop", "turn_release", "smart_turn_result", "smart_turn_silence", "ttfb", "ttfat",
-    "text_aggregation", "ttfa",
-    "latency_total", "llm_context", "breakdown_user_turn", "breakdown_ttfb", "breakdown_aggregation",
+    "vad_params",
+    "vad_stop",
+    "turn_release",
+    "smart_turn_result",
+    "smart_turn_silence",
+    "ttfb",
+    "ttfat",
+    "text_aggregation",
+    "ttfa",
+    "latency_total",
+    "llm_context",
+    "breakdown_user_turn",
+    "breakdown_ttfb",
+    "breakdown_aggregation",
 ]
 
 
@@ -62,55 +73,121 @@ _SRC_METRICS = "src/pipecat/processors/metrics/frame_processor_metrics.py"
 _SRC_BD = "src/pipecat/observers/user_bot_latency_observer.py (LatencyBreakdown.chronological_events)"
 
 LINE_RULES: tuple[LineRule, ...] = (
-    LineRule("vad_params", re.compile(r"^Setting VAD params to: .*?\bstop_secs=" + NUM),
-             "0.0.63 - 1.14", "src/pipecat/audio/vad/vad_analyzer.py set_params (VADParams str()) @ v0.0.63, v1.7.0"),
-    LineRule("turn_release", re.compile(_PROC + r": User stopped speaking \(strategy: (?P<strategy>[^)]*)\)"),
-             "0.0.99 - 1.14",
-             "src/pipecat/processors/aggregators/llm_response_universal.py, src/pipecat/turns/user_turn_processor.py "
-             "@ v0.0.99, v1.7.0"),
-    LineRule("vad_stop", re.compile(_PROC + r" VADUserStoppedSpeakingFrame received$"),
-             "1.0 - 1.14", "src/pipecat/turns/user_stop/speech_timeout_user_turn_stop_strategy.py @ v1.7.0",
-             "pipecat-1.x"),
-    LineRule("vad_stop", re.compile(_PROC + r": User stopped speaking$"), "0.0.108 - 1.14",
-             "src/pipecat/processors/audio/vad_processor.py @ v0.0.108, v1.7.0", "pipecat-vad-processor"),
-    LineRule("vad_stop", re.compile(r"^User stopped speaking$"), "0.0.63 - 0.0.108",
-             "src/pipecat/transports/base_input.py _handle_user_interruption @ v0.0.63-v0.0.108",
-             "pipecat-0.0.x"),
-    LineRule("smart_turn_silence",
-             re.compile(r"^End of Turn complete due to stop_secs\. Silence in ms: " + NUM + "$"),
-             "0.0.70 - 1.14", "src/pipecat/audio/turn/smart_turn/base_smart_turn.py append_audio @ v0.0.70-v1.7.0",
-             "pipecat-0.0.x-smart-turn"),
-    LineRule("smart_turn_result", re.compile(r"^End of Turn result: (?P<state>\S+)$"),
-             "0.0.70 - 1.14",
-             "src/pipecat/audio/turn/smart_turn/base_smart_turn.py analyze_end_of_turn @ v0.0.70-v1.7.0",
-             "pipecat-0.0.x-smart-turn"),
-    LineRule("ttfat", re.compile(_PROC + r" TTFAT: " + NUM + r"s? \(" + NUM + r"s? thinking\)$"),
-             "main since 2026-08 (pipecat PR 5320), 1.14", _SRC_METRICS + " stop_ttfat_metrics @ main 2026-08-21"),
-    LineRule("ttfb", re.compile(_PROC + r" TTFB: " + NUM + r"(?P<s>s)?$"),
-             "0.0.63 - 1.14 (the 's' suffix since 0.0.8x)", _SRC_METRICS + " stop_ttfb_metrics"),
-    LineRule("ttfb", re.compile(r"\[" + _PROC + r"\] TTFB(?: \([^()]*\))?: " + NUM + r"s at " + NUM + r"s$"),
-             "0.0.9x - 1.14", "src/pipecat/observers/loggers/metrics_log_observer.py"),
-    LineRule("text_aggregation", re.compile(_PROC + r" text aggregation time: " + NUM + r"s?$"),
-             "0.0.9x - 1.14", _SRC_METRICS + " stop_text_aggregation_metrics"),
-    LineRule("ttfa", re.compile(_PROC + r" TTFA: " + NUM + r"s? \(" + NUM + r"s? leading silence\)$"),
-             "1.x - 1.14", _SRC_METRICS + " _check_ttfa"),
-    LineRule("latency_total",
-             re.compile(r"LATENCY FROM USER STOPPED SPEAKING TO BOT STARTED SPEAKING: " + NUM + r"s?$"),
-             "0.0.70 - 0.0.108",
-             "src/pipecat/observers/loggers/user_bot_latency_log_observer.py @ v0.0.70, v0.0.78, v0.0.102, v0.0.108"),
-    LineRule("latency_total", re.compile(r"^ *" + NUM + r"s  TOTAL$"), "1.x - 1.14",
-             "src/pipecat/observers/user_bot_latency_observer.py LatencyBreakdown.turn_contribution_lines (the "
-             "lines its docstring logs from on_latency_breakdown; '(from client connected)' totals are not read)"),
-    LineRule("llm_context", re.compile(r"\bGenerating chat\b"), "0.0.63 - 1.14",
-             "src/pipecat/services/openai/base_llm.py (and the other LLM services) _stream_chat_completions"),
+    LineRule(
+        "vad_params",
+        re.compile(r"^Setting VAD params to: .*?\bstop_secs=" + NUM),
+        "0.0.63 - 1.14",
+        "src/pipecat/audio/vad/vad_analyzer.py set_params (VADParams str()) @ v0.0.63, v1.7.0",
+    ),
+    LineRule(
+        "turn_release",
+        re.compile(_PROC + r": User stopped speaking \(strategy: (?P<strategy>[^)]*)\)"),
+        "0.0.99 - 1.14",
+        "src/pipecat/processors/aggregators/llm_response_universal.py, src/pipecat/turns/user_turn_processor.py "
+        "@ v0.0.99, v1.7.0",
+    ),
+    LineRule(
+        "vad_stop",
+        re.compile(_PROC + r" VADUserStoppedSpeakingFrame received$"),
+        "1.0 - 1.14",
+        "src/pipecat/turns/user_stop/speech_timeout_user_turn_stop_strategy.py @ v1.7.0",
+        "pipecat-1.x",
+    ),
+    LineRule(
+        "vad_stop",
+        re.compile(_PROC + r": User stopped speaking$"),
+        "0.0.108 - 1.14",
+        "src/pipecat/processors/audio/vad_processor.py @ v0.0.108, v1.7.0",
+        "pipecat-vad-processor",
+    ),
+    LineRule(
+        "vad_stop",
+        re.compile(r"^User stopped speaking$"),
+        "0.0.63 - 0.0.108",
+        "src/pipecat/transports/base_input.py _handle_user_interruption @ v0.0.63-v0.0.108",
+        "pipecat-0.0.x",
+    ),
+    LineRule(
+        "smart_turn_silence",
+        re.compile(r"^End of Turn complete due to stop_secs\. Silence in ms: " + NUM + "$"),
+        "0.0.70 - 1.14",
+        "src/pipecat/audio/turn/smart_turn/base_smart_turn.py append_audio @ v0.0.70-v1.7.0",
+        "pipecat-0.0.x-smart-turn",
+    ),
+    LineRule(
+        "smart_turn_result",
+        re.compile(r"^End of Turn result: (?P<state>\S+)$"),
+        "0.0.70 - 1.14",
+        "src/pipecat/audio/turn/smart_turn/base_smart_turn.py analyze_end_of_turn @ v0.0.70-v1.7.0",
+        "pipecat-0.0.x-smart-turn",
+    ),
+    LineRule(
+        "ttfat",
+        re.compile(_PROC + r" TTFAT: " + NUM + r"s? \(" + NUM + r"s? thinking\)$"),
+        "main since 2026-08 (pipecat PR 5320), 1.14",
+        _SRC_METRICS + " stop_ttfat_metrics @ main 2026-08-21",
+    ),
+    LineRule(
+        "ttfb",
+        re.compile(_PROC + r" TTFB: " + NUM + r"(?P<s>s)?$"),
+        "0.0.63 - 1.14 (the 's' suffix since 0.0.8x)",
+        _SRC_METRICS + " stop_ttfb_metrics",
+    ),
+    LineRule(
+        "ttfb",
+        re.compile(r"\[" + _PROC + r"\] TTFB(?: \([^()]*\))?: " + NUM + r"s at " + NUM + r"s$"),
+        "0.0.9x - 1.14",
+        "src/pipecat/observers/loggers/metrics_log_observer.py",
+    ),
+    LineRule(
+        "text_aggregation",
+        re.compile(_PROC + r" text aggregation time: " + NUM + r"s?$"),
+        "0.0.9x - 1.14",
+        _SRC_METRICS + " stop_text_aggregation_metrics",
+    ),
+    LineRule(
+        "ttfa",
+        re.compile(_PROC + r" TTFA: " + NUM + r"s? \(" + NUM + r"s? leading silence\)$"),
+        "1.x - 1.14",
+        _SRC_METRICS + " _check_ttfa",
+    ),
+    LineRule(
+        "latency_total",
+        re.compile(r"LATENCY FROM USER STOPPED SPEAKING TO BOT STARTED SPEAKING: " + NUM + r"s?$"),
+        "0.0.70 - 0.0.108",
+        "src/pipecat/observers/loggers/user_bot_latency_log_observer.py @ v0.0.70, v0.0.78, v0.0.102, v0.0.108",
+    ),
+    LineRule(
+        "latency_total",
+        re.compile(r"^ *" + NUM + r"s  TOTAL$"),
+        "1.x - 1.14",
+        "src/pipecat/observers/user_bot_latency_observer.py LatencyBreakdown.turn_contribution_lines (the "
+        "lines its docstring logs from on_latency_breakdown; '(from client connected)' totals are not read)",
+    ),
+    LineRule(
+        "llm_context",
+        re.compile(r"\bGenerating chat\b"),
+        "0.0.63 - 1.14",
+        "src/pipecat/services/openai/base_llm.py (and the other LLM services) _stream_chat_completions",
+    ),
     LineRule("breakdown_user_turn", re.compile(r"\bUser turn: " + NUM), "1.x - 1.14", _SRC_BD),
     LineRule("breakdown_ttfb", re.compile(_PROC + r": TTFB " + NUM), "1.x - 1.14", _SRC_BD),
     LineRule("breakdown_aggregation", re.compile(_PROC + r": text aggregation " + NUM), "1.x - 1.14", _SRC_BD),
 )
 """Every message the reader uses, first match wins (TTFAT before TTFB: its line starts alike)."""
 
-_QUICK = ("End of Turn", "stop", "Stopped", "TTF", "aggregation", "LATENCY", "TOTAL", "Generating chat",
-          "User turn", "VAD params")
+_QUICK = (
+    "End of Turn",
+    "stop",
+    "Stopped",
+    "TTF",
+    "aggregation",
+    "LATENCY",
+    "TOTAL",
+    "Generating chat",
+    "User turn",
+    "VAD params",
+)
 
 
 def classify(msg: str, *, breakdown: bool) -> tuple[LineRule, re.Match[str]] | None:
@@ -150,29 +227,48 @@ class RuleSet:
 RULE_SETS: dict[str, RuleSet] = {
     r.name: r
     for r in (
-        RuleSet("pipecat-0.0.x", "0.0.63 - 0.0.108 (VAD in the input transport)",
-                "src/pipecat/transports/base_input.py @ v0.0.63-v0.0.108",
-                "the transport's 'User stopped speaking' minus stop_secs (without a turn analyzer: with smart "
-                "turn, 0.0.6x-0.0.9x log this line at the turn's end)", None),
-        RuleSet("pipecat-0.0.x-smart-turn", "0.0.70 - 0.0.108 (a smart-turn analyzer on the input transport)",
-                "src/pipecat/audio/turn/smart_turn/base_smart_turn.py, src/pipecat/transports/base_input.py "
-                "@ v0.0.70-v0.0.108",
-                "'End of Turn complete due to stop_secs. Silence in ms: X' minus X (exact); else the first "
-                "'End of Turn result: ...' (run at the VAD stop) minus stop_secs, late by the model's "
-                "inference time (logged only at TRACE)",
-                "the transport's 'User stopped speaking', logged when the analyzer ends the turn"),
-        RuleSet("pipecat-vad-processor", "0.0.108 - 1.14 (a VADProcessor in the pipeline)",
-                "src/pipecat/processors/audio/vad_processor.py @ v0.0.108, v1.7.0, pipecat-ai 1.14.0",
-                "'VADProcessor#N: User stopped speaking' minus stop_secs", None),
-        RuleSet("pipecat-1.x", "0.0.99 - 1.14 (user turn strategies)",
-                "src/pipecat/turns/, llm_response_universal.py @ v0.0.99-v1.7.0, pipecat-ai 1.14.0",
-                "the last VAD stop before the release ('<Strategy>#N VADUserStoppedSpeakingFrame received' or "
-                "'VADProcessor#N: User stopped speaking') minus stop_secs; with the default smart-turn stop "
-                "strategy, the analyzer's lines as in pipecat-0.0.x-smart-turn",
-                "'<Aggregator>#N: User stopped speaking (strategy: ...)': the turn release (speech timeout, "
-                "smart turn, external turn detection), counted in endpointing"),
-        RuleSet("pipecat-breakdown", "1.x - 1.14 (UserBotLatencyObserver breakdown events)", _SRC_BD,
-                "Pipecat's own 'User turn' (from the actual end of speech)", None),
+        RuleSet(
+            "pipecat-0.0.x",
+            "0.0.63 - 0.0.108 (VAD in the input transport)",
+            "src/pipecat/transports/base_input.py @ v0.0.63-v0.0.108",
+            "the transport's 'User stopped speaking' minus stop_secs (without a turn analyzer: with smart "
+            "turn, 0.0.6x-0.0.9x log this line at the turn's end)",
+            None,
+        ),
+        RuleSet(
+            "pipecat-0.0.x-smart-turn",
+            "0.0.70 - 0.0.108 (a smart-turn analyzer on the input transport)",
+            "src/pipecat/audio/turn/smart_turn/base_smart_turn.py, src/pipecat/transports/base_input.py "
+            "@ v0.0.70-v0.0.108",
+            "'End of Turn complete due to stop_secs. Silence in ms: X' minus X (exact); else the first "
+            "'End of Turn result: ...' (run at the VAD stop) minus stop_secs, late by the model's "
+            "inference time (logged only at TRACE)",
+            "the transport's 'User stopped speaking', logged when the analyzer ends the turn",
+        ),
+        RuleSet(
+            "pipecat-vad-processor",
+            "0.0.108 - 1.14 (a VADProcessor in the pipeline)",
+            "src/pipecat/processors/audio/vad_processor.py @ v0.0.108, v1.7.0, pipecat-ai 1.14.0",
+            "'VADProcessor#N: User stopped speaking' minus stop_secs",
+            None,
+        ),
+        RuleSet(
+            "pipecat-1.x",
+            "0.0.99 - 1.14 (user turn strategies)",
+            "src/pipecat/turns/, llm_response_universal.py @ v0.0.99-v1.7.0, pipecat-ai 1.14.0",
+            "the last VAD stop before the release ('<Strategy>#N VADUserStoppedSpeakingFrame received' or "
+            "'VADProcessor#N: User stopped speaking') minus stop_secs; with the default smart-turn stop "
+            "strategy, the analyzer's lines as in pipecat-0.0.x-smart-turn",
+            "'<Aggregator>#N: User stopped speaking (strategy: ...)': the turn release (speech timeout, "
+            "smart turn, external turn detection), counted in endpointing",
+        ),
+        RuleSet(
+            "pipecat-breakdown",
+            "1.x - 1.14 (UserBotLatencyObserver breakdown events)",
+            _SRC_BD,
+            "Pipecat's own 'User turn' (from the actual end of speech)",
+            None,
+        ),
     )
 }
 """The rule sets by name. A turn is read by ``pipecat-1.x`` when a turn-release line belongs to it,
@@ -198,17 +294,26 @@ _TS = r"(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?)(?:Z|[+-]\
 _LEVEL = r"(?:TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL)"
 
 LOG_PREFIXES: tuple[LogPrefix, ...] = (
-    LogPrefix("loguru default", re.compile(r"^" + _TS + r" \| *" + _LEVEL + r" *\| (?P<where>\S+) - (?P<msg>.*)$"),
-              "2025-05-09 20:35:29.060 | DEBUG    | pipecat.transports.base_input:_handle_user_interruption:224 - ..."),
-    LogPrefix("timestamp - where - message",
-              re.compile(r"^" + _TS + r" - (?:" + _LEVEL + r" - )?(?P<where>[\w.]+:[\w<>]+:\d+) - (?P<msg>.*)$"),
-              "2025-04-28T19:09:32.400Z - pipecat.transports.base_input:_handle_user_interruption:185 - ..."),
-    LogPrefix("timestamp - level - context - message",
-              re.compile(r"^" + _TS + r" - " + _LEVEL + r" - (?:(?P<where>[^ ]{1,80}) - )?(?P<msg>.*)$"),
-              "2025-10-28T16:10:43.200+0000 - DEBUG - CA0 - User stopped speaking"),
-    LogPrefix("timestamp level message",
-              re.compile(r"^" + _TS + r" +" + _LEVEL + r" +(?P<msg>[^ |].*)$"),
-              "2025-10-28 16:10:43.200 DEBUG VADProcessor#0: User stopped speaking"),
+    LogPrefix(
+        "loguru default",
+        re.compile(r"^" + _TS + r" \| *" + _LEVEL + r" *\| (?P<where>\S+) - (?P<msg>.*)$"),
+        "2025-05-09 20:35:29.060 | DEBUG    | pipecat.transports.base_input:_handle_user_interruption:224 - ...",
+    ),
+    LogPrefix(
+        "timestamp - where - message",
+        re.compile(r"^" + _TS + r" - (?:" + _LEVEL + r" - )?(?P<where>[\w.]+:[\w<>]+:\d+) - (?P<msg>.*)$"),
+        "2025-04-28T19:09:32.400Z - pipecat.transports.base_input:_handle_user_interruption:185 - ...",
+    ),
+    LogPrefix(
+        "timestamp - level - context - message",
+        re.compile(r"^" + _TS + r" - " + _LEVEL + r" - (?:(?P<where>[^ ]{1,80}) - )?(?P<msg>.*)$"),
+        "2025-10-28T16:10:43.200+0000 - DEBUG - CA0 - User stopped speaking",
+    ),
+    LogPrefix(
+        "timestamp level message",
+        re.compile(r"^" + _TS + r" +" + _LEVEL + r" +(?P<msg>[^ |].*)$"),
+        "2025-10-28 16:10:43.200 DEBUG VADProcessor#0: User stopped speaking",
+    ),
 )
 """The loguru layouts detected without ``--log-format``: loguru's default and those seen in Pipecat
 reports (pipecat issues 1682: a cloud log viewer's export; 1605: a user's own format)."""
@@ -228,7 +333,7 @@ def loguru_prefix(fmt: str) -> LogPrefix:
     fmt = re.sub(r"</?[a-z]+>", "", fmt).rstrip("\n")
     parts, pos, seen = ["^"], 0, set()
     for m in _FIELD.finditer(fmt):
-        parts.append(re.escape(fmt[pos:m.start()]))
+        parts.append(re.escape(fmt[pos : m.start()]))
         key = m.group(1).split(":", 1)[0].split(".", 1)[0].split("[", 1)[0].strip()
         if key == "time" and "time" not in seen:
             parts.append(_TS)

@@ -17,9 +17,15 @@ from typing import Any
 __all__ = ["looks_like_metrics_repr", "parse_metrics_repr"]
 
 _CLASSES = {
-    "EOUMetrics": "eou_metrics", "LLMMetrics": "llm_metrics", "TTSMetrics": "tts_metrics",
-    "STTMetrics": "stt_metrics", "VADMetrics": "vad_metrics", "RealtimeModelMetrics": "realtime_model_metrics",
-    "PipelineEOUMetrics": "eou_metrics", "PipelineLLMMetrics": "llm_metrics", "PipelineTTSMetrics": "tts_metrics",
+    "EOUMetrics": "eou_metrics",
+    "LLMMetrics": "llm_metrics",
+    "TTSMetrics": "tts_metrics",
+    "STTMetrics": "stt_metrics",
+    "VADMetrics": "vad_metrics",
+    "RealtimeModelMetrics": "realtime_model_metrics",
+    "PipelineEOUMetrics": "eou_metrics",
+    "PipelineLLMMetrics": "llm_metrics",
+    "PipelineTTSMetrics": "tts_metrics",
 }
 _STR_START = re.compile(r"\btype=['\"](\w{1,40}_metrics)['\"]")
 _REPR_START = re.compile(r"\b(" + "|".join(sorted(_CLASSES, key=len, reverse=True)) + r")\(")
@@ -52,7 +58,7 @@ def _quoted(text: str, pos: int) -> tuple[str | None, int]:
     if end >= len(text):
         return None, len(text)
     try:
-        value = ast.literal_eval(text[pos:end + 1])
+        value = ast.literal_eval(text[pos : end + 1])
     except (ValueError, SyntaxError):
         return None, end + 1
     return (value if isinstance(value, str) else None), end + 1
@@ -95,7 +101,7 @@ def _fields(text: str, pos: int, stop_at_paren: bool) -> dict[str, Any]:
             value, pos = _quoted(text, pos)
             out[name] = value
             continue
-        call = re.match(r"[A-Za-z_][\w.]{0,60}\(", text[pos:pos + 64])
+        call = re.match(r"[A-Za-z_][\w.]{0,60}\(", text[pos : pos + 64])
         if call is not None or text[pos] in "[{(":
             pos = _skip_call(text, pos) if call is not None else _skip_brackets(text, pos)
             continue

@@ -26,22 +26,30 @@ TraceFormat = str
 
 READERS: tuple[TraceReader, ...] = (
     TraceReader(
-        "livekit", looks_like_livekit, read_livekit,
+        "livekit",
+        looks_like_livekit,
+        read_livekit,
         "LiveKit Agents metrics, one per line: model_dump() JSON or pydantic str()/repr() of livekit.agents.metrics "
         "(eou/llm/tts and realtime_model_metrics)",
         read_livekit_lines,
     ),
     TraceReader(
-        "otel", looks_like_otel, read_otel,
+        "otel",
+        looks_like_otel,
+        read_otel,
         "OpenTelemetry spans as OTLP JSON (LiveKit Agents 1.2+ agent_turn/user_turn, or Pipecat tracing)",
         read_otel_lines,
     ),
     TraceReader(
-        "livekit-history", looks_like_livekit_history, read_livekit_history,
+        "livekit-history",
+        looks_like_livekit_history,
+        read_livekit_history,
         "LiveKit Agents chat history with per-message metrics (ChatContext.to_dict(); realtime models too)",
     ),
     TraceReader(
-        "pipecat", looks_like_pipecat, read_pipecat,
+        "pipecat",
+        looks_like_pipecat,
+        read_pipecat,
         "Pipecat debug log (loguru lines: VAD stop, service TTFB/TTFAT, text aggregation, TTFA)",
         read_pipecat_lines,
     ),
@@ -109,15 +117,18 @@ def read_trace(
     if reader is None:
         detected = detect_format(head)
         if detected is None:
-            raise ScenarioError("unknown trace format; give it with --format-in (read_trace(fmt=...) in "
-                                f"Python), one of: {_known()}", origin=origin)
+            raise ScenarioError(
+                f"unknown trace format; give it with --format-in (read_trace(fmt=...) in Python), one of: {_known()}",
+                origin=origin,
+            )
         reader = get_reader(detected)
     if reader.read_lines is not None and text is None:
         # line-based: stream the file (memory: one line plus the turns), see docs/traces.md
         table = reader.read_lines(lambda: iter_lines(path, max_bytes=MAX_TRACE_BYTES), origin, options)
     else:
-        table = reader.read(text if text is not None else read_text(path, max_bytes=MAX_TRACE_BYTES, errors="replace"),
-                            origin, options)
+        table = reader.read(
+            text if text is not None else read_text(path, max_bytes=MAX_TRACE_BYTES, errors="replace"), origin, options
+        )
     if not table.turns:
         raise ScenarioError(f"no turns found in this {reader.name} trace", origin=origin)
     turns = tuple(t if t.reader else replace(t, reader=reader.name) for t in table.turns)

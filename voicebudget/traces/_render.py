@@ -18,6 +18,7 @@ from voicebudget.traces._table import OFF_PATH, ON_PATH, Anomaly, TraceTurn
 
 __all__ = ["render_check", "render_fit", "render_unusable"]
 
+
 def _esc(value: object) -> str:
     """``value`` as text that rich prints literally (markup escaped, control characters shown)."""
     from rich.markup import escape
@@ -41,8 +42,15 @@ def _stage_table(report: Report, title: str) -> Any:
         table.add_column(col, justify="left" if col == "stage" else "right")
     for s in report.stages:
         st = s.stats
-        table.add_row(_esc(s.name), _ms(st.p50_ms), _ms(st.p90_ms), _ms(st.at_percentile_ms), _ms(st.p99_ms),
-                      _ms(s.tail_ms), f"{s.tail_share:.0%}")
+        table.add_row(
+            _esc(s.name),
+            _ms(st.p50_ms),
+            _ms(st.p90_ms),
+            _ms(st.at_percentile_ms),
+            _ms(st.p99_ms),
+            _ms(s.tail_ms),
+            f"{s.tail_share:.0%}",
+        )
     t = report.total
     table.add_row("[bold]total[/]", _ms(t.p50_ms), _ms(t.p90_ms), _ms(t.at_percentile_ms), _ms(t.p99_ms), "", "")
     return table
@@ -78,10 +86,13 @@ def _turn_table(turns: Sequence[TraceTurn], included: Sequence[bool], *, slowest
     if slowest is not None and len(rows) > slowest:
         ranked = sorted(rows, key=lambda r: -(r[0].total_ms if r[0].total_ms is not None else -1.0))[:slowest]
         keep = {id(t) for t, _ in ranked}
-        rows = sorted((r for r in rows if id(r[0]) in keep),
-                      key=lambda r: (r[0].origin, -(r[0].total_ms if r[0].total_ms is not None else -1.0)))
-        shown = (f"the slowest {len(rows)} of {count(len(turns), 'turn')} read{left_out}; all with --turns or "
-                 "--format json")
+        rows = sorted(
+            (r for r in rows if id(r[0]) in keep),
+            key=lambda r: (r[0].origin, -(r[0].total_ms if r[0].total_ms is not None else -1.0)),
+        )
+        shown = (
+            f"the slowest {len(rows)} of {count(len(turns), 'turn')} read{left_out}; all with --turns or --format json"
+        )
     else:
         shown = f"{count(len(turns), 'turn')} read{left_out}"
     groups: dict[str, list[tuple[TraceTurn, bool]]] = {}
@@ -89,8 +100,15 @@ def _turn_table(turns: Sequence[TraceTurn], included: Sequence[bool], *, slowest
         groups.setdefault(turn.origin, []).append((turn, inc))
     parts: list[Any] = [Text(f"turns, ms, t = 0 at the actual end of speech ({shown})", style="italic")]
     for origin, group in groups.items():  # one table per file: the file named once
-        table = Table(title=_esc(origin.rsplit("/", 1)[-1]), title_justify="left", title_style="bold",
-                      box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True)
+        table = Table(
+            title=_esc(origin.rsplit("/", 1)[-1]),
+            title_justify="left",
+            title_style="bold",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+            padding=(0, 1),
+            collapse_padding=True,
+        )
         table.add_column("turn", overflow="fold")
         table.add_column("line", justify="right")
         for name in (*names, "total"):
@@ -100,8 +118,14 @@ def _turn_table(turns: Sequence[TraceTurn], included: Sequence[bool], *, slowest
             note = "first" if turn.index == 0 else ""
             note += " cold" if turn.cold else ""
             note += " flagged" + (" (in)" if inc else "") if turn.flagged else ""
-            table.add_row(_esc(turn.id), str(turn.line), *(_ms(turn.stages_ms.get(s)) for s in names),
-                          _ms(turn.total_ms), note.strip(), style=None if inc else "dim")
+            table.add_row(
+                _esc(turn.id),
+                str(turn.line),
+                *(_ms(turn.stages_ms.get(s)) for s in names),
+                _ms(turn.total_ms),
+                note.strip(),
+                style=None if inc else "dim",
+            )
         parts.append(table)
     legend = "; ".join(f"{SHORT_NAMES[n][0]} = {SHORT_NAMES[n][1]}" for n in names if n in SHORT_NAMES)
     parts.append(Text(f"{legend}; line = the turn's first line in its file", style="dim"))
@@ -126,8 +150,15 @@ def _anomaly_table(anomalies: Sequence[Anomaly]) -> Any:
         groups.setdefault(a.origin, []).append(a)
     parts: list[Any] = [Text(f"anomalies ({len(anomalies)})", style="italic")]
     for origin, group in groups.items():
-        table = Table(title=_esc(origin.rsplit("/", 1)[-1]), title_justify="left", title_style="bold",
-                      box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True)
+        table = Table(
+            title=_esc(origin.rsplit("/", 1)[-1]),
+            title_justify="left",
+            title_style="bold",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+            padding=(0, 1),
+            collapse_padding=True,
+        )
         table.add_column("line", justify="right", no_wrap=True)
         table.add_column("field", no_wrap=True)
         table.add_column("value", no_wrap=True)
@@ -135,7 +166,7 @@ def _anomaly_table(anomalies: Sequence[Anomaly]) -> Any:
         for a in group:
             value = "-" if a.value is None else str(a.value)
             if len(value) > ANOMALY_VALUE_CHARS:
-                value = value[:ANOMALY_VALUE_CHARS - 3] + "..."
+                value = value[: ANOMALY_VALUE_CHARS - 3] + "..."
             table.add_row(str(a.line), _esc(a.field), _esc(value), _esc(a.reason))
         parts.append(table)
     return Group(*parts)
@@ -149,16 +180,24 @@ def render_check(result: TraceCheck, *, all_turns: bool = False) -> Any:
 
     r = result.report
     verdict = "[green]PASS[/]" if r.passed else "[red]FAIL[/]"
-    parts: list[Any] = [Text.from_markup(f"{verdict} {_esc(r.summary())}; {r.within_budget_share:.1%} of "
-                                         f"{count(r.n_turns, 'turn')} within {r.budget.total_ms:g} ms")]
+    parts: list[Any] = [
+        Text.from_markup(
+            f"{verdict} {_esc(r.summary())}; {r.within_budget_share:.1%} of "
+            f"{count(r.n_turns, 'turn')} within {r.budget.total_ms:g} ms"
+        )
+    ]
     for tab in result.tables:
         parts.append(Text(f"{tab.origin} [{tab.format}]: t = 0 is {tab.anchor}; total = {tab.total}"))
     parts.append(_stage_table(r, f"stages (tail: mean in the turns >= {r.budget.label})"))
     for label, rep in (("first turn", result.first_turn), ("steady state", result.steady_state)):
         if rep is not None:
-            parts.append(Text(f"{label}: {count(rep.n_turns, 'turn')}, p50 {rep.total.p50_ms:.0f} ms, "
-                              f"{rep.budget.label} {rep.total.at_percentile_ms:.0f} ms, "
-                              f"{rep.within_budget_share:.0%} within budget"))
+            parts.append(
+                Text(
+                    f"{label}: {count(rep.n_turns, 'turn')}, p50 {rep.total.p50_ms:.0f} ms, "
+                    f"{rep.budget.label} {rep.total.at_percentile_ms:.0f} ms, "
+                    f"{rep.within_budget_share:.0%} within budget"
+                )
+            )
     parts.append(_turn_table(result.turns, result.included, slowest=None if all_turns else SLOWEST_TURNS))
     if result.anomalies:
         excluded = "included in the statistics" if result.include_anomalies else "excluded from the statistics"
@@ -189,6 +228,8 @@ def render_fit(result: TraceFit, path: str) -> str:
     ]
     v = result.verification
     if v is not None:
-        lines.append(f"simulated:      p50 {v['p50_ms']:.1f} ms ({v['p50_error']:+.1%}), "
-                     f"p95 {v['p95_ms']:.1f} ms ({v['p95_error']:+.1%})")
+        lines.append(
+            f"simulated:      p50 {v['p50_ms']:.1f} ms ({v['p50_error']:+.1%}), "
+            f"p95 {v['p95_ms']:.1f} ms ({v['p95_error']:+.1%})"
+        )
     return "\n".join(lines)

@@ -264,8 +264,12 @@ class TurnBuilder:
             return
         residual = source_total_ms - path
         if residual < -RESIDUAL_TOLERANCE_MS:
-            self.flag(line, fld, source_total_ms / 1000.0,
-                      f"total {source_total_ms:.1f} ms is less than the sum of its stages {path:.1f} ms")
+            self.flag(
+                line,
+                fld,
+                source_total_ms / 1000.0,
+                f"total {source_total_ms:.1f} ms is less than the sum of its stages {path:.1f} ms",
+            )
         if residual > 0:
             self.stages_ms["other"] = residual
         self.total_ms = path + max(residual, 0.0)

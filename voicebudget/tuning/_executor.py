@@ -133,7 +133,9 @@ SCHEDULER_SCHEMES = ("tcp",)
 """Dask scheduler address schemes ``--scheduler`` accepts (TLS and UCX need a security or transport
 configuration that voicebudget does not take: tunnel to a ``tcp://`` address instead)."""
 
-_ADDRESS = re.compile(r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})")
+_ADDRESS = re.compile(
+    r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})"
+)
 
 
 def check_scheduler_address(address: str) -> str:
@@ -145,14 +147,16 @@ def check_scheduler_address(address: str) -> str:
     """
     match = _ADDRESS.fullmatch(address.strip())
     if match is None:
-        raise ScenarioError(f"{address[:100]!r} is not a Dask scheduler address; expected tcp://HOST:PORT",
-                            origin="--scheduler")
+        raise ScenarioError(
+            f"{address[:100]!r} is not a Dask scheduler address; expected tcp://HOST:PORT", origin="--scheduler"
+        )
     scheme = (match["scheme"] or "tcp").lower()
     if scheme not in SCHEDULER_SCHEMES:
         raise ScenarioError(
             f"scheme {scheme}:// is not supported; allowed: {', '.join(s + '://' for s in SCHEDULER_SCHEMES)} "
             "(for a remote scheduler, tunnel to a tcp:// address: Dask deserialises with pickle, so connect "
-            "only to schedulers you trust)", origin="--scheduler",
+            "only to schedulers you trust)",
+            origin="--scheduler",
         )
     if not 1 <= int(match["port"]) <= 65535:
         raise ScenarioError(f"port {match['port']} is outside 1..65535", origin="--scheduler")

@@ -69,8 +69,12 @@ def optuna_search(
     return [c for c in done.values() if c is not None], errors
 
 
-def _suggest(trial: Any, choices: dict[str, list[str]], values: dict[str, dict[str, Any]],
-             index: dict[tuple[tuple[str, Any], ...], int]) -> int | None:
+def _suggest(
+    trial: Any,
+    choices: dict[str, list[str]],
+    values: dict[str, dict[str, Any]],
+    index: dict[tuple[tuple[str, Any], ...], int],
+) -> int | None:
     picked = {k: values[k][trial.suggest_categorical(k, choices[k])] for k in _KNOBS if choices[k]}
     topology = picked.get("topology")
     relevant = dict(picked)

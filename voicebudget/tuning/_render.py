@@ -24,8 +24,11 @@ def render_tune(result: TuneResult) -> RenderableType:
     """The front (best first) with Monte Carlo standard errors, counts, the recommendation, the rule
     that chose it, and any evaluation errors."""
     label = result.budget.label
-    refined = (f"; the {result.shortlisted:,} not beaten beyond the noise re-run at {result.refine_samples:,} turns"
-               if result.refine_samples > result.samples else "")
+    refined = (
+        f"; the {result.shortlisted:,} not beaten beyond the noise re-run at {result.refine_samples:,} turns"
+        if result.refine_samples > result.samples
+        else ""
+    )
     head = Text.from_markup(
         f"[bold]{result.council}[/]: {result.strategy}; {result.space_size:,} configurations in the space, "
         f"{result.evaluated:,} evaluated, {result.feasible:,} within {result.budget.total_ms:.0f} ms at {label}"
@@ -33,26 +36,37 @@ def render_tune(result: TuneResult) -> RenderableType:
         f"latency judged: {result.latency_scope}; seed {result.seed}, {count(result.samples, 'turn')} per "
         f"configuration{refined}"
     )
-    table = Table(title=f"Pareto front ({len(result.pareto)}): user time, {label}, cost; ± one standard error",
-                  title_justify="left", caption="tail: the member driving the tail (name#2: its second copy)",
-                  caption_justify="left")
+    table = Table(
+        title=f"Pareto front ({len(result.pareto)}): user time, {label}, cost; ± one standard error",
+        title_justify="left",
+        caption="tail: the member driving the tail (name#2: its second copy)",
+        caption_justify="left",
+    )
     for col in ("#", "user time ms", f"{label} ms", "accuracy", "$/turn", "tail"):
-        table.add_column(col, justify="left" if col == "tail" else "right", no_wrap=col != "tail",
-                         overflow="fold")
+        table.add_column(col, justify="left" if col == "tail" else "right", no_wrap=col != "tail", overflow="fold")
     listing = Table.grid(padding=(0, 2))  # the configurations, wrapped lines indented under their text
     listing.add_column(justify="right")
     listing.add_column()
     for i, c in enumerate(result.pareto, 1):
         style = "bold green" if c is result.best else ""
         table.add_row(
-            str(i), _pm(c.expected_user_time_ms, c.expected_user_time_se_ms, 0), _pm(c.p95_ms, c.p95_se_ms, 1),
-            f"{c.quality:.3f}", f"{c.cost_per_turn:.6f}", c.tail_driver or "", style=style,
+            str(i),
+            _pm(c.expected_user_time_ms, c.expected_user_time_se_ms, 0),
+            _pm(c.p95_ms, c.p95_se_ms, 1),
+            f"{c.quality:.3f}",
+            f"{c.cost_per_turn:.6f}",
+            c.tail_driver or "",
+            style=style,
         )
         same = f" (and {len(c.equivalent)} tied on every objective)" if c.equivalent else ""
         listing.add_row(Text(str(i), style=style), Text(short_config(c.config) + same, style=style))
-    parts: list[RenderableType] = [head, table, listing,
-                                   Text.from_markup(f"[bold]pick:[/] {result.why}"),
-                                   Text(f"rule: {PICK_RULE.format(label=label)}", style="dim")]
+    parts: list[RenderableType] = [
+        head,
+        table,
+        listing,
+        Text.from_markup(f"[bold]pick:[/] {result.why}"),
+        Text(f"rule: {PICK_RULE.format(label=label)}", style="dim"),
+    ]
     if result.errors:
         parts.append(Text.from_markup(f"[red]{len(result.errors)} evaluations failed:[/]"))
         parts.extend(Text(f"  {e['config']}: {e['error']}") for e in result.errors[:10])

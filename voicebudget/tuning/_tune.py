@@ -183,9 +183,7 @@ class TuneResult:
         }
 
 
-def load_search(
-    path: str | Path, *, allowed_roots: Roots = ()
-) -> tuple[dict[str, Any], SearchSpace]:
+def load_search(path: str | Path, *, allowed_roots: Roots = ()) -> tuple[dict[str, Any], SearchSpace]:
     """Read a council file and its ``[search]`` table.
 
     :returns: the council document (without ``search``) and the validated search space.
@@ -196,7 +194,7 @@ def load_search(
     raw = doc.pop("search", None)
     if not raw:
         raise ScenarioError(
-            "declares no search space: add a [search] table (e.g. topology = [\"all\", \"first_k\"], "
+            'declares no search space: add a [search] table (e.g. topology = ["all", "first_k"], '
             "members = { n = [1, 2, 3] }); see docs/tuning.md",
             origin=str(path),
             field="search",
@@ -285,16 +283,27 @@ class _Evaluator:
         span = ut.user_turn_ms + mean + other + ut.agent_turn_ms
         x = ut.exchanges(error)
         eut = x * span
-        _refuse_nan(config, p95_ms=at_pct, mean_ms=mean, quality=1.0 - error, cost_per_turn=cost,
-                    expected_user_time_ms=eut)
+        _refuse_nan(
+            config, p95_ms=at_pct, mean_ms=mean, quality=1.0 - error, cost_per_turn=cost, expected_user_time_ms=eut
+        )
         eut_se = math.hypot(x * mean_se, span * _slope(ut.exchanges, error) * error_se)
         max_cost = self.space.constraints.max_cost_per_turn
         return Candidate(
-            index, config, at_pct, mean, 1.0 - error, cost, eut,
+            index,
+            config,
+            at_pct,
+            mean,
+            1.0 - error,
+            cost,
+            eut,
             within_budget=at_pct <= self.budget.total_ms,
             within_cost=max_cost is None or cost <= max_cost,
-            tail_driver=driver, samples=self.samples, p95_se_ms=at_pct_se, mean_se_ms=mean_se,
-            quality_se=error_se, expected_user_time_se_ms=eut_se if math.isfinite(eut) else 0.0,
+            tail_driver=driver,
+            samples=self.samples,
+            p95_se_ms=at_pct_se,
+            mean_se_ms=mean_se,
+            quality_se=error_se,
+            expected_user_time_se_ms=eut_se if math.isfinite(eut) else 0.0,
         )
 
     def behind_cache(self, miss_ms: FloatArray, miss_error: float, miss_usd: float) -> tuple[FloatArray, float, float]:
@@ -351,8 +360,9 @@ def _prepared_members(
     for name, member in pool.items():
         out[(name, None)] = Member.model_validate(member, context=context)
         for conc in concurrencies:
-            doc = _scale_prices({**member, "stage": _set_concurrency(member["stage"], conc)},
-                                factors.get((name, conc), 1.0))
+            doc = _scale_prices(
+                {**member, "stage": _set_concurrency(member["stage"], conc)}, factors.get((name, conc), 1.0)
+            )
             out[(name, conc)] = Member.model_validate(doc, context=context)
     return out
 
@@ -518,8 +528,9 @@ def tune_council(
     base = council.model_dump(mode="json", exclude={"members"}, exclude_none=True)
     pool = {mb.name: mb.model_dump(mode="json", exclude_none=True) for mb in (*council.members, *space.pool)}
     if len(pool) < len(council.members) + len(space.pool):
-        raise ScenarioError("pool member names must differ from the council's members", origin=str(path),
-                            field="search.pool")
+        raise ScenarioError(
+            "pool member names must differ from the council's members", origin=str(path), field="search.pool"
+        )
     members = _prepared_members(pool, space.concurrency, context)
     sensitive = _batch_sensitive(members, space.concurrency)
     configs = list(space.configurations(list(pool), council.topology, sensitive))
@@ -549,19 +560,39 @@ def tune_council(
         except ImportError as exc:
             raise ScenarioError(
                 f"the space has {len(configs):,} configurations, more than the exhaustive limit "
-                f"({max_exhaustive:,}): {exc}", origin=str(path), field="search") from None
+                f"({max_exhaustive:,}): {exc}",
+                origin=str(path),
+                field="search",
+            ) from None
         strategy = f"optuna NSGA-II ({trials} trials)"
     shortlist = _shortlist(candidates, budget)
     finals = shortlist
     if refine > samples and shortlist:
         fine_hit_ms, fine_hit = _cache_draws(space, refine, seed)
-        fine = replace(evaluator, samples=refine, rest_ms=_rest(scenario, refine, seed, allowed_roots),
-                       cache_hit_ms=fine_hit_ms, cache_hit=fine_hit)
+        fine = replace(
+            evaluator,
+            samples=refine,
+            rest_ms=_rest(scenario, refine, seed, allowed_roots),
+            cache_hit_ms=fine_hit_ms,
+            cache_hit=fine_hit,
+        )
         items = [(c.index, c.config) for c in shortlist]
         finals, more = _evaluate_all(fine, items, workers, scheduler, progress)
         errors.extend(more)
-    return _summarise(council.name, scope, budget, strategy, len(configs), candidates, errors, seed, samples,
-                      finals, len(shortlist), max(refine, samples))
+    return _summarise(
+        council.name,
+        scope,
+        budget,
+        strategy,
+        len(configs),
+        candidates,
+        errors,
+        seed,
+        samples,
+        finals,
+        len(shortlist),
+        max(refine, samples),
+    )
 
 
 def _check_memory(at: Callable[[int], _Evaluator], configs: list[Configuration], samples: int, copies: int) -> None:
@@ -575,14 +606,21 @@ def _check_memory(at: Callable[[int], _Evaluator], configs: list[Configuration],
     if widest is None:
         return
     try:
-        check_memory(samples, lambda k: at(k)((0, widest)), copies=copies,
-                     what=f"each of {copies} evaluation(s) of up to {len(widest['members'])} members")
+        check_memory(
+            samples,
+            lambda k: at(k)((0, widest)),
+            copies=copies,
+            what=f"each of {copies} evaluation(s) of up to {len(widest['members'])} members",
+        )
     except ScenarioError as exc:
         raise ScenarioError(exc.detail, origin="--samples/-n") from None
 
 
 def _scope(
-    council: Council, scenario: str | Path | None, budget_ms: float | None, percentile: float | None,
+    council: Council,
+    scenario: str | Path | None,
+    budget_ms: float | None,
+    percentile: float | None,
     allowed_roots: Roots = (),
 ) -> tuple[Budget, str]:
     base_budget = council.budget
@@ -601,7 +639,10 @@ def _rest(scenario: str | Path | None, samples: int, seed: int, allowed_roots: R
 
 
 def _evaluate_all(
-    evaluator: _Evaluator, items: list[tuple[int, Configuration]], workers: int, scheduler: Any,
+    evaluator: _Evaluator,
+    items: list[tuple[int, Configuration]],
+    workers: int,
+    scheduler: Any,
     progress: Callable[[int, int], None] | None,
 ) -> tuple[list[Candidate], list[dict[str, Any]]]:
     """Evaluate ``(index, configuration)`` items; returns the candidates and the errors."""
@@ -629,7 +670,8 @@ def _shortlist(candidates: list[Candidate], budget: Budget) -> list[Candidate]:
     the percentile minus ``SCREEN_Z`` standard errors at or under it), and surely beaten (by
     ``SCREEN_Z`` standard errors on every objective) by no configuration within budget."""
     plausible = [
-        c for c in candidates
+        c
+        for c in candidates
         if c.skipped is None and c.within_cost and c.p95_ms - SCREEN_Z * c.p95_se_ms <= budget.total_ms
     ]
     if not plausible:
@@ -640,9 +682,18 @@ def _shortlist(candidates: list[Candidate], budget: Budget) -> list[Candidate]:
 
 
 def _summarise(
-    name: str, scope: str, budget: Budget, strategy: str, size: int, candidates: list[Candidate],
-    errors: list[dict[str, Any]], seed: int, samples: int, finals: list[Candidate] | None = None,
-    shortlisted: int = 0, refine_samples: int = 0,
+    name: str,
+    scope: str,
+    budget: Budget,
+    strategy: str,
+    size: int,
+    candidates: list[Candidate],
+    errors: list[dict[str, Any]],
+    seed: int,
+    samples: int,
+    finals: list[Candidate] | None = None,
+    shortlisted: int = 0,
+    refine_samples: int = 0,
 ) -> TuneResult:
     valid = [c for c in candidates if c.skipped is None]
     reasons: dict[str, int] = {}
@@ -652,9 +703,26 @@ def _summarise(
     feasible = [c for c in valid if c.feasible]
     front = _front([c for c in (valid if finals is None else finals) if c.feasible])
     best, reason, why = _pick(front, valid, budget)
-    return TuneResult(name, scope, budget, strategy, size, len(valid), len(feasible), len(candidates) - len(valid),
-                      tuple(front), best, why, tuple(errors), seed, samples, reasons, shortlisted,
-                      refine_samples or samples, reason)
+    return TuneResult(
+        name,
+        scope,
+        budget,
+        strategy,
+        size,
+        len(valid),
+        len(feasible),
+        len(candidates) - len(valid),
+        tuple(front),
+        best,
+        why,
+        tuple(errors),
+        seed,
+        samples,
+        reasons,
+        shortlisted,
+        refine_samples or samples,
+        reason,
+    )
 
 
 def _front(feasible: list[Candidate]) -> list[Candidate]:
@@ -751,21 +819,30 @@ def _pick(front: list[Candidate], valid: list[Candidate], budget: Budget) -> tup
         if not valid:
             return None, "no valid configuration", "no valid configuration in the space"
         fastest = min(valid, key=lambda c: c.p95_ms)
-        return None, "nothing within budget", (
-            f"no configuration is within {budget.total_ms:.0f} ms at {label} (and the cost limit); "
-            f"the fastest reaches {fastest.p95_ms:.1f} ms")
+        return (
+            None,
+            "nothing within budget",
+            (
+                f"no configuration is within {budget.total_ms:.0f} ms at {label} (and the cost limit); "
+                f"the fastest reaches {fastest.p95_ms:.1f} ms"
+            ),
+        )
     tied, steps = _ties(front, label)
     best = tied[0]
     if len(steps) == 1:
         reason = "lowest expected user time on the front, beyond the noise"
     else:
         reason = f"{steps[0]}; of them {', then '.join(steps[1:])}"
-    return best, reason, (
-        f"{short_config(best.config)}: {reason} "
-        f"(user time {best.expected_user_time_ms:.0f} ± {best.expected_user_time_se_ms:.0f} ms per completed "
-        f"request, accuracy {best.quality:.3f}, {label} {best.p95_ms:.1f} ± {best.p95_se_ms:.1f} ms <= "
-        f"{budget.total_ms:.0f} ms, ${best.cost_per_turn:.6f}/turn){_runner_up(front, best)}; "
-        f"{len(front)} configurations on the front"
+    return (
+        best,
+        reason,
+        (
+            f"{short_config(best.config)}: {reason} "
+            f"(user time {best.expected_user_time_ms:.0f} ± {best.expected_user_time_se_ms:.0f} ms per completed "
+            f"request, accuracy {best.quality:.3f}, {label} {best.p95_ms:.1f} ± {best.p95_se_ms:.1f} ms <= "
+            f"{budget.total_ms:.0f} ms, ${best.cost_per_turn:.6f}/turn){_runner_up(front, best)}; "
+            f"{len(front)} configurations on the front"
+        ),
     )
 
 
@@ -774,8 +851,10 @@ def _runner_up(front: list[Candidate], best: Candidate) -> str:
     if not others:
         return ""
     nxt = min(others, key=lambda c: (_finite_objectives(c)[0], c.index))
-    return (f"; next on user time: {short_config(nxt.config)} at {nxt.expected_user_time_ms:.0f} ± "
-            f"{nxt.expected_user_time_se_ms:.0f} ms")
+    return (
+        f"; next on user time: {short_config(nxt.config)} at {nxt.expected_user_time_ms:.0f} ± "
+        f"{nxt.expected_user_time_se_ms:.0f} ms"
+    )
 
 
 def _ties(front: list[Candidate], label: str) -> tuple[list[Candidate], list[str]]:
@@ -789,14 +868,20 @@ def _ties(front: list[Candidate], label: str) -> tuple[list[Candidate], list[str
     steps: list[str] = []
     for what, value, se in keys:
         lead = min(pool, key=lambda c: (value(c), c.index))
-        pool = [c for c in pool
-                if value(c) - value(lead) <= float(tie_tolerance(np.array(se(c)), np.array(se(lead)),
-                                                                 np.array(value(c)), np.array(value(lead))))]
+        pool = [
+            c
+            for c in pool
+            if value(c) - value(lead)
+            <= float(tie_tolerance(np.array(se(c)), np.array(se(lead)), np.array(value(c)), np.array(value(lead))))
+        ]
         if len(pool) == 1:
             steps.append(f"the lowest {what}" if steps else f"lowest {what} on the front, beyond the noise")
             return pool, steps
-        steps.append(f"the lowest {what}" if steps else
-                     f"{len(pool)} configurations tie on {what} (their ±{NOISE_Z:g} SE intervals overlap the lowest's)")
+        steps.append(
+            f"the lowest {what}"
+            if steps
+            else f"{len(pool)} configurations tie on {what} (their ±{NOISE_Z:g} SE intervals overlap the lowest's)"
+        )
     pool.sort(key=lambda c: (c.cost_per_turn, c.index))
     steps.append("the lowest cost")
     return pool, steps
