@@ -16,6 +16,7 @@ test: .venv/.installed
 
 lint: .venv/.installed
 	$(BIN)/ruff check voicebudget tests benchmarks
+	$(BIN)/ruff format --check voicebudget tests benchmarks
 	$(BIN)/mypy
 
 bench: .venv/.installed
