@@ -1,0 +1,90 @@
+"""The ``voicebudget`` command line: a thin typer layer over the library.
+
+Each command parses its arguments, calls one library function and renders the result.
+Exit codes: 0 within budget, 1 over budget, 2 invalid input (message on stderr, no traceback),
+3 an internal error (a bug: a one-line message with the version; ``VOICEBUDGET_TRACEBACK=1`` shows the
+traceback). A crash never exits 1, which means only "over budget".
+
+One module per command group (``_run``, ``_inference``, ``_traces``, ``_councils``, ``_capacity``);
+options several groups share are in ``_options``, the way out (exit codes, errors, JSON) in ``_output``,
+the guard every command runs under in ``_guard``. The app is assembled here, in the order ``--help``
+lists the commands.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from voicebudget.cli import _capacity, _councils, _inference, _run, _traces
+from voicebudget.cli._guard import EXITS, TRACEBACK_ENV, Command, crash_guard, one_line_paragraphs, report_bug
+from voicebudget.cli._options import PrecisionOpt
+from voicebudget.cli._output import EXIT_BUG, EXIT_INVALID, EXIT_OK, EXIT_OVER_BUDGET
+from voicebudget.cli._traces import DEFAULT_FIT_METHOD, FitMethodOpt, TraceFormatIn
+
+__all__ = [
+    "DEFAULT_FIT_METHOD",
+    "EXIT_BUG",
+    "EXIT_INVALID",
+    "EXIT_OK",
+    "EXIT_OVER_BUDGET",
+    "TRACEBACK_ENV",
+    "FitMethodOpt",
+    "PrecisionOpt",
+    "TraceFormatIn",
+    "app",
+    "crash_guard",
+    "main",
+]
+
+app = typer.Typer(
+    name="voicebudget",
+    help="Does your voice agent answer within budget? Model the pipeline, the hardware, councils; check traces.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+COMMANDS: dict[str, Command] = {
+    "run": _run.run,
+    "schema": _run.schema,
+    "infer": _inference.infer,
+    "hardware": _inference.hardware_cmd,
+    "models": _inference.models_cmd,
+    "check": _traces.check_cmd,
+    "fit": _traces.fit_cmd,
+    "council": _councils.council_cmd,
+    "council-fit": _councils.council_fit_cmd,
+    "tune": _councils.tune_cmd,
+    "capacity": _capacity.capacity_cmd,
+}
+"""Command name -> its function, in the order ``--help`` lists them."""
+
+for _name, _command in COMMANDS.items():
+    _help = one_line_paragraphs(_command.__doc__) if _command.__doc__ else None
+    app.command(_name, help=_help)(crash_guard(_command))
+
+
+def main() -> None:
+    """Console-script entry point (every command runs under :func:`crash_guard`)."""
+    try:
+        try:
+            app()
+        finally:  # flush here, not at interpreter exit, so a reader that went away is seen (exit 141)
+            sys.stdout.flush()
+    except EXITS as exc:
+        sys.exit(exc.exit_code)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)
+    except Exception as exc:  # outside a command (argument parsing, completion): still not exit 1
+        try:
+            report_bug(exc)
+        except EXITS as done:
+            sys.exit(done.exit_code)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,78 @@
+"""The guard every command runs under: an exception is an exit code, never a traceback or a false verdict."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+import typer
+
+from voicebudget._errors import BudgetExceeded, VoiceBudgetError
+from voicebudget.cli._output import EXIT_BUG, EXIT_OVER_BUDGET, fail
+
+TRACEBACK_ENV = "VOICEBUDGET_TRACEBACK"
+"""Set to 1 to print the traceback of an internal error (exit code 3)."""
+
+Command = Callable[..., Any]
+
+
+def report_bug(exc: BaseException) -> NoReturn:
+    """Exit 3 with a one-line "internal error" message naming the version (the traceback only when
+    ``VOICEBUDGET_TRACEBACK=1``): a crash must never look like a verdict (exit 1)."""
+    from voicebudget import __version__
+
+    if os.environ.get(TRACEBACK_ENV, "") not in ("", "0"):
+        traceback.print_exception(exc, file=sys.stderr)
+    detail = " ".join(str(exc).split())[:300]
+    fail(
+        f"internal error in voicebudget {__version__} (a bug, not a verdict): {type(exc).__name__}: {detail}. "
+        f"Set {TRACEBACK_ENV}=1 to see the traceback, and please report it.",
+        EXIT_BUG,
+    )
+
+
+def _usage_error_base() -> type[Exception]:
+    """typer's ``ClickException``, wherever this typer version keeps it: click itself before typer 0.29,
+    a copy inside typer since (which no longer depends on click, so importing click would fail)."""
+    for cls in typer.BadParameter.__mro__:
+        if cls.__name__ == "ClickException":
+            return cls
+    return typer.BadParameter
+
+
+EXITS = (typer.Exit,)
+PASS_THROUGH = (*EXITS, typer.Abort, _usage_error_base())
+
+
+def crash_guard(command: Command) -> Command:
+    """Wrap a command so that any exception is an exit code: the library's input errors 2, an unexpected
+    exception 3 (:func:`report_bug`); exit 1 stays "over budget" only."""
+
+    @functools.wraps(command)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except PASS_THROUGH:
+            raise
+        except BudgetExceeded as exc:
+            fail(str(exc), EXIT_OVER_BUDGET)
+        except VoiceBudgetError as exc:  # ScenarioError, ModelError not caught by the command itself
+            fail(str(exc))
+        except BrokenPipeError:  # the reader of stdout went away (| head): exit as a shell would (SIGPIPE)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise SystemExit(141) from None
+        except Exception as exc:
+            report_bug(exc)
+
+    return guarded
+
+
+def one_line_paragraphs(doc: str) -> str:
+    """A docstring with each paragraph joined into one line: typer keeps a paragraph's line breaks
+    (they would break ``--help`` mid-sentence at any width), rich wraps the lines to the terminal."""
+    return "\n\n".join(" ".join(p.split()) for p in inspect.cleandoc(doc).split("\n\n"))

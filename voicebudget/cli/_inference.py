@@ -1,0 +1,219 @@
+"""``infer``, ``hardware`` and ``models``: one model on one chip, and the catalogs."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from voicebudget.cli._options import PrecisionOpt, TableOrJson
+from voicebudget.cli._output import choice_value, emit_json, fail, user_errors
+
+
+def infer(
+    hardware: Annotated[str, typer.Option("--hardware", "-H", help="Hardware id (see `voicebudget hardware`).")] = "",
+    model: Annotated[str, typer.Option("--model", "-m", help="Model id (see `voicebudget models`).")] = "",
+    chips: Annotated[int | None, typer.Option("--chips", min=1, help="Chips (default: the fewest that fit).")] = None,
+    tp: Annotated[int | None, typer.Option("--tp", min=1, help="Tensor-parallel size (splits the heads).")] = None,
+    precision: Annotated[PrecisionOpt | None, typer.Option("--precision", help="Weights (default: native).")] = None,
+    concurrency: Annotated[
+        int | None, typer.Option("--concurrency", "-c", min=1, help="Requests in flight (default 1).")
+    ] = None,
+    kv_precision: Annotated[
+        PrecisionOpt | None,
+        typer.Option("--kv-precision", help="KV cache (default: fp8 with fp8/fp4 weights, else bf16)."),
+    ] = None,
+    speculative: Annotated[
+        str | None,
+        typer.Option(
+            "--speculative",
+            metavar="A,G,C[,V] | PRESET",
+            help="Speculative decoding: acceptance rate a, draft tokens g, draft/target step cost c (Medusa/EAGLE "
+            "heads: c ~ 0.02-0.05; a draft model: its step time ratio), tokens verified per sequence V (default "
+            "g+1; a tree's node count), e.g. 0.7,4,0.05; or a preset: eagle, medusa (acceptance measured at "
+            "batch 1). The verification step is costed at this concurrency.",
+        ),
+    ] = None,
+    model_config_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--model-config",
+            help="A Hugging Face config.json for a model not in the catalog (instead of --model).",
+        ),
+    ] = None,
+    hardware_config_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--hardware-config",
+            help="A TOML file of Hardware fields, a chip not in the catalog (instead of -H).",
+        ),
+    ] = None,
+    memory_utilization: Annotated[
+        float | None,
+        typer.Option(
+            "--memory-utilization",
+            help="Share of chip memory for weights + KV cache (as vLLM's gpu memory utilization; default 0.9).",
+        ),
+    ] = None,
+    request_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--request-rate",
+            help="Open-loop Poisson arrivals, requests/s (instead of --concurrency): TTFT p50/p90/p99.",
+        ),
+    ] = None,
+    prompt_tokens: Annotated[int, typer.Option("--prompt-tokens", min=1, help="Prompt tokens per request.")] = 1000,
+    output_tokens: Annotated[int, typer.Option("--output-tokens", min=1, help="Output tokens per request.")] = 200,
+    software: Annotated[
+        str | None,
+        typer.Option(
+            "--software",
+            metavar="GEN",
+            help="Wafer/LPU vendor software generation (see `voicebudget hardware`; default the latest).",
+        ),
+    ] = None,
+    price: Annotated[
+        float | None,
+        typer.Option("--price-per-chip-hour", min=0.0, help="US$ per chip-hour (overrides catalog)."),
+    ] = None,
+    fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+) -> None:
+    """Predict TTFT, TPOT, throughput and cost of a model on hardware (docs/inference.md).
+
+    Exit code 2 when the model does not fit the chips (the message names the gap), when prompt + output
+    tokens exceed the model's context, or when --tp does not split the attention heads.
+    """
+    from voicebudget.inference import (
+        ChipPrice,
+        Deployment,
+        Hardware,
+        ModelArch,
+        SpeculativeDecoding,
+        Workload,
+        estimate_inference,
+        get_hardware,
+        hardware_from_toml,
+        model_from_hf_config,
+        parse_speculative,
+    )
+    from voicebudget.inference._render import render_inference
+
+    arch: str | ModelArch = model
+    chip: str | Hardware = hardware
+    if not model and model_config_path is None:
+        fail("give --model ID (see `voicebudget models`) or --model-config path/to/config.json")
+    if not hardware and hardware_config_path is None:
+        fail("give --hardware ID (see `voicebudget hardware`) or --hardware-config path/to/chip.toml")
+    if hardware and hardware_config_path is not None:
+        fail("give --hardware or --hardware-config, not both")
+    if model and model_config_path is not None:
+        fail("give --model or --model-config, not both")
+    if concurrency is not None and request_rate is not None:
+        fail(
+            "give --concurrency (a closed loop: that many requests always in flight) or --request-rate "
+            "(open-loop arrivals: the concurrency follows), not both"
+        )
+    if software is not None and request_rate is not None:
+        fail("--software picks a wafer/LPU software generation; --request-rate is the GPU scheduler model")
+    if software is not None and not software.strip():
+        fail(f"--software: give a generation id (`voicebudget hardware` lists them, e.g. 2024-08), got {software!r}")
+    concurrency = 1 if concurrency is None else concurrency
+    with user_errors():
+        spec: SpeculativeDecoding | None = parse_speculative(speculative) if speculative is not None else None
+        if model_config_path is not None:
+            arch = model_from_hf_config(model_config_path)
+        if hardware_config_path is not None:
+            chip = hardware_from_toml(hardware_config_path)
+    if memory_utilization is not None:
+        if not (0.0 < memory_utilization <= 1.0):
+            fail(f"--memory-utilization must be in (0, 1], got {memory_utilization}")
+        with user_errors():
+            sram = (chip if isinstance(chip, Hardware) else get_hardware(chip)).sram
+        if sram is not None:  # it would be ignored: SRAM chips are sized by their timing's usable share
+            fail(
+                f"--memory-utilization applies to HBM chips; on an SRAM-resident chip the usable share of SRAM is "
+                f"its timing's usable_sram_fraction ({sram.usable_sram_fraction:g}); leave the option out"
+            )
+    else:
+        memory_utilization = 0.9
+    if price is not None and not (math.isfinite(price) and price <= 1e6):
+        fail(f"--price-per-chip-hour: must be a finite number of US$ > 0 and <= 1,000,000, got {price}")
+    chip_price = ChipPrice(usd_per_chip_hour=price, source="--price-per-chip-hour") if price else None
+    if request_rate is not None:
+        from voicebudget.inference import estimate_open_loop
+        from voicebudget.inference._render import render_open_loop
+
+        if not (math.isfinite(request_rate) and request_rate > 0):
+            fail(f"--request-rate: must be a finite number of requests/s > 0, got {request_rate}")
+        if spec is not None:
+            fail(
+                "--speculative applies to --concurrency predictions; the --request-rate scheduler model does not "
+                "include speculative decoding yet (run --concurrency at the mean concurrency it reports)"
+            )
+        with user_errors():
+            loaded = estimate_open_loop(
+                arch,
+                chip,
+                Deployment(
+                    chips=chips,
+                    tensor_parallel=tp,
+                    precision=choice_value(precision),
+                    kv_precision=choice_value(kv_precision),
+                    memory_utilization=memory_utilization,
+                ),
+                Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens),
+                request_rate,
+            )
+        if fmt is TableOrJson.json:
+            emit_json(loaded.model_dump(mode="json"))
+        else:
+            Console(highlight=False).print(render_open_loop(loaded))
+        return
+    with user_errors():
+        result = estimate_inference(
+            arch,
+            chip,
+            Deployment(
+                chips=chips,
+                tensor_parallel=tp,
+                precision=choice_value(precision),
+                concurrency=concurrency,
+                kv_precision=choice_value(kv_precision),
+                memory_utilization=memory_utilization,
+                software=software,
+            ),
+            Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens),
+            price=chip_price,
+            speculative=spec,
+        )
+    if fmt is TableOrJson.json:
+        emit_json(result.to_dict())
+    else:
+        Console(highlight=False).print(render_inference(result))
+
+
+def hardware_cmd(
+    fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+) -> None:
+    """List the hardware catalog with its key figures and sources."""
+    from voicebudget.inference._render import hardware_rows, render_catalog
+
+    if fmt is TableOrJson.json:
+        emit_json(hardware_rows())
+    else:
+        Console(highlight=False).print(render_catalog("hardware"))
+
+
+def models_cmd(
+    fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+) -> None:
+    """List the model-architecture catalog with its key figures and sources."""
+    from voicebudget.inference._render import model_rows, render_catalog
+
+    if fmt is TableOrJson.json:
+        emit_json(model_rows())
+    else:
+        Console(highlight=False).print(render_catalog("models"))

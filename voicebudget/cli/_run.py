@@ -1,0 +1,94 @@
+"""``run`` and ``schema``: simulate scenario files, and the JSON Schema of those files."""
+
+from __future__ import annotations
+
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from voicebudget._scenario import scenario_json_schema
+from voicebudget._simulate import run_scenarios
+from voicebudget.cli._options import (
+    AllowRootOpt,
+    BudgetOpt,
+    ForceOpt,
+    Format,
+    PercentileOpt,
+    SamplesOpt,
+    SeedOpt,
+)
+from voicebudget.cli._output import EXIT_OK, EXIT_OVER_BUDGET, check_plot_path, emit_json, fail, user_errors
+
+DEFAULT_SCENARIO = "webrtc-cascade.toml"
+
+
+def default_scenario_path() -> Path:
+    """The bundled default scenario (``voicebudget/data/webrtc-cascade.toml``)."""
+    return Path(str(resources.files("voicebudget") / "data" / DEFAULT_SCENARIO))
+
+
+def run(
+    scenarios: Annotated[
+        list[Path] | None, typer.Argument(help="Scenario files (.toml/.yaml). Default: the bundled WebRTC scenario.")
+    ] = None,
+    samples: SamplesOpt = None,
+    seed: SeedOpt = None,
+    budget_ms: BudgetOpt = None,
+    percentile: PercentileOpt = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Also draw latency CDFs and a waterfall to this PNG.")
+    ] = None,
+    allow_root: AllowRootOpt = None,
+    force: ForceOpt = False,
+) -> None:
+    """Simulate scenarios (every variant on common random numbers) and judge them against the budget.
+
+    Exit code 0 when every variant is within budget, 1 when any is over, 2 on invalid input.
+    """
+    paths = scenarios or [default_scenario_path()]
+    targets = check_plot_path(plot, force=force, inputs=paths, count=len(paths))
+    with user_errors():
+        results = run_scenarios(
+            paths,
+            samples=samples,
+            seed=seed,
+            budget_ms=budget_ms,
+            percentile=percentile,
+            allowed_roots=allow_root or (),
+        )
+    if targets:
+        _plot_run(results, targets)
+    _render_runs(results, fmt)
+    raise typer.Exit(EXIT_OK if all(r.passed for r in results) else EXIT_OVER_BUDGET)
+
+
+def _render_runs(results: list[Any], fmt: Format) -> None:
+    from voicebudget._render import render_markdown, render_run
+
+    if fmt is Format.json:
+        emit_json(results[0].to_dict() if len(results) == 1 else [r.to_dict() for r in results])
+    elif fmt is Format.markdown:
+        sys.stdout.write("\n\n".join(render_markdown(r) for r in results) + "\n")
+    else:
+        console = Console(highlight=False)
+        for r in results:
+            console.print(render_run(r))
+
+
+def _plot_run(results: list[Any], targets: list[Path]) -> None:
+    try:
+        from voicebudget._plot import plot_run  # type: ignore[import-not-found,unused-ignore]
+    except ImportError as exc:
+        fail(f"--plot needs matplotlib: pip install 'voicebudget[plot]' ({exc})")
+    for r, target in zip(results, targets, strict=True):
+        plot_run(r, target)
+
+
+def schema() -> None:
+    """Print the JSON Schema of scenario files (for editor completion)."""
+    emit_json(scenario_json_schema())

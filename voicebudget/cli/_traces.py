@@ -1,0 +1,146 @@
+"""``check`` and ``fit``: real turns from trace files, against the budget or fitted into a scenario."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from voicebudget._budget import Budget
+from voicebudget._io import check_target
+from voicebudget.cli._options import BudgetOpt, ForceOpt, PercentileOpt, TableOrJson
+from voicebudget.cli._output import EXIT_OK, EXIT_OVER_BUDGET, budget_override, emit_json, fail, user_errors, warn
+from voicebudget.traces import ABSURD_MS, DEFAULT_STOP_SECS, FIT_METHODS, ReadOptions
+from voicebudget.traces import FORMATS as TRACE_FORMATS
+
+FitMethodOpt = StrEnum("FitMethodOpt", {name: name for name in FIT_METHODS})  # type: ignore[misc]
+"""How ``fit`` turns observed stages into distributions: the library's :data:`FIT_METHODS`."""
+DEFAULT_FIT_METHOD = FitMethodOpt(FIT_METHODS[0])
+"""The library lists its default method first (``fit_traces(method="joint")``)."""
+
+
+TracesArg = Annotated[
+    list[Path], typer.Argument(help="Trace files: Pipecat logs, LiveKit metrics JSON lines, OTLP JSON span exports.")
+]
+TraceFormatIn = StrEnum("TraceFormatIn", {name: name for name in TRACE_FORMATS})  # type: ignore[misc]
+"""Trace formats ``check``/``fit`` read: the names of the library's reader table."""
+FormatInOpt = Annotated[
+    TraceFormatIn | None, typer.Option("--format-in", help="Trace format (default: detected from the content).")
+]
+IncludeOpt = Annotated[
+    bool, typer.Option("--include-anomalies", help="Count flagged turns (that have a total) in the statistics.")
+]
+StopSecsOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--stop-secs", help=f"Pipecat VAD stop_secs in s (default: the log's VAD params, else {DEFAULT_STOP_SECS:g})."
+    ),
+]
+LogFormatOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--log-format",
+        help="Pipecat log written with your own loguru format: give the format string, "
+        "e.g. '{time} - {level} - {extra[call_id]} - {message}' (default: common layouts detected).",
+    ),
+]
+AbsurdOpt = Annotated[
+    float, typer.Option("--absurd-ms", help=f"Flag any stage longer than this, ms (>= 1; default {ABSURD_MS:g}).")
+]
+
+
+def check_cmd(
+    traces: TracesArg,
+    budget_ms: BudgetOpt = None,
+    percentile: PercentileOpt = None,
+    fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+    format_in: FormatInOpt = None,
+    include_anomalies: IncludeOpt = False,
+    stop_secs: StopSecsOpt = None,
+    absurd_ms: AbsurdOpt = ABSURD_MS,
+    log_format: LogFormatOpt = None,
+    turns: Annotated[bool, typer.Option("--turns", help="List every turn (default: the 10 slowest).")] = False,
+) -> None:
+    """Check real turns from traces against the budget: stage percentiles, tail attribution, first turn
+    vs steady state, the slowest turns (every turn with --turns), anomalies (flagged, excluded unless
+    --include-anomalies).
+
+    Exit code 0 within budget, 1 over, 2 unreadable or unknown-format trace.
+    """
+    from voicebudget.traces import NoUsableTurnsError, check_traces
+
+    with user_errors():
+        budget = budget_override(Budget(), budget_ms, percentile)
+        options = ReadOptions.checked(stop_secs=stop_secs, absurd_ms=absurd_ms, log_format=log_format)
+        try:
+            result = check_traces(
+                traces,
+                budget,
+                fmt=format_in.value if format_in else None,
+                include_anomalies=include_anomalies,
+                options=options,
+            )
+        except NoUsableTurnsError as exc:  # still show what was read, then exit 2
+            if fmt is TableOrJson.json:
+                emit_json(exc.to_dict())
+            else:
+                from voicebudget.traces._render import render_unusable
+
+                Console(highlight=False).print(render_unusable(exc))
+            raise
+    if fmt is TableOrJson.json:
+        emit_json(result.to_dict())
+    else:
+        from voicebudget.traces._render import render_check
+
+        Console(highlight=False).print(render_check(result, all_turns=turns))
+    raise typer.Exit(EXIT_OK if result.passed else EXIT_OVER_BUDGET)
+
+
+def fit_cmd(
+    traces: TracesArg,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Scenario file to write (.toml).")],
+    method: Annotated[FitMethodOpt, typer.Option("--method", help="How stages become distributions.")] = (
+        DEFAULT_FIT_METHOD
+    ),
+    budget_ms: BudgetOpt = None,
+    percentile: PercentileOpt = None,
+    format_in: FormatInOpt = None,
+    include_anomalies: IncludeOpt = False,
+    stop_secs: StopSecsOpt = None,
+    absurd_ms: AbsurdOpt = ABSURD_MS,
+    log_format: LogFormatOpt = None,
+    force: ForceOpt = False,
+) -> None:
+    """Fit a scenario to traces: stages are the observed distributions, so `voicebudget run` on the
+    written file reproduces the traces' percentiles and variants can swap a stage for a model.
+
+    An existing output file is replaced only with --force, and never when it is one of the traces.
+    """
+    from voicebudget.traces import fit_traces
+    from voicebudget.traces._render import render_fit
+
+    with user_errors():
+        check_target(output, overwrite=force, inputs=traces, what="-o")
+        budget = budget_override(Budget(), budget_ms, percentile)
+        options = ReadOptions.checked(stop_secs=stop_secs, absurd_ms=absurd_ms, log_format=log_format)
+        result = fit_traces(
+            traces,
+            method=method.value,  # type: ignore[arg-type]  # one of FIT_METHODS
+            budget=budget,
+            fmt=format_in.value if format_in else None,
+            include_anomalies=include_anomalies,
+            options=options,
+        )
+    try:
+        with user_errors():
+            result.write(output, overwrite=force)
+    except OSError as exc:
+        fail(f"{output}: cannot write: {exc.strerror or exc}")
+    for message in result.warnings:
+        warn(f"{output}: {message}")
+    sys.stdout.write(render_fit(result, str(output)) + "\n")
