@@ -6,6 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
+from dask_cluster import local_client, port_held
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -54,12 +55,8 @@ def test_map_in_process_and_on_processes_agree_and_keep_errors() -> None:
 
 
 def test_map_on_a_dask_local_cluster_agrees() -> None:
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
-    ) as cluster:
-        with distributed.Client(cluster) as client:
-            out = map_evaluations(square_or_fail, list(range(20)), scheduler=client, batch_size=3)
+    with port_held(), local_client() as client:
+        out = map_evaluations(square_or_fail, list(range(20)), scheduler=client, batch_size=3)
     assert [o.value for o in out] == [None if x == 13 else x * x for x in range(20)]
 
 
