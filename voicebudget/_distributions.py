@@ -11,7 +11,6 @@ The log-normal is parameterised by two quantiles because that is what benchmarks
 
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -26,7 +25,7 @@ from pydantic import (
 )
 
 from voicebudget._errors import ScenarioError
-from voicebudget._io import MAX_DATA_BYTES, parse_json, read_text, resolve_reference, split_lines
+from voicebudget._io import MAX_DATA_BYTES, csv_rows, parse_json, read_text, resolve_reference
 from voicebudget._model import DataModel
 
 __all__ = [
@@ -199,10 +198,9 @@ def _read_samples(path: Path, column: str | None) -> list[float]:
         text = read_text(path, max_bytes=MAX_DATA_BYTES)
         if path.suffix.lower() == ".json":
             return _json_samples(parse_json(text, origin=str(path), allow_nan=False), path)
+        rows = [(line, r) for line, r in csv_rows(text, origin=str(path)) if any(cell.strip() for cell in r)]
     except ScenarioError as exc:
         raise ValueError(str(exc)) from None
-    reader = csv.reader(split_lines(text))
-    rows = [(reader.line_num, r) for r in reader if any(cell.strip() for cell in r)]
     if not rows:
         raise ValueError(f"{path}: no samples")
     index = 0

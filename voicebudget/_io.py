@@ -12,7 +12,10 @@ the council loader, the tuner and the trace readers share one set of rules:
 - **YAML**: a safe loader where a key given twice is an error, merge keys (``<<``) work, a key must be
   a scalar, and alias expansion is counted on the node graph before anything is built, so a
   billion-laughs document of a few hundred bytes is refused at once (:data:`MAX_YAML_ALIAS_NODES`);
-- **TOML**: the same nesting limit.
+- **TOML**: the same nesting limit;
+- **CSV**: ``\r\n``, ``\n`` and a lone ``\r`` each end a row, as Python's :mod:`csv` and spreadsheets
+  read them (a ``\r`` inside a quoted cell stays in the cell); a malformed row (a cell over the
+  :mod:`csv` field limit) is an input error naming the line (:func:`csv_rows`).
 
 Every failure is a :class:`~voicebudget.ScenarioError` whose message names the file (and the line
 where known) and never quotes the file's content.
@@ -20,6 +23,8 @@ where known) and never quotes the file's content.
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import re
 import stat
@@ -47,6 +52,7 @@ __all__ = [
     "read_bytes",
     "read_document",
     "check_target",
+    "csv_rows",
     "read_text",
     "reference_context",
     "write_atomic",
@@ -218,6 +224,31 @@ def read_head(path: str | Path, max_chars: int, *, max_bytes: int = MAX_TRACE_BY
     except OSError as exc:
         raise ScenarioError(f"cannot read: {exc.strerror or exc}", origin=str(path)) from None
     return data.decode("utf-8", errors="replace").removeprefix(_BOM)[:max_chars], True
+
+
+def csv_rows(text: str, *, origin: str) -> Iterator[tuple[int, list[str]]]:
+    """The rows of a CSV text as ``(line number of the row's first line, cells)``.
+
+    ``\r\n``, ``\n`` and a lone ``\r`` each end a line (old Mac files, a stray ``\r`` from an editor), as
+    :mod:`csv` reads a file opened with ``newline=""``; a quoted cell may hold line ends. Lines are
+    numbered as a text editor does, from 1.
+
+    :raises ScenarioError: a row :mod:`csv` cannot read (a cell longer than its field limit of
+        131,072 characters), naming the line; never the content.
+    """
+    reader = csv.reader(io.StringIO(text, newline=""))
+    start = 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise ScenarioError(
+                f"cannot read the CSV row: {_short(exc)}", origin=origin, field=f"line {start}"
+            ) from None
+        yield start, row
+        start = reader.line_num + 1
 
 
 # --- JSON -------------------------------------------------------------------------------------------

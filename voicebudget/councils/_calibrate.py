@@ -21,7 +21,6 @@ Estimators (docs/councils.md, "Calibrating from your logs"):
 
 from __future__ import annotations
 
-import csv
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from voicebudget._errors import ScenarioError
-from voicebudget._io import MAX_DATA_BYTES, read_text, split_lines
+from voicebudget._io import MAX_DATA_BYTES, csv_rows, read_text
 from voicebudget.councils._plurality import AnswerSpace, check_answer_space
 
 __all__ = ["AnswerSpaceFit", "fit_answer_space"]
@@ -91,10 +90,9 @@ class AnswerSpaceFit:
 
 def _read_rows(path: Path) -> list[tuple[str, str, str, bool]]:
     origin = str(path)
-    lines = split_lines(read_text(path, max_bytes=MAX_DATA_BYTES))
-    reader = csv.reader(lines)
+    reader = csv_rows(read_text(path, max_bytes=MAX_DATA_BYTES), origin=origin)
     try:
-        header = [h.strip().lower() for h in next(reader)]
+        header = [h.strip().lower() for h in next(reader)[1]]
     except StopIteration:
         raise ScenarioError("empty file; expected a header row: item,member,answer,correct", origin=origin) from None
     missing = [c for c in COLUMNS if c not in header]
@@ -106,7 +104,7 @@ def _read_rows(path: Path) -> list[tuple[str, str, str, bool]]:
         )
     idx = [header.index(c) for c in COLUMNS]
     rows = []
-    for line_no, row in enumerate(reader, start=2):
+    for line_no, row in reader:
         if not any(cell.strip() for cell in row):
             continue
         if len(row) < len(header):

@@ -1,0 +1,86 @@
+"""Hostile input, round 3 (issue 22): each kind of input that exited 3, hung, ran super-linearly or broke
+the one-line message, as the smallest file that showed it. The fuzzer of these kinds is
+tests/test_fuzz_kinds.py (small budget) and benchmarks/fuzz_kinds.py (large)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import voicebudget as vb
+from voicebudget.cli import app
+
+runner = CliRunner()
+
+
+def cli(*args: str | Path) -> tuple[int, str]:
+    result = runner.invoke(app, [str(a) for a in args])
+    assert "Traceback" not in result.output
+    return result.exit_code, result.output
+
+
+def one_error_line(output: str) -> str:
+    """The output of a refused command: exactly one line, ``error: ...``."""
+    lines = output.strip().splitlines()
+    assert len(lines) == 1, output
+    assert lines[0].startswith("error: "), output
+    return lines[0]
+
+
+# --- 1. CSV line ends: \r, \r\n and a stray \r in a cell (council-fit logs, empirical samples) -------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("item,member,answer,correct\r1,a,x,1\r1,b,x,1\r", 2),  # old Mac line ends: two rows
+        ("item,member,answer,correct\r\n1,a,x,1\r\n1,b,x,1\r\n", 2),
+        ('item,member,answer,correct\n1,a,"x\ry",1\n1,b,x,1\n', 2),  # \r in a quoted cell stays in it
+    ],
+)
+def test_council_fit_reads_every_line_end(tmp_path: Path, text: str, expected: int) -> None:
+    path = tmp_path / "logs.csv"
+    path.write_bytes(text.encode())
+    code, output = cli("council-fit", path, "-f", "json")
+    assert code == 0, output
+    assert json.loads(output)["rows"] == expected
+
+
+def test_council_fit_stray_cr_in_a_cell_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "logs.csv"
+    path.write_bytes(b"item,member,answer,correct\n1,a,x,1\n1,b,x\r,1\n")  # the \r ends line 3
+    code, output = cli("council-fit", path)
+    assert code == 2
+    assert one_error_line(output) == f"error: {path}: line 3: 3 columns, the header has 4"
+
+
+def test_csv_cell_over_the_field_limit_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "logs.csv"
+    path.write_text("item,member,answer,correct\n1,a," + "x" * 200_000 + ",1\n")
+    code, output = cli("council-fit", path)
+    assert code == 2
+    line = one_error_line(output)
+    assert line.startswith(f"error: {path}: line 2: cannot read the CSV row: field larger than field limit")
+
+
+@pytest.mark.parametrize("line_end", ["\r", "\r\n", "\n"])
+def test_empirical_samples_read_every_line_end(tmp_path: Path, line_end: str) -> None:
+    (tmp_path / "s.csv").write_bytes(line_end.join(["ms", "1", "2", "3", ""]).encode())
+    stage = vb.Empirical.model_validate({"file": "s.csv"}, context={"base_dir": str(tmp_path)})
+    assert stage.samples_ms == (1.0, 2.0, 3.0)
+
+
+def test_empirical_stray_cr_names_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "s.csv").write_bytes(b"1\n2x\r3\n")  # "2x" is line 2, "3" line 3
+    (tmp_path / "e.toml").write_text(
+        'name = "e"\n[pipeline]\nkind = "sequence"\nstages.x = { kind = "empirical", file = "s.csv" }\n'
+    )
+    code, output = cli("run", tmp_path / "e.toml", "-n", "100")
+    assert code == 2
+    assert one_error_line(output).endswith(
+        "pipeline.stages.x: " + str(tmp_path / "s.csv") + ": line 2, column 1: not a number; "
+        "a sample must be a finite number of ms, >= 0"
+    )
