@@ -84,3 +84,58 @@ def test_empirical_stray_cr_names_file_and_line(tmp_path: Path) -> None:
         "pipeline.stages.x: " + str(tmp_path / "s.csv") + ": line 2, column 1: not a number; "
         "a sample must be a finite number of ms, >= 0"
     )
+
+
+# --- 1. a stage name used twice in one evaluated tree, at any depth ----------------------------------------
+
+FIXED = '{ kind = "fixed", value_ms = 1 }'
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "message"),
+    [
+        (  # a combinator reusing its own name for a child
+            f'kind = "sequence"\nstages.x = {{ kind = "sequence", stages.x = {FIXED} }}',
+            "pipeline: two stages are named 'x' (stages.x and stages.x.stages.x)",
+        ),
+        (  # two branches reusing one name
+            f'kind = "sequence"\nstages.a = {{ kind = "all_of", stages.y = {FIXED} }}\n'
+            f'stages.b = {{ kind = "race", stages.y = {FIXED} }}',
+            "pipeline: two stages are named 'y' (stages.a.stages.y and stages.b.stages.y)",
+        ),
+        (  # a voice turn's own stage name inside another of its stages
+            f'kind = "voice_turn"\nendpointing = {FIXED}\nasr = {{ kind = "sequence", stages.llm = {FIXED} }}\n'
+            f"network = {FIXED}\nllm = {FIXED}\ntts = {FIXED}\ntransport = {FIXED}",
+            "pipeline: two stages are named 'llm' (asr.stages.llm and llm)",
+        ),
+        (  # a reply cache's branch names inside its miss path
+            f'kind = "sequence"\nstages.c = {{ kind = "reply_cache", hit_rate = 0.5, hit = {FIXED}, '
+            f'miss = {{ kind = "sequence", stages.cache_hit = {FIXED} }} }}',
+            "pipeline.stages.c: two stages are named 'cache_hit' (hit and miss.stages.cache_hit)",
+        ),
+    ],
+)
+def test_a_stage_name_used_twice_exits_2_naming_both_paths(tmp_path: Path, pipeline: str, message: str) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(f'name = "n"\n[pipeline]\n{pipeline}\n')
+    code, output = cli("run", path, "-n", "100")
+    assert code == 2
+    assert one_error_line(output) == f"error: {path}: {message}; stage names must be unique in a pipeline"
+
+
+def test_a_stage_may_share_the_name_of_the_tree_it_is_the_root_of(tmp_path: Path) -> None:
+    # "total" (a scenario's root) and a council member's own name are not stages of the tree
+    path = tmp_path / "s.toml"
+    path.write_text(f'name = "n"\n[pipeline]\nkind = "sequence"\nstages.total = {FIXED}\n')
+    code, output = cli("run", path, "-n", "100", "-f", "json")
+    assert code == 0, output
+    assert json.loads(output)["variants"][0]["total"]["p50_ms"] == 1.0
+    council = tmp_path / "c.toml"
+    council.write_text(
+        'kind = "council"\nname = "c"\ntopology = "all"\n'
+        f'[[members]]\nname = "a"\np = 0.8\nstage = {{ kind = "sequence", stages.a = {FIXED} }}\n'
+        f'[[members]]\nname = "b"\np = 0.8\nstage = {FIXED}\n'
+    )
+    code, output = cli("council", council, "-n", "100", "-f", "json")
+    assert code == 0, output
+    assert json.loads(output)["latency"]["p50_ms"] == 1.0

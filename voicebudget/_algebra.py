@@ -27,7 +27,7 @@ contributions add up exactly to the total, turn by turn.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -48,6 +48,7 @@ __all__ = [
     "Race",
     "Sampler",
     "Sequence",
+    "check_unique_names",
     "evaluate",
     "stage_rng",
 ]
@@ -77,6 +78,7 @@ class _Combinator(DataModel):
     def _non_empty(self) -> _Combinator:
         if not self.stages:
             raise ValueError("needs at least one stage")
+        check_unique_names((key, f"stages.{key}", child) for key, child in self.stages.items())
         return self
 
     def combine(self, children: list[FloatArray], rng: np.random.Generator) -> tuple[FloatArray, NDArray[Any]]:
@@ -186,6 +188,29 @@ def _pick(stack: FloatArray, which: NDArray[Any]) -> FloatArray:
 COMBINATORS: tuple[type[_Combinator], ...] = (Sequence, AllOf, KOfN, Race, Choice)
 
 
+def check_unique_names(children: Iterable[tuple[str, str, Any]], reserved: Mapping[str, str] | None = None) -> None:
+    """Refuse two stages of one evaluated tree with the same name, at any depth (each names a report row
+    and seeds its own random stream, :func:`stage_rng`).
+
+    :param children: ``(name, field path, stage)`` of a node's named children; the stages of a
+        combinator child are walked too (``<path>.stages.<name>``).
+    :param reserved: names the node itself gives (a voice turn's ``turn_commit``) -> what they are.
+    :raises ValueError: a repeated name, naming both field paths.
+    """
+    seen = dict(reserved or {})
+    stack = list(children)[::-1]
+    while stack:
+        name, path, child = stack.pop()
+        if name in seen:
+            raise ValueError(
+                f"two stages are named {name[:80]!r} ({seen[name]} and {path}); stage names must be unique "
+                "in a pipeline"
+            )
+        seen[name] = path
+        if isinstance(child, _Combinator):
+            stack.extend((k, f"{path}.stages.{k}", c) for k, c in reversed(child.stages.items()))
+
+
 def stage_rng(seed: int, name: str) -> np.random.Generator:
     """The random stream of stage ``name`` in a run seeded with ``seed``.
 
@@ -278,7 +303,7 @@ def evaluate(node: Any, n: int, seed: int, name: str = "total") -> Evaluation:
     stages: dict[str, FloatArray] = {}
     groups: dict[str, FloatArray] = {}
     parts: dict[str, dict[str, FloatArray]] = {}
-    root = _eval(node, name, n, seed, stages, groups, parts)
+    root = _eval(node, name, n, seed, stages, groups, parts, root=True)
     return Evaluation(total=root.samples, stages=stages, groups=groups, root=root, parts=parts)
 
 
@@ -290,12 +315,14 @@ def _eval(
     stages: dict[str, FloatArray],
     groups: dict[str, FloatArray],
     parts: dict[str, dict[str, FloatArray]],
+    root: bool = False,
 ) -> _Node:
     if isinstance(node, _Combinator):
         kids = [_eval(child, key, n, seed, stages, groups, parts) for key, child in node.stages.items()]
         samples, which = node.combine([k.samples for k in kids], stage_rng(seed, name + "/choice"))
-        _claim(name, stages, groups)
-        groups[name] = samples
+        if not root:  # the root is the total (a council member's name, "total"): a stage may share its name
+            _claim(name, stages, groups)
+        groups.setdefault(name, samples)
         return _Node(name, samples, kids, which if which.size else None)
     _claim(name, stages, groups)
     sample_parts = getattr(node, "sample_parts", None)

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from voicebudget._algebra import AllOf, Sequence
+from voicebudget._algebra import AllOf, Sequence, check_unique_names
 from voicebudget._distributions import Fixed
 from voicebudget._model import DataModel
 from voicebudget._stages import StageSpec
@@ -60,6 +60,14 @@ class VoiceTurn(DataModel):
     llm: StageSpec
     tts: StageSpec
     transport: StageSpec
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> VoiceTurn:
+        check_unique_names(
+            ((key, key, getattr(self, key)) for key in STAGE_ORDER),
+            reserved={"turn_commit": "the voice turn's commit step (endpointing with asr)"},
+        )
+        return self
 
     def to_tree(self) -> Sequence:
         """The pipeline as a combinator tree (leaf names are :data:`STAGE_ORDER`)."""

@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from voicebudget._algebra import Choice, evaluate, stage_rng
+from voicebudget._algebra import Choice, check_unique_names, evaluate, stage_rng
 from voicebudget._budget import Budget
 from voicebudget._distributions import Distribution
 from voicebudget._model import DataModel
@@ -81,6 +81,11 @@ class ReplyCache(DataModel):
     miss_usd: float | None = Field(default=None, ge=0)
     lookup_usd: float = Field(default=0.0, ge=0)
     conversation_turns: int = Field(default=10, ge=1)
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> ReplyCache:
+        check_unique_names((("cache_hit", "hit", self.hit), ("cache_miss", "miss", self.miss)))
+        return self
 
     def tree(self) -> Choice:
         """The latency as the algebra's ``choice`` between ``cache_hit`` and ``cache_miss``."""
