@@ -6,7 +6,8 @@ A folder holds the trace (any name) and ``expected.json``:
 - ``source``: where the right answer comes from (a README row of ../shared/cases/, or how it was built);
 - ``format``: the reader expected to detect the file; ``options``: :class:`ReadOptions` fields;
 - ``turns``: per turn, in order, ``total_ms`` (null: no total), ``flagged`` and, when given, ``rules``,
-  ``stages_ms`` (each listed stage), ``parts_ms`` and ``framework_total_ms``;
+  ``stages_ms`` (each listed stage), ``parts_ms``, ``framework_total_ms``, ``notes`` (a piece of each
+  note the turn must carry) and ``unknown_stages``;
 - ``anomalies``: each must be found (``line``, ``field``, and a piece of its ``reason``); an empty list
   means none at all;
 - ``check``: ``included_totals_ms`` (sorted), ``tail_driver`` and ``tail_part`` of ``check``, or
@@ -53,6 +54,10 @@ def _check_turn(turn: Any, want: dict[str, Any], tol: float) -> None:
             assert _close(turn.parts_ms[stage][part], value, tol), (turn.id, stage, part)
     if "framework_total_ms" in want:
         assert _close(turn.framework_total_ms, want["framework_total_ms"], tol), turn.id
+    for note in want.get("notes", []):
+        assert any(note in n for n in turn.notes), (turn.id, note, turn.notes)
+    if "unknown_stages" in want:
+        assert list(turn.unknown_stages) == want["unknown_stages"], turn.id
 
 
 def test_there_are_cases() -> None:
@@ -92,3 +97,27 @@ def test_case(folder: Path) -> None:
     if "tail_part" in expected_check:
         assert driver is not None
         assert driver.parts[0].name == expected_check["tail_part"]
+
+
+def _cli_options(options: dict[str, Any]) -> list[str]:
+    flags = {"stop_secs": "--stop-secs", "absurd_ms": "--absurd-ms", "log_format": "--log-format"}
+    return [x for key, value in options.items() for x in (flags[key], str(value))]
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=[f.name for f in FOLDERS])
+def test_case_exit_code(folder: Path) -> None:
+    """``voicebudget check`` on every case exits as its right answer says (800 ms at p95): 2 when no turn is
+    usable, 1 when the included totals' p95 is over 800 ms, else 0; so no case where a failing agent passes."""
+    import numpy as np
+    from typer.testing import CliRunner
+
+    from voicebudget.cli import app
+
+    want = json.loads((folder / "expected.json").read_text())
+    result = CliRunner().invoke(app, ["check", str(_trace(folder)), *_cli_options(want.get("options", {}))])
+    expected_check = want["check"]
+    if "error" in expected_check:
+        assert result.exit_code == 2, result.output
+        return
+    p95 = float(np.percentile(np.asarray(expected_check["included_totals_ms"], dtype=float), 95))
+    assert result.exit_code == (1 if p95 > 800.0 else 0), (p95, result.output)

@@ -26,6 +26,7 @@ from voicebudget.traces._otel import read_otel
 from voicebudget.traces._pipecat import read_pipecat
 from voicebudget.traces._read import FORMATS, READERS, TraceFormat, detect_format, get_reader, read_trace
 from voicebudget.traces._table import ABSURD_MS, OFF_PATH, ON_PATH, Anomaly, TraceTable, TraceTurn
+from voicebudget.traces._wrappers import WRAPPERS, LineWrapper
 
 __all__ = [
     "ABSURD_MS",
@@ -36,8 +37,10 @@ __all__ = [
     "OFF_PATH",
     "ON_PATH",
     "READERS",
+    "WRAPPERS",
     "Anomaly",
     "FitMethod",
+    "LineWrapper",
     "NoUsableTurnsError",
     "ReadOptions",
     "TraceCheck",

@@ -13,14 +13,29 @@ Shapes from ``livekit-agents/livekit/agents/metrics/base.py`` (rules with versio
   token; -1 when none came), ``request_id``. Each is one turn of its own, its ``ttft`` the LLM stage
   and the total; the model's own turn detection before the response is not in any LiveKit figure.
 
+The same metrics as LiveKit's own ``metrics.log_metrics()`` logs them (its ``basic_agent`` example
+does) are read too, in both of LiveKit's formatters (``livekit/agents/cli/log.py``): the production
+``JsonFormatter`` (one JSON object per line, ``"message": "EOU metrics"``, the fields flattened
+beside it, the record's ``timestamp``) and the dev ``ColoredFormatter`` (``HH:MM:SS INFO
+livekit.agents EOU metrics {"end_of_utterance_delay": 0.52, ...}``, colour codes and the console's
+``\r`` dropped; a line the dev console prints twice is read once). ``log_metrics`` rounds the EOU
+delays and ``ttft`` to 10 ms and logs no ``speech_id``: such lines are joined into turns by position
+(each ``EOU metrics`` opens one).
+
 Lines are joined into turns by ``speech_id`` (``sequence_id`` in the 0.x ``VoicePipelineAgent``
-metrics). Within a turn the first ``llm_metrics``/``tts_metrics`` counts (a tool-call follow-up or
-a later TTS segment has another ``request_id`` and is not on the speaking path); the same request
-twice, or a second ``eou_metrics``, is a duplicate. Other types (``stt_metrics``, which is per request
+metrics). A turn is a sequence of LLM passes: when the first LLM request returns a tool call, the
+tool runs and a later request of the same ``speech_id`` produces the speech (livekit agents issue
+3824). The pass that speaks is the last one that started before the turn's first TTS request
+(start = ``timestamp - duration``: LiveKit stamps a request's metrics when it ends); the passes
+before it and the gaps between them are the ``llm_tool_call`` and ``tool`` stages, and its TTFT
+``llm_2_ttft``. A later request or TTS segment after the speech began is not on the speaking path;
+the same request twice, or a second ``eou_metrics``, is a duplicate. Other types (``stt_metrics``, which is per request
 and has no ``speech_id``; ``vad_metrics``; ...) are skipped. A line may also be wrapped as
 ``{"metrics": {...}}`` (an event logged whole). The turn total is LiveKit's documented turn latency
 ``end_of_utterance_delay + ttft + ttfb`` (docs.livekit.io, "Logs, metrics, and telemetry"), which
-leaves out the LLM's time to the first sentence and the transport to the listener. A turn missing
+leaves out the LLM's time to the first sentence and the transport to the listener; in a tool turn,
+``end_of_utterance_delay`` + the first request's start to the speaking request's start + its
+``ttft`` + ``ttfb``. A turn missing
 one of the three metrics is flagged naming the metric and the ``speech_id``.
 """
 
@@ -28,7 +43,10 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections import deque
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from voicebudget.traces._jsonsafe import iter_lines, json_kind, loads
@@ -40,7 +58,10 @@ from voicebudget.traces._table import Anomaly, TraceTable, TurnBuilder
 __all__ = ["ANCHOR", "TOTAL", "looks_like_livekit", "read_livekit"]
 
 ANCHOR = "LiveKit: the last audio frame the VAD classed as speech (EOUMetrics.end_of_utterance_delay starts there)"
-TOTAL = "end_of_utterance_delay + llm ttft + tts ttfb (LiveKit's documented turn latency; server side)"
+TOTAL = (
+    "end_of_utterance_delay + llm ttft + tts ttfb (LiveKit's documented turn latency; server side); a tool turn "
+    "adds the first LLM request's start to the speaking request's start"
+)
 ANCHOR_REALTIME = (
     "LiveKit realtime model: the response's creation (the model's own turn detection before it is not in the figure)"
 )
@@ -53,7 +74,26 @@ _TYPE = re.compile(r"""["']?type["']?\s*[:=]\s*["'](\w{1,40}_metrics)["']""")
 _FIELD = {"eou_metrics": "end_of_utterance_delay", "llm_metrics": "ttft", "tts_metrics": "ttfb", _REALTIME: "ttft"}
 _WHAT = {"eou_metrics": "end of utterance delay", "llm_metrics": "LLM TTFT", "tts_metrics": "TTS TTFB"}
 _STAGE = {"eou_metrics": "endpointing", "llm_metrics": "llm_ttft", "tts_metrics": "tts_ttfb"}
-_DETECT = re.compile(r"""["']type["']\s*:\s*["'](eou|llm|tts|stt|vad|realtime_model)_metrics["']""")
+_DETECT = re.compile(
+    r"""["']type["']\s*:\s*["'](eou|llm|tts|stt|vad|realtime_model)_metrics["']"""
+    r'|"message": "(?:EOU|LLM|TTS|STT|RealtimeModel) metrics"'
+    r"""|\b(?:EOU|LLM|TTS|RealtimeModel) metrics (?:\x1b\[[0-9;]*m)?\{"""
+)
+_LOG_MESSAGES = {
+    "EOU metrics": "eou_metrics",
+    "LLM metrics": "llm_metrics",
+    "TTS metrics": "tts_metrics",
+    "STT metrics": "stt_metrics",
+    "RealtimeModel metrics": "realtime_model_metrics",
+    "Interruption metrics": "interruption_metrics",
+    "Avatar metrics": "avatar_metrics",
+}
+"""``log_metrics()``'s message for each metrics type (``livekit/agents/metrics/utils.py``, 1.x - 1.8.9)."""
+_CONSOLE = re.compile(r"\b(?P<msg>EOU|LLM|TTS|STT|RealtimeModel|Interruption|Avatar) metrics (?P<extra>\{.*\})\s*$")
+_CONSOLE_TIME = re.compile(r"^\s*(?:(\d{4}-\d{2}-\d{2}) )?(\d{2}):(\d{2}):(\d{2})(?:,(\d{3}))?\b")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_ECHO_WINDOW = 16
+"""A metrics log line identical to one of the last 16 is the dev console's echo, read once."""
 
 
 def looks_like_livekit(text: str) -> bool:
@@ -67,20 +107,89 @@ def _snippet(raw: str) -> str:
     return raw if len(raw) <= 120 else raw[:117] + "..."
 
 
+@dataclass
+class _Request:
+    """One LLM or TTS request of a turn: its first-output value as found (s), and when it ran on the
+    source's clock (s; None when the line does not say)."""
+
+    line: int
+    value: Any
+    start: float | None
+    end: float | None
+
+
+@dataclass
+class _Passes:
+    """The requests of one pipeline turn, in line order."""
+
+    llm: list[_Request] = field(default_factory=list)
+    tts: list[_Request] = field(default_factory=list)
+    logged: bool = False  # read from log_metrics() lines: starts are estimates, ends the record times
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _span(obj: dict[str, Any], log_time: float | None) -> tuple[float | None, float | None]:
+    """(start, end) of a request, s: LiveKit stamps metrics when the request ends (``timestamp``, its
+    ``duration`` before); a ``log_metrics()`` line has the record's time and, for an LLM request, its
+    ``completion_tokens / tokens_per_second`` (LiveKit computes the speed from the duration)."""
+    if log_time is not None:
+        tokens, speed = _number(obj.get("completion_tokens")), _number(obj.get("tokens_per_second"))
+        duration = tokens / speed if tokens and speed and speed > 0 else None
+        return (None if duration is None else log_time - duration), log_time
+    end, duration = _number(obj.get("timestamp")), _number(obj.get("duration"))
+    if end is None or duration is None or duration < 0:
+        return None, end
+    return end - duration, end
+
+
+def _log_time(obj: dict[str, Any]) -> float | None:
+    """The record time of a JsonFormatter line (``timestamp`` in ISO 8601), s."""
+    stamp = obj.get("timestamp")
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return datetime.fromisoformat(stamp).timestamp()
+    except ValueError:
+        return None
+
+
+def _console_time(line: str) -> float | None:
+    """The record time of a ColoredFormatter line (``HH:MM:SS`` or ``YYYY-MM-DD HH:MM:SS,mmm``), s of
+    the day (the date, when given, only orders days)."""
+    m = _CONSOLE_TIME.match(line)
+    if m is None:
+        return None
+    day = 0.0
+    if m.group(1):
+        try:
+            day = datetime.fromisoformat(m.group(1)).toordinal() * 86_400.0
+        except ValueError:
+            return None
+    ms = int(m.group(5)) / 1000 if m.group(5) else 0.0
+    return day + int(m.group(2)) * 3600 + int(m.group(3)) * 60 + int(m.group(4)) + ms
+
+
 class _Reader:
     def __init__(self, origin: str, absurd_ms: float) -> None:
         self.origin = origin
         self.absurd_ms = absurd_ms
         self.turns: dict[str, TurnBuilder] = {}
+        self.passes: dict[str, _Passes] = {}
         self.seen: dict[tuple[str, str], tuple[int, str]] = {}
         self.loose: list[Anomaly] = []
         self.unplaced: list[tuple[int, str, str, str]] = []
         self.values: dict[str, list[tuple[TurnBuilder, int, str, Any]]] = {"ttft": [], "ttfb": []}
+        self.positional: TurnBuilder | None = None  # the open turn of log_metrics() lines (no speech_id)
+        self.recent: deque[str] = deque(maxlen=_ECHO_WINDOW)
 
     def turn(self, turn_id: str, line: int, rules: str) -> TurnBuilder:
         if turn_id not in self.turns:
             self.turns[turn_id] = TurnBuilder(turn_id, line, self.origin, self.absurd_ms)
             self.turns[turn_id].rules = rules
+            self.passes[turn_id] = _Passes()
         return self.turns[turn_id]
 
     def broken(self, lineno: int, raw: str, reason: str) -> None:
@@ -134,31 +243,62 @@ class _Reader:
                         del keys[j]
                         bisect.insort(keys, (lineno, index))
 
-    def parse(self, lineno: int, raw: str) -> tuple[dict[str, Any] | None, str]:
-        """The metrics object on a line and how it was written (``json``, ``pydantic``), or None."""
+    def log_record(self, raw: str) -> tuple[dict[str, Any], float | None] | None:
+        """A ``log_metrics()`` line in LiveKit's dev ``ColoredFormatter``: the metrics as an object with
+        its ``type``, and the record's time."""
+        m = _CONSOLE.search(raw)
+        if m is None:
+            return None
+        extra, error = loads(m.group("extra"))
+        if error is not None or not isinstance(extra, dict):
+            return None
+        return {**extra, "type": _LOG_MESSAGES[m.group("msg") + " metrics"]}, _console_time(raw)
+
+    def parse(self, lineno: int, raw: str) -> tuple[dict[str, Any] | None, str, float | None]:
+        """The metrics object on a line, how it was written (``json``, ``pydantic``, ``log``) and, for a
+        log record, its time (s); None when the line holds none."""
+        if "metrics {" in raw and ("\x1b" in raw or '"type"' not in raw):
+            raw = _ANSI.sub("", raw).replace("\r", "").strip()
+            record = self.log_record(raw)
+            if record is not None:
+                return record[0], "log", record[1]
         start = raw.find("{")
-        json_type = start >= 0 and ('"type"' in raw or '"metrics"' in raw)
+        json_type = start >= 0 and ('"type"' in raw or '"metrics"' in raw or '"message"' in raw)
         if not json_type and looks_like_metrics_repr(raw):
-            return parse_metrics_repr(raw), "pydantic"
+            return parse_metrics_repr(raw), "pydantic", None
         if start < 0:
-            return None, ""  # not JSON: a plain log line around the metrics
+            return None, "", None  # not JSON: a plain log line around the metrics
         obj, error = loads(raw[start:])  # a log prefix before the JSON object is allowed
         if error is not None:
             if start > 0 and not _SPEECH_ID.search(raw) and "_metrics" not in raw:
-                return None, ""  # a plain log line that happens to contain a brace
+                return None, "", None  # a plain log line that happens to contain a brace
             self.broken(lineno, raw, error)
-            return None, ""
+            return None, "", None
         if isinstance(obj, dict) and isinstance(obj.get("metrics"), dict) and "type" in obj["metrics"]:
             obj = obj["metrics"]
         if not isinstance(obj, dict):
             if "_metrics" in raw:
                 self.broken(lineno, raw, f"not a JSON object but {json_kind(obj)}")
-            return None, ""
-        return obj, "json"
+            return None, "", None
+        message = obj.get("message")
+        if "type" not in obj and isinstance(message, str) and message in _LOG_MESSAGES:
+            # LiveKit's production JsonFormatter: the fields flattened beside the message
+            return {**obj, "type": _LOG_MESSAGES[message]}, "log", _log_time(obj)
+        return obj, "json", None
+
+    def echoed(self, raw: str) -> bool:
+        """The dev console prints a job's log lines twice: the same line again is read once."""
+        key = _ANSI.sub("", raw).replace("\r", "").strip()
+        if key in self.recent:
+            return True
+        self.recent.append(key)
+        return False
 
     def line(self, lineno: int, raw: str) -> None:
-        obj, how = self.parse(lineno, raw)
+        obj, how, log_time = self.parse(lineno, raw)
         if obj is None:
+            return
+        if how == "log" and self.echoed(raw):
             return
         kind = obj.get("type")
         if not isinstance(kind, str):
@@ -179,6 +319,9 @@ class _Reader:
         if kind not in _TYPES:
             return
         speech_id = obj.get("speech_id") or obj.get("sequence_id")  # sequence_id: VoicePipelineAgent (0.x)
+        if how == "log" and not speech_id:
+            self.record(self.by_position(kind, lineno), kind, obj, lineno, log_time)
+            return
         if not isinstance(speech_id, str) or not speech_id:
             shown = speech_id if speech_id is None or isinstance(speech_id, str | int | float) else str(speech_id)
             self.loose.append(
@@ -188,7 +331,21 @@ class _Reader:
         rules = "livekit-metrics-1.x" if obj.get("speech_id") else "livekit-metrics-0.x"
         if how == "pydantic":
             rules += " (pydantic str/repr)"
-        self.record(self.turn(speech_id, lineno, rules), kind, obj, lineno)
+        elif how == "log":
+            rules = "livekit-log-metrics"
+        self.record(self.turn(speech_id, lineno, rules), kind, obj, lineno, log_time)
+
+    def by_position(self, kind: str, lineno: int) -> TurnBuilder:
+        """The turn of a ``log_metrics()`` line, which carries no ``speech_id``: an ``EOU metrics`` line
+        opens a turn; an LLM or TTS line joins the open one (a reply with no EOU before it, a greeting,
+        opens its own)."""
+        cur = self.positional
+        passes = self.passes[cur.id] if cur is not None else None
+        if kind == "eou_metrics" or cur is None or passes is None or (kind == "llm_metrics" and passes.tts):
+            cur = self.turn(f"turn-{len(self.turns) + 1}", lineno, "livekit-log-metrics")
+            self.passes[cur.id].logged = True
+            self.positional = cur
+        return cur
 
     def realtime(self, lineno: int, obj: dict[str, Any], how: str) -> None:
         request = obj.get("request_id")
@@ -207,16 +364,11 @@ class _Reader:
         if obj.get("connection_reused") is False and obj.get("acquire_time"):
             turn.cold = True
 
-    def record(self, turn: TurnBuilder, kind: str, obj: dict[str, Any], lineno: int) -> None:
+    def record(self, turn: TurnBuilder, kind: str, obj: dict[str, Any], lineno: int, log_time: float | None) -> None:
         request = str(obj.get("request_id") or "")
         first = self.seen.setdefault((turn.id, kind), (lineno, request))
-        if first[0] != lineno:
-            if kind == "eou_metrics" or request == first[1]:
-                turn.flag(
-                    lineno, "speech_id", turn.id, f"duplicate {kind} for this speech_id (first on line {first[0]})"
-                )
-            # else: a later request of the same turn (tool-call follow-up, next TTS segment); the
-            # first one is on the speaking path
+        if first[0] != lineno and (kind == "eou_metrics" or (request and request == first[1])):
+            turn.flag(lineno, "speech_id", turn.id, f"duplicate {kind} for this speech_id (first on line {first[0]})")
             return
         if obj.get("error"):
             turn.flag(lineno, "error", str(obj["error"])[:80], f"{kind} reports an error")
@@ -229,15 +381,19 @@ class _Reader:
                 "asr",
                 turn.seconds(obj.get("transcription_delay"), line=lineno, fld="transcription_delay", missing_ok=True),
             )
-        elif kind == "llm_metrics":
-            self.first_output(turn, obj.get("ttft"), lineno, "ttft", "no first token", "llm_ttft")
-        else:
-            self.first_output(turn, obj.get("ttfb"), lineno, "ttfb", "no first audio", "tts_ttfb")
+            return
+        start, end = _span(obj, log_time)
+        passes = self.passes[turn.id]
+        if kind == "llm_metrics":
+            passes.llm.append(_Request(lineno, obj.get("ttft"), start, end))
+            return
+        if not passes.tts:  # the first TTS request is the one on the speaking path
             acquire = obj.get("acquire_time")
             # a WebSocket TTS that opened its connection for this turn; an HTTP one reports
             # connection_reused false with acquire_time 0 on every request (metrics/base.py, 1.6+)
             if obj.get("connection_reused") is False and (acquire is None or acquire != 0):
                 turn.cold = True
+        passes.tts.append(_Request(lineno, obj.get("ttfb"), None if log_time is not None else start, end))
 
     def first_output(self, turn: TurnBuilder, value: Any, lineno: int, fld: str, what: str, stage: str) -> None:
         if value == -1 and not isinstance(value, bool):
@@ -245,8 +401,64 @@ class _Reader:
             return
         ms = turn.seconds(value, line=lineno, fld=fld)
         turn.set_stage(stage, ms)
-        if ms is not None:
+        if ms is not None and stage != "llm_2_ttft":
             self.values[fld].append((turn, lineno, fld, value))
+
+    def speaking_pass(self, passes: _Passes) -> int:
+        """Which LLM request's text the first TTS request spoke: the last of the requests that follow
+        one another (each starting after the previous one ended, as a tool's follow-up does) and started
+        before the TTS request (by the lines' times; ``log_metrics()`` lines, which carry no TTS start,
+        by line order)."""
+        llm, tts = passes.llm, passes.tts
+        if not tts or len(llm) < 2:
+            return len(llm) - 1 if not tts else 0
+        first = tts[0]
+        if first.start is None or any(r.start is None or r.end is None for r in llm):
+            return max(sum(r.line < first.line for r in llm) - 1, 0)
+        k = 0
+        for i in range(1, len(llm)):
+            start, prev_end = llm[i].start or 0.0, llm[i - 1].end or 0.0
+            if start < prev_end - 0.005 or start > first.start + 0.001:
+                break
+            k = i
+        return k
+
+    def path(self, turn: TurnBuilder) -> None:
+        """The turn's LLM passes and tool executions up to the speech, as stages."""
+        passes = self.passes[turn.id]
+        if passes.llm:
+            k = self.speaking_pass(passes)
+            first = passes.llm[0]
+            self.first_output(turn, first.value, first.line, "ttft", "no first token", "llm_ttft")
+            if k > 0:
+                self.tool_turn(turn, passes.llm[: k + 1])
+        if passes.tts:
+            tts = passes.tts[0]
+            self.first_output(turn, tts.value, tts.line, "ttfb", "no first audio", "tts_ttfb")
+
+    def tool_turn(self, turn: TurnBuilder, llm: list[_Request]) -> None:
+        """Stages of a turn whose first ``len(llm) - 1`` LLM passes ended in tool calls: the LLM writing
+        the calls (``llm_tool_call``), the tools running until the next request (``tool``), and the
+        speaking pass's TTFT (``llm_2_ttft``)."""
+        last = llm[-1]
+        if any(r.start is None or r.end is None for r in llm):
+            turn.flag(
+                last.line,
+                "timestamp",
+                None,
+                f"tool turn: {len(llm)} LLM requests for speech_id {turn.id}, but a line gives no timestamp and "
+                "duration, so the tool time between them is unknown",
+            )
+            return
+        ttft = _number(llm[0].value)
+        written = sum((r.end or 0.0) - (r.start or 0.0) for r in llm[:-1])  # the passes that ended in a call
+        call = written - (ttft if ttft is not None and ttft > 0 else 0.0)
+        tool = sum((b.start or 0.0) - (a.end or 0.0) for a, b in zip(llm, llm[1:], strict=False))
+        turn.set_stage("llm_tool_call", turn.ms(round(call * 1000.0, 3), line=llm[0].line, fld="duration"))
+        turn.set_stage("tool", turn.ms(round(max(tool, 0.0) * 1000.0, 3), line=last.line, fld="timestamp"))
+        if tool < -0.005:
+            turn.flag(last.line, "timestamp", last.start, "an LLM request starts before the previous one ended")
+        self.first_output(turn, last.value, last.line, "ttft", "no first token", "llm_2_ttft")
 
     def require(self, turn: TurnBuilder) -> None:
         """Flag each metric a pipeline turn lacks, naming the metric and the speech id (a value already
@@ -258,6 +470,9 @@ class _Reader:
 
     def table(self) -> TraceTable:
         self.resolve()
+        pipeline = [t for t in self.turns.values() if not t.rules.startswith("livekit-realtime")]
+        for builder in pipeline:
+            self.path(builder)
         for values in self.values.values():
             flag_stale_values(values)
         turns = []
@@ -267,7 +482,8 @@ class _Reader:
                 builder.close_with_residual(None, builder.line, "", required=("llm_ttft",))
             else:
                 self.require(builder)
-                builder.close_with_residual(None, builder.line, "", required=tuple(_STAGE.values()))
+                needed = (*_STAGE.values(), *(("llm_2_ttft", "tool") if self.tool_passes(builder) else ()))
+                builder.close_with_residual(None, builder.line, "", required=needed)
             turns.append(builder.build(index))
             anomalies.extend(builder.anomalies)
         anomalies.sort(key=lambda a: a.line)
@@ -279,6 +495,11 @@ class _Reader:
         else:
             anchor, total = ANCHOR, TOTAL
         return TraceTable(self.origin, "livekit", anchor, total, tuple(turns), tuple(anomalies))
+
+    def tool_passes(self, turn: TurnBuilder) -> bool:
+        """The turn's speech came from an LLM pass after a tool call."""
+        passes = self.passes.get(turn.id)
+        return passes is not None and len(passes.llm) > 1 and self.speaking_pass(passes) > 0
 
 
 def read_livekit(text: str, origin: str = "<trace>", options: ReadOptions | None = None) -> TraceTable:

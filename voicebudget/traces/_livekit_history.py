@@ -10,7 +10,21 @@
   ``llm_node_ttfs`` (LLM start -> first sentence sent to the TTS): ``first_phrase`` is its excess
   over ``llm_node_ttft``.
 
+A LiveKit session report (``ctx.make_session_report().to_dict()``, ``voice/report.py``) is read the
+same way: its chat history sits under ``chat_history``, with the session's ``events`` beside it
+(``metrics_collected`` left out by LiveKit); an event supplies a time the history lacks
+(``agent_state_changed`` to ``speaking`` for the assistant's ``started_speaking_at``,
+``function_tools_executed`` for the tool calls' times).
+
 A turn is an assistant message with metrics, joined to the user message before it (its endpointing).
+A tool turn has ``function_call``/``function_call_output`` items (and an ``agent_handoff`` when the
+tool hands off) between the user message and the reply: the reply's ``llm_node_ttft`` is the pass
+after the tools (``llm_2_ttft``); with the items' ``created_at`` (``to_dict(exclude_timestamp=False)``,
+as the session report writes it) the first pass is the turn commit (the user's
+``stopped_speaking_at + end_of_turn_delay``) to the first call (``llm_ttft``), and the tools the
+first call to the last output or handoff (``tool``, parts by function name); without them, the
+first pass and the tools together are ``tool`` (a note says so). An assistant message after a tool
+call whose user turn an earlier message already answered continues that reply: not a turn.
 The total is ``e2e_latency``; without it, voice-to-voice from the timestamps: the assistant's
 ``started_speaking_at`` minus the user's ``stopped_speaking_at`` (LiveKit computes ``e2e_latency`` that
 way, ``voice/agent_activity.py``). When both are there and differ by more than 5 ms, the turn is
@@ -63,10 +77,16 @@ class _Lines:
         return bisect.bisect_right(self.starts, offset)
 
 
-def _items(text: str, loose: list[Anomaly], origin: str) -> list[tuple[dict[str, Any], int]]:
-    """Items with the line each starts on: one document (``{"items": [...]}`` or a list), else one
-    item per line."""
+def _items(
+    text: str, loose: list[Anomaly], origin: str, events: list[dict[str, Any]]
+) -> list[tuple[dict[str, Any], int]]:
+    """Items with the line each starts on: one document (``{"items": [...]}``, a list, or a session
+    report's ``{"chat_history": {"items": [...]}, "events": [...]}``, whose events go to ``events``),
+    else one item per line."""
     doc, error = loads(text)
+    if error is None and isinstance(doc, dict) and isinstance(doc.get("chat_history"), dict):
+        events.extend(e for e in doc.get("events") or [] if isinstance(e, dict))
+        doc = doc["chat_history"]
     if error is not None:
         out = []
         for i, raw in enumerate(iter_lines(text), start=1):
@@ -107,14 +127,50 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
+class _Tools:
+    """The tool items between a user message and the reply: calls, outputs and handoffs, with times."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, float | None]] = []  # (function name, created_at)
+        self.done: list[float | None] = []  # outputs' and handoffs' created_at
+
+    def add(self, item: dict[str, Any]) -> None:
+        kind = item.get("type")
+        at = _number(item.get("created_at"))
+        if kind == "function_call":
+            name = item.get("name")
+            self.calls.append((name if isinstance(name, str) and name else "tool", at))
+        elif kind in ("function_call_output", "agent_handoff"):
+            self.done.append(at)
+
+    def from_events(self, events: list[dict[str, Any]], after: float, before: float) -> None:
+        """Times from ``function_tools_executed`` events between ``after`` and ``before`` (a session
+        report), for calls the history gives without a time."""
+        for ev in events:
+            at = _number(ev.get("created_at"))
+            if ev.get("type") != "function_tools_executed" or at is None or not after <= at <= before:
+                continue
+            for call in ev.get("function_calls") or []:
+                if isinstance(call, dict) and _number(call.get("created_at")) is not None:
+                    self.calls = [(n, t if t is not None else _number(call.get("created_at"))) for n, t in self.calls]
+            self.done = [t if t is not None else at for t in self.done] or [at]
+
+
 class _History:
     def __init__(self, origin: str, absurd_ms: float) -> None:
         self.origin, self.absurd_ms = origin, absurd_ms
         self.builders: list[TurnBuilder] = []
+        self.pending_tool: list[TurnBuilder] = []  # tool turns whose tool time is what the total leaves
         self.values: dict[str, list[tuple[TurnBuilder, int, str, Any]]] = {k: [] for k in _PIPELINE_KEYS}
 
     def reply(
-        self, item: dict[str, Any], metrics: dict[str, Any], line: int, user: tuple[dict[str, Any], int] | None
+        self,
+        item: dict[str, Any],
+        metrics: dict[str, Any],
+        line: int,
+        user: tuple[dict[str, Any], int] | None,
+        tools: _Tools | None = None,
+        events: list[dict[str, Any]] | None = None,
     ) -> None:
         item_id = item.get("id")
         b = TurnBuilder(
@@ -128,17 +184,22 @@ class _History:
                 "asr",
                 b.seconds(user[0].get("transcription_delay"), line=user[1], fld="transcription_delay", missing_ok=True),
             )
-        for key, stage in (("llm_node_ttft", "llm_ttft"), ("tts_node_ttfb", "tts_ttfb")):
+        metrics = self.started_from_events(metrics, user, events or [])
+        tool_turn = tools is not None and bool(tools.calls)
+        for key, stage in (("llm_node_ttft", "llm_2_ttft" if tool_turn else "llm_ttft"), ("tts_node_ttfb", "tts_ttfb")):
             ms = b.seconds(metrics.get(key), line=line, fld=key, missing_ok=True)
             b.set_stage(stage, ms)
-            if ms is not None:
+            if ms is not None and stage != "llm_2_ttft":
                 self.values[key].append((b, line, key, metrics[key]))
         self.first_sentence(b, metrics, line)
+        if tool_turn and tools is not None:
+            self.tool_stages(b, tools, metrics, user, events or [])
         if pipeline:
-            b.require(_NEEDED)
-        b.close_with_residual(
-            self.total(b, metrics, line, user), line, "e2e_latency", required=tuple(_NEEDED) if pipeline else ()
-        )
+            b.require(_NEEDED if not tool_turn else {k: v for k, v in _NEEDED.items() if k != "llm_ttft"})
+        required = tuple(k for k in _NEEDED if not (tool_turn and k == "llm_ttft")) if pipeline else ()
+        b.close_with_residual(self.total(b, metrics, line, user), line, "e2e_latency", required=required)
+        if b in self.pending_tool and "other" in b.stages_ms:
+            b.stages_ms["tool"] = b.stages_ms.pop("other")  # the first pass and the tools, not timed apart
         if b.total_ms is None and not pipeline:
             b.flag(
                 line,
@@ -154,8 +215,56 @@ class _History:
         """``first_phrase`` = ``llm_node_ttfs`` (LLM start -> first sentence at the TTS, 1.7+) minus the
         TTFT: the LLM's time from its first token to its first speakable sentence."""
         ttfs = b.seconds(metrics.get("llm_node_ttfs"), line=line, fld="llm_node_ttfs", missing_ok=True)
-        if ttfs is not None and "llm_ttft" in b.stages_ms:
-            b.set_stage("first_phrase", b.ms(ttfs - b.stages_ms["llm_ttft"], line=line, fld="llm_node_ttfs"))
+        ttft = b.stages_ms.get("llm_2_ttft", b.stages_ms.get("llm_ttft"))
+        if ttfs is not None and ttft is not None:
+            b.set_stage("first_phrase", b.ms(ttfs - ttft, line=line, fld="llm_node_ttfs"))
+
+    @staticmethod
+    def started_from_events(
+        metrics: dict[str, Any], user: tuple[dict[str, Any], int] | None, events: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """A session report's ``agent_state_changed`` -> ``speaking`` after the user stopped, as the
+        reply's ``started_speaking_at`` when its metrics lack it."""
+        stopped = _number(user[0].get("stopped_speaking_at")) if user is not None else None
+        if stopped is None or _number(metrics.get("started_speaking_at")) is not None:
+            return metrics
+        for ev in events:
+            at = _number(ev.get("created_at"))
+            if ev.get("type") == "agent_state_changed" and ev.get("new_state") == "speaking" and at and at > stopped:
+                return {**metrics, "started_speaking_at": at}
+        return metrics
+
+    def tool_stages(
+        self,
+        b: TurnBuilder,
+        tools: _Tools,
+        metrics: dict[str, Any],
+        user: tuple[dict[str, Any], int] | None,
+        events: list[dict[str, Any]],
+    ) -> None:
+        """The first LLM pass (commit -> first call, ``llm_ttft``) and the tools (first call -> last
+        output or handoff, ``tool``, parts by function name) from the items' times."""
+        um = user[0] if user is not None else {}
+        stopped, eot = _number(um.get("stopped_speaking_at")), _number(um.get("end_of_turn_delay"))
+        started = _number(metrics.get("started_speaking_at"))
+        if stopped is not None and started is not None:
+            tools.from_events(events, stopped, started)
+        first_call = min((t for _, t in tools.calls if t is not None), default=None)
+        last_done = max((t for t in tools.done if t is not None), default=None)
+        names = sorted({n for n, _ in tools.calls})
+        if stopped is None or eot is None or first_call is None or last_done is None:
+            b.note(
+                f"tool turn ({', '.join(names)}): the history gives no times for the tool calls, so the first LLM "
+                "pass and the tools are one 'tool' stage (to_dict(exclude_timestamp=False) keeps them apart)"
+            )
+            b.unknown_stages.append("llm_ttft")
+            self.pending_tool.append(b)
+            return
+        b.set_stage("llm_ttft", b.ms(round((first_call - stopped - eot) * 1000.0, 3), line=b.line, fld="created_at"))
+        tool_ms = b.ms(round((last_done - first_call) * 1000.0, 3), line=b.line, fld="created_at")
+        b.set_stage("tool", tool_ms)
+        if tool_ms is not None and len(names) == 1:
+            b.set_part("tool", names[0], tool_ms)
 
     def total(
         self, b: TurnBuilder, metrics: dict[str, Any], line: int, user: tuple[dict[str, Any], int] | None
@@ -194,21 +303,30 @@ def read_livekit_history(text: str, origin: str = "<trace>", options: ReadOption
         ``e2e_latency`` and the speaking timestamps disagree.
     """
     loose: list[Anomaly] = []
+    events: list[dict[str, Any]] = []
     history = _History(origin, (options or ReadOptions()).absurd_ms)
     user: tuple[dict[str, Any], int] | None = None
-    for item, line in _items(text, loose, origin):
+    tools = _Tools()
+    answered = False  # an assistant message already answered the open user turn
+    for item, line in _items(text, loose, origin, events):
+        if item.get("type") in ("function_call", "function_call_output", "agent_handoff"):
+            tools.add(item)
+            continue
         raw_metrics = item.get("metrics")
         metrics: dict[str, Any] | None = raw_metrics if isinstance(raw_metrics, dict) else None
         if raw_metrics is not None and metrics is None:
             loose.append(Anomaly(line, "metrics", json_kind(raw_metrics), "metrics is not an object", origin))
         role = item.get("role")
         if role == "user":
-            user = (metrics or {}, line)
+            user, tools, answered = (metrics or {}, line), _Tools(), False
             continue
         if role != "assistant" or not metrics:
             continue
-        history.reply(item, metrics, line, user)
-        user = None
+        if answered and tools.calls:  # the tool reply after a reply that already spoke: same turn
+            tools = _Tools()
+            continue
+        history.reply(item, metrics, line, user, tools, events)
+        user, tools, answered = None, _Tools(), True
     builders = history.table()
     turns = tuple(b.build(i) for i, b in enumerate(builders))
     anomalies = sorted([*loose, *(a for b in builders for a in b.anomalies)], key=lambda a: a.line)

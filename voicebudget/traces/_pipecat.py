@@ -29,7 +29,17 @@ loguru layouts detected; ``--log-format`` gives another) and
 - A turn whose LLM context ends with a non-user message (a user-idle re-prompt: the bot speaks with no
   user transcript) is flagged and left out.
 - Without any VAD line, the latency-breakdown events (``User turn: 0.825s``, ``<Service>#N: TTFB
-  0.289s``, ...) are read instead.
+  0.289s``, ...) are read instead, or Pipecat 1.9+'s contribution lines (``0.200s  endpointing wait
+  [config: VAD stop_secs]`` ... ``1.020s  TOTAL``), each a stage of Pipecat's own timeline.
+- A tool turn is a sequence of LLM passes and tool executions: the first pass's TTFB line, its
+  ``FunctionCallsStartedFrame``/``Calling function`` line (the call dispatched), the tools until the
+  next pass's request (``FunctionCallResultFrame`` on the way), the next pass's TTFB: ``llm_ttft``,
+  ``llm_tool_call`` (first token -> call), ``tool`` (parts by function name), ``llm_2_ttft``.
+- The turn ends at the bot's first audio when the log shows it (the output transport's ``Bot started
+  speaking``, a ``BotStartedSpeakingFrame`` of the ``DebugLogObserver``) more than
+  :data:`OUTPUT_HOP_MS` after the TTS first byte: the gap is the ``output`` stage. So does Pipecat's
+  own total (which ends at ``BotStartedSpeakingFrame``) when it exceeds the rebuilt one by more than
+  that: it is used, and a note on the turn says by how much.
 """
 
 from __future__ import annotations
@@ -41,7 +51,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from voicebudget.traces._options import DEFAULT_STOP_SECS, ReadOptions
-from voicebudget.traces._pipecat_rules import LOG_PREFIXES, RULE_SETS, LogPrefix, classify, loguru_prefix
+from voicebudget.traces._pipecat_rules import (
+    CONTRIBUTIONS,
+    LOG_PREFIXES,
+    RULE_SETS,
+    LogPrefix,
+    classify,
+    loguru_prefix,
+)
 from voicebudget.traces._table import Anomaly, TraceTable, TraceTurn, TurnBuilder
 
 __all__ = ["DEFAULT_STOP_SECS", "looks_like_pipecat", "read_pipecat"]
@@ -53,8 +70,15 @@ AGREE_BELOW_MS = 5.0
 """Pipecat's own user-to-bot latency ends at ``BotStartedSpeakingFrame``, after the first TTS audio
 byte, so it may not fall below the rebuilt total by more than log rounding (5 ms)."""
 AGREE_ABOVE_MS = 250.0
-"""... and exceeds it by the output transport's queue (tens of ms); more than 250 ms means one of the
-two anchors is not the end of speech."""
+"""Pipecat's own total below the rebuilt one by more than :data:`AGREE_BELOW_MS` is matched against
+the rebuilt total measured from the VAD stop (pre-0.0.102 Pipecat): within this it is explained."""
+OUTPUT_HOP_MS = 20.0
+"""Up to this gap between the TTS service's first audio byte and the bot's first audio (the output
+transport's ``Bot started speaking``, Pipecat's own ``BotStartedSpeakingFrame`` total) is the frame's
+hop through Pipecat's processors to the output transport (Pipecat's own hops measured 1.5-19.8 ms on an
+idle machine, ``tests/test_pipecat.py``): the turn still ends at the TTS first byte. A longer gap is
+time the listener waits (an output queue, the transport, a TTS that returns audio before it plays):
+the turn ends at the bot's first audio and the gap is the ``output`` stage."""
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # loguru colours, when a terminal's output was saved
 _TS_START = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d")
@@ -128,6 +152,11 @@ class _Turn:
     context_role: tuple[str, int] | None = None
     reported: tuple[float, int] | None = None  # Pipecat's own user-to-bot latency, s
     rule_set: str = "pipecat-0.0.x"
+    passes: list[tuple[float, float | None, int]] = field(default_factory=list)  # LLM TTFBs: (s, ts, line)
+    calls: list[tuple[str, str, float, int]] = field(default_factory=list)  # (event, function, ts, line)
+    bot_started: tuple[float, int] | None = None
+    contributions: list[tuple[str, str, float, int]] = field(default_factory=list)  # (label, owner, s, line)
+    after_tool: bool = False  # a tool call since the last LLM pass: the next LLM TTFB is the next pass
 
     @property
     def closed(self) -> bool:
@@ -223,6 +252,10 @@ class _Reader:
             self.released(lineno, m.group("strategy"))
         elif kind == "latency_total":
             self.reported(lineno, float(m.group(1)))
+        elif kind == "bot_started":
+            self.bot_started(lineno, ts)
+        elif kind in ("tool_started", "tool_call", "tool_result", "tool_event"):
+            self.tool_line(lineno, ts, kind, m)
         elif self.current is None:
             self.between_turns(lineno, ts, kind, m)
         elif kind == "ttfa":
@@ -234,15 +267,52 @@ class _Reader:
                 if role is not None:
                     self.current.context_role = (role, lineno)
         elif self.current.closed:
-            self.between_turns(lineno, ts, kind, m)
+            if not (kind == "ttfb" and self.current.after_tool and _role(m.group("proc")) == "llm"):
+                self.between_turns(lineno, ts, kind, m)  # (a tool reply after the speech began: off the path)
         elif kind == "ttfb":
             if not (self.s_suffix and "s" in m.groupdict() and not m.group("s")):
-                self.value(lineno, _role(m.group("proc")), float(m.group(2)), ts)
+                role = _role(m.group("proc"))
+                if role == "llm" and self.current.after_tool and "llm" in self.current.values:
+                    self.next_pass(lineno, float(m.group(2)), ts)
+                else:
+                    self.value(lineno, role, float(m.group(2)), ts)
         elif kind == "ttfat":
             if self.current.ttfat is None and _role(m.group("proc")) == "llm":
                 self.current.ttfat = (float(m.group(2)), float(m.group(3)), ts, lineno)
         elif kind == "text_aggregation" and self.current.agg is None:
             self.current.agg = self.check(lineno, "text aggregation time", float(m.group(2)))
+
+    def bot_started(self, lineno: int, ts: float) -> None:
+        """The output transport sent the bot's first audio: the end of the turn that has its TTS."""
+        cur = self.current
+        if cur is not None and cur.closed and cur.bot_started is None:
+            cur.bot_started = (ts, lineno)
+
+    def tool_line(self, lineno: int, ts: float, kind: str, m: re.Match[str]) -> None:
+        """A function call's moment: dispatched (``FunctionCallsStartedFrame``, ``Calling function``,
+        FunctionCallObserver's started/in progress), or done (``FunctionCallResultFrame``, its
+        completed/failed/timed out/cancelled)."""
+        cur = self.current
+        if cur is None or "llm" not in cur.values:
+            return
+        if kind == "tool_event":
+            event = m.group("event")
+            kind = "tool_call" if event in ("started", "in_progress") else "tool_result"
+        name = m.groupdict().get("name") or ""
+        if kind == "tool_started":
+            names = re.findall(r"'([^':]{1,200}):", m.group("calls"))
+            name = names[0] if names else ""
+        cur.calls.append((kind, name, ts, lineno))
+        cur.after_tool = True
+
+    def next_pass(self, lineno: int, seconds: float, ts: float) -> None:
+        """The LLM TTFB of the pass after a tool call (the tool's result sent back to the LLM)."""
+        assert self.current is not None
+        checked = self.check(lineno, "LLM TTFB", seconds)
+        if checked is not None:
+            self.current.passes.append((checked, ts, lineno))
+            self.current.values["llm"] = (checked, ts, lineno)  # the speaking pass, so far
+        self.current.after_tool = False
 
     def unmatched(self, lineno: int, ts: float, msg: str, raw: str) -> None:
         """A message no rule reads: flagged when it is a metrics or VAD line cut short."""
@@ -348,6 +418,20 @@ class _Reader:
         if found is None:
             return
         rule, m = found
+        if rule.kind == "breakdown_contribution":
+            cur = self.current
+            if cur is None or cur.reported is not None or (not cur.contributions and cur.builder.stages_ms):
+                if m.group("label") == "first request":  # a greeting's wait from the client connecting
+                    return
+                self.start(lineno, None)
+                cur = self.current
+            assert cur is not None
+            cur.contributions.append((m.group("label"), m.group("owner"), float(m.group(1)), lineno))
+            return
+        if rule.kind == "latency_total":
+            if self.current is not None and self.current.reported is None and "from client" not in msg:
+                self.current.reported = (float(m.group(1)), lineno)
+            return
         if rule.kind == "breakdown_user_turn":
             self.start(lineno, None)
             assert self.current is not None
@@ -373,26 +457,57 @@ class _Reader:
         checked = self.check(lineno, fld, seconds)
         if checked is not None:
             self.current.values[role] = (checked, ts, lineno)
+            if role == "llm":
+                self.current.passes.append((checked, ts, lineno))
 
-    def llm_stage(self, turn: _Turn) -> None:
-        """The LLM stage: TTFAT (split into the parts TTFB and thinking) when logged, else the TTFB."""
-        b, llm = turn.builder, turn.values.get("llm")
-        if llm is None:
-            return
-        if turn.ttfat is None:
-            b.set_stage("llm_ttft", llm[0] * 1000.0)
+    def llm_stage(self, turn: _Turn, stage: str, llm: tuple[float, float | None, int]) -> None:
+        """An LLM pass's stage: its TTFAT (split into the parts TTFB and thinking) when logged right
+        after its TTFB line, else the TTFB."""
+        b = turn.builder
+        later = [p for p in turn.passes if p[2] > llm[2]]
+        if turn.ttfat is None or turn.ttfat[3] < llm[2] or (later and turn.ttfat[3] > later[0][2]):
+            b.set_stage(stage, llm[0] * 1000.0)
             return
         ttfat, thinking, _, line = turn.ttfat
         ms = b.seconds(ttfat, line=line, fld="LLM TTFAT")
         think_ms = b.seconds(thinking, line=line, fld="LLM TTFAT thinking")
         if ms is not None and think_ms is not None:
-            b.set_stage("llm_ttft", ms)
-            b.set_part("llm_ttft", "ttfb", max(ms - think_ms, 0.0))
-            b.set_part("llm_ttft", "thinking", think_ms)
+            b.set_stage(stage, ms)
+            b.set_part(stage, "ttfb", max(ms - think_ms, 0.0))
+            b.set_part(stage, "thinking", think_ms)
+
+    def tool_stages(self, turn: _Turn) -> None:
+        """A tool turn's passes: per pass that ended in a tool call, the LLM writing the call (its first
+        token -> the call dispatched: ``llm_tool_call``; a later such pass's whole TTFB too) and the tools
+        until the next pass's request (``tool``, each round named after the function whose result came
+        last); the last pass's TTFB is ``llm_2_ttft``."""
+        b, passes = turn.builder, turn.passes
+        call_ms = tool_ms = 0.0
+        names: dict[str, float] = {}
+        for i, (cur, nxt) in enumerate(zip(passes, passes[1:], strict=False)):
+            moments = [c for c in turn.calls if cur[2] < c[3] < nxt[2]]
+            dispatched = [c for c in moments if c[0] in ("tool_started", "tool_call")]
+            if cur[1] is None or nxt[1] is None or not dispatched:
+                return
+            call_at = dispatched[0][2]
+            call_ms += (call_at - cur[1]) * 1000.0 + (cur[0] * 1000.0 if i > 0 else 0.0)
+            round_ms = (nxt[1] - nxt[0] - call_at) * 1000.0
+            tool_ms += round_ms
+            results = [c for c in moments if c[0] == "tool_result"]
+            name = (results[-1] if results else dispatched[-1])[1] or "tool"
+            names[name] = names.get(name, 0.0) + round_ms
+        b.set_stage("llm_tool_call", b.ms(round(call_ms, 3), line=passes[0][2], fld="FunctionCallsStartedFrame"))
+        b.set_stage("tool", b.ms(round(tool_ms, 3), line=passes[-1][2], fld="LLM TTFB (request start)"))
+        for name, ms in names.items():
+            b.set_part("tool", name, round(ms, 3))
+        self.llm_stage(turn, "llm_2_ttft", passes[-1])
 
     def finish(self, turn: _Turn) -> None:
         b = turn.builder
         b.rules = "pipecat-breakdown" if self.breakdown else turn.rule_set
+        if turn.contributions:
+            self.finish_contributions(turn)
+            return
         vals = turn.values
         if turn.context_role is not None and turn.context_role[0] != "user":
             b.flag(
@@ -404,8 +519,12 @@ class _Reader:
             )
         if "stt" in vals:
             b.set_stage("asr", vals["stt"][0] * 1000.0)
-        llm, tts = vals.get("llm"), vals.get("tts")
-        self.llm_stage(turn)
+        tts = vals.get("tts")
+        llm = turn.passes[0] if turn.passes else vals.get("llm")
+        if llm is not None:
+            self.llm_stage(turn, "llm_ttft", llm)
+        if len(turn.passes) > 1:
+            self.tool_stages(turn)
         ttfb_flagged = llm is not None and any(a.line == llm[2] for a in b.anomalies)
         if llm is not None and turn.speech_end is not None and llm[1] is not None and not ttfb_flagged:
             # (a flagged TTFB is one anomaly: the request start derived from it is not flagged again)
@@ -431,21 +550,70 @@ class _Reader:
             and turn.speech_end is not None
             and b.stages_ms.keys() >= {"endpointing", "llm_ttft", "tts_ttfb"}
         ):
-            total = round((tts[1] - turn.speech_end) * 1000.0, 3)
+            end = tts[1]
+            if turn.bot_started is not None and (turn.bot_started[0] - tts[1]) * 1000.0 > OUTPUT_HOP_MS:
+                end = turn.bot_started[0]  # the listener hears nothing until the bot starts speaking
+                b.set_stage("output", round((end - tts[1]) * 1000.0, 3))
+            total = round((end - turn.speech_end) * 1000.0, 3)
         b.close_with_residual(
             total, tts[2] if tts else b.line, "TTS TTFB (line time)", required=(*needed, "endpointing")
         )
         if turn.reported is not None:
             self.compare(turn, b)
 
+    def finish_contributions(self, turn: _Turn) -> None:
+        """A turn from Pipecat 1.9+'s contribution lines: each line a stage of Pipecat's own timeline
+        (:data:`~voicebudget.traces._pipecat_rules.CONTRIBUTIONS`), the TOTAL line the total."""
+        b = turn.builder
+        b.rules = "pipecat-contributions"
+        after_tool = False
+        for label, owner, seconds, line in turn.contributions:
+            stage = CONTRIBUTIONS.get(label)
+            ms = b.seconds(seconds, line=line, fld=label)
+            if stage is None or ms is None:
+                continue
+            if stage == "llm":
+                stage = "llm_2_ttft" if after_tool else "llm_ttft"
+            if stage == "tool":
+                after_tool = True
+                name = re.sub(r" \+\d+$", "", owner) or "tool"
+                b.set_part("tool", name, b.parts_ms.get("tool", {}).get(name, 0.0) + ms)
+            b.stages_ms[stage] = b.stages_ms.get(stage, 0.0) + ms
+        b.require(
+            {
+                "endpointing": ("endpointing wait", "'endpointing wait' line"),
+                "llm_ttft": ("LLM inference", "'LLM inference' line"),
+                "tts_ttfb": ("speech synthesis", "'speech synthesis' line"),
+            }
+        )
+        if turn.reported is None:
+            b.flag(turn.contributions[-1][3], "TOTAL", None, "contribution lines without their TOTAL line")
+            return
+        seconds, line = turn.reported
+        b.framework_total_ms = seconds * 1000.0
+        total = b.seconds(seconds, line=line, fld="TOTAL")
+        b.close_with_residual(total, line, "TOTAL")
+
     def compare(self, turn: _Turn, b: TurnBuilder) -> None:
+        """Pipecat's own total against the rebuilt one. Larger beyond the output hop: it ends at the bot's
+        first audio, which came that much after the TTS first byte; it is the total, the excess the
+        ``output`` stage, and a note on the turn says so. Smaller beyond log rounding: an anomaly."""
         assert turn.reported is not None
         seconds, line = turn.reported
         b.framework_total_ms = seconds * 1000.0
         if b.total_ms is None or not math.isfinite(seconds):
             return
         diff = seconds * 1000.0 - b.total_ms
-        if -AGREE_BELOW_MS <= diff <= AGREE_ABOVE_MS:
+        if diff > OUTPUT_HOP_MS and not b.anomalies:
+            b.note(
+                f"Pipecat's own total {seconds * 1000.0:.0f} ms (line {line}, to BotStartedSpeakingFrame) is "
+                f"{diff:.0f} ms above the total rebuilt from the log ({b.total_ms:.0f} ms, to the TTS first byte): "
+                f"Pipecat's figure is used, the {diff:.0f} ms after the first audio byte counted as 'output'"
+            )
+            b.stages_ms["output"] = round(b.stages_ms.get("output", 0.0) + diff, 3)
+            b.total_ms = seconds * 1000.0
+            return
+        if -AGREE_BELOW_MS <= diff:
             return
         hint = ""
         if -AGREE_BELOW_MS <= diff + self.stop_secs * 1000.0 <= AGREE_ABOVE_MS:
@@ -522,6 +690,15 @@ def read_pipecat(text: str, origin: str = "<trace>", options: ReadOptions | None
 _S_SUFFIX = re.compile(r"#\d+ TTFB: [\d.]+s$")
 
 
+def _message(line: str, prefixes: tuple[LogPrefix, ...]) -> str:
+    """The message of a log line (after its loguru prefix), or the line when no prefix matches."""
+    for prefix in prefixes:
+        m = prefix.pattern.match(line.rstrip())
+        if m is not None:
+            return m.group("msg")
+    return line
+
+
 def read_pipecat_lines(
     open_lines: Callable[[], Iterable[tuple[int, str]]],
     origin: str = "<trace>",
@@ -545,10 +722,11 @@ def read_pipecat_lines(
     vad = has_breakdown = s_suffix = False
     for _, raw in open_lines():
         x = _ANSI.sub("", raw)
-        if not vad and classify(x, breakdown=False) and ("stopped speaking" in x or "Stopped" in x):
+        if not vad and ("stopped speaking" in x or "Stopped" in x) and classify(_message(x, prefixes), breakdown=False):
             vad = True
-        if not has_breakdown and classify(x, breakdown=True):
-            has_breakdown = True
+        if not has_breakdown:
+            found = classify(_message(x, prefixes), breakdown=True)
+            has_breakdown = found is not None and found[0].kind not in ("latency_total", "vad_params")
         if not s_suffix and _S_SUFFIX.search(x.rstrip()):
             s_suffix = True
     reader = _Reader(origin, options, not vad and has_breakdown, prefixes)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
+    "CONTRIBUTIONS",
     "LINE_RULES",
     "LOG_PREFIXES",
     "RULE_SETS",
@@ -45,7 +46,13 @@ LineKind = Literal[
     "ttfa",
     "latency_total",
     "llm_context",
+    "bot_started",
+    "tool_started",
+    "tool_call",
+    "tool_result",
+    "tool_event",
     "breakdown_user_turn",
+    "breakdown_contribution",
     "breakdown_ttfb",
     "breakdown_aggregation",
 ]
@@ -170,13 +177,69 @@ LINE_RULES: tuple[LineRule, ...] = (
         "0.0.63 - 1.14",
         "src/pipecat/services/openai/base_llm.py (and the other LLM services) _stream_chat_completions",
     ),
+    LineRule(
+        "bot_started",
+        re.compile(r"^Bot(?: \[[^\]]{0,200}\])? started speaking$"),
+        "0.0.63 - 1.14",
+        "src/pipecat/transports/base_output.py _bot_started_speaking (logged as the first audio frame goes out) "
+        "@ v0.0.63, v0.0.67, v1.7.0, pipecat-ai 1.14.0",
+    ),
+    LineRule(
+        "bot_started",
+        re.compile(r"→ [^:]{1,200}: BotStartedSpeakingFrame\b.* at " + NUM + r"s$"),
+        "0.0.6x - 1.14 (DebugLogObserver)",
+        "src/pipecat/observers/loggers/debug_log_observer.py on_push_frame",
+    ),
+    LineRule(
+        "tool_started",
+        re.compile(_PROC + r" FunctionCallsStartedFrame: \[(?P<calls>.*)\]$"),
+        "0.0.8x - 1.14",
+        "src/pipecat/processors/aggregators/llm_response(_universal).py _handle_function_calls_started "
+        "@ v0.0.80, v1.7.0, pipecat-ai 1.14.0",
+    ),
+    LineRule(
+        "tool_call",
+        re.compile(_PROC + r" Calling function \[(?P<name>[^:\]]{0,200}):(?P<id>[^\]]{0,200})\]"),
+        "0.0.63 - 1.14",
+        "src/pipecat/services/llm_service.py _run_function_call @ v0.0.63, v0.0.80, v1.7.0, pipecat-ai 1.14.0",
+    ),
+    LineRule(
+        "tool_result",
+        re.compile(_PROC + r" FunctionCallResultFrame: \[(?P<name>[^:\]]{0,200}):(?P<id>[^\]]{0,200})\]$"),
+        "0.0.63 - 1.14",
+        "src/pipecat/processors/aggregators/llm_response(_universal).py _handle_function_call_result "
+        "@ v0.0.63, v0.0.95, v1.7.0, pipecat-ai 1.14.0",
+    ),
+    LineRule(
+        "tool_event",
+        re.compile(
+            r'^\{"kind": ?"function_call_(?P<event>started|in_progress|completed|failed|timed_out|cancelled)", ?'
+            r'"function_name": ?"(?P<name>[^"]{0,200})"'
+        ),
+        "1.12 - 1.14 (FunctionCallObserver, its docstring's handler: logger.info(event.model_dump_json()))",
+        "src/pipecat/observers/function_call_observer.py FunctionCallEvent @ pipecat-ai 1.14.0",
+    ),
     LineRule("breakdown_user_turn", re.compile(r"\bUser turn: " + NUM), "1.x - 1.14", _SRC_BD),
+    LineRule(
+        "breakdown_contribution",
+        re.compile(r"^ *" + NUM + r"s  (?P<label>[a-zA-Z][a-zA-Z ]{0,40}?) +\[(?P<owner>[^\]]{0,200})\]$"),
+        "1.9 - 1.14",
+        "src/pipecat/observers/user_bot_latency_observer.py LatencyBreakdown.turn_contribution_lines "
+        "('{duration:6.3f}s  {label:20} [{owner}]', one line per contribution, then the TOTAL line) "
+        "@ pipecat-ai 1.14.0",
+    ),
     LineRule("breakdown_ttfb", re.compile(_PROC + r": TTFB " + NUM), "1.x - 1.14", _SRC_BD),
     LineRule("breakdown_aggregation", re.compile(_PROC + r": text aggregation " + NUM), "1.x - 1.14", _SRC_BD),
 )
 """Every message the reader uses, first match wins (TTFAT before TTFB: its line starts alike)."""
 
 _QUICK = (
+    "started speaking",
+    "BotStartedSpeakingFrame",
+    "FunctionCall",
+    "Calling function",
+    '"function_call_',
+    "s  ",
     "End of Turn",
     "stop",
     "Stopped",
@@ -198,12 +261,33 @@ def classify(msg: str, *, breakdown: bool) -> tuple[LineRule, re.Match[str]] | N
     if not any(q in msg for q in _QUICK):
         return None
     for rule in LINE_RULES:
-        if rule.kind.startswith("breakdown") != breakdown and rule.kind != "vad_params":
+        if rule.kind.startswith("breakdown") != breakdown and rule.kind not in ("vad_params", "latency_total"):
             continue
         m = rule.pattern.search(msg)
         if m is not None:
             return rule, m
     return None
+
+
+CONTRIBUTIONS: dict[str, str] = {
+    "endpointing wait": "endpointing",
+    "transcription": "endpointing",
+    "turn detection": "endpointing",
+    "waiting for user": "endpointing",
+    "LLM inference": "llm",
+    "turn completion": "first_phrase",
+    "awaiting speakable text": "first_phrase",
+    "sentence aggregation": "first_phrase",
+    "LLM tool call": "llm_tool_call",
+    "function handler": "tool",
+    "speech synthesis": "tts_ttfb",
+    "output transport": "output",
+    "pipeline": "other",
+}
+"""Pipecat 1.14's contribution labels (``_SPANS`` in ``observers/user_bot_latency_observer.py``) -> the
+stage each is part of. ``LLM inference`` is the first pass (``llm_ttft``) until a ``function handler``,
+then the pass after the tools (``llm_2_ttft``); ``first request`` (a greeting's wait, measured from the
+client connecting) is not a reply turn."""
 
 
 @dataclass(frozen=True)
@@ -264,9 +348,18 @@ RULE_SETS: dict[str, RuleSet] = {
         ),
         RuleSet(
             "pipecat-breakdown",
-            "1.x - 1.14 (UserBotLatencyObserver breakdown events)",
+            "1.x - 1.8 (UserBotLatencyObserver breakdown events: chronological_events)",
             _SRC_BD,
             "Pipecat's own 'User turn' (from the actual end of speech)",
+            None,
+        ),
+        RuleSet(
+            "pipecat-contributions",
+            "1.9 - 1.14 (UserBotLatencyObserver: LatencyBreakdown.turn_contribution_lines, logged by the user's "
+            "on_latency_breakdown handler)",
+            "src/pipecat/observers/user_bot_latency_observer.py @ pipecat-ai 1.14.0",
+            "Pipecat's own user silence (VAD stop minus stop_secs: the start of 'endpointing wait'); the total is "
+            "its TOTAL line (to BotStartedSpeakingFrame)",
             None,
         ),
     )

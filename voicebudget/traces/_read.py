@@ -18,8 +18,9 @@ from voicebudget.traces._options import DETECT_HEAD_CHARS, ReadOptions, TraceRea
 from voicebudget.traces._otel import looks_like_otel, read_otel, read_otel_lines
 from voicebudget.traces._pipecat import looks_like_pipecat, read_pipecat, read_pipecat_lines
 from voicebudget.traces._table import TraceTable
+from voicebudget.traces._wrappers import WRAPPERS, detect_wrappers, unwrap_lines, unwrap_text
 
-__all__ = ["FORMATS", "READERS", "TraceFormat", "detect_format", "get_reader", "read_trace"]
+__all__ = ["FORMATS", "READERS", "WRAPPERS", "TraceFormat", "detect_format", "get_reader", "read_trace"]
 
 TraceFormat = str
 """A reader's name, one of :data:`FORMATS`."""
@@ -78,9 +79,11 @@ def get_reader(name: str) -> TraceReader:
 def detect_format(text: str) -> TraceFormat | None:
     """The first reader in :data:`READERS` that accepts the text's head, or None.
 
-    Only the first :data:`~voicebudget.traces.DETECT_HEAD_CHARS` characters are looked at.
+    Only the first :data:`~voicebudget.traces.DETECT_HEAD_CHARS` characters are looked at, after the
+    log shippers' layers on its lines (:data:`WRAPPERS`: journald, Docker, CRI, ...) are stripped.
     """
     head = text[:DETECT_HEAD_CHARS]
+    head = unwrap_text(head, detect_wrappers(head))
     for reader in READERS:
         if reader.detect(head):
             return reader.name
@@ -114,8 +117,11 @@ def read_trace(
     if not regular:  # a pipe can be read once: keep its whole text
         text = read_text(path, max_bytes=MAX_TRACE_BYTES, errors="replace")
         head = text[:DETECT_HEAD_CHARS]
+    wrappers = detect_wrappers(head)  # a log shipper's layer on every line: stripped before detection
+    if text is not None:
+        text = unwrap_text(text, wrappers)
     if reader is None:
-        detected = detect_format(head)
+        detected = detect_format(unwrap_text(head, wrappers))
         if detected is None:
             raise ScenarioError(
                 f"unknown trace format; give it with --format-in (read_trace(fmt=...) in Python), one of: {_known()}",
@@ -124,12 +130,14 @@ def read_trace(
         reader = get_reader(detected)
     if reader.read_lines is not None and text is None:
         # line-based: stream the file (memory: one line plus the turns), see docs/traces.md
-        table = reader.read_lines(lambda: iter_lines(path, max_bytes=MAX_TRACE_BYTES), origin, options)
-    else:
-        table = reader.read(
-            text if text is not None else read_text(path, max_bytes=MAX_TRACE_BYTES, errors="replace"), origin, options
+        table = reader.read_lines(
+            lambda: unwrap_lines(iter_lines(path, max_bytes=MAX_TRACE_BYTES), wrappers), origin, options
         )
+    else:
+        if text is None:
+            text = unwrap_text(read_text(path, max_bytes=MAX_TRACE_BYTES, errors="replace"), wrappers)
+        table = reader.read(text, origin, options)
     if not table.turns:
         raise ScenarioError(f"no turns found in this {reader.name} trace", origin=origin)
     turns = tuple(t if t.reader else replace(t, reader=reader.name) for t in table.turns)
-    return replace(table, turns=turns)
+    return replace(table, turns=turns, wrappers=tuple(w.name for w in wrappers))

@@ -62,8 +62,12 @@ SLOWEST_TURNS = 10
 SHORT_NAMES = {
     "endpointing": ("endp", "endpointing wait"),
     "llm_ttft": ("ttft", "LLM time to first token"),
+    "llm_tool_call": ("call", "LLM writing the tool call (first token -> call dispatched)"),
+    "tool": ("tool", "tool execution (call -> the next LLM request)"),
+    "llm_2_ttft": ("ttft2", "time to first token of the LLM pass after the tools"),
     "first_phrase": ("phr", "LLM tokens to the first speakable phrase"),
     "tts_ttfb": ("ttfb", "TTS time to first byte"),
+    "output": ("out", "TTS first byte -> the bot's first audio (output queue, transport)"),
     "other": ("oth", "the rest of the path"),
     "asr": ("asr", "ASR final transcript (overlaps endpointing)"),
     "leading_silence": ("sil", "leading silence in the first audio (after the total)"),

@@ -9,15 +9,29 @@ Stages of a turn (ms). The *on-path* stages follow one another and add up to the
 ==================  =====================================================================
 ``endpointing``     speech end -> turn commit (VAD silence, turn detector, STT wait): the
                     LLM request is sent at its end
-``llm_ttft``        LLM request -> first token (TTFT)
+``llm_ttft``        LLM request -> first token (TTFT); in a tool turn, of the first pass
+``llm_tool_call``   tool turns: the first token -> the tool call dispatched (the LLM writing
+                    the call), plus every later pass that also ended in a tool call
+``tool``            tool turns: the tool call(s) running -> the next LLM request (parts by
+                    tool name when the source names them)
+``llm_2_ttft``      tool turns: the LLM pass after the tool calls (the one that speaks):
+                    request -> first token
 ``first_phrase``    first token -> first speakable phrase sent to the TTS (Pipecat's
                     "text aggregation time")
 ``tts_ttfb``        first text to the TTS -> first audio byte (TTFB)
+``output``          the TTS's first audio byte -> the bot's first audio leaving the server
+                    (output queue, transport), when the source logs both
 ``other``           what the source's own total has beyond the stages it reports
 ==================  =====================================================================
 
-Off the path (shown, not added): ``asr`` (speech end -> final transcript; it runs inside the
-endpointing wait) and ``leading_silence`` (silence at the start of the first audio chunk).
+A turn is a sequence of LLM passes and tool executions (DESIGN section 10): a tool turn's path is
+``endpointing, llm_ttft, llm_tool_call, tool, llm_2_ttft, ...``. Off the path (shown, not added):
+``asr`` (speech end -> final transcript; it runs inside the endpointing wait) and ``leading_silence``
+(silence at the start of the first audio chunk).
+
+A turn may carry *notes*: facts about it that do not exclude it (the framework's own larger total
+used instead of the rebuilt one, and by how much) and *unknown stages*: stages the turn has but the
+source does not time (their time is in ``other``).
 """
 
 from __future__ import annotations
@@ -31,6 +45,7 @@ __all__ = [
     "ABSURD_MS",
     "OFF_PATH",
     "ON_PATH",
+    "TOOL_STAGES",
     "Anomaly",
     "TraceTable",
     "TraceTurn",
@@ -44,8 +59,21 @@ are flagged. Endpointing waits top out at a few seconds (LiveKit's ``max_endpoin
 3 s, livekit-agents ``voice/agent_session.py``), so 20 s leaves wide room. Change it with the
 ``absurd_ms`` parameter of the readers, :func:`~voicebudget.traces.check` and ``fit``."""
 
-ON_PATH = ("endpointing", "llm_ttft", "first_phrase", "tts_ttfb", "other")
+ON_PATH = (
+    "endpointing",
+    "llm_ttft",
+    "llm_tool_call",
+    "tool",
+    "llm_2_ttft",
+    "first_phrase",
+    "tts_ttfb",
+    "output",
+    "other",
+)
 """Stages that follow one another and add up to the turn total, in time order."""
+
+TOOL_STAGES = ("llm_tool_call", "tool", "llm_2_ttft")
+"""The on-path stages only a tool turn has (0 in a turn that called no tool)."""
 
 OFF_PATH = ("asr", "leading_silence")
 """Stages reported for information; they overlap the path (ASR) or follow the total (silence)."""
@@ -109,7 +137,12 @@ class TraceTurn:
     :ivar parts_ms: stage -> part -> ms, for a stage the source splits (Pipecat's TTFAT: the LLM stage
         as ``ttfb`` + ``thinking``); the parts add up to the stage.
     :ivar framework_total_ms: the framework's own figure for the turn's latency when it logs one
-        (Pipecat's ``UserBotLatencyLogObserver``), ms; shown beside :attr:`total_ms`, not used for it.
+        (Pipecat's ``UserBotLatencyObserver``, LiveKit's ``e2e_latency``), ms; when it is larger than
+        the rebuilt total beyond the tolerance it *is* the total (a note says so).
+    :ivar notes: what the reader noticed about the turn that does not exclude it (a disagreement
+        between the framework's total and the rebuilt one, and which was used).
+    :ivar unknown_stages: stages the turn has whose time the source does not give (Pipecat 1.14's
+        OpenTelemetry TTS span without ``metrics.ttfb``); their time is inside ``other``.
     """
 
     id: str
@@ -124,6 +157,8 @@ class TraceTurn:
     rules: str = ""
     parts_ms: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     framework_total_ms: float | None = None
+    notes: tuple[str, ...] = ()
+    unknown_stages: tuple[str, ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -145,6 +180,10 @@ class TraceTurn:
         }
         if self.framework_total_ms is not None:
             d["framework_total_ms"] = self.framework_total_ms
+        if self.notes:
+            d["notes"] = list(self.notes)
+        if self.unknown_stages:
+            d["unknown_stages"] = list(self.unknown_stages)
         for name in (*ON_PATH, *OFF_PATH):
             if name in self.stages_ms:
                 d[f"{name}_ms"] = self.stages_ms[name]
@@ -161,6 +200,8 @@ class TraceTable:
     :ivar format: ``"pipecat"``, ``"livekit"``, ``"otel-livekit"`` or ``"otel-pipecat"``.
     :ivar anchor: what ``t = 0`` (end of user speech) meant in this source.
     :ivar total: what a turn's total is in this source.
+    :ivar wrappers: the log shippers' layers stripped from its lines, outermost first (names in
+        :data:`~voicebudget.traces.WRAPPERS`: ``journald``, ``docker-json``, ...).
     """
 
     origin: str
@@ -169,11 +210,13 @@ class TraceTable:
     total: str
     turns: tuple[TraceTurn, ...]
     anomalies: tuple[Anomaly, ...]
+    wrappers: tuple[str, ...] = ()
 
     def source_dict(self) -> dict[str, Any]:
         return {
             "file": self.origin,
             "format": self.format,
+            "wrappers": list(self.wrappers),
             "anchor": self.anchor,
             "total": self.total,
             "turns": len(self.turns),
@@ -196,6 +239,12 @@ class TurnBuilder:
     rules: str = ""
     parts_ms: dict[str, dict[str, float]] = field(default_factory=dict)
     framework_total_ms: float | None = None
+    notes: list[str] = field(default_factory=list)
+    unknown_stages: list[str] = field(default_factory=list)
+
+    def note(self, text: str) -> None:
+        """Record a fact about the turn that does not exclude it from the statistics."""
+        self.notes.append(text)
 
     def flag(self, line: int, fld: str, value: Any, reason: str) -> None:
         """Record an anomaly on this turn."""
@@ -287,4 +336,6 @@ class TurnBuilder:
             rules=self.rules,
             parts_ms={k: dict(v) for k, v in self.parts_ms.items()},
             framework_total_ms=self.framework_total_ms,
+            notes=tuple(self.notes),
+            unknown_stages=tuple(self.unknown_stages),
         )
