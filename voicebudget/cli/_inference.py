@@ -18,6 +18,10 @@ def infer(
     model: Annotated[str, typer.Option("--model", "-m", help="Model id (see `voicebudget models`).")] = "",
     chips: Annotated[int | None, typer.Option("--chips", min=1, help="Chips (default: the fewest that fit).")] = None,
     tp: Annotated[int | None, typer.Option("--tp", min=1, help="Tensor-parallel size (splits the heads).")] = None,
+    pp: Annotated[int | None, typer.Option("--pp", min=1, help="Pipeline stages (default: 1 if it fits).")] = None,
+    replicas: Annotated[
+        int | None, typer.Option("--replicas", min=1, help="Data-parallel replicas (default: the chips left).")
+    ] = None,
     precision: Annotated[PrecisionOpt | None, typer.Option("--precision", help="Weights (default: native).")] = None,
     concurrency: Annotated[
         int | None, typer.Option("--concurrency", "-c", min=1, help="Requests in flight (default 1).")
@@ -55,7 +59,8 @@ def infer(
         float | None,
         typer.Option(
             "--memory-utilization",
-            help="Share of chip memory for weights + KV cache (as vLLM's gpu memory utilization; default 0.9).",
+            help="Share of chip memory for weights + KV cache (as vLLM's gpu memory utilization; "
+            "default: weights + 90% of the rest, TensorRT-LLM's KV-cache rule).",
         ),
     ] = None,
     request_rate: Annotated[
@@ -137,8 +142,6 @@ def infer(
                 f"--memory-utilization applies to HBM chips; on an SRAM-resident chip the usable share of SRAM is "
                 f"its timing's usable_sram_fraction ({sram.usable_sram_fraction:g}); leave the option out"
             )
-    else:
-        memory_utilization = 0.9
     if price is not None and not (math.isfinite(price) and price <= 1e6):
         fail(f"--price-per-chip-hour: must be a finite number of US$ > 0 and <= 1,000,000, got {price}")
     chip_price = ChipPrice(usd_per_chip_hour=price, source="--price-per-chip-hour") if price else None
@@ -160,6 +163,8 @@ def infer(
                 Deployment(
                     chips=chips,
                     tensor_parallel=tp,
+                    pipeline_parallel=pp,
+                    replicas=replicas,
                     precision=choice_value(precision),
                     kv_precision=choice_value(kv_precision),
                     memory_utilization=memory_utilization,
@@ -179,6 +184,8 @@ def infer(
             Deployment(
                 chips=chips,
                 tensor_parallel=tp,
+                pipeline_parallel=pp,
+                replicas=replicas,
                 precision=choice_value(precision),
                 concurrency=concurrency,
                 kv_precision=choice_value(kv_precision),

@@ -33,14 +33,23 @@ budget left after the other users' decode tokens.
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 
 from voicebudget._errors import ModelError
 from voicebudget.inference._catalog import PRECISION_BYTES, Hardware, ModelArch
 from voicebudget.inference._types import Bound, GPUCalibration, MemoryUse, StepBreakdown
 
-__all__ = ["GPUPlan", "decode_step", "kv_bytes_per_token", "prefill_ms", "weights_bytes", "weights_read_bytes"]
+__all__ = [
+    "KV_FREE_MEMORY_FRACTION",
+    "PREDICTABLE_LOAD",
+    "GPUPlan",
+    "lower_bound_note",
+    "decode_step",
+    "kv_bytes_per_token",
+    "prefill_ms",
+    "weights_bytes",
+    "weights_read_bytes",
+]
 
 ACTIVATION_BYTES = 2.0
 """Activations exchanged by tensor-parallel all-reduces are bf16."""
@@ -51,6 +60,19 @@ reaches at most 21 GB/s bus bandwidth on 8 x A100 80GB PCIe (Gen4 x16, 32 GB/s o
 reported, github.com/NVIDIA/nccl/issues/841, 2023-05-19) and 35 GB/s on 4 x RTX 5090 (Gen5, 64 GB/s;
 github.com/NVIDIA/nccl/issues/1639, 2025-03-14, where NCCL's maintainer notes that on PCIe systems the
 host's CPU and memory bound it); 21 / 32 = 0.65 (read 2026-12-01). NVLink and xGMI links keep their figure."""
+
+
+PREDICTABLE_LOAD = 0.9
+"""Above this share of the prefill capacity a TTFT is not predictable (a few percent of capacity error is an
+order of magnitude of queueing): it is shown at this share, as a lower bound, and a note says so."""
+
+
+def lower_bound_note(load: float) -> str:
+    """The sentence a prediction carries when its prefill load is above :data:`PREDICTABLE_LOAD`."""
+    return (
+        f"at {load:.0%} of prefill capacity: TTFT not predictable, shown as a lower bound (its queueing at "
+        f"{PREDICTABLE_LOAD:.0%} of capacity); a few percent of capacity error is an order of magnitude of wait here"
+    )
 
 
 @dataclass(frozen=True)
@@ -277,19 +299,22 @@ def prefill_ms(
     """Prefill of one prompt in chunks of ``chunk_tokens``, sharing each step with ``others_decoding``
     decode tokens of other users, ms (excludes the wait for the running step).
 
+    A prompt of ``P <= K`` tokens (``K = chunk_tokens``) is one step carrying it. A longer one holds
+    ``P / K`` steps' worth of the budget: its full chunks are steps of ``K`` prompt tokens, and its last,
+    partial chunk shares a step with the next prompts in the queue (continuous batching packs prompts
+    first come, first served), so it is charged its share ``r / K`` of a full step, not a whole step. TTFT
+    is then continuous in the prompt length (a 2,050-token prompt at a 2,048-token budget costs a hair
+    more than a 2,048-token one, not a second step's fixed costs).
+
     Attention FLOPs of a causal prompt of ``P`` tokens: ``P^2 / 2`` pairs at
     :meth:`ModelArch.attention_flops_per_pair` ``("prefill")`` (``2 * layers * P^2 * q_heads * head_dim`` for
     grouped-query attention).
     Prefill runs stage after stage, so only one stage's ``tp`` chips count for its latency.
     """
     m = plan.model
-    chunks = max(1, math.ceil(prompt_tokens / chunk_tokens))
-    total = 0.0
-    left = prompt_tokens
     flops_chips = plan.tp  # one stage at a time
-    for _ in range(chunks):
-        c = min(chunk_tokens, left)
-        left -= c
+
+    def step(c: float) -> float:
         n = c + others_decoding
         weights = 1e3 * weights_read_bytes(m, plan.precision, n) / (plan.tp * plan.bandwidth)
         compute = 1e3 * 2.0 * m.active_params * n / (flops_chips * plan.peak_flops)
@@ -300,7 +325,9 @@ def prefill_ms(
             * plan.kv_bytes_at(others_context)
             / (plan.chips_per_replica * plan.bandwidth)
         )
-        total += gemm_ms(plan, weights, compute, c / n) + kv + _overhead_ms(plan) + _collectives_ms(plan, n)
+        return gemm_ms(plan, weights, compute, c / n) + kv + _overhead_ms(plan) + _collectives_ms(plan, n)
+
+    total = step(prompt_tokens) if prompt_tokens <= chunk_tokens else prompt_tokens / chunk_tokens * step(chunk_tokens)
     attn_flops = (
         0.5
         * m.attention_flops_per_pair("prefill")
@@ -320,11 +347,37 @@ def memory_need(plan: GPUPlan, concurrency_per_replica: int, context_tokens: flo
     )
 
 
+KV_FREE_MEMORY_FRACTION = 0.9
+"""Default share of the memory left after the weights that the KV cache may take: TensorRT-LLM's
+``kv_cache_free_gpu_mem_fraction`` (default 0.9), the rule audited deployments are sized by (NVIDIA's MLPerf
+Inference v4.1 llama2-70b Server config, ``kvcache_free_gpu_mem_frac = 0.90``,
+mlcommons/inference_results_v4.1 closed/NVIDIA/configs/llama2-70b/Server/__init__.py, read 2026-12-01)."""
+
+
+def usable_bytes(use: MemoryUse, utilization: float | None) -> float:
+    """Memory weights + KV cache may take, bytes: ``utilization`` of the capacity (vLLM's
+    ``gpu_memory_utilization``) when given, else the weights plus :data:`KV_FREE_MEMORY_FRACTION` of the rest
+    (TensorRT-LLM's rule; never less than 90% of the capacity when the weights fit)."""
+    if utilization is not None:
+        return use.capacity_bytes * utilization
+    if use.weights_bytes >= use.capacity_bytes:  # the weights alone do not fit: no rest to share
+        return use.capacity_bytes * KV_FREE_MEMORY_FRACTION
+    return use.weights_bytes + KV_FREE_MEMORY_FRACTION * (use.capacity_bytes - use.weights_bytes)
+
+
+def _usable_rule(use: MemoryUse, utilization: float | None) -> str:
+    if utilization is not None:
+        return f"{utilization:.0%} of"
+    if use.weights_bytes >= use.capacity_bytes:
+        return f"{KV_FREE_MEMORY_FRACTION:.0%} of"
+    return f"weights + {KV_FREE_MEMORY_FRACTION:.0%} of the rest of"
+
+
 def check_fits(
-    plan: GPUPlan, use: MemoryUse, utilization: float, concurrency: int, context: float, fewest: int | None
+    plan: GPUPlan, use: MemoryUse, utilization: float | None, concurrency: int, context: float, fewest: int | None
 ) -> None:
-    """Raise :class:`ModelError` naming the gap when weights + KV exceed the usable memory."""
-    usable = use.capacity_bytes * utilization
+    """Raise :class:`ModelError` naming the gap when weights + KV exceed the usable memory (:func:`usable_bytes`)."""
+    usable = usable_bytes(use, utilization)
     need = use.weights_bytes + use.kv_cache_bytes
     if need <= usable:
         return
@@ -337,6 +390,6 @@ def check_fits(
         f"{where} does not fit: needs {need / 1e9:.1f} GB (weights {use.weights_bytes / 1e9:.1f} GB + KV cache "
         f"{use.kv_cache_bytes / 1e9:.1f} GB for {concurrency} x {context:,.0f} resident tokens, prompt + half the "
         f"output) but has {usable / 1e9:.1f} GB "
-        f"usable ({utilization:.0%} of {plan.chips_per_replica} x {hw.memory_bytes / 1e9:.0f} GB); "
+        f"usable ({_usable_rule(use, utilization)} {plan.chips_per_replica} x {hw.memory_bytes / 1e9:.0f} GB); "
         f"short by {(need - usable) / 1e9:.1f} GB{hint}"
     )

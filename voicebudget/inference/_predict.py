@@ -16,15 +16,18 @@ from voicebudget.inference._catalog import (
     get_model,
 )
 from voicebudget.inference._gpu import (
+    PREDICTABLE_LOAD,
     GPUPlan,
     check_fits,
     decode_step,
     decode_step_ms,
+    lower_bound_note,
     memory_need,
     prefill_ms,
     step_bound,
     step_breakdown,
     step_terms,
+    usable_bytes,
 )
 from voicebudget.inference._speculative import SpeculativeDecoding
 from voicebudget.inference._types import Deployment, GPUCalibration, InferenceResult, StepBreakdown, Workload
@@ -156,7 +159,7 @@ def _plan(m: ModelArch, hw: Hardware, dep: Deployment, cal: GPUCalibration, tp: 
 
 def _fits(plan: GPUPlan, dep: Deployment, wl: Workload) -> bool:
     use = memory_need(plan, math.ceil(dep.concurrency / plan.replicas), resident_tokens(wl))
-    return use.weights_bytes + use.kv_cache_bytes <= use.capacity_bytes * dep.memory_utilization
+    return use.weights_bytes + use.kv_cache_bytes <= usable_bytes(use, dep.memory_utilization)
 
 
 def _fewest(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal: GPUCalibration) -> GPUPlan | None:
@@ -190,11 +193,25 @@ def _resolve_gpu(
     tp = dep.tensor_parallel or max(t for t in _tp_candidates(m, hw) if chips % t == 0)
     if chips % tp:
         raise ModelError(f"chips ({chips}) must be a multiple of tensor_parallel ({tp})")
-    pps = (
-        [dep.pipeline_parallel]
-        if dep.pipeline_parallel
-        else [d for d in range(1, chips // tp + 1) if (chips // tp) % d == 0]
-    )
+    if dep.replicas is not None and dep.pipeline_parallel is None:
+        if chips % (tp * dep.replicas):
+            raise ModelError(f"chips ({chips}) must be a multiple of tensor_parallel x replicas ({tp * dep.replicas})")
+        pps = [chips // (tp * dep.replicas)]
+    else:
+        pps = (
+            [dep.pipeline_parallel]
+            if dep.pipeline_parallel
+            else [d for d in range(1, chips // tp + 1) if (chips // tp) % d == 0]
+        )
+    if (
+        dep.replicas is not None
+        and dep.pipeline_parallel is not None
+        and tp * dep.pipeline_parallel * dep.replicas != chips
+    ):
+        raise ModelError(
+            f"chips ({chips}) must equal tensor_parallel x pipeline_parallel x replicas "
+            f"({tp} x {dep.pipeline_parallel} x {dep.replicas})"
+        )
     for pp in pps:
         if chips % (tp * pp):
             raise ModelError(f"chips ({chips}) must be a multiple of tensor_parallel x pipeline_parallel ({tp * pp})")
@@ -236,13 +253,16 @@ def _estimate_gpu(
         tpot = _speculative_tpot(plan, spec, c, p, o, budget)
         gain = step.total_ms / tpot
     own = prefill_ms(plan, p, budget, others, p + o / 2.0)
-    ttft = own + _closed_loop_wait(plan, others, p, o, budget, own, tpot)
+    wait, load = _closed_loop_wait(plan, others, p, o, budget, own, tpot)
+    ttft = own + wait
     conc = math.ceil(dep.concurrency / plan.replicas)
     use = memory_need(plan, conc, resident_tokens(wl))
     n_chips = plan.tp * plan.pp * plan.replicas
     notes: tuple[str, ...] = (f"chips not given: the fewest that fit ({n_chips})",) if chosen else ()
     notes += _layout_notes(m, hw, dep, plan)
     notes += _precision_notes(m, hw, dep)
+    if load > PREDICTABLE_LOAD:
+        notes += (lower_bound_note(load),)
     return InferenceResult.model_construct(
         kind="gpu",
         model=m.id,
@@ -258,6 +278,8 @@ def _estimate_gpu(
         prompt_tokens=wl.prompt_tokens,
         output_tokens=wl.output_tokens,
         ttft_ms=ttft,
+        ttft_lower_bound=load > PREDICTABLE_LOAD,
+        prefill_load=load,
         tpot_ms=tpot,
         tokens_per_s_per_user=1e3 / tpot,
         throughput_tokens_per_s=dep.concurrency * 1e3 / tpot,
@@ -300,25 +322,32 @@ def _speculative_notes(spec: SpeculativeDecoding | None, gain: float | None) -> 
 
 def _closed_loop_wait(
     plan: GPUPlan, others: float, p: float, o: float, budget: float, own_ms: float, tpot_ms: float
-) -> float:
-    """Mean wait before a request's prefill starts at a closed-loop concurrency, ms.
+) -> tuple[float, float]:
+    """Mean wait before a request's prefill starts at a closed-loop concurrency, ms, and the prefill load.
 
     The ``others`` users send prompts at ``lam = others / (TTFT + (O - 1) TPOT)`` per ms. The arrival
-    first waits for the running step: with probability ``f = lam ceil(P / K) T_pf`` it carries another
+    first waits for the running step: with probability ``f = lam max(1, P / K) T_pf`` it carries another
     prompt's chunk (mean wait ``T_pf / 2``), else it is a decode step (``T_dec / 2``). Then it queues
-    behind prompts already waiting: the M/D/1 mean ``rho s / (2 (1 - rho))`` with ``s`` one prompt's
-    prefill time and ``rho = lam s`` (Pollaczek-Khinchine; the open-loop model, ``_queue``, has the
-    whole distribution).
+    behind prompts already waiting. Prompts are packed into each step's budget ``K`` (bulk service, as in
+    the open-loop model, ``_queue``), so one prompt holds the prefill slot for its share of a full step,
+    ``s = (P / K) T_full``; the M/D/1 mean ``rho s / (2 (1 - rho))`` with ``rho = lam s``
+    (Pollaczek-Khinchine). Above :data:`PREDICTABLE_LOAD` the wait is that at :data:`PREDICTABLE_LOAD`
+    (bounded, non-decreasing in the load; the caller flags it as a lower bound).
+
+    :returns: ``(wait_ms, rho)``.
     """
     if others <= 0:
-        return 0.0
+        return 0.0, 0.0
     ctx = p + o / 2.0
     t_dec = decode_step_ms(plan, others, ctx, 0.0, p / 2.0)
     t_pf = decode_step_ms(plan, others, ctx, min(p, budget), p / 2.0)
+    t_full = decode_step_ms(plan, others, ctx, budget, p / 2.0)
     lam = others / (own_ms + max(o - 1.0, 0.0) * tpot_ms)
-    f = min(1.0, lam * math.ceil(p / budget) * t_pf)
-    rho = min(lam * own_ms, 0.95)
-    return f * t_pf / 2.0 + (1.0 - f) * t_dec / 2.0 + rho * own_ms / (2.0 * (1.0 - rho))
+    f = min(1.0, lam * max(1.0, p / budget) * t_pf)
+    s = p / budget * t_full
+    rho = lam * s
+    q = min(rho, PREDICTABLE_LOAD)
+    return f * t_pf / 2.0 + (1.0 - f) * t_dec / 2.0 + q * s / (2.0 * (1.0 - q)), rho
 
 
 def _serving_step(
@@ -427,6 +456,17 @@ def _layout_notes(m: ModelArch, hw: Hardware, dep: Deployment, plan: GPUPlan) ->
             f"tp {plan.tp}: the largest degree that divides {dep.chips} chips and splits {m.q_heads} query / "
             f"{m.kv_heads} KV heads; the rest as {plan.pp} pipeline stage(s) x {plan.replicas} replica(s)",
         )
+    if dep.chips is not None and dep.pipeline_parallel is None and dep.replicas is None:
+        if plan.pp == 1 and plan.replicas > 1:
+            out += (
+                f"{dep.chips} chips at tp {plan.tp}: {plan.replicas} replicas (data parallel, the load split evenly); "
+                "give pipeline_parallel for pipeline stages instead",
+            )
+        elif plan.pp > 1:
+            out += (
+                f"{dep.chips} chips at tp {plan.tp}: one replica of tp {plan.tp} does not hold the model, so "
+                f"{plan.pp} pipeline stages x {plan.replicas} replica(s); give replicas or pipeline_parallel to choose",
+            )
     if m.is_mla and plan.tp > 1:
         out += (
             f"multi-head latent attention: every one of the {plan.tp} tensor-parallel chips holds the whole "

@@ -47,7 +47,7 @@ import numpy as np
 from voicebudget._algebra import FloatArray
 from voicebudget._errors import ModelError
 from voicebudget.inference._catalog import Hardware, ModelArch, get_hardware, get_model
-from voicebudget.inference._gpu import GPUPlan, decode_step_ms
+from voicebudget.inference._gpu import PREDICTABLE_LOAD, GPUPlan, decode_step_ms, lower_bound_note
 from voicebudget.inference._types import Deployment, GPUCalibration, OpenLoopResult, Workload
 
 __all__ = ["estimate_open_loop", "step_time_function"]
@@ -257,8 +257,9 @@ def _ttft_quantiles(
     f = np.minimum(lam * np.maximum(1.0, r) * t_pf, 1.0)
     busy_dec = np.where(n > 0, 1.0 - f, 0.0)
     idle = 1.0 - f - busy_dec
-    # Then W, and the steps holding this prompt's chunks: ceil(P / K) steps of T_pf.
-    own = np.maximum(1.0, np.ceil(r - 1e-9)) * t_pf
+    # Then W, and the steps holding this prompt's chunks: one step of T_pf for P <= K, else its P / K share of
+    # full steps (its last, partial chunk shares a step with the next prompts: continuous in P).
+    own = np.where(r > 1.0, r * t_full, t_pf)
 
     def through_span(x: float, span: FloatArray) -> FloatArray:
         # P(U + W <= x - own), U uniform on [0, span]: (H(y) - H(y - span)) / span, H = int F_W.
@@ -348,18 +349,20 @@ def estimate_open_loop(
 
     lam = request_rate_per_s / plan.replicas / 1e3  # per ms per replica
     capacity = _capacity(step, p, o, budget) * plan.replicas
-    t = _mean_step(step, lam, p, o, budget)
-    quantiles = None
-    if t is not None and lam * p * t < budget - lam * max(o - 1.0, 0.0) * t and request_rate_per_s < capacity:
-        n_d, n_p = lam * max(o - 1.0, 0.0) * t, lam * p * t
-        quantiles = _ttft_quantiles(step, lam, p, o, budget, n_p, n_d, _PERCENTILES)
+    load = request_rate_per_s / capacity
+    quantiles = _at_rate(step, lam, p, o, budget) if request_rate_per_s < capacity else None
+    if quantiles is not None and load > PREDICTABLE_LOAD:  # TTFT at 90% of capacity: a lower bound
+        lam_bound = PREDICTABLE_LOAD * capacity / plan.replicas / 1e3
+        bound = _at_rate(step, lam_bound, p, o, budget)
+        if bound is not None:
+            quantiles = (bound[0], bound[1], quantiles[2], quantiles[3], quantiles[4], quantiles[5])
     if quantiles is None:
         raise ModelError(
             f"{request_rate_per_s:g} requests/s is at or beyond what this deployment serves (about "
             f"{capacity:.3g} requests/s with a step budget of {budget:.0f} tokens for {p:.0f} in / {o:.0f} out); "
             "the queue would grow without bound: add replicas or lower the rate"
         )
-    (p50, p90, p99), mean_ttft, rho, tpot = quantiles
+    (p50, p90, p99), mean_ttft, rho, tpot, n_d, n_p = quantiles
     conc = request_rate_per_s / 1e3 * (mean_ttft + max(o - 1.0, 0.0) * tpot)
     at = estimate_inference(
         plan.model,
@@ -381,6 +384,9 @@ def estimate_open_loop(
     return OpenLoopResult(
         request_rate_per_s=request_rate_per_s,
         capacity_requests_per_s=capacity,
+        load=load,
+        ttft_lower_bound=load > PREDICTABLE_LOAD,
+        notes=(lower_bound_note(load),) if load > PREDICTABLE_LOAD else (),
         replicas=plan.replicas,
         ttft_p50_ms=p50,
         ttft_p90_ms=p90,
@@ -394,6 +400,19 @@ def estimate_open_loop(
         throughput_tokens_per_s=request_rate_per_s * o,
         at_mean_concurrency=at,
     )
+
+
+def _at_rate(
+    step: Callable[[float, float], float], lam: float, p: float, o: float, budget: float
+) -> tuple[tuple[float, ...], float, float, float, float, float] | None:
+    """TTFT quantiles, mean, prefill utilisation, TPOT, decode batch and prompt tokens per step at ``lam``
+    requests per ms per replica; ``None`` when the scheduler cannot keep up."""
+    t = _mean_step(step, lam, p, o, budget)
+    if t is None or lam * p * t >= budget - lam * max(o - 1.0, 0.0) * t:
+        return None
+    n_d, n_p = lam * max(o - 1.0, 0.0) * t, lam * p * t
+    q = _ttft_quantiles(step, lam, p, o, budget, n_p, n_d, _PERCENTILES)
+    return None if q is None else (*q, n_d, n_p)
 
 
 def _capacity(step: Callable[[float, float], float], p: float, o: float, budget: float) -> float:

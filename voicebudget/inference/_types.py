@@ -36,16 +36,24 @@ class Deployment(_Frozen):
     :param tensor_parallel: chips per tensor-parallel group; it must split the attention heads
         (:meth:`ModelArch.tensor_parallel_options`). ``None``: the largest valid degree that divides
         ``chips`` within the hardware's scale-up domain (the rest become pipeline stages or replicas).
-    :param pipeline_parallel: pipeline stages; ``None``: the fewest that fit. Chips left over after
-        ``tensor_parallel x pipeline_parallel`` become data-parallel replicas sharing the load.
+    :param pipeline_parallel: pipeline stages; ``None``: 1 when one tensor-parallel group holds the model (the
+        chips beyond it are replicas: 8 chips at tp 2 are 4 replicas, and a note says so), else the fewest that
+        fit. Chips left over after ``tensor_parallel x pipeline_parallel`` become data-parallel replicas sharing
+        the load.
+    :param replicas: data-parallel copies (the load split evenly); ``None``: what is left of ``chips`` after
+        ``tensor_parallel x pipeline_parallel``. With ``chips`` and without ``pipeline_parallel`` it fixes the
+        stages: ``chips / (tensor_parallel x replicas)``.
     :param precision: weight precision; ``None``: the model's native precision.
     :param kv_precision: KV-cache precision; ``None``: fp8 when weights are fp8/fp4, else bf16.
     :param concurrency: requests in flight across the deployment (a closed loop: each user sends its
         next request when the last one finishes, as in NIM/genai-perf sweeps).
     :param prefill_chunk_tokens: token budget of one continuous-batching step (chunked prefill);
         default 2048, vLLM's ``max_num_batched_tokens`` for online serving (assumption; set yours).
-    :param memory_utilization: share of chip memory for weights + KV cache; default 0.9, vLLM's
-        ``gpu_memory_utilization`` default (the rest: activations, CUDA graphs, fragmentation).
+    :param memory_utilization: share of chip memory for weights + KV cache, as vLLM's ``gpu_memory_utilization``
+        (the rest: activations, CUDA graphs, fragmentation); ``None`` (default): the weights plus 90% of the memory
+        left after them, TensorRT-LLM's ``kv_cache_free_gpu_mem_fraction`` rule that audited MLPerf deployments
+        are sized by (never less than 0.9 of the memory; it admits the single-B200 fp4 Llama-2-70B of MLPerf
+        v4.1, which 0.9 of the whole refused).
     :param software: the vendor software generation of a wafer/LPU chip's timings (``voicebudget
         hardware`` lists them; ``None``: the latest); an error on GPUs.
     """
@@ -53,11 +61,12 @@ class Deployment(_Frozen):
     chips: int | None = Field(default=None, ge=1)
     tensor_parallel: int | None = Field(default=None, ge=1)
     pipeline_parallel: int | None = Field(default=None, ge=1)
+    replicas: int | None = Field(default=None, ge=1)
     precision: Precision | None = None
     kv_precision: Precision | None = None
     concurrency: int = Field(default=1, ge=1)
     prefill_chunk_tokens: int = Field(default=2048, ge=16)
-    memory_utilization: float = Field(default=0.9, gt=0, le=1)
+    memory_utilization: float | None = Field(default=None, gt=0, le=1)
     software: str | None = Field(default=None, min_length=1, max_length=40)
 
 
@@ -125,7 +134,11 @@ class MemoryUse(_Frozen):
 class InferenceResult(_Frozen):
     """Prediction for one model on one deployment under one workload (all times ms).
 
-    :ivar ttft_ms: time to first token at this concurrency (mean queue wait + prefill).
+    :ivar ttft_ms: time to first token at this concurrency (mean queue wait + prefill); a lower bound when
+        ``ttft_lower_bound``.
+    :ivar ttft_lower_bound: the prefill load is above 90% of capacity, where TTFT is not predictable: ``ttft_ms``
+        is its value at 90% (a note says so).
+    :ivar prefill_load: share of the prefill capacity the other users' prompts take (``rho``; 0 at concurrency 1).
     :ivar tpot_ms: time per output token (inter-token latency) at this concurrency.
     :ivar tokens_per_s_per_user: ``1000 / tpot_ms``.
     :ivar throughput_tokens_per_s: output tokens/s of the whole deployment.
@@ -155,6 +168,8 @@ class InferenceResult(_Frozen):
     prompt_tokens: int
     output_tokens: int
     ttft_ms: float
+    ttft_lower_bound: bool = False
+    prefill_load: float = 0.0
     tpot_ms: float
     tokens_per_s_per_user: float
     throughput_tokens_per_s: float
@@ -182,6 +197,10 @@ class OpenLoopResult(_Frozen):
 
     :ivar request_rate_per_s: the arrival rate across the deployment.
     :ivar capacity_requests_per_s: the rate at which the step budget fills (the queue diverges).
+    :ivar load: ``request_rate_per_s / capacity_requests_per_s``.
+    :ivar ttft_lower_bound: ``load`` above 90%, where TTFT is not predictable: the TTFT quantiles and mean are
+        those at 90% of capacity, a lower bound (``notes`` says so); TPOT and the concurrency stay at the rate.
+    :ivar notes: what the prediction assumed or could not predict, one sentence each.
     :ivar ttft_p50_ms: TTFT median (wait for the running step + for a prefill slot + prefill).
     :ivar ttft_p90_ms: TTFT 90th percentile.
     :ivar ttft_p99_ms: TTFT 99th percentile.
@@ -197,6 +216,9 @@ class OpenLoopResult(_Frozen):
 
     request_rate_per_s: float
     capacity_requests_per_s: float
+    load: float = 0.0
+    ttft_lower_bound: bool = False
+    notes: tuple[str, ...] = ()
     replicas: int
     ttft_p50_ms: float
     ttft_p90_ms: float
