@@ -3,7 +3,12 @@ whole files (temporary file + os.replace), checked before any work."""
 
 from __future__ import annotations
 
+import os
+import resource
 import shutil
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -119,3 +124,84 @@ def test_check_target_refuses_folders_and_missing_folders(tmp_path: Path) -> Non
     with pytest.raises(ScenarioError, match="does not exist"):
         check_target(tmp_path / "nope" / "x.toml")
     assert check_target(tmp_path / "new.toml") == tmp_path / "new.toml"
+
+
+# --- the machine refuses the write (issue 22): exit 2, one line, nothing left behind ----------------------
+
+VOICEBUDGET = [sys.executable, "-m", "voicebudget"]
+
+
+def _small_file_limit() -> None:  # in the child: files over 4 KiB fail with EFBIG instead of a SIGXFSZ kill
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [["hardware"], ["run", "-n", "200", "-f", "json"]])
+def test_stdout_on_a_full_device_exits_2_in_one_line(args: list[str]) -> None:
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([*VOICEBUDGET, *args], stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr == "error: cannot write the output: No space left on device\n"
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGXFSZ"), reason="needs RLIMIT_FSIZE (POSIX)")
+def test_plot_over_the_file_size_limit_exits_2_naming_the_file(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    plot = tmp_path / "out.png"
+    done = subprocess.run(
+        [*VOICEBUDGET, "run", "-n", "200", "--plot", str(plot)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_small_file_limit,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr == f"error: cannot write {plot}: File too large\n"
+    assert list(tmp_path.iterdir()) == []  # neither the plot nor its temporary file
+
+
+FULL_DISK = """
+set -e
+mount -t tmpfs -o size=16k tmpfs "$1"
+"$2" -m voicebudget run -n 200 --plot "$1/out.png" > /dev/null 2> "$3" || echo "rc=$?" >> "$3"
+ls -A "$1" >> "$3"
+"""
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare (util-linux)")
+def test_plot_on_a_full_disk_exits_2_naming_the_file(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    disk, log = tmp_path / "disk", tmp_path / "log"
+    disk.mkdir()
+    # a 16 KiB tmpfs in a private user and mount namespace (no root needed where user namespaces are on)
+    probe = subprocess.run(["unshare", "-rm", "true"], capture_output=True, timeout=30)
+    if probe.returncode != 0:
+        pytest.skip("user namespaces are off here (unshare -rm fails)")
+    cmd = ["unshare", "-rm", "sh", "-c", FULL_DISK, "sh", str(disk), sys.executable, str(log)]
+    subprocess.run(cmd, check=True, timeout=120)
+    assert log.read_text() == f"error: cannot write {disk / 'out.png'}: No space left on device\nrc=2\n"
+
+
+SIGTERM_MID_WRITE = """
+import os, signal, sys, time
+from voicebudget._io import write_atomic
+
+def slow_plot(tmp):
+    tmp.write_bytes(b"half a png")
+    os.kill(os.getpid(), signal.SIGTERM)  # as `kill PID` would, while the figure is being written
+    time.sleep(30)
+
+write_atomic(sys.argv[1], slow_plot)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGTERM") or os.name != "posix", reason="POSIX signals")
+def test_sigterm_during_a_write_removes_the_temporary_file(tmp_path: Path) -> None:
+    target = tmp_path / "out.png"
+    target.write_bytes(b"the old plot")
+    done = subprocess.run([sys.executable, "-c", SIGTERM_MID_WRITE, str(target)], timeout=60)
+    assert done.returncode == -signal.SIGTERM  # still ended by the signal, as without the cleanup
+    assert [p.name for p in tmp_path.iterdir()] == ["out.png"]  # no .out.png.*.tmp left
+    assert target.read_bytes() == b"the old plot"

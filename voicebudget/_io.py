@@ -24,12 +24,16 @@ where known) and never quotes the file's content.
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import os
 import re
+import signal
 import stat
+import threading
 import tomllib
 from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -591,34 +595,94 @@ def check_target(
 
 
 def write_atomic(path: str | Path, data: str | bytes | Callable[[Path], object]) -> Path:
-    """Write ``path`` all at once: to a temporary file in the same folder, then ``os.replace``.
+    """Write ``path`` all at once: to a hidden temporary file in the same folder (``.NAME.*.tmp``), then
+    ``os.replace``.
 
-    A failed or interrupted write leaves the old file (or none), never a truncated one.
+    A failed or interrupted write leaves the old file (or none), never a truncated one, and removes the
+    temporary file: on an error, ``KeyboardInterrupt`` (SIGINT), and SIGTERM or SIGHUP where their
+    handler is the default one (the process then ends by that signal, as it would have; called from the
+    main thread only, as Python's signal handlers are). SIGKILL cannot be caught: a write killed by it
+    leaves its temporary file, which a later write never reuses (each has a fresh random name).
 
     :param data: text (UTF-8), bytes, or a function that writes the temporary path it is given
         (e.g. ``lambda tmp: fig.savefig(tmp, format="png")``).
-    :raises OSError: the folder is not writable or the disk is full (the temporary file is removed).
+    :raises OSError: the folder is not writable or the disk is full (the temporary file is removed); the
+        error's ``filename`` is ``path``, not the temporary file.
     """
-    import tempfile
+    import secrets
 
     path = Path(path)
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    tmp = Path(tmp_name)
+    tmp = path
     try:
-        if callable(data):
-            os.close(fd)
-            data(tmp)
-        else:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data.encode("utf-8") if isinstance(data, str) else data)
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.chmod(tmp, path.stat().st_mode & 0o777 if path.is_file() else 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
+        with _terminate_raises():
+            for _ in range(100):
+                tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
+                try:
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                    break
+                except FileExistsError:
+                    tmp = path
+            else:  # pragma: no cover - 100 collisions of 32 random bits
+                raise FileExistsError(errno.EEXIST, "no free temporary name", str(path))
+            try:
+                _write_then_replace(fd, tmp, path, data)
+            except BaseException:
+                if tmp != path:
+                    tmp.unlink(missing_ok=True)
+                raise
+    except _Terminated as exc:
+        os.kill(os.getpid(), exc.signum)  # the default handler is back: the process ends by the signal
+        raise  # pragma: no cover - not reached
+    except OSError as exc:
+        if exc.filename is None or str(exc.filename) == str(tmp):
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
         raise
     return path
+
+
+def _write_then_replace(fd: int, tmp: Path, path: Path, data: str | bytes | Callable[[Path], object]) -> None:
+    if callable(data):
+        os.close(fd)
+        data(tmp)
+    else:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    os.chmod(tmp, path.stat().st_mode & 0o777 if path.is_file() else 0o644)
+    os.replace(tmp, path)
+
+
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived during :func:`write_atomic` (raised by its handler)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"signal {signum}")
+        self.signum = signum
+
+
+_CLEANUP_SIGNALS = tuple(s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s)
+
+
+@contextmanager
+def _terminate_raises() -> Iterator[None]:
+    """For the block, SIGTERM and SIGHUP raise :class:`_Terminated` where their handler is the default
+    (so ``finally`` and ``except`` clauses run); the default handler is back when the block ends."""
+    installed: list[int] = []
+    if threading.current_thread() is threading.main_thread():
+        for sig in _CLEANUP_SIGNALS:
+            if signal.getsignal(sig) is signal.SIG_DFL:
+                signal.signal(sig, _raise_terminated)
+                installed.append(sig)
+    try:
+        yield
+    finally:
+        for sig in installed:
+            signal.signal(sig, signal.SIG_DFL)
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise _Terminated(signum)
 
 
 # --- documents --------------------------------------------------------------------------------------

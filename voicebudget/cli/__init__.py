@@ -19,7 +19,16 @@ import sys
 import typer
 
 from voicebudget.cli import _capacity, _councils, _inference, _run, _traces
-from voicebudget.cli._guard import EXITS, TRACEBACK_ENV, Command, crash_guard, one_line_paragraphs, report_bug
+from voicebudget.cli._guard import (
+    EXITS,
+    TRACEBACK_ENV,
+    Command,
+    crash_guard,
+    fail_to_write,
+    one_line_paragraphs,
+    report_bug,
+    write_error,
+)
 from voicebudget.cli._options import PrecisionOpt
 from voicebudget.cli._output import EXIT_BUG, EXIT_INVALID, EXIT_OK, EXIT_OVER_BUDGET
 from voicebudget.cli._traces import DEFAULT_FIT_METHOD, FitMethodOpt, TraceFormatIn
@@ -80,7 +89,10 @@ def main() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(141)
     except Exception as exc:  # outside a command (argument parsing, completion): still not exit 1
+        message = write_error(exc)  # the last flush of stdout on a full device
         try:
+            if message is not None:
+                fail_to_write(message)
             report_bug(exc)
         except EXITS as done:
             sys.exit(done.exit_code)

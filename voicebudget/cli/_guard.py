@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import inspect
 import os
@@ -45,6 +46,38 @@ def _usage_error_base() -> type[Exception]:
     return typer.BadParameter
 
 
+WRITE_ERRNOS = frozenset(
+    code
+    for code in (errno.ENOSPC, getattr(errno, "EDQUOT", None), errno.EFBIG, errno.EROFS, errno.EIO, errno.EACCES)
+    if code is not None
+)
+"""Errors of the machine, not of voicebudget: a full disk or device (``> /dev/full``), a quota, a file size
+limit (``ulimit -f``), a read-only file system, an I/O error, a permission refused. Input files are read
+through :mod:`voicebudget._io` (their errors are input errors already), so these come from writing."""
+
+
+def write_error(exc: BaseException) -> str | None:
+    """The one-line message of an :class:`OSError` in :data:`WRITE_ERRNOS` (None for any other exception):
+    ``cannot write the output: No space left on device`` (stdout), ``cannot write out.png: ...``."""
+    if not isinstance(exc, OSError) or exc.errno not in WRITE_ERRNOS:
+        return None
+    target = exc.filename if isinstance(exc.filename, str) and exc.filename else "the output"
+    return f"cannot write {target}: {exc.strerror or exc}"
+
+
+def fail_to_write(message: str) -> NoReturn:
+    """Exit 2 with ``message``; stdout, if it is what failed, is pointed at ``/dev/null`` first so the text
+    still buffered for it cannot fail again at interpreter exit (a second, multi-line error)."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # pragma: no cover - stdout without a file descriptor
+            pass
+    fail(message)
+
+
 EXITS = (typer.Exit,)
 PASS_THROUGH = (*EXITS, typer.Abort, _usage_error_base())
 
@@ -67,6 +100,9 @@ def crash_guard(command: Command) -> Command:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             raise SystemExit(141) from None
         except Exception as exc:
+            message = write_error(exc)
+            if message is not None:
+                fail_to_write(message)
             report_bug(exc)
 
     return guarded
