@@ -5,12 +5,16 @@ tests/test_fuzz_kinds.py (small budget) and benchmarks/fuzz_kinds.py (large)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 from pathlib import Path
 
 import pytest
+from time_limit import time_limit
 from typer.testing import CliRunner
 
 import voicebudget as vb
+from voicebudget._io import read_document
 from voicebudget.cli import app
 
 runner = CliRunner()
@@ -139,3 +143,56 @@ def test_a_stage_may_share_the_name_of_the_tree_it_is_the_root_of(tmp_path: Path
     code, output = cli("council", council, "-n", "100", "-f", "json")
     assert code == 0, output
     assert json.loads(output)["latency"]["p50_ms"] == 1.0
+
+
+# --- 2. a file reference that is not a regular file: refused before anything blocks on it -----------------
+
+needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo") or not hasattr(signal, "setitimer"), reason="POSIX FIFOs")
+
+
+@needs_fifo
+@pytest.mark.parametrize("target", ["fifo", "link-to-fifo", "/dev/null", "folder"])
+def test_a_samples_reference_to_anything_but_a_regular_file_exits_2(tmp_path: Path, target: str) -> None:
+    os.mkfifo(tmp_path / "fifo")  # nothing ever writes to it: open() would block forever
+    (tmp_path / "link-to-fifo").symlink_to(tmp_path / "fifo")
+    (tmp_path / "folder").mkdir()
+    path = tmp_path / "s.toml"
+    path.write_text(
+        f'name = "n"\n[pipeline]\nkind = "sequence"\nstages.x = {{ kind = "empirical", file = "{target}" }}\n'
+    )
+    kind = {"fifo": "a FIFO (named pipe)", "link-to-fifo": "a FIFO (named pipe)", "/dev/null": "a device"}
+    with time_limit(20):
+        code, output = cli("run", path, "-n", "100", "--allow-root", "/dev")
+    assert code == 2
+    assert one_error_line(output) == (
+        f"error: {path}: pipeline.stages.x: file {target!r} is {kind.get(target, 'a folder')}, not a regular file; "
+        "a file reference must name one"
+    )
+
+
+@needs_fifo
+def test_a_council_reference_to_a_fifo_exits_2(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "c.toml")
+    path = tmp_path / "s.toml"
+    path.write_text('name = "n"\n[pipeline]\nkind = "sequence"\nstages.c = { kind = "council", file = "c.toml" }\n')
+    with time_limit(20):
+        code, output = cli("run", path, "-n", "100")
+    assert code == 2
+    assert "file 'c.toml' is a FIFO (named pipe), not a regular file" in one_error_line(output)
+
+
+@needs_fifo
+def test_the_reader_rechecks_the_kind_on_the_open_file(tmp_path: Path) -> None:
+    # a reference swapped for a FIFO after its check: the reader opens without blocking and refuses it
+    os.mkfifo(tmp_path / "c.toml")
+    with time_limit(20), pytest.raises(vb.ScenarioError, match=r"is a FIFO \(named pipe\), not a regular file"):
+        read_document(tmp_path / "c.toml", regular_only=True)
+
+
+@needs_fifo
+def test_a_named_fifo_given_on_the_command_line_nobody_writes_to_does_not_block(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "s.toml")  # a pipe is allowed on the command line (<(cat s.toml)); this one is empty
+    with time_limit(20):
+        code, output = cli("run", tmp_path / "s.toml", "-n", "100")
+    assert code == 2
+    assert f"{tmp_path / 's.toml'}: name: required field missing" in output

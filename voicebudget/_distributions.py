@@ -195,7 +195,7 @@ def _read_samples(path: Path, column: str | None) -> list[float]:
     file's content. Blank CSV lines are skipped; lines are numbered as a text editor does (from 1).
     """
     try:
-        text = read_text(path, max_bytes=MAX_DATA_BYTES)
+        text = read_text(path, max_bytes=MAX_DATA_BYTES, regular_only=True)
         if path.suffix.lower() == ".json":
             return _json_samples(parse_json(text, origin=str(path), allow_nan=False), path)
         rows = [(line, r) for line, r in csv_rows(text, origin=str(path)) if any(cell.strip() for cell in r)]

@@ -84,10 +84,28 @@ def _mib(n: int) -> str:
     return f"{n / 2**20:,.0f} MiB" if n >= 2**20 else f"{n:,} bytes"
 
 
-def _open_checked(path: Path, max_bytes: int) -> int:
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def _open_checked(path: Path, max_bytes: int, *, regular_only: bool = False) -> int:
     """Open ``path`` for reading after checking its kind and size; returns the file descriptor.
 
-    :raises ScenarioError: missing, a folder, a device, or over ``max_bytes``.
+    The file is opened without blocking and its kind checked again on the open descriptor (a file
+    swapped for a FIFO between the two checks is still seen), then set back to blocking reads: a FIFO
+    no process writes to reads as empty instead of blocking ``open`` forever.
+
+    :param regular_only: refuse pipes too (``file = ...`` references: only regular files).
+    :raises ScenarioError: missing, a folder, a device or socket, a pipe when ``regular_only``, or over
+        ``max_bytes``.
     """
     origin = str(path)
     try:
@@ -96,27 +114,41 @@ def _open_checked(path: Path, max_bytes: int) -> int:
         raise ScenarioError("file not found", origin=origin) from None
     except OSError as exc:
         raise ScenarioError(f"cannot read: {exc.strerror or exc}", origin=origin) from None
-    if stat.S_ISDIR(st.st_mode):
+    _check_kind(st, origin, max_bytes, regular_only)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise ScenarioError(f"cannot read: {exc.strerror or exc}", origin=origin) from None
+    try:
+        _check_kind(os.fstat(fd), origin, max_bytes, regular_only)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _check_kind(st: os.stat_result, origin: str, max_bytes: int, regular_only: bool) -> None:
+    mode = st.st_mode
+    if stat.S_ISDIR(mode):
         raise ScenarioError("is a folder, not a file", origin=origin)
-    if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) or stat.S_ISSOCK(st.st_mode):
-        raise ScenarioError("is a device or socket, not a regular file; refused", origin=origin)
-    if stat.S_ISREG(st.st_mode) and st.st_size > max_bytes:
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode) or (regular_only and not stat.S_ISREG(mode)):
+        raise ScenarioError(f"is {_kind(mode)}, not a regular file; refused", origin=origin)
+    if stat.S_ISREG(mode) and st.st_size > max_bytes:
         raise ScenarioError(
             f"file is {_mib(st.st_size)}, over the {_mib(max_bytes)} limit for this kind of input", origin=origin
         )
-    try:
-        return os.open(path, os.O_RDONLY)
-    except OSError as exc:
-        raise ScenarioError(f"cannot read: {exc.strerror or exc}", origin=origin) from None
 
 
-def read_bytes(path: str | Path, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> bytes:
+def read_bytes(path: str | Path, *, max_bytes: int = MAX_DOCUMENT_BYTES, regular_only: bool = False) -> bytes:
     """Read a whole file, at most ``max_bytes`` (pipes are read in chunks and stopped at the cap).
 
+    :param regular_only: refuse pipes too (for ``file = ...`` references).
     :raises ScenarioError: missing, a folder or device, unreadable, or larger than ``max_bytes``.
     """
     path = Path(path)
-    fd = _open_checked(path, max_bytes)
+    fd = _open_checked(path, max_bytes, regular_only=regular_only)
     chunks: list[bytes] = []
     size = 0
     try:
@@ -152,15 +184,18 @@ def _decode(data: bytes, origin: str, errors: str) -> str:
     return text.removeprefix(_BOM)
 
 
-def read_text(path: str | Path, *, max_bytes: int = MAX_DOCUMENT_BYTES, errors: str = "strict") -> str:
+def read_text(
+    path: str | Path, *, max_bytes: int = MAX_DOCUMENT_BYTES, errors: str = "strict", regular_only: bool = False
+) -> str:
     """Read a UTF-8 text file (a leading byte-order mark is dropped), at most ``max_bytes``.
 
     Peak memory is the file's bytes plus its text (the bytes are freed once decoded).
 
     :param errors: ``"strict"`` (invalid UTF-8 is an error naming the line) or ``"replace"``.
+    :param regular_only: refuse pipes too (for ``file = ...`` references).
     :raises ScenarioError: see :func:`read_bytes`; invalid UTF-8 when ``errors="strict"``.
     """
-    return _decode(read_bytes(path, max_bytes=max_bytes), str(path), errors)
+    return _decode(read_bytes(path, max_bytes=max_bytes, regular_only=regular_only), str(path), errors)
 
 
 def split_lines(text: str) -> list[str]:
@@ -521,7 +556,8 @@ def resolve_reference(file: object, context: Mapping[str, Any] | None) -> Path:
 
     Without roots in the context (a model built in code) only the folder is applied.
 
-    :raises ValueError: (inside a pydantic validator) the file is outside every allowed root; the
+    :raises ValueError: (inside a pydantic validator) the file is not a regular file (a FIFO would block
+        ``open`` forever, a device never ends), or is outside every allowed root; the
         message names the reference and the roots, never the file's content.
     """
     ctx = context or {}
@@ -537,6 +573,14 @@ def resolve_reference(file: object, context: Mapping[str, Any] | None) -> Path:
                 f"({', '.join(str(r) for r in roots)}); allow its folder with --allow-root DIR "
                 "(allowed_roots= in the library)"
             )
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return path  # missing or unreadable: the reader says which
+    if not stat.S_ISREG(mode):
+        raise ValueError(
+            f"file {str(file)[:200]!r} is {_kind(mode)}, not a regular file; a file reference must name one"
+        )
     return path
 
 
@@ -692,7 +736,11 @@ DOCUMENT_SUFFIXES = (".toml", ".yaml", ".yml")
 
 
 def read_document(
-    path: str | Path, *, fields: Collection[str] | None = None, max_bytes: int = MAX_DOCUMENT_BYTES
+    path: str | Path,
+    *,
+    fields: Collection[str] | None = None,
+    max_bytes: int = MAX_DOCUMENT_BYTES,
+    regular_only: bool = False,
 ) -> dict[str, Any]:
     """Read a TOML or YAML file (by its suffix) into a dict, with the input limits.
 
@@ -700,7 +748,8 @@ def read_document(
         an anchor and whose key is not one of them (``base: &b {kind: fixed, value_ms: 1}``) is a
         definition for aliases and merge keys elsewhere, and is dropped.
     :raises ScenarioError: missing file, unknown suffix, over the size cap, not UTF-8, syntax error,
-        limits exceeded, or not a table at the top.
+        limits exceeded, or not a table at the top; with ``regular_only`` (a ``file = ...`` reference),
+        anything but a regular file.
     """
     path = Path(path)
     origin = str(path)
@@ -709,7 +758,7 @@ def read_document(
         if not path.exists():
             raise ScenarioError("file not found", origin=origin)
         raise ScenarioError(f"unknown file type {suffix!r}; allowed: {', '.join(DOCUMENT_SUFFIXES)}", origin=origin)
-    text = read_text(path, max_bytes=max_bytes)
+    text = read_text(path, max_bytes=max_bytes, regular_only=regular_only)
     definitions: frozenset[str] = frozenset()
     if suffix == ".toml":
         data: Any = load_toml(text, origin=origin)

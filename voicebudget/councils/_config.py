@@ -404,7 +404,8 @@ def _load_council(
     """Load a council file; ``parent`` is the validation context of the document that references it."""
     check_cycle(path, parent)
     context = reference_context(path, allowed_roots=allowed_roots, parent=parent)
-    data = {**read_document(path, fields={*Council.model_fields, "search"}), **(overrides or {})}
+    fields = {*Council.model_fields, "search"}
+    data = {**read_document(path, fields=fields, regular_only=parent is not None), **(overrides or {})}
     data.pop("search", None)  # the tuner's search space (voicebudget tune); the base council is evaluated
     try:
         return Council.model_validate(data, context=context)
