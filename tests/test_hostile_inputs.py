@@ -196,3 +196,53 @@ def test_a_named_fifo_given_on_the_command_line_nobody_writes_to_does_not_block(
         code, output = cli("run", tmp_path / "s.toml", "-n", "100")
     assert code == 2
     assert f"{tmp_path / 's.toml'}: name: required field missing" in output
+
+
+# --- 2. OTLP turn spans nested as a chain: each is a turn of its own, read in linear work -----------------
+
+
+def otlp_chain(path: Path, n: int) -> Path:
+    """``n`` Pipecat turn spans, each the parent of the next (a 4,000-turn chain took ~30 s)."""
+    spans = []
+    for i in range(n):
+        span = {
+            "traceId": "t",
+            "spanId": f"s{i}",
+            "name": "turn",
+            "startTimeUnixNano": str(i * 10**9),
+            "endTimeUnixNano": str(i * 10**9 + 5),
+            "attributes": [{"key": "turn.user_bot_latency_seconds", "value": {"doubleValue": 0.5 + i / 1000}}],
+        }
+        if i:
+            span["parentSpanId"] = f"s{i - 1}"
+        spans.append(span)
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}))
+    return path
+
+
+def test_turns_nested_as_a_chain_walk_each_span_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from voicebudget.traces import _otel
+
+    walked: list[int] = []
+    subtree = _otel._Reader.subtree
+
+    def counting(self: object, *args: object) -> list[object]:
+        members = subtree(self, *args)  # type: ignore[arg-type]
+        walked.append(len(members))
+        return members  # type: ignore[return-value]
+
+    monkeypatch.setattr(_otel._Reader, "subtree", counting)
+    table = vb.read_trace(otlp_chain(tmp_path / "chain.json", 1000))
+    assert sum(walked) == 1000  # one span per turn (the whole chain below each turn: 500,500)
+    assert [t.total_ms for t in table.turns[:3]] == pytest.approx([500.0, 501.0, 502.0])  # its own total each
+
+
+def test_turns_that_are_each_others_parent_are_flagged_as_a_cycle(tmp_path: Path) -> None:
+    path = otlp_chain(tmp_path / "loop.json", 2)
+    doc = json.loads(path.read_text())
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["parentSpanId"] = "s1"  # s0 -> s1 -> s0
+    path.write_text(json.dumps(doc))
+    table = vb.read_trace(path)
+    assert len(table.turns) == 2
+    reasons = {(a.turn, a.field, a.reason) for a in table.anomalies if a.field == "parentSpanId"}
+    assert reasons == {(t, "parentSpanId", "span tree has a cycle (a turn is its own ancestor)") for t in ("s0", "s1")}

@@ -399,10 +399,14 @@ class _Reader:
             return "livekit"
         return "pipecat"
 
-    def subtree(self, turn: _Span, cycles: list[_Span]) -> list[_Span]:
+    def subtree(
+        self, turn: _Span, cycles: list[_Span], turns: frozenset[int] = frozenset(), inner: list[_Span] | None = None
+    ) -> list[_Span]:
         """The turn span and its descendants, breadth first, siblings by start time. A span met twice
         (a cycle in the parent chain, a span that is its own parent) is put in ``cycles`` and not
-        walked again; spans without an id have no children."""
+        walked again; spans without an id have no children. A descendant that is itself a turn span
+        (``id()`` in ``turns``) is a turn of its own: neither it nor what is under it is walked (it goes
+        in ``inner``), so turns nested as a chain cost linear time, not quadratic."""
         out = [turn]
         seen = {id(turn)}
         queue = list(self.children.get((turn.trace, turn.id), [])) if turn.id else []
@@ -412,6 +416,10 @@ class _Reader:
             head += 1
             if id(span) in seen:
                 cycles.append(span)
+                continue
+            if id(span) in turns:
+                if inner is not None:
+                    inner.append(span)
                 continue
             seen.add(id(span))
             out.append(span)
@@ -460,11 +468,14 @@ class _Reader:
         joined = self.user_turns(turn_spans) if lk else {}
         builders: dict[str, TurnBuilder] = {}
         stale: dict[str, list[tuple[TurnBuilder, int, str, Any]]] = {k: [] for k in _STALE}
+        nested = frozenset(id(s) for s in turn_spans)
+        inner: dict[int, list[_Span]] = {}  # turn span -> the turn spans under it (each is read on its own)
+        by_span: dict[int, TurnBuilder] = {}
         for span in sorted(turn_spans, key=lambda s: (s.start_ns, s.line)):
             cycles: list[_Span] = []
-            members = self.subtree(span, cycles)
+            members = self.subtree(span, cycles, nested, inner.setdefault(id(span), []))
             if id(span) in joined:
-                members += self.subtree(joined[id(span)], cycles)
+                members += self.subtree(joined[id(span)], cycles, nested, inner[id(span)])
             attrs = self.attributes(members)
             speech = attrs.get("lk.speech_id", (None, span))[0] if lk else None
             tid = speech if isinstance(speech, str) and speech else span.id or f"line-{span.line}"
@@ -487,7 +498,12 @@ class _Reader:
             for key in _STALE:
                 if key in attrs and not isinstance(attrs[key][0], _Bad):
                     stale[key].append((b, self.attr_line(attrs[key][1], key), key, attrs[key][0]))
-            builders[tid] = b
+            builders[tid] = by_span[id(span)] = b
+        for span in _turn_cycles(turn_spans, inner):  # turns that are each other's ancestors
+            if id(span) in by_span and not any(a.field == "parentSpanId" for a in by_span[id(span)].anomalies):
+                by_span[id(span)].flag(
+                    span.line, "parentSpanId", span.id or None, "span tree has a cycle (a turn is its own ancestor)"
+                )
         for found in stale.values():
             flag_stale_values(found)
         turns, anomalies = [], list(self.loose)
@@ -555,6 +571,32 @@ class _Reader:
             b.flag(span.line, total_key, None, f"turn has no {total_key} (the source's own total)")
         b.close_with_residual(total, span.line, total_key, required=tuple(needed))
         return b
+
+
+def _turn_cycles(turn_spans: list[_Span], inner: dict[int, list[_Span]]) -> list[_Span]:
+    """The turn spans on a cycle of the graph "turn -> the turn spans found under it" (a parent chain
+    that loops through two turns or more), by an iterative depth-first search: linear in the edges."""
+    state: dict[int, int] = {}  # 1: on the current path, 2: done
+    on_cycle: dict[int, _Span] = {}
+    for root in turn_spans:
+        if id(root) in state:
+            continue
+        path: list[_Span] = [root]
+        todo = [iter(inner.get(id(root), ()))]
+        state[id(root)] = 1
+        while todo:
+            nxt = next(todo[-1], None)
+            if nxt is None:
+                state[id(path.pop())] = 2
+                todo.pop()
+            elif state.get(id(nxt)) == 1:  # back to a turn on the current path: the path from it is a cycle
+                start = next(i for i in range(len(path) - 1, -1, -1) if path[i] is nxt)
+                on_cycle.update((id(s), s) for s in path[start:])
+            elif id(nxt) not in state:
+                state[id(nxt)] = 1
+                path.append(nxt)
+                todo.append(iter(inner.get(id(nxt), ())))
+    return list(on_cycle.values())
 
 
 def read_otel(text: str, origin: str = "<trace>", options: ReadOptions | None = None) -> TraceTable:
