@@ -73,3 +73,41 @@ def test_public_names_are_written_once_and_the_type_checking_imports_agree() -> 
     assert voicebudget._LAZY == public
     assert voicebudget.__all__ == sorted(public)
     assert len(voicebudget.__all__) == len(set(voicebudget.__all__))
+
+
+@pytest.mark.parametrize(
+    "package",
+    [
+        "voicebudget.capacity",
+        "voicebudget.checker",
+        "voicebudget.councils",
+        "voicebudget.inference",
+        "voicebudget.traces",
+        "voicebudget.tuning",
+    ],
+)
+def test_sub_packages_write_their_names_once_and_import_them_on_first_use(package: str) -> None:
+    # Each sub-package is a lazy surface like the top level: _PUBLIC is its one list, the TYPE_CHECKING
+    # block repeats it for type checkers, and importing the package imports none of its modules.
+    import ast
+    import importlib
+    from pathlib import Path
+
+    module = importlib.import_module(package)
+    tree = ast.parse(Path(module.__file__ or "").read_text(encoding="utf-8"))
+    block = next(n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING")
+    imported = {
+        alias.name: node.module
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.asname == alias.name
+    }
+    public = {name: source for source, names in module._PUBLIC.items() for name in names}
+    assert imported == public
+    assert module.__all__ == sorted(public)
+    for name in module.__all__:
+        assert getattr(module, name) is getattr(importlib.import_module(public[name]), name)
+    code = f"import sys, {package}; print(sorted(m for m in sys.modules if m.startswith('{package}.')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert done.stdout.strip() == "[]"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from voicebudget._lazy import lazy_getattr
+from voicebudget._lazy import lazy_getattr, lazy_table
 
 if TYPE_CHECKING:
     from voicebudget._algebra import (  # noqa: I001 - one statement per module, "X as X" re-exports
@@ -348,7 +348,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     ),
 }
 
-_LAZY: dict[str, str] = {name: module for module, names in _PUBLIC.items() for name in names}
+_LAZY = lazy_table(_PUBLIC)
 
 __all__ = sorted(_LAZY)
 

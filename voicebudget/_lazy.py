@@ -6,7 +6,22 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["lazy_getattr"]
+__all__ = ["lazy_getattr", "lazy_table"]
+
+
+def lazy_table(public: Mapping[str, tuple[str, ...]]) -> dict[str, str]:
+    """The lookup table of a lazy surface: public name -> its module, from module -> names.
+
+    :param public: each module and the public names it defines, the one list a package writes.
+    :raises ValueError: a name listed under two modules.
+    """
+    table: dict[str, str] = {}
+    for module, names in public.items():
+        for name in names:
+            if name in table:
+                raise ValueError(f"{name!r} is listed under {table[name]!r} and {module!r}")
+            table[name] = module
+    return table
 
 
 def lazy_getattr(

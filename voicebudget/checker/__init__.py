@@ -9,47 +9,51 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from voicebudget._lazy import lazy_getattr
+from voicebudget._lazy import lazy_getattr, lazy_table
 
 if TYPE_CHECKING:
-    from voicebudget.checker._analysis import ExcludedTurn, RecorderReport
-    from voicebudget.checker._guard import BudgetGuard, GuardDecision, GuardedTurn
+    from voicebudget.checker._analysis import (  # noqa: I001 - one statement per module, "X as X" re-exports
+        ExcludedTurn as ExcludedTurn,
+        RecorderReport as RecorderReport,
+    )
+    from voicebudget.checker._guard import (
+        BudgetGuard as BudgetGuard,
+        GuardDecision as GuardDecision,
+        GuardedTurn as GuardedTurn,
+    )
     from voicebudget.checker._recorder import (
-        AUDIO_SENT,
-        FIRST_AUDIO,
-        SPEECH_END,
-        UNTRACKED,
-        StageSpan,
-        StageTimer,
-        Turn,
-        TurnRecorder,
+        AUDIO_SENT as AUDIO_SENT,
+        FIRST_AUDIO as FIRST_AUDIO,
+        SPEECH_END as SPEECH_END,
+        UNTRACKED as UNTRACKED,
+        StageSpan as StageSpan,
+        StageTimer as StageTimer,
+        Turn as Turn,
+        TurnRecorder as TurnRecorder,
     )
 
-_LAZY = {
-    **dict.fromkeys(("BudgetGuard", "GuardDecision", "GuardedTurn"), "voicebudget.checker._guard"),
-    "ExcludedTurn": "voicebudget.checker._analysis",
-    "RecorderReport": "voicebudget.checker._analysis",
-    **dict.fromkeys(
-        ("AUDIO_SENT", "FIRST_AUDIO", "SPEECH_END", "UNTRACKED", "StageSpan", "StageTimer", "Turn", "TurnRecorder"),
-        "voicebudget.checker._recorder",
+# Module -> the public names it defines, imported on first use (PEP 562).
+_PUBLIC: dict[str, tuple[str, ...]] = {
+    "voicebudget.checker._analysis": ("ExcludedTurn", "RecorderReport"),
+    "voicebudget.checker._guard": ("BudgetGuard", "GuardDecision", "GuardedTurn"),
+    "voicebudget.checker._recorder": (
+        "AUDIO_SENT",
+        "FIRST_AUDIO",
+        "SPEECH_END",
+        "UNTRACKED",
+        "StageSpan",
+        "StageTimer",
+        "Turn",
+        "TurnRecorder",
     ),
 }
 
-__all__ = [
-    "AUDIO_SENT",
-    "FIRST_AUDIO",
-    "SPEECH_END",
-    "UNTRACKED",
-    "BudgetGuard",
-    "ExcludedTurn",
-    "GuardDecision",
-    "GuardedTurn",
-    "RecorderReport",
-    "StageSpan",
-    "StageTimer",
-    "Turn",
-    "TurnRecorder",
-]
+_LAZY = lazy_table(_PUBLIC)
 
+__all__ = sorted(_LAZY)
 
 __getattr__ = lazy_getattr("voicebudget.checker", _LAZY, globals())
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -5,70 +5,127 @@ Public names are re-exported from :mod:`voicebudget`; see docs/inference.md.
 
 from __future__ import annotations
 
-from voicebudget.inference._catalog import (
-    HARDWARE,
-    MODEL_ALIASES,
-    MODELS,
-    PRECISIONS,
-    ChipPrice,
-    Hardware,
-    ModelArch,
-    SramTiming,
-    get_hardware,
-    get_model,
-)
-from voicebudget.inference._fastmode import FastModeComparison, FastModePlan, compare_policies, plan_fast_mode
-from voicebudget.inference._hfconfig import hardware_from_toml, model_from_hf_config, parse_speculative
-from voicebudget.inference._load import estimate_at_arrival_rate
-from voicebudget.inference._predict import DEFAULT_CALIBRATION, estimate_inference
-from voicebudget.inference._queue import estimate_open_loop, step_time_function
-from voicebudget.inference._speculative import (
-    SPECULATIVE_PRESETS,
-    SpeculativeDecoding,
-    SpeculativePreset,
-    get_speculative_preset,
-)
-from voicebudget.inference._stage import APIStage, FastTier, GPUStage, WaferStage
-from voicebudget.inference._types import Deployment, GPUCalibration, InferenceResult, OpenLoopResult, Workload
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "PRECISIONS",
-    "APIStage",
-    "ChipPrice",
-    "DEFAULT_CALIBRATION",
-    "Deployment",
-    "FastModeComparison",
-    "FastModePlan",
-    "FastTier",
-    "GPUCalibration",
-    "GPUStage",
-    "HARDWARE",
-    "Hardware",
-    "InferenceResult",
-    "MODELS",
-    "MODEL_ALIASES",
-    "ModelArch",
-    "OpenLoopResult",
-    "SPECULATIVE_PRESETS",
-    "SpeculativeDecoding",
-    "SpeculativePreset",
-    "SramTiming",
-    "WaferStage",
-    "Workload",
-    "compare_policies",
-    "estimate_at_arrival_rate",
-    "estimate_inference",
-    "estimate_open_loop",
-    "get_hardware",
-    "get_model",
-    "get_speculative_preset",
-    "hardware_from_toml",
-    "model_from_hf_config",
-    "parse_speculative",
-    "plan_fast_mode",
-    "step_time_function",
-]
+from voicebudget._lazy import lazy_getattr, lazy_table
 
-# Complete the stage union's forward references (combinators, councils, caches) for users who
-# import this sub-package before anything else.
-import voicebudget._stages  # noqa: E402, F401, I001
+if TYPE_CHECKING:
+    from voicebudget.inference._catalog import (  # noqa: I001 - one statement per module, "X as X" re-exports
+        HARDWARE as HARDWARE,
+        MODEL_ALIASES as MODEL_ALIASES,
+        MODELS as MODELS,
+        PRECISIONS as PRECISIONS,
+        ChipPrice as ChipPrice,
+        Hardware as Hardware,
+        ModelArch as ModelArch,
+        SramTiming as SramTiming,
+        get_hardware as get_hardware,
+        get_model as get_model,
+    )
+    from voicebudget.inference._fastmode import (
+        FastModeComparison as FastModeComparison,
+        FastModePlan as FastModePlan,
+        compare_policies as compare_policies,
+        plan_fast_mode as plan_fast_mode,
+    )
+    from voicebudget.inference._hfconfig import (
+        hardware_from_toml as hardware_from_toml,
+        model_from_hf_config as model_from_hf_config,
+        parse_speculative as parse_speculative,
+    )
+    from voicebudget.inference._load import (
+        estimate_at_arrival_rate as estimate_at_arrival_rate,
+    )
+    from voicebudget.inference._predict import (
+        DEFAULT_CALIBRATION as DEFAULT_CALIBRATION,
+        estimate_inference as estimate_inference,
+    )
+    from voicebudget.inference._queue import (
+        estimate_open_loop as estimate_open_loop,
+        step_time_function as step_time_function,
+    )
+    from voicebudget.inference._speculative import (
+        SPECULATIVE_PRESETS as SPECULATIVE_PRESETS,
+        SpeculativeDecoding as SpeculativeDecoding,
+        SpeculativePreset as SpeculativePreset,
+        get_speculative_preset as get_speculative_preset,
+    )
+    from voicebudget.inference._stage import (
+        APIStage as APIStage,
+        FastTier as FastTier,
+        GPUStage as GPUStage,
+        WaferStage as WaferStage,
+    )
+    from voicebudget.inference._types import (
+        Deployment as Deployment,
+        GPUCalibration as GPUCalibration,
+        InferenceResult as InferenceResult,
+        OpenLoopResult as OpenLoopResult,
+        Workload as Workload,
+    )
+
+# Module -> the public names it defines, imported on first use (PEP 562): importing this package
+# costs nothing until a name is used (``voicebudget --help`` imports no numpy).
+_PUBLIC: dict[str, tuple[str, ...]] = {
+    "voicebudget.inference._catalog": (
+        "HARDWARE",
+        "MODEL_ALIASES",
+        "MODELS",
+        "PRECISIONS",
+        "ChipPrice",
+        "Hardware",
+        "ModelArch",
+        "SramTiming",
+        "get_hardware",
+        "get_model",
+    ),
+    "voicebudget.inference._fastmode": (
+        "FastModeComparison",
+        "FastModePlan",
+        "compare_policies",
+        "plan_fast_mode",
+    ),
+    "voicebudget.inference._hfconfig": (
+        "hardware_from_toml",
+        "model_from_hf_config",
+        "parse_speculative",
+    ),
+    "voicebudget.inference._load": ("estimate_at_arrival_rate",),
+    "voicebudget.inference._predict": (
+        "DEFAULT_CALIBRATION",
+        "estimate_inference",
+    ),
+    "voicebudget.inference._queue": (
+        "estimate_open_loop",
+        "step_time_function",
+    ),
+    "voicebudget.inference._speculative": (
+        "SPECULATIVE_PRESETS",
+        "SpeculativeDecoding",
+        "SpeculativePreset",
+        "get_speculative_preset",
+    ),
+    "voicebudget.inference._stage": (
+        "APIStage",
+        "FastTier",
+        "GPUStage",
+        "WaferStage",
+    ),
+    "voicebudget.inference._types": (
+        "Deployment",
+        "GPUCalibration",
+        "InferenceResult",
+        "OpenLoopResult",
+        "Workload",
+    ),
+}
+
+_LAZY = lazy_table(_PUBLIC)
+
+__all__ = sorted(_LAZY)
+
+__getattr__ = lazy_getattr("voicebudget.inference", _LAZY, globals())
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -2,19 +2,53 @@
 
 from __future__ import annotations
 
-from voicebudget.tuning._pareto import pareto_front
-from voicebudget.tuning._space import CacheSpec, Constraints, MemberChoice, SearchSpace
-from voicebudget.tuning._tune import Candidate, TuneResult, load_search, rest_of_turn, tune_council
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "CacheSpec",
-    "Candidate",
-    "Constraints",
-    "MemberChoice",
-    "SearchSpace",
-    "TuneResult",
-    "load_search",
-    "pareto_front",
-    "rest_of_turn",
-    "tune_council",
-]
+from voicebudget._lazy import lazy_getattr, lazy_table
+
+if TYPE_CHECKING:
+    from voicebudget.tuning._pareto import (  # noqa: I001 - one statement per module, "X as X" re-exports
+        pareto_front as pareto_front,
+    )
+    from voicebudget.tuning._space import (
+        CacheSpec as CacheSpec,
+        Constraints as Constraints,
+        MemberChoice as MemberChoice,
+        SearchSpace as SearchSpace,
+    )
+    from voicebudget.tuning._tune import (
+        Candidate as Candidate,
+        TuneResult as TuneResult,
+        load_search as load_search,
+        rest_of_turn as rest_of_turn,
+        tune_council as tune_council,
+    )
+
+# Module -> the public names it defines, imported on first use (PEP 562): importing this package
+# costs nothing until a name is used (``voicebudget --help`` imports no numpy).
+_PUBLIC: dict[str, tuple[str, ...]] = {
+    "voicebudget.tuning._pareto": ("pareto_front",),
+    "voicebudget.tuning._space": (
+        "CacheSpec",
+        "Constraints",
+        "MemberChoice",
+        "SearchSpace",
+    ),
+    "voicebudget.tuning._tune": (
+        "Candidate",
+        "TuneResult",
+        "load_search",
+        "rest_of_turn",
+        "tune_council",
+    ),
+}
+
+_LAZY = lazy_table(_PUBLIC)
+
+__all__ = sorted(_LAZY)
+
+__getattr__ = lazy_getattr("voicebudget.tuning", _LAZY, globals())
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
