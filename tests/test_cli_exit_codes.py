@@ -20,8 +20,8 @@ runner = CliRunner()
 
 # command -> (module, attribute) of the library call it makes, and its arguments
 COMMANDS: dict[str, tuple[str, str, list[str]]] = {
-    "run": ("voicebudget.cli._run", "run_scenarios", []),
-    "schema": ("voicebudget.cli._run", "scenario_json_schema", []),
+    "run": ("voicebudget._simulate", "run_scenarios", []),
+    "schema": ("voicebudget._scenario", "scenario_json_schema", []),
     "infer": ("voicebudget.inference", "estimate_inference", ["-m", "llama-3.1-8b", "-H", "h100-sxm"]),
     "hardware": ("voicebudget.inference._render", "render_catalog", []),
     "models": ("voicebudget.inference._render", "render_catalog", []),
@@ -85,7 +85,7 @@ def test_escaped_errors_map_to_their_exit_code(
 
 
 def test_the_traceback_is_shown_on_request(monkeypatch: pytest.MonkeyPatch) -> None:
-    _patch(monkeypatch, "voicebudget.cli._run", "scenario_json_schema", ValueError("boom"))
+    _patch(monkeypatch, "voicebudget._scenario", "scenario_json_schema", ValueError("boom"))
     monkeypatch.setenv("VOICEBUDGET_TRACEBACK", "1")
     result = runner.invoke(app, ["schema"])
     assert result.exit_code == 3
@@ -95,9 +95,9 @@ def test_the_traceback_is_shown_on_request(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_the_console_script_exits_3_on_a_crash_in_a_real_process() -> None:
     code = (
-        "import sys, voicebudget.cli as cli, voicebudget.cli._run as run_command\n"
+        "import sys, voicebudget.cli as cli, voicebudget._simulate as simulate\n"
         "def boom(*a, **k): raise KeyError('nope')\n"
-        "run_command.run_scenarios = boom\n"
+        "simulate.run_scenarios = boom\n"
         "sys.argv = ['voicebudget', 'run']\n"
         "cli.main()\n"
     )

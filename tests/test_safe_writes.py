@@ -91,7 +91,7 @@ def test_an_interrupted_write_leaves_the_old_file(tmp_path: Path) -> None:
 
 def test_plot_targets_are_checked_before_simulating(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[Any] = []
-    monkeypatch.setattr("voicebudget.cli._run.run_scenarios", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr("voicebudget._simulate.run_scenarios", lambda *a, **k: calls.append(a))
     scenario = ROOT / "scenarios" / "webrtc-cascade.toml"
     out = tmp_path / "plot.png"
     out.write_bytes(b"mine")

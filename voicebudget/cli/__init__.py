@@ -9,12 +9,19 @@ One module per command group (``_run``, ``_inference``, ``_traces``, ``_councils
 options several groups share are in ``_options``, the way out (exit codes, errors, JSON) in ``_output``,
 the guard every command runs under in ``_guard``. The app is assembled here, in the order ``--help``
 lists the commands.
+
+Start-up: typer builds every command's options whatever the command line asks for, so a command module
+imports at its top only typer, rich and the light library modules its options read (the precisions, the
+trace formats); the library a command runs is imported inside it (``# lazy: start-up``). ``voicebudget
+--help`` loads neither numpy nor a stage model (tests/test_cli_startup.py; times in
+benchmarks/bench_startup.py).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import typing
 
 import typer
 
@@ -72,6 +79,9 @@ COMMANDS: dict[str, Command] = {
 """Command name -> its function, in the order ``--help`` lists them."""
 
 for _name, _command in COMMANDS.items():
+    # typer reads a command's annotations each time it builds the click command (twice per command, and
+    # once per CliRunner.invoke in the tests); resolving the strings once here leaves it objects to read
+    _command.__annotations__ = typing.get_type_hints(_command, include_extras=True)
     _help = one_line_paragraphs(_command.__doc__) if _command.__doc__ else None
     app.command(_name, help=_help)(crash_guard(_command))
 

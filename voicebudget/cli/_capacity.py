@@ -78,6 +78,7 @@ def capacity_cmd(
     Exit code 0 when some deployment carries at least one call within budget, 1 when none does, 2 on
     invalid input.
     """
+    # lazy: start-up (the library loads when the command runs)
     from voicebudget.capacity import plan_capacity_file
     from voicebudget.capacity._render import render_capacity
 
@@ -105,7 +106,7 @@ def capacity_cmd(
             scheduler=scheduler,
         )
     if plot is not None:
-        try:
+        try:  # optional: matplotlib is the plot extra
             from voicebudget.capacity._render import plot_capacity
 
             plot_capacity(result, plot)

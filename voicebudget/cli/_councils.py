@@ -34,6 +34,7 @@ def council_cmd(
     Exit code 0 within budget, 1 over budget, 2 on an invalid file.
     """
     check_plot_path(plot, force=force, inputs=[file])
+    # lazy: start-up (the library loads when the command runs)
     from voicebudget.councils import run_council
 
     with user_errors():
@@ -41,7 +42,7 @@ def council_cmd(
             file, budget_ms=budget_ms, percentile=percentile, samples=samples, seed=seed, allowed_roots=allow_root or ()
         )
     if plot is not None:
-        try:
+        try:  # optional: matplotlib is the plot extra
             from voicebudget._plot import plot_council
         except ImportError as exc:
             fail(f"--plot needs matplotlib: pip install 'voicebudget[plot]' ({exc})")
@@ -49,6 +50,7 @@ def council_cmd(
     if fmt is TableOrJson.json:
         emit_json(result.to_dict())
     else:
+        # lazy: start-up (the library loads when the command runs)
         from voicebudget.councils._render import render_council
 
         Console(highlight=False).print(render_council(result))
@@ -66,6 +68,7 @@ def council_fit_cmd(
     """Estimate a council's rho, wrong_concentration and unsolved from your own logs (repeated answers
     per item) and print the council-file fields. Exit code 0, or 2 on an invalid file.
     """
+    # lazy: start-up (the library loads when the command runs)
     from voicebudget.councils import fit_answer_space
 
     space: int | str | None = answers
@@ -78,6 +81,7 @@ def council_fit_cmd(
     if fmt is TableOrJson.json:
         emit_json(fit.to_dict())
     else:
+        # lazy: start-up (the library loads when the command runs)
         from voicebudget.councils._render import render_answer_space_fit
 
         Console(highlight=False).print(render_answer_space_fit(fit, str(file)))
@@ -120,6 +124,7 @@ def tune_cmd(
     Exit code 0 when a configuration is within budget, 1 when none is, 2 on invalid input or when an
     evaluation failed (the errors are listed).
     """
+    # lazy: start-up (the library loads when the command runs)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
     from voicebudget.tuning import tune_council
@@ -147,7 +152,7 @@ def tune_cmd(
     else:
         Console(highlight=False).print(render_tune(result))
     if plot is not None:
-        try:
+        try:  # optional: matplotlib is the plot extra
             from voicebudget._plot import plot_tune
         except ImportError as exc:
             fail(f"--plot needs matplotlib: pip install 'voicebudget[plot]' ({exc})")

@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 
 import typer
 
+from voicebudget import __version__
 from voicebudget._errors import BudgetExceeded, VoiceBudgetError
 from voicebudget.cli._output import EXIT_BUG, EXIT_OVER_BUDGET, fail
 
@@ -25,8 +26,6 @@ Command = Callable[..., Any]
 def report_bug(exc: BaseException) -> NoReturn:
     """Exit 3 with a one-line "internal error" message naming the version (the traceback only when
     ``VOICEBUDGET_TRACEBACK=1``): a crash must never look like a verdict (exit 1)."""
-    from voicebudget import __version__
-
     if os.environ.get(TRACEBACK_ENV, "") not in ("", "0"):
         traceback.print_exception(exc, file=sys.stderr)
     detail = " ".join(str(exc).split())[:300]

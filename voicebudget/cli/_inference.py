@@ -91,6 +91,7 @@ def infer(
     Exit code 2 when the model does not fit the chips (the message names the gap), when prompt + output
     tokens exceed the model's context, or when --tp does not split the attention heads.
     """
+    # lazy: start-up (the library loads when the command runs)
     from voicebudget.inference import (
         ChipPrice,
         Deployment,
@@ -146,6 +147,7 @@ def infer(
         fail(f"--price-per-chip-hour: must be a finite number of US$ > 0 and <= 1,000,000, got {price}")
     chip_price = ChipPrice(usd_per_chip_hour=price, source="--price-per-chip-hour") if price else None
     if request_rate is not None:
+        # lazy: start-up (the library loads when the command runs)
         from voicebudget.inference import estimate_open_loop
         from voicebudget.inference._render import render_open_loop
 
@@ -206,6 +208,7 @@ def hardware_cmd(
     fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
 ) -> None:
     """List the hardware catalog with its key figures and sources."""
+    # lazy: start-up (the library loads when the command runs)
     from voicebudget.inference._render import hardware_rows, render_catalog
 
     if fmt is TableOrJson.json:
@@ -218,6 +221,7 @@ def models_cmd(
     fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
 ) -> None:
     """List the model-architecture catalog with its key figures and sources."""
+    # lazy: start-up (the library loads when the command runs)
     from voicebudget.inference._render import model_rows, render_catalog
 
     if fmt is TableOrJson.json:

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from voicebudget.inference import PRECISIONS
+from voicebudget.inference._precision import PRECISIONS
 
 PrecisionOpt = StrEnum("PrecisionOpt", {name: name for name in PRECISIONS})  # type: ignore[misc]
 """``--precision`` choices: the library's :data:`~voicebudget.inference.PRECISIONS`."""

@@ -9,15 +9,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from voicebudget._budget import Budget, with_overrides
 from voicebudget._errors import BudgetExceeded, ModelError, ScenarioError, VoiceBudgetError
-from voicebudget._io import check_target
+
+if TYPE_CHECKING:
+    from voicebudget._budget import Budget
 
 EXIT_OK, EXIT_OVER_BUDGET, EXIT_INVALID, EXIT_BUG = 0, 1, 2, 3
 
@@ -53,6 +54,9 @@ def choice_value(choice: StrEnum | None) -> str | None:
 
 def budget_override(base: Budget, budget_ms: float | None, percentile: float | None) -> Budget:
     """``base`` with the CLI's ``--budget-ms``/``--percentile`` applied (exit 2 naming the option)."""
+    # lazy: start-up (the library loads when the command runs)
+    from voicebudget._budget import with_overrides
+
     try:
         return with_overrides(base, budget_ms, percentile)
     except ScenarioError as exc:
@@ -75,6 +79,9 @@ def check_plot_path(
         return []
     if path.suffix.lower() not in PLOT_SUFFIXES:
         fail(f"--plot {path}: unknown image format {path.suffix!r}; allowed: {', '.join(PLOT_SUFFIXES)}")
+    # lazy: start-up (the library loads when the command runs)
+    from voicebudget._io import check_target
+
     targets = plot_targets(path, count)
     with user_errors():
         for target in targets:

@@ -1,17 +1,19 @@
-"""``run`` and ``schema``: simulate scenario files, and the JSON Schema of those files."""
+"""``run`` and ``schema``: simulate scenario files, and the JSON Schema of those files.
+
+The library is imported inside the commands (start-up: ``voicebudget --help`` imports no numpy or
+pydantic; the package docstring says why).
+"""
 
 from __future__ import annotations
 
 import sys
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
-from voicebudget._scenario import scenario_json_schema
-from voicebudget._simulate import run_scenarios
 from voicebudget.cli._options import (
     AllowRootOpt,
     BudgetOpt,
@@ -22,6 +24,9 @@ from voicebudget.cli._options import (
     SeedOpt,
 )
 from voicebudget.cli._output import EXIT_OK, EXIT_OVER_BUDGET, check_plot_path, emit_json, fail, user_errors
+
+if TYPE_CHECKING:
+    from voicebudget._simulate import RunResult
 
 DEFAULT_SCENARIO = "webrtc-cascade.toml"
 
@@ -50,6 +55,9 @@ def run(
 
     Exit code 0 when every variant is within budget, 1 when any is over, 2 on invalid input.
     """
+    # lazy: start-up (the library loads when the command runs)
+    from voicebudget._simulate import run_scenarios
+
     paths = scenarios or [default_scenario_path()]
     targets = check_plot_path(plot, force=force, inputs=paths, count=len(paths))
     with user_errors():
@@ -67,7 +75,8 @@ def run(
     raise typer.Exit(EXIT_OK if all(r.passed for r in results) else EXIT_OVER_BUDGET)
 
 
-def _render_runs(results: list[Any], fmt: Format) -> None:
+def _render_runs(results: list[RunResult], fmt: Format) -> None:
+    # lazy: start-up (the library loads when the command runs)
     from voicebudget._render import render_markdown, render_run
 
     if fmt is Format.json:
@@ -80,8 +89,8 @@ def _render_runs(results: list[Any], fmt: Format) -> None:
             console.print(render_run(r))
 
 
-def _plot_run(results: list[Any], targets: list[Path]) -> None:
-    try:
+def _plot_run(results: list[RunResult], targets: list[Path]) -> None:
+    try:  # optional: matplotlib is the plot extra
         from voicebudget._plot import plot_run  # type: ignore[import-not-found,unused-ignore]
     except ImportError as exc:
         fail(f"--plot needs matplotlib: pip install 'voicebudget[plot]' ({exc})")
@@ -91,4 +100,7 @@ def _plot_run(results: list[Any], targets: list[Path]) -> None:
 
 def schema() -> None:
     """Print the JSON Schema of scenario files (for editor completion)."""
+    # lazy: start-up (the library loads when the command runs)
+    from voicebudget._scenario import scenario_json_schema
+
     emit_json(scenario_json_schema())

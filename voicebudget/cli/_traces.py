@@ -10,12 +10,11 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from voicebudget._budget import Budget
-from voicebudget._io import check_target
 from voicebudget.cli._options import BudgetOpt, ForceOpt, PercentileOpt, TableOrJson
 from voicebudget.cli._output import EXIT_OK, EXIT_OVER_BUDGET, budget_override, emit_json, fail, user_errors, warn
-from voicebudget.traces import ABSURD_MS, DEFAULT_STOP_SECS, FIT_METHODS, ReadOptions
-from voicebudget.traces import FORMATS as TRACE_FORMATS
+from voicebudget.traces._options import DEFAULT_STOP_SECS, FIT_METHODS
+from voicebudget.traces._read import FORMATS as TRACE_FORMATS
+from voicebudget.traces._table import ABSURD_MS
 
 FitMethodOpt = StrEnum("FitMethodOpt", {name: name for name in FIT_METHODS})  # type: ignore[misc]
 """How ``fit`` turns observed stages into distributions: the library's :data:`FIT_METHODS`."""
@@ -71,7 +70,9 @@ def check_cmd(
 
     Exit code 0 within budget, 1 over, 2 unreadable or unknown-format trace.
     """
-    from voicebudget.traces import NoUsableTurnsError, check_traces
+    # lazy: start-up (the library loads when the command runs)
+    from voicebudget._budget import Budget
+    from voicebudget.traces import NoUsableTurnsError, ReadOptions, check_traces
 
     with user_errors():
         budget = budget_override(Budget(), budget_ms, percentile)
@@ -88,6 +89,7 @@ def check_cmd(
             if fmt is TableOrJson.json:
                 emit_json(exc.to_dict())
             else:
+                # lazy: start-up (the library loads when the command runs)
                 from voicebudget.traces._render import render_unusable
 
                 Console(highlight=False).print(render_unusable(exc))
@@ -95,6 +97,7 @@ def check_cmd(
     if fmt is TableOrJson.json:
         emit_json(result.to_dict())
     else:
+        # lazy: start-up (the library loads when the command runs)
         from voicebudget.traces._render import render_check
 
         Console(highlight=False).print(render_check(result, all_turns=turns))
@@ -121,7 +124,10 @@ def fit_cmd(
 
     An existing output file is replaced only with --force, and never when it is one of the traces.
     """
-    from voicebudget.traces import fit_traces
+    # lazy: start-up (the library loads when the command runs)
+    from voicebudget._budget import Budget
+    from voicebudget._io import check_target
+    from voicebudget.traces import ReadOptions, fit_traces
     from voicebudget.traces._render import render_fit
 
     with user_errors():

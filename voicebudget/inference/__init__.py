@@ -14,13 +14,15 @@ if TYPE_CHECKING:
         HARDWARE as HARDWARE,
         MODEL_ALIASES as MODEL_ALIASES,
         MODELS as MODELS,
-        PRECISIONS as PRECISIONS,
         ChipPrice as ChipPrice,
         Hardware as Hardware,
         ModelArch as ModelArch,
         SramTiming as SramTiming,
         get_hardware as get_hardware,
         get_model as get_model,
+    )
+    from voicebudget.inference._precision import (
+        PRECISIONS as PRECISIONS,
     )
     from voicebudget.inference._fastmode import (
         FastModeComparison as FastModeComparison,
@@ -71,7 +73,6 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "HARDWARE",
         "MODEL_ALIASES",
         "MODELS",
-        "PRECISIONS",
         "ChipPrice",
         "Hardware",
         "ModelArch",
@@ -79,6 +80,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "get_hardware",
         "get_model",
     ),
+    "voicebudget.inference._precision": ("PRECISIONS",),
     "voicebudget.inference._fastmode": (
         "FastModeComparison",
         "FastModePlan",

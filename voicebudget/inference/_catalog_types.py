@@ -7,13 +7,13 @@ inline in a scenario file).
 
 from __future__ import annotations
 
-import typing
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
 from voicebudget._errors import ModelError, ScenarioError
 from voicebudget._model import DataModel
+from voicebudget.inference._precision import PRECISION_BYTES, PRECISIONS, Precision
 
 __all__ = [
     "PRECISIONS",
@@ -26,16 +26,6 @@ __all__ = [
     "SramTiming",
     "model_from_hf_dict",
 ]
-
-Precision = Literal["bf16", "fp16", "fp8", "fp4"]
-"""Number format of weights (and, by default, of the KV cache)."""
-
-PRECISIONS: tuple[str, ...] = typing.get_args(Precision)
-"""The precisions, in order (the CLI's ``--precision`` choices)."""
-
-PRECISION_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 0.5625}
-"""Bytes per parameter. fp4 is NVFP4: 4-bit values plus one fp8 scale per 16 values = 4.5 bits
-(NVIDIA, "Introducing NVFP4", developer.nvidia.com blog, 2025-06)."""
 
 
 class _Frozen(DataModel):

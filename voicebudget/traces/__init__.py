@@ -33,8 +33,6 @@ if TYPE_CHECKING:
         usable_turns as usable_turns,
     )
     from voicebudget.traces._fit import (
-        FIT_METHODS as FIT_METHODS,
-        FitMethod as FitMethod,
         TraceFit as TraceFit,
         fit as fit,
     )
@@ -47,6 +45,8 @@ if TYPE_CHECKING:
     from voicebudget.traces._options import (
         DEFAULT_STOP_SECS as DEFAULT_STOP_SECS,
         DETECT_HEAD_CHARS as DETECT_HEAD_CHARS,
+        FIT_METHODS as FIT_METHODS,
+        FitMethod as FitMethod,
         ReadOptions as ReadOptions,
         TraceReader as TraceReader,
     )
@@ -92,8 +92,6 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "usable_turns",
     ),
     "voicebudget.traces._fit": (
-        "FIT_METHODS",
-        "FitMethod",
         "TraceFit",
         "fit",
     ),
@@ -102,6 +100,8 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "voicebudget.traces._options": (
         "DEFAULT_STOP_SECS",
         "DETECT_HEAD_CHARS",
+        "FIT_METHODS",
+        "FitMethod",
         "ReadOptions",
         "TraceReader",
     ),

@@ -9,8 +9,8 @@ from pathlib import Path
 from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError
 from voicebudget.traces._check import TraceCheck, check
-from voicebudget.traces._fit import FitMethod, TraceFit, fit
-from voicebudget.traces._options import ReadOptions
+from voicebudget.traces._fit import TraceFit, fit
+from voicebudget.traces._options import FitMethod, ReadOptions
 from voicebudget.traces._read import TraceFormat, read_trace
 from voicebudget.traces._table import TraceTable
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,13 +29,11 @@ from voicebudget._errors import ScenarioError
 from voicebudget._io import check_target, write_atomic
 from voicebudget._text import count
 from voicebudget.traces._check import _why_none, usable_turns
+from voicebudget.traces._options import FIT_METHODS, FitMethod
 from voicebudget.traces._table import ON_PATH, TraceTable, TraceTurn
 from voicebudget.traces._toml import dumps
 
-__all__ = ["FIT_METHODS", "FitMethod", "TraceFit", "fit"]
-
-FitMethod = Literal["joint", "empirical", "lognormal"]
-FIT_METHODS: tuple[str, ...] = ("joint", "empirical", "lognormal")
+__all__ = ["TraceFit", "fit"]
 FEW_TURNS = 20
 """A fit on fewer turns warns (:attr:`TraceFit.warnings`, the file's header, the CLI's stderr): with
 ``n < 20`` turns the p95 lies between the two largest observed totals (numpy's linear interpolation

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -121,6 +120,9 @@ def map_evaluations(
             if progress:
                 progress(len(batch))
     else:
+        # lazy: multiprocessing costs ~30 ms of start-up, and the CLI reads MAX_WORKERS for every command
+        from concurrent.futures import ProcessPoolExecutor
+
         with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(fn,)) as pool:
             for batch_out in pool.map(_worker_batch, batches):
                 results.extend(batch_out)
