@@ -10,6 +10,7 @@ import signal
 from pathlib import Path
 
 import pytest
+from hfconfig_files import write_config
 from time_limit import time_limit
 from typer.testing import CliRunner
 
@@ -246,3 +247,58 @@ def test_turns_that_are_each_others_parent_are_flagged_as_a_cycle(tmp_path: Path
     assert len(table.turns) == 2
     reasons = {(a.turn, a.field, a.reason) for a in table.anomalies if a.field == "parentSpanId"}
     assert reasons == {(t, "parentSpanId", "span tree has a cycle (a turn is its own ancestor)") for t in ("s0", "s1")}
+
+
+# --- 2. counts in a model config or a deployment: closed forms and bounds, never a loop over the count ----
+
+LLAMA_8B = {
+    "num_hidden_layers": 32,
+    "hidden_size": 4096,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "intermediate_size": 14336,
+    "vocab_size": 128256,
+}
+
+
+def test_an_absurd_layer_count_exits_2_naming_the_field(tmp_path: Path) -> None:
+    path = write_config(tmp_path, "m", {**LLAMA_8B, "num_hidden_layers": 2**53 + 1})  # ran past 90 s
+    code, output = cli("infer", "--model-config", path, "--hardware", "wse-3")
+    assert code == 2
+    assert one_error_line(output) == (
+        f"error: {path}: num_hidden_layers: must be at most 2,147,483,647 (2^31 - 1), got 9.01e+15"
+    )
+
+
+def test_layer_and_head_counts_at_the_bound_are_counted_in_closed_form(tmp_path: Path) -> None:
+    n = 2**31 - 1
+    cfg = {
+        **LLAMA_8B,
+        "num_hidden_layers": n,
+        "num_attention_heads": 2**31 - 2,  # 2 x 3^2 x 7 x 11 x 31 x 151 x 331: 192 divisors
+        "num_key_value_heads": 1,
+        "head_dim": 128,
+        "num_local_experts": 8,
+        "num_experts_per_tok": 2,
+        "first_k_dense_replace": 3,
+        "moe_layer_freq": 2,
+        "attention_chunk_size": 8192,
+        "no_rope_layer_interval": 4,
+    }
+    with time_limit(20):  # looping over 2^31 layers or heads would take minutes
+        arch = vb.model_from_hf_config(write_config(tmp_path, "m", cfg))
+        options = arch.tensor_parallel_options()
+    assert arch.n_moe_layers == (n - 1) // 2 - (3 - 1) // 2  # the even layers from 4 to n - 1
+    assert arch.sliding_layers == n - n // 4  # all but every 4th
+    assert len(options) == 192
+    assert options[:6] == [1, 2, 3, 6, 7, 9]
+    assert options[-1] == 2**31 - 2
+
+
+def test_an_absurd_chip_count_exits_2_naming_the_option() -> None:
+    with time_limit(20):  # the layouts of 10^11 chips were listed one candidate at a time: > 20 s
+        code, output = cli("infer", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--chips", "100000000000")
+    assert code == 2
+    assert one_error_line(output) == "error: --chips: at most 1,048,576, got 100,000,000,000"
+    with pytest.raises(ValueError, match="less than or equal to 1048576"):
+        vb.Deployment(chips=2**20 + 1)

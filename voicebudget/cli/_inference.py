@@ -106,7 +106,11 @@ def infer(
         parse_speculative,
     )
     from voicebudget.inference._render import render_inference
+    from voicebudget.inference._types import MAX_CHIPS
 
+    for flag, count in (("--chips", chips), ("--tp", tp), ("--pp", pp), ("--replicas", replicas)):
+        if count is not None and count > MAX_CHIPS:
+            fail(f"{flag}: at most {MAX_CHIPS:,}, got {count:,}")
     arch: str | ModelArch = model
     chip: str | Hardware = hardware
     if not model and model_config_path is None:

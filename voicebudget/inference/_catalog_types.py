@@ -7,6 +7,7 @@ inline in a scenario file).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
@@ -24,6 +25,7 @@ __all__ = [
     "ModelArch",
     "Precision",
     "SramTiming",
+    "divisors",
     "model_from_hf_dict",
 ]
 
@@ -294,13 +296,7 @@ class ModelArch(_Frozen):
         of them (each KV head is then replicated on ``tp / kv_heads`` chips): the rule vLLM's
         attention layers assert (vllm/model_executor/models/llama.py, ``LlamaAttention``).
         """
-        return [
-            t
-            for t in range(1, self.q_heads + 1)
-            if self.q_heads % t == 0
-            and (self.kv_heads % t == 0 or t % self.kv_heads == 0)
-            and (limit is None or t <= limit)
-        ]
+        return [t for t in divisors(self.q_heads, limit) if self.kv_heads % t == 0 or t % self.kv_heads == 0]
 
     def kv_replication(self, tp: int) -> float:
         """Copies of each KV head a tensor-parallel group of ``tp`` chips holds: ``max(1, tp / kv_heads)``."""
@@ -365,6 +361,29 @@ class ModelArch(_Frozen):
         return 2.0 * self.layers * self.q_heads * (self.head_dim + v_dim)
 
 
+def divisors(n: int, limit: int | None = None) -> list[int]:
+    """The divisors of ``n >= 1`` up to ``limit`` (all when None), ascending; ``O(min(limit, sqrt(n)))``
+    steps, so a count of 2^31 heads or chips costs ~46,000 steps, not 2^31."""
+    root = math.isqrt(n)
+    if limit is not None and limit <= root:
+        return [d for d in range(1, limit + 1) if n % d == 0]
+    small = [d for d in range(1, root + 1) if n % d == 0]
+    found = small + [n // d for d in reversed(small) if n // d != d]
+    return found if limit is None else [d for d in found if d <= limit]
+
+
+MAX_CONFIG_INT = 2**31 - 1
+"""Largest count a model config may give (layers, widths, heads, experts, vocabulary, context); the largest
+released models stay below 2^24 in every field (Llama 4 Scout's 10,485,760-token context). Counts are
+used in closed forms, never looped over, so this bounds the numbers, not the time."""
+
+
+def _shown(value: object) -> str:
+    """A config value for a message: its repr, cut at 40 characters (a 4,000-digit integer, a long text)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _cfg_int(cfg: dict[str, Any], where: str, key: str, default: int | None = None) -> int:
     value = cfg.get(key)
     if value is None:  # absent or null ("head_dim": null in some releases): the default, if any
@@ -377,7 +396,9 @@ def _cfg_int(cfg: dict[str, Any], where: str, key: str, default: int | None = No
             field=key,
         )
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ScenarioError(f"must be a positive integer, got {value!r}", origin=where, field=key)
+        raise ScenarioError(f"must be a positive integer, got {_shown(value)}", origin=where, field=key)
+    if value > MAX_CONFIG_INT:
+        raise ScenarioError(f"must be at most {MAX_CONFIG_INT:,} (2^31 - 1), got {value:.3g}", origin=where, field=key)
     return value
 
 
@@ -399,10 +420,10 @@ def _moe_layer_count(cfg: dict[str, Any], where: str, layers: int) -> int:
     first = cfg.get("first_k_dense_replace") or 0
     if isinstance(first, bool) or not isinstance(first, int) or not 0 <= first < layers:
         raise ScenarioError(
-            f"must be an integer in [0, {layers}), got {first!r}", origin=where, field="first_k_dense_replace"
+            f"must be an integer in [0, {layers}), got {_shown(first)}", origin=where, field="first_k_dense_replace"
         )
     freq = _cfg_int(cfg, where, "moe_layer_freq", 1)
-    return sum(1 for i in range(first, layers) if i % freq == 0)
+    return (layers - 1) // freq - (first - 1) // freq  # the multiples of freq in [first, layers)
 
 
 def _local_attention(cfg: dict[str, Any], where: str, layers: int) -> dict[str, Any]:
@@ -430,7 +451,7 @@ def _local_attention(cfg: dict[str, Any], where: str, layers: int) -> dict[str, 
             n = sum(1 for f in flags if f)
         else:
             interval = _cfg_int(cfg, where, "no_rope_layer_interval", 4)
-            n = sum(1 for i in range(layers) if (i + 1) % interval != 0)
+            n = layers - layers // interval  # all but every interval-th layer
         return {"sliding_window": chunk, "sliding_layers": n} if n else {}
     if not cfg.get("sliding_window") or cfg.get("use_sliding_window") is False:
         return {}
@@ -440,7 +461,7 @@ def _local_attention(cfg: dict[str, Any], where: str, layers: int) -> dict[str, 
     if pattern is None:
         return {"sliding_window": window, "sliding_layers": layers}
     step = _cfg_int(cfg, where, "sliding_window_pattern", default_pattern)
-    return {"sliding_window": window, "sliding_layers": sum(1 for i in range(layers) if (i + 1) % step != 0)}
+    return {"sliding_window": window, "sliding_layers": layers - layers // step}  # all but every step-th
 
 
 def _attention_params(cfg: dict[str, Any], where: str, d: int, heads: int) -> tuple[int, dict[str, Any]]:

@@ -15,6 +15,7 @@ from voicebudget.inference._catalog import (
     get_hardware,
     get_model,
 )
+from voicebudget.inference._catalog_types import divisors
 from voicebudget.inference._gpu import (
     PREDICTABLE_LOAD,
     GPUPlan,
@@ -198,11 +199,7 @@ def _resolve_gpu(
             raise ModelError(f"chips ({chips}) must be a multiple of tensor_parallel x replicas ({tp * dep.replicas})")
         pps = [chips // (tp * dep.replicas)]
     else:
-        pps = (
-            [dep.pipeline_parallel]
-            if dep.pipeline_parallel
-            else [d for d in range(1, chips // tp + 1) if (chips // tp) % d == 0]
-        )
+        pps = [dep.pipeline_parallel] if dep.pipeline_parallel else divisors(chips // tp)
     if (
         dep.replicas is not None
         and dep.pipeline_parallel is not None

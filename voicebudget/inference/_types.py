@@ -28,6 +28,12 @@ class _Frozen(DataModel):
     """The package's input-model base (its configuration is :data:`voicebudget._model.MODEL_CONFIG`)."""
 
 
+MAX_CHIPS = 2**20
+"""Most chips (and tensor-parallel degree, pipeline stages, replicas) a deployment may ask for: 1,048,576,
+above the largest accelerator clusters announced (~10^5 GPUs); the layouts of a chip count are its divisors,
+found in ``O(sqrt(chips))`` steps."""
+
+
 class Deployment(_Frozen):
     """How the model is served.
 
@@ -58,10 +64,10 @@ class Deployment(_Frozen):
         hardware`` lists them; ``None``: the latest); an error on GPUs.
     """
 
-    chips: int | None = Field(default=None, ge=1)
-    tensor_parallel: int | None = Field(default=None, ge=1)
-    pipeline_parallel: int | None = Field(default=None, ge=1)
-    replicas: int | None = Field(default=None, ge=1)
+    chips: int | None = Field(default=None, ge=1, le=MAX_CHIPS)
+    tensor_parallel: int | None = Field(default=None, ge=1, le=MAX_CHIPS)
+    pipeline_parallel: int | None = Field(default=None, ge=1, le=MAX_CHIPS)
+    replicas: int | None = Field(default=None, ge=1, le=MAX_CHIPS)
     precision: Precision | None = None
     kv_precision: Precision | None = None
     concurrency: int = Field(default=1, ge=1)
