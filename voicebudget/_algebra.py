@@ -18,6 +18,11 @@ draws from its own random stream, derived from the run's seed and the leaf's nam
 of a scenario that share a stage draw the same samples for it (common random numbers), and
 ``choice`` samples every branch for every turn (then selects), which keeps streams aligned.
 
+The tree is an interface: every stage declares its named sub-stages in :meth:`Stage.children` (a leaf
+has none; a combinator its ``stages``; a council its members' stages; a reply cache its hit and miss
+paths) and rebuilds itself around new ones with :meth:`Stage.with_children`. :func:`walk` and
+:func:`replace` are the one walk over it that the simulator, capacity, tuning and the run report use.
+
 Tail attribution follows the critical path: in each turn the total is the sum of the leaf
 contributions along the path that determined it (a ``sequence`` passes through every child; a
 ``max``/order statistic/choice passes through the one child that set its value), so the
@@ -29,7 +34,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Self, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -48,12 +53,19 @@ __all__ = [
     "Race",
     "Sampler",
     "Sequence",
+    "Stage",
+    "TreePath",
     "check_unique_names",
     "evaluate",
+    "leaves",
+    "replace",
     "stage_rng",
+    "walk",
 ]
 
 FloatArray = NDArray[np.float64]
+TreePath = tuple[str, ...]
+"""Where a node sits in a stage tree: the names of the sub-stages from the root down (``()``: the root)."""
 
 
 @runtime_checkable
@@ -69,7 +81,101 @@ class Sampler(Protocol):
     def sample(self, rng: np.random.Generator, n: int) -> FloatArray: ...
 
 
-class _Combinator(DataModel):
+class Stage(DataModel):
+    """The interface of a node of the stage tree: every stage kind (distribution, stage model, council,
+    reply cache, combinator) and the voice turn derive from it.
+
+    A stage draws per-turn latencies (:meth:`sample`), may break them down by part
+    (:meth:`sample_parts`), and declares its named sub-stages (:meth:`children`, none for a leaf), so one
+    :func:`walk` reaches every stage of a tree, inside councils and reply caches too.
+
+    :cvar group: ``True`` when the engine evaluates the children as nodes of the tree (a combinator, the
+        voice turn), so they are stages of the report; ``False`` when the stage draws its children itself
+        (a council, a reply cache, preemptive generation) or has none: to the engine it is one leaf.
+    """
+
+    group: ClassVar[bool] = False
+
+    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:  # pragma: no cover - every kind overrides
+        """Draw ``n`` per-turn latencies.
+
+        :param rng: the source of randomness (passed in, never global).
+        :param n: number of samples (turns).
+        :returns: ``float64[n]`` latencies in ms, all ``>= 0``.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not define sample()")
+
+    def sample_parts(self, rng: np.random.Generator, n: int) -> tuple[FloatArray, dict[str, FloatArray]]:
+        """The same draws as :meth:`sample` for the same ``rng``, with each part's per-turn contribution
+        along the stage's own critical path (``float64[n]`` ms each, summing to the samples).
+
+        :returns: ``(samples, {part: contribution})``; a stage without parts gives ``{}`` (the default).
+        """
+        return self.sample(rng, n), {}
+
+    def children(self) -> dict[str, Any]:
+        """The named sub-stages, in order; a leaf has none (the default).
+
+        Every field that can hold a stage (``StageSpec``) is here, under the name the stage draws it by
+        (its random stream and report row); ``tests/test_stage_tree.py`` checks it for every stage kind.
+        """
+        return {}
+
+    def with_children(self, children: Mapping[str, Any]) -> Self:
+        """A copy with the named sub-stages replaced (not validated: any sampler may stand there).
+
+        :param children: sub-stage name -> the new node; names not given keep their node.
+        :raises KeyError: a name that is not one of :meth:`children`.
+        """
+        if children:
+            raise KeyError(f"{type(self).__name__} has no sub-stages; got {sorted(children)}")
+        return self
+
+
+def is_group(node: Any) -> bool:
+    """Whether the engine evaluates ``node``'s children as nodes of the tree (see :attr:`Stage.group`)."""
+    return isinstance(node, Stage) and node.group
+
+
+def walk(tree: Any, *, groups_only: bool = False) -> Iterator[tuple[TreePath, Any]]:
+    """Every node of a stage tree with its path, parents before children, children in order.
+
+    :param tree: a stage (or any sampler, which is a leaf).
+    :param groups_only: descend only into groups (:attr:`Stage.group`): the nodes the engine evaluates,
+        a council or reply cache being one leaf. Default: every stage's :meth:`~Stage.children`, into
+        council members and cache paths.
+    :returns: an iterator of ``(path, node)``, the root first with path ``()``.
+    """
+    stack: list[tuple[TreePath, Any]] = [((), tree)]
+    while stack:
+        path, node = stack.pop()
+        yield path, node
+        if isinstance(node, Stage) and (node.group or not groups_only):
+            stack.extend(((*path, name), child) for name, child in reversed(node.children().items()))
+
+
+def leaves(tree: Any, root: str = "total") -> dict[str, Any]:
+    """The leaf stages the engine draws, by the names :func:`evaluate` reports them under.
+
+    :param root: the name of the root when it is itself a leaf.
+    :returns: name -> stage, in tree order.
+    """
+    return {path[-1] if path else root: node for path, node in walk(tree, groups_only=True) if not is_group(node)}
+
+
+def replace(tree: Any, path: TreePath, node: Any) -> Any:
+    """The tree with the node at ``path`` replaced by ``node`` (containers copied, nothing validated).
+
+    :raises KeyError: ``path`` does not lead to a node of the tree.
+    """
+    if not path:
+        return node
+    if not isinstance(tree, Stage) or path[0] not in (kids := tree.children()):
+        raise KeyError(f"no sub-stage {path[0]!r} in {type(tree).__name__}")
+    return tree.with_children({path[0]: replace(kids[path[0]], path[1:], node)})
+
+
+class _Combinator(Stage):
     stages: dict[str, StageSpec] = Field(
         description="Named child stages (distributions, models or combinators); names are unique in a pipeline."
     )
@@ -80,6 +186,23 @@ class _Combinator(DataModel):
             raise ValueError("needs at least one stage")
         check_unique_names((key, f"stages.{key}", child) for key, child in self.stages.items())
         return self
+
+    group: ClassVar[bool] = True
+
+    def children(self) -> dict[str, Any]:
+        """The named child stages."""
+        return dict(self.stages)
+
+    def with_children(self, children: Mapping[str, Any]) -> Self:
+        """A copy with the named child stages replaced (not validated)."""
+        unknown = set(children) - set(self.stages)
+        if unknown:
+            raise KeyError(f"no stage named {sorted(unknown)}; stages: {list(self.stages)}")
+        return self.model_copy(update={"stages": {k: children.get(k, v) for k, v in self.stages.items()}})
+
+    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
+        """The combined latency per turn, ``float64[n]`` ms: the tree evaluated on one seed drawn from ``rng``."""
+        return evaluate(self, n, int(rng.integers(0, 2**63 - 1))).total
 
     def combine(self, children: list[FloatArray], rng: np.random.Generator) -> tuple[FloatArray, NDArray[Any]]:
         """Combine child samples; returns the node's samples and, per turn, the index of the child
@@ -198,17 +321,16 @@ def check_unique_names(children: Iterable[tuple[str, str, Any]], reserved: Mappi
     :raises ValueError: a repeated name, naming both field paths.
     """
     seen = dict(reserved or {})
-    stack = list(children)[::-1]
-    while stack:
-        name, path, child = stack.pop()
-        if name in seen:
-            raise ValueError(
-                f"two stages are named {name[:80]!r} ({seen[name]} and {path}); stage names must be unique "
-                "in a pipeline"
-            )
-        seen[name] = path
-        if isinstance(child, _Combinator):
-            stack.extend((k, f"{path}.stages.{k}", c) for k, c in reversed(child.stages.items()))
+    for name, field_path, child in children:
+        for path, _ in walk(child, groups_only=True):
+            key = path[-1] if path else name
+            where = field_path + "".join(f".stages.{k}" for k in path)
+            if key in seen:
+                raise ValueError(
+                    f"two stages are named {key[:80]!r} ({seen[key]} and {where}); stage names must be unique "
+                    "in a pipeline"
+                )
+            seen[key] = where
 
 
 def stage_rng(seed: int, name: str) -> np.random.Generator:
@@ -318,19 +440,19 @@ def _eval(
     root: bool = False,
 ) -> _Node:
     if isinstance(node, _Combinator):
-        kids = [_eval(child, key, n, seed, stages, groups, parts) for key, child in node.stages.items()]
+        kids = [_eval(child, key, n, seed, stages, groups, parts) for key, child in node.children().items()]
         samples, which = node.combine([k.samples for k in kids], stage_rng(seed, name + "/choice"))
         if not root:  # the root is the total (a council member's name, "total"): a stage may share its name
             _claim(name, stages, groups)
         groups.setdefault(name, samples)
         return _Node(name, samples, kids, which if which.size else None)
     _claim(name, stages, groups)
-    sample_parts = getattr(node, "sample_parts", None)
-    if callable(sample_parts):  # a leaf that can say which of its parts set each turn's latency
-        drawn, leaf_parts = sample_parts(stage_rng(seed, name), n)
-        parts[name] = {k: np.asarray(v, dtype=np.float64) for k, v in leaf_parts.items()}
+    if isinstance(node, Stage):  # a stage can say which of its parts set each turn's latency
+        drawn, leaf_parts = node.sample_parts(stage_rng(seed, name), n)
+        if leaf_parts:
+            parts[name] = {k: np.asarray(v, dtype=np.float64) for k, v in leaf_parts.items()}
         samples = np.asarray(drawn, dtype=np.float64)
-    else:
+    else:  # any other sampler
         samples = np.asarray(node.sample(stage_rng(seed, name), n), dtype=np.float64)
     if samples.shape != (n,):
         raise ValueError(f"stage {name!r} returned shape {samples.shape}, expected ({n},)")

@@ -24,9 +24,9 @@ from pydantic import (
     model_validator,
 )
 
+from voicebudget._algebra import Stage
 from voicebudget._errors import ScenarioError
 from voicebudget._io import MAX_DATA_BYTES, csv_rows, parse_json, read_text, resolve_reference
-from voicebudget._model import DataModel
 
 __all__ = [
     "Distribution",
@@ -45,15 +45,8 @@ Z95 = 1.6448536269514722
 FloatArray = NDArray[np.float64]
 
 
-class _Dist(DataModel):
-    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:  # pragma: no cover - abstract
-        """Draw ``n`` samples.
-
-        :param rng: the source of randomness (passed in, never global).
-        :param n: number of samples (turns).
-        :returns: ``float64[n]`` latencies in ms, all ``>= 0``.
-        """
-        raise NotImplementedError
+class _Dist(Stage):
+    """A latency distribution: a leaf stage (its component distributions are parameters, not stages)."""
 
 
 class Fixed(_Dist):

@@ -29,15 +29,15 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field, field_validator
 
+from voicebudget._algebra import Stage
 from voicebudget._errors import ModelError
-from voicebudget._model import DataModel
 
 __all__ = ["Observed", "table_uniforms"]
 
 FloatArray = NDArray[np.float64]
 
 
-class Observed(DataModel):
+class Observed(Stage):
     """One stage's value in each turn of a table of observed turns, resampled jointly with the table's
     other columns.
 

@@ -9,14 +9,14 @@ from typing import Any
 
 import numpy as np
 
-from voicebudget._algebra import _Combinator, evaluate
+from voicebudget._algebra import evaluate, leaves, walk
 from voicebudget._budget import Budget, with_overrides
 from voicebudget._errors import ModelError, ScenarioError
 from voicebudget._io import Roots
 from voicebudget._memory import check_memory
 from voicebudget._report import LatencyStats, Report, build_report
 from voicebudget._scenario import Scenario, load_scenario
-from voicebudget._voice_turn import STAGE_ORDER, VoiceTurn
+from voicebudget._voice_turn import VoiceTurn
 
 __all__ = ["RunResult", "resolve_seed", "run_scenarios", "simulate", "simulate_pipeline"]
 
@@ -120,7 +120,7 @@ def _judge(pipeline: Any, budget: Budget, samples: int, seed: int, name: str, ru
     tree = pipeline.to_tree() if isinstance(pipeline, VoiceTurn) else pipeline
     ev = evaluate(tree, samples, seed)
     server = np.subtract(ev.total, ev.stages["transport"], out=run.server) if isinstance(pipeline, VoiceTurn) else None
-    leaves = _leaf_specs(tree, "total")
+    specs = leaves(tree)
     report = build_report(
         name,
         budget,
@@ -130,10 +130,10 @@ def _judge(pipeline: Any, budget: Budget, samples: int, seed: int, name: str, ru
         seed=seed,
         server_side_ms=server,
         part_contributions=ev.part_contributions if ev.parts else None,
-        known_stats=run.known(leaves, ev.stages),
+        known_stats=run.known(specs, ev.stages),
         work=run.work,
     )
-    run.remember(leaves, ev.stages, report)
+    run.remember(specs, ev.stages, report)
     return report
 
 
@@ -184,13 +184,6 @@ def _same_spec(a: Any, b: Any) -> bool:
         return type(a) is type(b) and bool(a == b)
     except (TypeError, ValueError):  # a spec holding arrays: not comparable this way, summarise again
         return False
-
-
-def _leaf_specs(node: Any, name: str) -> dict[str, Any]:
-    """Leaf stage name -> its spec in a combinator tree (the names :func:`evaluate` reports)."""
-    if isinstance(node, _Combinator):
-        return {leaf: spec for key, child in node.stages.items() for leaf, spec in _leaf_specs(child, key).items()}
-    return {name: node}
 
 
 def simulate(
@@ -252,28 +245,23 @@ def _priced_api_stages(pipeline: Any) -> bool:
     """A pipeline has an ``api`` stage with a list price (its cost is known once tokens per turn are)."""
     from voicebudget.inference._stage import APIStage
 
-    return any(isinstance(s, APIStage) and s.price_per_million_output_tokens is not None for s in _leaves(pipeline))
+    return any(
+        isinstance(s, APIStage) and s.price_per_million_output_tokens is not None for s in leaves(pipeline).values()
+    )
 
 
 def wafer_paths(pipeline: Any) -> tuple[dict[str, str], ...]:
     """What each ``wafer`` stage of a pipeline includes: ``{"stage", "path", "note"}`` per stage, in tree
-    order (``path``: ``"hosted"`` or ``"on-prem"``; ``note``: the sentence ``run`` prints)."""
+    order, inside councils and reply caches too (``stage``: the pipeline stage's name, then the path within
+    it, ``llm/cache_miss``; ``path``: ``"hosted"`` or ``"on-prem"``; ``note``: the sentence ``run`` prints)."""
     from voicebudget.inference._stage import WaferStage
 
     return tuple(
-        {"stage": name, "path": stage.resolved_path, "note": stage.path_note()}
-        for name, stage in _named_leaves(pipeline, "")
+        {"stage": "/".join((name, *inner)), "path": stage.resolved_path, "note": stage.path_note()}
+        for name, leaf in leaves(pipeline).items()
+        for inner, stage in walk(leaf)
         if isinstance(stage, WaferStage)
     )
-
-
-def _named_leaves(node: Any, name: str) -> list[tuple[str, Any]]:
-    if isinstance(node, VoiceTurn):
-        return [leaf for key in STAGE_ORDER for leaf in _named_leaves(getattr(node, key), key)]
-    children = getattr(node, "stages", None)
-    if isinstance(children, dict):
-        return [leaf for key, child in children.items() for leaf in _named_leaves(child, key)]
-    return [(name, node)]
 
 
 def pipeline_cost_per_turn(pipeline: Any, scenario: Scenario | None = None) -> float | None:
@@ -286,7 +274,7 @@ def pipeline_cost_per_turn(pipeline: Any, scenario: Scenario | None = None) -> f
 
     traffic = scenario.traffic if scenario is not None else None
     total, priced = 0.0, False
-    for stage in _leaves(pipeline):
+    for stage in leaves(pipeline).values():  # a council or cache prices its own paths (its members, miss_usd)
         if not isinstance(stage, APIStage):
             continue
         cost = stage.cost_per_turn_usd(
@@ -296,15 +284,6 @@ def pipeline_cost_per_turn(pipeline: Any, scenario: Scenario | None = None) -> f
         if cost is not None:
             total, priced = total + cost, True
     return total if priced else None
-
-
-def _leaves(node: Any) -> list[Any]:
-    if isinstance(node, VoiceTurn):
-        return [leaf for name in STAGE_ORDER for leaf in _leaves(getattr(node, name))]
-    children = getattr(node, "stages", None)
-    if isinstance(children, dict):
-        return [leaf for child in children.values() for leaf in _leaves(child)]
-    return [node]
 
 
 def run_scenarios(

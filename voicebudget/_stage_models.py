@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field, ValidationInfo, field_validator
 
+from voicebudget._algebra import Stage
 from voicebudget._distributions import Distribution
 from voicebudget._model import DataModel
 
@@ -67,7 +68,7 @@ def _check_token_count(v: TokenCount) -> TokenCount:
     return v
 
 
-class LLMStage(_Model):
+class LLMStage(Stage):
     """An LLM measured by its streaming figures: time to the first *speakable phrase*.
 
     Per turn: ``ttft + first_phrase_tokens * tpot``. TTFT (request sent to first token) includes
@@ -95,7 +96,7 @@ class LLMStage(_Model):
         return x
 
 
-class TTSStage(_Model):
+class TTSStage(Stage):
     """Text-to-speech: time to first byte, plus optional leading silence before the first audible
     sample (Pipecat's TTFA = TTFB + leading silence).
 
@@ -126,7 +127,7 @@ class ColdConnection(_Model):
     probability: float = Field(ge=0, le=1)
 
 
-class NetworkStage(_Model):
+class NetworkStage(Stage):
     """Network to the LLM: a base latency plus, on a share of turns, a cold-connection term."""
 
     kind: Literal["network"] = "network"

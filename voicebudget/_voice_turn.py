@@ -18,13 +18,14 @@ voice-to-voice minus ``transport``.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
 
+import numpy as np
 from pydantic import Field, model_validator
 
-from voicebudget._algebra import AllOf, Sequence, check_unique_names
+from voicebudget._algebra import AllOf, FloatArray, Sequence, Stage, check_unique_names, evaluate
 from voicebudget._distributions import Fixed
-from voicebudget._model import DataModel
 from voicebudget._stages import StageSpec
 
 __all__ = ["STAGE_ORDER", "VoiceTurn"]
@@ -33,7 +34,7 @@ STAGE_ORDER = ("endpointing", "asr", "framework", "network", "llm", "tts", "tran
 """The named stages of a voice turn, in time order."""
 
 
-class VoiceTurn(DataModel):
+class VoiceTurn(Stage):
     """One turn of a cascaded voice agent (STT -> LLM -> TTS), stage by stage.
 
     Every stage is any :data:`~voicebudget.StageSpec` (a distribution, a stage model such as
@@ -68,6 +69,23 @@ class VoiceTurn(DataModel):
             reserved={"turn_commit": "the voice turn's commit step (endpointing with asr)"},
         )
         return self
+
+    group: ClassVar[bool] = True
+
+    def children(self) -> dict[str, Any]:
+        """The stages of the turn by their names, in :data:`STAGE_ORDER`."""
+        return {key: getattr(self, key) for key in STAGE_ORDER}
+
+    def with_children(self, children: Mapping[str, Any]) -> VoiceTurn:
+        """A copy with the named stages replaced (not validated)."""
+        unknown = set(children) - set(STAGE_ORDER)
+        if unknown:
+            raise KeyError(f"a voice turn's stages are {', '.join(STAGE_ORDER)}; got {sorted(unknown)}")
+        return self.model_copy(update=dict(children))
+
+    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
+        """Voice-to-voice latency per turn, ``float64[n]`` ms: :meth:`to_tree` evaluated on one seed from ``rng``."""
+        return evaluate(self.to_tree(), n, int(rng.integers(0, 2**63 - 1))).total
 
     def to_tree(self) -> Sequence:
         """The pipeline as a combinator tree (leaf names are :data:`STAGE_ORDER`)."""

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from voicebudget._algebra import evaluate
+from voicebudget._algebra import TreePath, evaluate, replace, walk
 from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError
 from voicebudget._memory import check_memory
@@ -171,28 +171,16 @@ class CapacityResult:
         }
 
 
-def _replace_stage(pipeline: Any, name: str, stage: Any) -> Any:
-    """The combinator tree with its stage ``name`` replaced (no validation: any sampler may stand there)."""
-    children = getattr(pipeline, "stages", None)
-    if not isinstance(children, dict):
-        return pipeline
-    new = {k: (stage if k == name else _replace_stage(v, name, stage)) for k, v in children.items()}
-    return pipeline.model_copy(update={"stages": new})
+def _stage_path(tree: Any, name: str) -> TreePath | None:
+    """Where the stage called ``name`` sits in a tree (the shallowest, then the first in tree order), inside
+    councils and reply caches too (``cache_miss``: the LLM behind a cache); ``None`` when there is none."""
+    found = [path for path, _ in walk(tree) if path and path[-1] == name]
+    return min(found, key=len) if found else None
 
 
 def _find_stage(pipeline: Any, name: str) -> Any:
-    if isinstance(pipeline, VoiceTurn):
-        return getattr(pipeline, name, None)
-    children = getattr(pipeline, "stages", None)
-    if not isinstance(children, dict):
-        return None
-    if name in children:
-        return children[name]
-    for child in children.values():
-        found = _find_stage(child, name)
-        if found is not None:
-            return found
-    return None
+    path = _stage_path(pipeline, name)
+    return None if path is None else next(node for p, node in walk(pipeline) if p == path)
 
 
 def deployments_from_scenario(scenario: Scenario, stage: str = "llm") -> list[LoadModel]:
@@ -268,6 +256,9 @@ def _evaluate_job(job: _Job) -> DeploymentCapacity:
     d, traffic = job.deployment, job.traffic
     points: dict[int, CapacityPoint] = {}
     base_tree = job.pipeline.to_tree() if isinstance(job.pipeline, VoiceTurn) else job.pipeline
+    stage_path = _stage_path(base_tree, job.stage)
+    if stage_path is None:
+        raise ScenarioError(f"the pipeline has no stage {job.stage!r} to replace", field=f"pipeline.{job.stage}")
 
     def at(calls: int) -> float:
         rate = traffic.request_rate_per_s(calls)
@@ -276,7 +267,7 @@ def _evaluate_job(job: _Job) -> DeploymentCapacity:
         except Overloaded as exc:
             points[calls] = CapacityPoint(calls, rate, None, math.inf, exc.limit)
             return math.inf
-        tree = _replace_stage(base_tree, job.stage, stage)
+        tree = replace(base_tree, stage_path, stage)
         total = evaluate(tree, job.samples, job.seed).total
         value = float(np.percentile(total, job.budget.percentile))
         points[calls] = CapacityPoint(

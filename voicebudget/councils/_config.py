@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
+from voicebudget._algebra import Stage
 from voicebudget._budget import Budget
 from voicebudget._distributions import Distribution
 from voicebudget._errors import ScenarioError
@@ -163,7 +164,7 @@ def _members_of(info: ValidationInfo) -> tuple[Member, ...]:
     return tuple(members) if members else ()
 
 
-class Council(_Model):
+class Council(Stage):
     """A council of models answering one turn (docs/design.md section 5). Usable as a stage.
 
     :param topology: ``all`` (wait for every member), ``first_k`` (the first ``k`` to finish),
@@ -345,6 +346,20 @@ class Council(_Model):
     def concentration(self) -> float:
         """``wrong_concentration``, 1 when unset (wrong answers agree)."""
         return 1.0 if self.wrong_concentration is None else self.wrong_concentration
+
+    def children(self) -> dict[str, Any]:
+        """The members' stages by member name (the names their samples are drawn by)."""
+        return {mb.name: mb.stage for mb in self.members}
+
+    def with_children(self, children: Mapping[str, Any]) -> Council:
+        """A copy with the named members' stages replaced (not validated)."""
+        unknown = set(children) - {mb.name for mb in self.members}
+        if unknown:
+            raise KeyError(f"no member named {sorted(unknown)}; members: {[mb.name for mb in self.members]}")
+        members = tuple(
+            mb.model_copy(update={"stage": children[mb.name]}) if mb.name in children else mb for mb in self.members
+        )
+        return self.model_copy(update={"members": members})
 
     def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
         """Council latency per turn, ms (``float64[n]``), so a council can stand as a stage.

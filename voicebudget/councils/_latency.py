@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from voicebudget._algebra import Sampler, evaluate, stage_rng
+from voicebudget._algebra import evaluate, is_group, stage_rng
 from voicebudget.councils._config import Council
 from voicebudget.councils._quality import RHO_TINY, beta_params, cascade_accuracy, routing_probabilities, solve_gammas
 
@@ -120,7 +120,7 @@ def _memo_samples(key: tuple[str, str, int, int], stage: Any) -> FloatArray:
 
 
 def _draw_stage(stage: Any, name: str, n: int, seed: int) -> FloatArray:
-    if isinstance(stage, Sampler):
+    if not is_group(stage):
         return np.asarray(stage.sample(stage_rng(seed, name), n), dtype=np.float64)
     sub_seed = int(stage_rng(seed, name).integers(0, 2**63 - 1))
     return evaluate(stage, n, sub_seed, name=name).total

@@ -23,6 +23,7 @@ wrapped ``stage`` starts on the eager transcript, ``lead`` ms before the turn co
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -30,10 +31,9 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field, model_validator
 
-from voicebudget._algebra import Choice, check_unique_names, evaluate, stage_rng
+from voicebudget._algebra import Choice, Stage, check_unique_names, evaluate, stage_rng
 from voicebudget._budget import Budget
 from voicebudget._distributions import Distribution
-from voicebudget._model import DataModel
 from voicebudget._report import Report, build_report
 from voicebudget.councils._config import UserTime
 from voicebudget.councils._latency import sample_stage
@@ -54,7 +54,7 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 
 
-class ReplyCache(DataModel):
+class ReplyCache(Stage):
     """A cache of pre-generated, pre-synthesised replies in front of a miss path. A stage.
 
     :param hit_rate: ``h``, share of turns answered from the cache, in [0, 1].
@@ -87,10 +87,23 @@ class ReplyCache(DataModel):
         check_unique_names((("cache_hit", "hit", self.hit), ("cache_miss", "miss", self.miss)))
         return self
 
+    def children(self) -> dict[str, Any]:
+        """The hit and miss paths, as the cache draws them: ``cache_hit``, ``cache_miss``."""
+        return {"cache_hit": self.hit, "cache_miss": self.miss}
+
+    def with_children(self, children: Mapping[str, Any]) -> ReplyCache:
+        """A copy with ``cache_hit`` and/or ``cache_miss`` replaced (not validated)."""
+        fields = {"cache_hit": "hit", "cache_miss": "miss"}
+        unknown = set(children) - set(fields)
+        if unknown:
+            raise KeyError(f"a reply cache's paths are cache_hit and cache_miss, got {sorted(unknown)}")
+        return self.model_copy(update={fields[k]: v for k, v in children.items()})
+
     def tree(self) -> Choice:
-        """The latency as the algebra's ``choice`` between ``cache_hit`` and ``cache_miss``."""
+        """The latency as the algebra's ``choice`` between ``cache_hit`` and ``cache_miss`` (built without
+        validation: the paths were validated with the cache, or replaced by any sampler)."""
         weights = (self.hit_rate, 1 - self.hit_rate)
-        return Choice(stages={"cache_hit": self.hit, "cache_miss": self.miss}, weights=weights)
+        return Choice.model_construct(stages=self.children(), weights=weights)
 
     def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
         """Latency per turn, ms, ``float64[n]`` (one seed drawn from ``rng``)."""
@@ -105,7 +118,7 @@ class ReplyCache(DataModel):
         return 1.0 - (1.0 - self.hit_rate * self.false_hit_rate) ** self.conversation_turns
 
 
-class Preemptive(DataModel):
+class Preemptive(Stage):
     """Preemptive generation on an eager transcript, wrapping the generation path. A stage.
 
     :param stage: the path that can start early (the LLM; a ``sequence`` of LLM and TTS with
@@ -124,6 +137,16 @@ class Preemptive(DataModel):
     lead: Distribution
     retries: float = Field(default=0.0, ge=0)
     speculative_tts: bool = False
+
+    def children(self) -> dict[str, Any]:
+        """The wrapped path, under the name it is drawn by: ``generation``."""
+        return {"generation": self.stage}
+
+    def with_children(self, children: Mapping[str, Any]) -> Preemptive:
+        """A copy with ``generation`` replaced (not validated)."""
+        if set(children) - {"generation"}:
+            raise KeyError(f"preemptive generation's one path is generation, got {sorted(children)}")
+        return self.model_copy(update={"stage": children["generation"]}) if children else self
 
     def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
         """Latency after the turn commit, ms, ``float64[n]``."""

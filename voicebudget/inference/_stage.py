@@ -18,12 +18,13 @@ Per-turn variability of the modelled stages comes from three stated sources, not
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Literal, Self
 
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
+from voicebudget._algebra import Stage
 from voicebudget._distributions import Distribution, LogNormal
 from voicebudget._errors import VoiceBudgetError
 from voicebudget._model import DataModel
@@ -62,7 +63,7 @@ def _jitter(rng: np.random.Generator, n: int, cv: float) -> FloatArray:
     return np.exp(sigma * z - 0.5 * sigma * sigma)
 
 
-class _ModelledStage(DataModel):
+class _ModelledStage(Stage):
     model: str | ModelArch = Field(description="Catalog model id, or an inline architecture table.")
     hardware: str | Hardware = Field(description="Catalog hardware id, or an inline hardware table.")
     chips: int | None = Field(default=None, ge=1)
@@ -135,6 +136,13 @@ class _ModelledStage(DataModel):
         except VoiceBudgetError as exc:
             raise ValueError(str(exc)) from None
         return self
+
+    def with_concurrency(self, concurrency: int) -> Self:
+        """The same stage at another batch policy (requests in flight), validated: the deployment must fit.
+
+        :raises pydantic.ValidationError: it does not fit at that concurrency (the message says why).
+        """
+        return type(self).model_validate({**dict(self), "concurrency": concurrency})
 
     def _ttft(self, prompt_tokens: int) -> float:
         if prompt_tokens not in self._ttft_ms:
@@ -298,7 +306,7 @@ class FastTier(DataModel):
     ttft_factor: float = Field(default=1.0, gt=0)
 
 
-class APIStage(DataModel):
+class APIStage(Stage):
     """A hosted model behind an API, from measured TTFT and inter-token latency distributions.
 
     :param ttft: time to first token as measured from your server (includes the network), ms.

@@ -20,7 +20,8 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ValidationError
 
-from voicebudget._algebra import evaluate
+from voicebudget._algebra import evaluate, walk
+from voicebudget._algebra import replace as replace_node
 from voicebudget._budget import Budget, with_overrides
 from voicebudget._errors import ScenarioError
 from voicebudget._io import Roots, read_document, reference_context, validation_error
@@ -30,6 +31,7 @@ from voicebudget._voice_turn import VoiceTurn
 from voicebudget.councils._config import Council, Member
 from voicebudget.councils._evaluate import evaluate_council
 from voicebudget.councils._speculation import ReplyCache
+from voicebudget.inference._stage import _ModelledStage
 from voicebudget.tuning._executor import check_scheduler_address, map_evaluations
 from voicebudget.tuning._noise import NOISE_Z, SCREEN_Z, mean_with_se, quantile_with_se, tie_tolerance
 from voicebudget.tuning._pareto import noisy_front, pareto_front
@@ -351,19 +353,18 @@ def _cache_draws(space: SearchSpace, samples: int, seed: int) -> tuple[FloatArra
     return hit_ms, np.asarray(ev.root.which == 0, dtype=bool)  # branch 0 of the choice is the hit
 
 
-def _prepared_members(
-    pool: dict[str, dict[str, Any]], concurrencies: tuple[int, ...], context: dict[str, Any]
-) -> dict[tuple[str, int | None], Member]:
-    """Validate every pool member once per batch policy (prices rescaled by :func:`price_factors`)."""
+def _prepared_members(pool: dict[str, Member], concurrencies: tuple[int, ...]) -> dict[tuple[str, int | None], Member]:
+    """Every pool member once per batch policy: its modelled stages at that concurrency (validated, so a
+    deployment that does not fit fails here), its prices rescaled by :func:`price_factors`."""
     factors = price_factors(pool, concurrencies) if concurrencies else {}
     out: dict[tuple[str, int | None], Member] = {}
     for name, member in pool.items():
-        out[(name, None)] = Member.model_validate(member, context=context)
+        out[(name, None)] = member
         for conc in concurrencies:
-            doc = _scale_prices(
-                {**member, "stage": _set_concurrency(member["stage"], conc)}, factors.get((name, conc), 1.0)
+            stage = _set_concurrency(member.stage, conc)
+            out[(name, conc)] = _scale_prices(
+                member.model_copy(update={"stage": stage}), factors.get((name, conc), 1.0)
             )
-            out[(name, conc)] = Member.model_validate(doc, context=context)
     return out
 
 
@@ -406,34 +407,19 @@ def _batch_sensitive(members: dict[tuple[str, int | None], Member], concurrencie
     return frozenset(out)
 
 
-def _modelled_objects(stage: Any) -> list[Any]:
-    """The ``gpu``/``wafer`` stage objects inside a validated stage tree."""
-    if getattr(stage, "kind", None) in ("gpu", "wafer"):
-        return [stage]
-    children = getattr(stage, "stages", None)
-    if isinstance(children, dict):
-        return [s for c in children.values() for s in _modelled_objects(c)]
-    return []
+def _modelled_objects(stage: Any) -> list[_ModelledStage]:
+    """The modelled stages (an LLM on given hardware) anywhere in a stage tree, councils and caches included."""
+    return [node for _, node in walk(stage) if isinstance(node, _ModelledStage)]
 
 
-def _scale_prices(member: dict[str, Any], factor: float) -> dict[str, Any]:
+def _scale_prices(member: Member, factor: float) -> Member:
     if factor == 1.0:
         return member
     keys = ("input_usd_per_mtok", "output_usd_per_mtok", "usd_per_call")
-    return {**member, **{k: member[k] * factor for k in keys if k in member}}
+    return member.model_copy(update={k: getattr(member, k) * factor for k in keys})
 
 
-def _modelled_stages(stage: Any) -> list[dict[str, Any]]:
-    if isinstance(stage, dict):
-        if stage.get("kind") in ("gpu", "wafer"):
-            return [stage]
-        return [s for v in stage.values() for s in _modelled_stages(v)]
-    if isinstance(stage, list):
-        return [s for v in stage for s in _modelled_stages(v)]
-    return []
-
-
-def price_factors(pool: dict[str, dict[str, Any]], concurrencies: tuple[int, ...]) -> dict[tuple[str, int], float]:
+def price_factors(pool: dict[str, Member], concurrencies: tuple[int, ...]) -> dict[tuple[str, int], float]:
     """How a self-hosted member's price moves with the batch policy.
 
     Cost per token is chip time per token: ``chips * T_step(B) / B`` (docs/design.md section 4), so
@@ -443,32 +429,25 @@ def price_factors(pool: dict[str, dict[str, Any]], concurrencies: tuple[int, ...
 
     :returns: ``(member name, concurrency) -> price factor``.
     """
-    from voicebudget.inference import GPUStage, WaferStage
-
     out: dict[tuple[str, int], float] = {}
     for name, member in pool.items():
-        stages = _modelled_stages(member["stage"])
+        stages = _modelled_objects(member.stage)
         if not stages:
             continue
-        model = GPUStage if stages[0]["kind"] == "gpu" else WaferStage
-        spec = {k: v for k, v in stages[0].items() if k != "kind"}
-        base = model.model_validate(spec).predict().cost_per_million_output_tokens
+        base = stages[0].predict().cost_per_million_output_tokens
         if not base:
             continue  # no chip price for this hardware: keep the declared prices
         for conc in concurrencies:
-            cost = model.model_validate({**spec, "concurrency": conc}).predict().cost_per_million_output_tokens
+            cost = stages[0].with_concurrency(conc).predict().cost_per_million_output_tokens
             out[(name, conc)] = (cost or base) / base
     return out
 
 
 def _set_concurrency(stage: Any, concurrency: int) -> Any:
-    """Set the batch policy (``concurrency``) of every ``gpu``/``wafer`` stage in a stage tree."""
-    if isinstance(stage, dict):
-        if stage.get("kind") in ("gpu", "wafer"):
-            return {**stage, "concurrency": concurrency}
-        return {k: _set_concurrency(v, concurrency) for k, v in stage.items()}
-    if isinstance(stage, list):
-        return [_set_concurrency(v, concurrency) for v in stage]
+    """The stage tree with the batch policy (``concurrency``) of every modelled stage in it set."""
+    for path, node in list(walk(stage)):
+        if isinstance(node, _ModelledStage):
+            stage = replace_node(stage, path, node.with_concurrency(concurrency))
     return stage
 
 
@@ -526,12 +505,12 @@ def tune_council(
     council = Council.model_validate(doc, context=context)
     budget, scope = _scope(council, scenario, budget_ms, percentile, allowed_roots)
     base = council.model_dump(mode="json", exclude={"members"}, exclude_none=True)
-    pool = {mb.name: mb.model_dump(mode="json", exclude_none=True) for mb in (*council.members, *space.pool)}
+    pool = {mb.name: mb for mb in (*council.members, *space.pool)}
     if len(pool) < len(council.members) + len(space.pool):
         raise ScenarioError(
             "pool member names must differ from the council's members", origin=str(path), field="search.pool"
         )
-    members = _prepared_members(pool, space.concurrency, context)
+    members = _prepared_members(pool, space.concurrency)
     sensitive = _batch_sensitive(members, space.concurrency)
     configs = list(space.configurations(list(pool), council.topology, sensitive))
 
