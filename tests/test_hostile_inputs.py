@@ -190,15 +190,6 @@ def test_the_reader_rechecks_the_kind_on_the_open_file(tmp_path: Path) -> None:
         read_document(tmp_path / "c.toml", regular_only=True)
 
 
-@needs_fifo
-def test_a_named_fifo_given_on_the_command_line_nobody_writes_to_does_not_block(tmp_path: Path) -> None:
-    os.mkfifo(tmp_path / "s.toml")  # a pipe is allowed on the command line (<(cat s.toml)); this one is empty
-    with time_limit(20):
-        code, output = cli("run", tmp_path / "s.toml", "-n", "100")
-    assert code == 2
-    assert f"{tmp_path / 's.toml'}: name: required field missing" in output
-
-
 # --- 2. OTLP turn spans nested as a chain: each is a turn of its own, read in linear work -----------------
 
 

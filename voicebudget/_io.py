@@ -99,9 +99,11 @@ def _kind(mode: int) -> str:
 def _open_checked(path: Path, max_bytes: int, *, regular_only: bool = False) -> int:
     """Open ``path`` for reading after checking its kind and size; returns the file descriptor.
 
-    The file is opened without blocking and its kind checked again on the open descriptor (a file
-    swapped for a FIFO between the two checks is still seen), then set back to blocking reads: a FIFO
-    no process writes to reads as empty instead of blocking ``open`` forever.
+    The kind is checked again on the open descriptor (a file swapped for another kind between the two
+    checks is still seen). With ``regular_only`` the file is opened without blocking (then set back to
+    blocking reads), so a FIFO swapped in is refused instead of blocking ``open`` until a writer comes;
+    a FIFO given where pipes are allowed (the command line, ``<(cat file)``) waits for its writer, as
+    ``cat`` does.
 
     :param regular_only: refuse pipes too (``file = ...`` references: only regular files).
     :raises ScenarioError: missing, a folder, a device or socket, a pipe when ``regular_only``, or over
@@ -116,12 +118,13 @@ def _open_checked(path: Path, max_bytes: int, *, regular_only: bool = False) -> 
         raise ScenarioError(f"cannot read: {exc.strerror or exc}", origin=origin) from None
     _check_kind(st, origin, max_bytes, regular_only)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        nonblocking = getattr(os, "O_NONBLOCK", 0) if regular_only else 0
+        fd = os.open(path, os.O_RDONLY | nonblocking | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
         raise ScenarioError(f"cannot read: {exc.strerror or exc}", origin=origin) from None
     try:
         _check_kind(os.fstat(fd), origin, max_bytes, regular_only)
-        if hasattr(os, "set_blocking"):
+        if nonblocking:
             os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
