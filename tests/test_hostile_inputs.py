@@ -293,3 +293,21 @@ def test_an_absurd_chip_count_exits_2_naming_the_option() -> None:
     assert one_error_line(output) == "error: --chips: at most 1,048,576, got 100,000,000,000"
     with pytest.raises(ValueError, match="less than or equal to 1048576"):
         vb.Deployment(chips=2**20 + 1)
+
+
+# --- 3. YAML tags for types no field takes: refused, not read as text ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "tag"),
+    [("!!binary aGVsbG8=", "!!binary"), ("!!set {a: null}", "!!set"), ("!!omap [a: 1]", "!!omap")],
+)
+def test_yaml_binary_set_and_omap_tags_are_refused(tmp_path: Path, value: str, tag: str) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(f"name: {value}\npipeline: {{kind: sequence, stages: {{x: {{kind: fixed, value_ms: 1}}}}}}\n")
+    code, output = cli("run", path, "-n", "100")  # !!binary aGVsbG8= was read as the name 'hello'
+    assert code == 2
+    assert one_error_line(output) == (
+        f"error: {path}: line 1: cannot parse YAML: the tag {tag} is not allowed: a voicebudget file holds text, "
+        "numbers, booleans, lists and tables"
+    )

@@ -404,6 +404,25 @@ class _Loader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+_REFUSED_TAGS = ("binary", "set", "omap", "pairs")
+"""YAML's tags for types a voicebudget file has no use for: ``!!binary`` (bytes, which pydantic would take
+as text), ``!!set`` (unordered), ``!!omap`` and ``!!pairs`` (lists of pairs posing as tables)."""
+
+
+def _refuse_tag(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    raise yaml.constructor.ConstructorError(
+        None,
+        None,
+        f"the tag {node.tag.replace('tag:yaml.org,2002:', '!!')} is not allowed: a voicebudget file holds text, "
+        "numbers, booleans, lists and tables",
+        node.start_mark,
+    )
+
+
+for _tag in _REFUSED_TAGS:
+    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)
+
+
 def _check_expansion(root: yaml.Node) -> None:
     """Refuse a document whose aliases would expand past :data:`MAX_YAML_ALIAS_NODES` added nodes, refer
     to themselves, or nest deeper than :data:`MAX_NESTING`; counted on the node graph (memoised, so a
