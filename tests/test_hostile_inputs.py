@@ -8,7 +8,9 @@ import json
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 from hfconfig_files import write_config
 from time_limit import time_limit
@@ -311,3 +313,47 @@ def test_yaml_binary_set_and_omap_tags_are_refused(tmp_path: Path, value: str, t
         f"error: {path}: line 1: cannot parse YAML: the tag {tag} is not allowed: a voicebudget file holds text, "
         "numbers, booleans, lists and tables"
     )
+
+
+# --- 4. the recorder's (and the guard's) timestamps: a ValueError naming the argument ---------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda t: t.mark("x", at_ns=float("nan")), "mark 'x': at_ns: expected a finite number of ns"),
+        (lambda t: t.mark("x", at_ns=float("inf")), "mark 'x': at_ns: expected a finite number of ns"),
+        (
+            lambda t: t.mark("x", at_ns="12"),
+            "mark 'x': at_ns: expected a number of ns on the recorder's clock, got text",
+        ),
+        (lambda t: t.mark("x", at_ns=True), "mark 'x': at_ns: expected a number of ns .* got a boolean"),
+        (lambda t: t.mark("x", at_ns=10**30), r"mark 'x': at_ns: 1e\+30 ns is beyond the clock's range"),
+        (lambda t: t.mark("x", at_ms=True), "mark 'x': at_ms: expected a number of ms after speech_end, got a boolean"),
+        (lambda t: t.mark("x", at_ms=1e300), "mark 'x': at_ms: expected a finite number of ms within"),
+        (lambda t: t.add_stage("llm", start_ms=0, end_ms=float("nan")), "stage 'llm' end: end_ms: expected a finite"),
+        (lambda t: t.add_stage("llm", start_ns=[1], end_ms=5), "stage 'llm' start: start_ns: expected a number"),
+    ],
+)
+def test_recorder_timestamps_that_are_not_finite_numbers_raise_value_error(call: Any, message: str) -> None:
+    turn = vb.TurnRecorder().turn()
+    turn.mark("speech_end", at_ns=1_000)
+    with pytest.raises(ValueError, match=message):  # was: OverflowError, TypeError ... __round__, True as 1 ns
+        call(turn)
+    assert turn.marks_ns == {"speech_end": 1_000}  # nothing recorded
+
+
+def test_recorder_takes_integer_and_float_timestamps() -> None:
+    turn = vb.TurnRecorder().turn()
+    assert turn.mark("speech_end", at_ns=np.int64(1_000)) == 1_000
+    assert turn.mark("a", at_ns=2_700.4) == 2_700
+    assert turn.mark("b", at_ms=np.float64(1.5)) == 1_000 + 1_500_000
+
+
+def test_guard_timestamps_are_checked_too() -> None:
+    guard = vb.BudgetGuard(vb.Budget(total_ms=800), {"llm": np.arange(100.0)}, min_rows=1)
+    live = guard.turn(start_ns=0)
+    with pytest.raises(ValueError, match="at_ns: expected a finite number of ns"):
+        live.check(at_ns=float("nan"))
+    with pytest.raises(ValueError, match="start_ns: expected a number of ns .* got text"):
+        guard.turn(start_ns="0")

@@ -42,7 +42,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from voicebudget._budget import Budget
 from voicebudget._text import count
-from voicebudget.checker._recorder import Turn, TurnRecorder
+from voicebudget.checker._recorder import Turn, TurnRecorder, instant_ns
 
 if TYPE_CHECKING:
     from voicebudget._scenario import Scenario
@@ -367,7 +367,7 @@ class BudgetGuard:
         :param clock: a monotonic integer-ns clock (the recorder's, to share timestamps).
         :param start_ns: the end of the user's speech on ``clock``; default now.
         """
-        return GuardedTurn(self, clock, clock() if start_ns is None else start_ns)
+        return GuardedTurn(self, clock, clock() if start_ns is None else instant_ns(start_ns, "start_ns"))
 
     def __repr__(self) -> str:
         turns = count(self.n_turns, "turn")
@@ -399,18 +399,19 @@ class GuardedTurn:
         """The turn reached ``stage`` now (or at ``at_ns`` on the clock).
 
         :raises KeyError: a stage the guard has no samples for.
+        :raises ValueError: ``at_ns`` is a boolean, text, NaN, an infinity or beyond int64.
         """
         if stage not in self._guard._index:
             raise KeyError(f"no samples for stage {stage!r}; stages: {self._guard.stages}")
         self._stage = stage
-        self._stage_ns = self._clock() if at_ns is None else at_ns
+        self._stage_ns = self._clock() if at_ns is None else instant_ns(at_ns, "at_ns")
 
     def check(self, at_ns: int | None = None) -> GuardDecision:
         """The decision now (or at ``at_ns``); calls the policy on the turn's first miss.
 
         :returns: the :class:`GuardDecision`, with ``action`` set when the policy was called.
         """
-        now = self._clock() if at_ns is None else at_ns
+        now = self._clock() if at_ns is None else instant_ns(at_ns, "at_ns")
         elapsed = max(0, now - self.start_ns) / _NS_PER_MS
         in_stage = min(elapsed, max(0, now - self._stage_ns) / _NS_PER_MS)
         decision = self._guard.decide(self._stage, elapsed, in_stage)

@@ -14,6 +14,8 @@ is recorded as ``cancelled`` on either backend.
 
 from __future__ import annotations
 
+import math
+import numbers
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -53,6 +55,44 @@ TurnStatus = Literal["open", "complete", "incomplete", "cancelled", "errored", "
 Clock = Callable[[], int]
 
 _NS_PER_MS = 1_000_000
+_INT64 = 2**63
+
+
+def instant_ns(value: object, argument: str) -> int:
+    """A timestamp given in ns on the recorder's clock, as an ``int``: an integer, or a finite real number
+    (rounded), within the int64 range of ``time.perf_counter_ns``.
+
+    :param argument: the parameter's name, for the message (``at_ns``, ``start_ns``).
+    :raises ValueError: a boolean, text or other non-number, NaN, an infinity, or beyond int64; the
+        message names ``argument``.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{argument}: expected a number of ns on the recorder's clock, got {_kind(value)}")
+    if isinstance(value, numbers.Integral):
+        ns = int(value)
+    elif not math.isfinite(float(value)):
+        raise ValueError(f"{argument}: expected a finite number of ns on the recorder's clock, got {float(value)}")
+    else:
+        ns = round(float(value))
+    if not -_INT64 <= ns < _INT64:
+        raise ValueError(f"{argument}: {ns:.3g} ns is beyond the clock's range (int64 ns, +-292 years)")
+    return ns
+
+
+def _offset_ns(value: object, argument: str) -> int:
+    """ms after speech_end as ns: a finite real number (not a boolean), within the int64 ns range."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{argument}: expected a number of ms after speech_end, got {_kind(value)}")
+    ms = float(value)
+    if not math.isfinite(ms) or abs(ms) * _NS_PER_MS >= _INT64:
+        raise ValueError(f"{argument}: expected a finite number of ms within +-9.2e12 ms, got {ms}")
+    return round(ms * _NS_PER_MS)
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, bool):
+        return f"a boolean ({value})"
+    return f"{'text' if isinstance(value, str | bytes) else 'a ' + type(value).__name__} ({str(value)[:40]!r})"
 
 
 class StageSpan(NamedTuple):
@@ -249,9 +289,10 @@ class Turn:
             same clock); default: now.
         :param at_ms: alternatively, the instant in ms after ``speech_end`` (which must be marked).
         :returns: the recorded instant, ns.
-        :raises ValueError: both ``at_ns`` and ``at_ms``, or ``at_ms`` without ``speech_end``.
+        :raises ValueError: both ``at_ns`` and ``at_ms``, ``at_ms`` without ``speech_end``, or either of them
+            a boolean, text, NaN, an infinity or beyond the int64 ns range (the message names the argument).
         """
-        t = self._resolve(at_ns, at_ms, what=f"mark {name!r}")
+        t = self._resolve(at_ns, at_ms, what=f"mark {name!r}", names=("at_ns", "at_ms"))
         if name == FIRST_AUDIO and FIRST_AUDIO in self._marks:
             t = min(t, self._marks[FIRST_AUDIO])
         self._marks[name] = t
@@ -287,28 +328,30 @@ class Turn:
 
         :returns: the span added.
         :raises ValueError: a bound missing or given twice, ms without ``speech_end``, end before
-            start, or the reserved name.
+            start, the reserved name, or a bound that is a boolean, text, NaN, an infinity or beyond the
+            int64 ns range (the message names the argument: ``start_ns``, ``end_ms``, ...).
         """
         if name == UNTRACKED:
             raise ValueError(f"stage name {UNTRACKED!r} is reserved for time no stage covers")
         if (start_ns is None and start_ms is None) or (end_ns is None and end_ms is None):
             raise ValueError(f"stage {name!r}: give a start and an end (ns on the clock, or ms after speech_end)")
-        start = self._resolve(start_ns, start_ms, what=f"stage {name!r} start")
-        end = self._resolve(end_ns, end_ms, what=f"stage {name!r} end")
+        start = self._resolve(start_ns, start_ms, what=f"stage {name!r} start", names=("start_ns", "start_ms"))
+        end = self._resolve(end_ns, end_ms, what=f"stage {name!r} end", names=("end_ns", "end_ms"))
         if end < start:
             raise ValueError(f"stage {name!r} ends {(start - end) / _NS_PER_MS:.3f} ms before it starts")
         span = StageSpan(name, start, end)
         self._spans.append((name, start, end, True, -1, -1))
         return span
 
-    def _resolve(self, at_ns: int | None, at_ms: float | None, *, what: str) -> int:
+    def _resolve(self, at_ns: int | None, at_ms: float | None, *, what: str, names: tuple[str, str]) -> int:
         if at_ns is not None and at_ms is not None:
             raise ValueError(f"{what}: give at most one of a ns timestamp and ms after speech_end")
         if at_ms is not None:
+            offset = _offset_ns(at_ms, f"{what}: {names[1]}")
             if SPEECH_END not in self._marks:
                 raise ValueError(f"{what}: ms are counted from speech_end; mark speech_end first")
-            return self._marks[SPEECH_END] + round(at_ms * _NS_PER_MS)
-        return self._clock() if at_ns is None else int(at_ns)
+            return self._marks[SPEECH_END] + offset
+        return self._clock() if at_ns is None else instant_ns(at_ns, f"{what}: {names[0]}")
 
     # -- ending ----------------------------------------------------------------------------------
 
