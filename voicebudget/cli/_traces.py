@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from voicebudget.cli import _audio
 from voicebudget.cli._options import BudgetOpt, ForceOpt, PercentileOpt, TableOrJson
 from voicebudget.cli._output import EXIT_OK, EXIT_OVER_BUDGET, budget_override, emit_json, fail, user_errors, warn
 from voicebudget.traces._options import DEFAULT_STOP_SECS, FIT_METHODS
@@ -63,10 +64,17 @@ def check_cmd(
     absurd_ms: AbsurdOpt = ABSURD_MS,
     log_format: LogFormatOpt = None,
     turns: Annotated[bool, typer.Option("--turns", help="List every turn (default: the 10 slowest).")] = False,
+    caller: _audio.CallerChannelOpt = _audio.CallerOpt.left,
+    trace: _audio.TraceJoinOpt = None,
+    transport_floor_ms: _audio.FloorOpt = 0.0,
+    plot: _audio.PlotOpt = None,
 ) -> None:
-    """Check real turns from traces against the budget: stage percentiles, tail attribution, first turn
-    vs steady state, the slowest turns (every turn with --turns), anomalies (flagged, excluded unless
-    --include-anomalies).
+    """Check real turns from traces or call recordings against the budget: stage percentiles, tail
+    attribution, first turn vs steady state, the slowest turns (every turn with --turns), anomalies
+    (flagged, excluded unless --include-anomalies).
+
+    A .wav/.flac/.ogg input is a two-channel call recording (needs voicebudget[audio]); trace files
+    given with it (or with --trace) are the same calls' traces, joined on one clock.
 
     Exit code 0 within budget, 1 over, 2 unreadable or unknown-format trace.
     """
@@ -74,9 +82,17 @@ def check_cmd(
     from voicebudget._budget import Budget
     from voicebudget.traces import NoUsableTurnsError, ReadOptions, check_traces
 
+    recordings, trace_files = _audio.split_inputs(traces)
+    _audio.refuse_audio_options(recordings, trace=trace, floor_ms=transport_floor_ms, plot=plot)
     with user_errors():
         budget = budget_override(Budget(), budget_ms, percentile)
         options = ReadOptions.checked(stop_secs=stop_secs, absurd_ms=absurd_ms, log_format=log_format)
+        if recordings:
+            _audio.check_recordings(
+                recordings, [*trace_files, *(trace or [])], budget, caller=caller, include_anomalies=include_anomalies,
+                options=options, fmt_in=format_in.value if format_in else None, floor_ms=transport_floor_ms,
+                output=fmt, all_turns=turns, plot=plot,
+            )  # fmt: skip
         try:
             result = check_traces(
                 traces,
@@ -118,10 +134,14 @@ def fit_cmd(
     absurd_ms: AbsurdOpt = ABSURD_MS,
     log_format: LogFormatOpt = None,
     force: ForceOpt = False,
+    caller: _audio.CallerChannelOpt = _audio.CallerOpt.left,
+    trace: _audio.TraceJoinOpt = None,
+    transport_floor_ms: _audio.FloorOpt = 0.0,
 ) -> None:
     """Fit a scenario to traces: stages are the observed distributions, so `voicebudget run` on the
     written file reproduces the traces' percentiles and variants can swap a stage for a model.
 
+    Call recordings (.wav/.flac/.ogg) joined with their traces give the transport stage from data.
     An existing output file is replaced only with --force, and never when it is one of the traces.
     """
     # lazy: start-up (the library loads when the command runs)
@@ -134,14 +154,23 @@ def fit_cmd(
         check_target(output, overwrite=force, inputs=traces, what="-o")
         budget = budget_override(Budget(), budget_ms, percentile)
         options = ReadOptions.checked(stop_secs=stop_secs, absurd_ms=absurd_ms, log_format=log_format)
-        result = fit_traces(
-            traces,
-            method=method.value,  # type: ignore[arg-type]  # one of FIT_METHODS
-            budget=budget,
-            fmt=format_in.value if format_in else None,
-            include_anomalies=include_anomalies,
-            options=options,
-        )
+        recordings, trace_files = _audio.split_inputs(traces)
+        _audio.refuse_audio_options(recordings, trace=trace, floor_ms=transport_floor_ms)
+        if recordings:
+            result = _audio.fit_recordings(
+                recordings, [*trace_files, *(trace or [])], budget, method=method.value, caller=caller,
+                include_anomalies=include_anomalies, options=options,
+                fmt_in=format_in.value if format_in else None, floor_ms=transport_floor_ms,
+            )  # fmt: skip
+        else:
+            result = fit_traces(
+                traces,
+                method=method.value,  # type: ignore[arg-type]  # one of FIT_METHODS
+                budget=budget,
+                fmt=format_in.value if format_in else None,
+                include_anomalies=include_anomalies,
+                options=options,
+            )
     try:
         with user_errors():
             result.write(output, overwrite=force)

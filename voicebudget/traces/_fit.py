@@ -172,7 +172,7 @@ def _voice_turn(cols: dict[str, list[float]], method: str) -> tuple[dict[str, An
         "network": _ZERO,
         "llm": llm,
         "tts": stage["tts_ttfb"],
-        "transport": _ZERO,
+        "transport": stage.get("transport", _ZERO),
     }
     comments = {
         "pipeline.endpointing": "Observed: actual end of speech -> turn commit (LLM request sent).",
@@ -187,6 +187,11 @@ def _voice_turn(cols: dict[str, list[float]], method: str) -> tuple[dict[str, An
         "pipeline.transport": "The trace is server side (audio leaving the agent). Add the path to the listener\n"
         'to judge voice-to-voice (WebRTC: { kind = "lognormal", p50_ms = 60, p95_ms = 150 })',
     }
+    if "transport" in stage:
+        comments["pipeline.transport"] = (
+            "Observed in the call recordings joined to the trace: the last server event -> the agent's audio\n"
+            "in the recording (transport, jitter buffer, playout; voicebudget check call.wav agent.log)."
+        )
     return pipeline, comments
 
 

@@ -555,6 +555,7 @@ class _Reader:
                 end = turn.bot_started[0]  # the listener hears nothing until the bot starts speaking
                 b.set_stage("output", round((end - tts[1]) * 1000.0, 3))
             total = round((end - turn.speech_end) * 1000.0, 3)
+            b.start_s, b.end_s = turn.speech_end, end
         b.close_with_residual(
             total, tts[2] if tts else b.line, "TTS TTFB (line time)", required=(*needed, "endpointing")
         )

@@ -71,6 +71,8 @@ SHORT_NAMES = {
     "other": ("oth", "the rest of the path"),
     "asr": ("asr", "ASR final transcript (overlaps endpointing)"),
     "leading_silence": ("sil", "leading silence in the first audio (after the total)"),
+    "transport": ("tran", "last server event -> the agent's audio in the recording (transport, playout)"),
+    "anchor_bias": ("bias", "the log's end of speech - the recording's (off the path)"),
 }
 """Column header and legend entry of each stage in the per-turn table (short: it fits 80 columns)."""
 

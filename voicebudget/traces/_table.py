@@ -22,12 +22,17 @@ Stages of a turn (ms). The *on-path* stages follow one another and add up to the
 ``output``          the TTS's first audio byte -> the bot's first audio leaving the server
                     (output queue, transport), when the source logs both
 ``other``           what the source's own total has beyond the stages it reports
+``transport``       a call recording joined to the trace (:mod:`voicebudget.audio`): the last
+                    server event -> the agent's audio in the recording (transport, jitter
+                    buffer, playout: what no log sees)
 ==================  =====================================================================
 
 A turn is a sequence of LLM passes and tool executions (DESIGN section 10): a tool turn's path is
 ``endpointing, llm_ttft, llm_tool_call, tool, llm_2_ttft, ...``. Off the path (shown, not added):
 ``asr`` (speech end -> final transcript; it runs inside the endpointing wait) and ``leading_silence``
-(silence at the start of the first audio chunk).
+(silence at the start of the first audio chunk), and in a turn joined to a recording ``anchor_bias``
+(the source's ``t = 0`` minus the end of speech in the recording: how late the framework's "user
+stopped speaking" is; its endpointing is measured from the recording's end of speech).
 
 A turn may carry *notes*: facts about it that do not exclude it (the framework's own larger total
 used instead of the rebuilt one, and by how much) and *unknown stages*: stages the turn has but the
@@ -69,13 +74,14 @@ ON_PATH = (
     "tts_ttfb",
     "output",
     "other",
+    "transport",
 )
 """Stages that follow one another and add up to the turn total, in time order."""
 
 TOOL_STAGES = ("llm_tool_call", "tool", "llm_2_ttft")
 """The on-path stages only a tool turn has (0 in a turn that called no tool)."""
 
-OFF_PATH = ("asr", "leading_silence")
+OFF_PATH = ("asr", "leading_silence", "anchor_bias")
 """Stages reported for information; they overlap the path (ASR) or follow the total (silence)."""
 
 RESIDUAL_TOLERANCE_MS = 5.0
@@ -141,6 +147,10 @@ class TraceTurn:
         the rebuilt total beyond the tolerance it *is* the total (a note says so).
     :ivar notes: what the reader noticed about the turn that does not exclude it (a disagreement
         between the framework's total and the rebuilt one, and which was used).
+    :ivar start_s: ``t = 0`` on the source's own clock, s (a log's timestamps read as UTC); None when the
+        source gives durations only. With :attr:`end_s` it places the turn on the source's clock, so a
+        call recording can be joined to it (:mod:`voicebudget.audio`).
+    :ivar end_s: the turn's last server event on the source's clock (where :attr:`total_ms` ends), s.
     :ivar unknown_stages: stages the turn has whose time the source does not give (Pipecat 1.14's
         OpenTelemetry TTS span without ``metrics.ttfb``); their time is inside ``other``.
     """
@@ -159,6 +169,8 @@ class TraceTurn:
     framework_total_ms: float | None = None
     notes: tuple[str, ...] = ()
     unknown_stages: tuple[str, ...] = ()
+    start_s: float | None = None
+    end_s: float | None = None
 
     @property
     def complete(self) -> bool:
@@ -241,6 +253,8 @@ class TurnBuilder:
     framework_total_ms: float | None = None
     notes: list[str] = field(default_factory=list)
     unknown_stages: list[str] = field(default_factory=list)
+    start_s: float | None = None
+    end_s: float | None = None
 
     def note(self, text: str) -> None:
         """Record a fact about the turn that does not exclude it from the statistics."""
@@ -338,4 +352,6 @@ class TurnBuilder:
             framework_total_ms=self.framework_total_ms,
             notes=tuple(self.notes),
             unknown_stages=tuple(self.unknown_stages),
+            start_s=self.start_s,
+            end_s=self.end_s,
         )

