@@ -354,7 +354,7 @@ def _serving_step(
 
     Over one request of ``O`` steps the ``c - 1`` other users each bring a prompt of ``P`` tokens, in
     chunks of at most ``budget`` tokens. A prompt's chunk fills a step of its own (prompts coincide
-    only when there are more of them than steps), so a share ``phi = min(1, (c - 1) ceil(P / budget) / O)``
+    only when there are more of them than steps), so a share ``phi = min(1, (c - 1) max(1, P / budget) / O)``
     of the steps carries ``(c - 1) P / (O phi)`` prompt tokens and the rest carry none: the mean of the
     two step times, not the step time of the mean load (a step's time is not linear in its tokens).
     ``query_tokens`` per decoding sequence (speculative verification; ``O`` is then the steps per request).
@@ -363,7 +363,7 @@ def _serving_step(
     ctx = p + o / 2.0
     if others <= 0:
         return decode_step(plan, c, ctx, 0.0, p / 2.0, query_tokens)
-    phi = min(1.0, others * math.ceil(p / budget) / o)
+    phi = min(1.0, others * max(1.0, p / budget) / o)  # P / K steps' worth: continuous in P
     chunk = others * p / (o * phi)
     with_prompt = step_terms(plan, c, ctx, chunk, p / 2.0, query_tokens)
     if phi >= 1.0:

@@ -23,7 +23,7 @@ the Cramer-Lundberg root of ``lambda_r (E[exp(gamma s)] - 1) = gamma`` and
 ``C = (1 - rho) / (lambda_r E[s exp(gamma s)] - 1)`` (the exact tail of M/G/1; Asmussen, *Applied
 Probability and Queues*, 2003, XIII.5). Then::
 
-    TTFT = U + W + ceil(P / K) * T_own
+    TTFT = U + W + T_own           (T_own: one step for P <= K, else P / K full steps)
 
 with ``U`` the rest of the running step (uniform over a step carrying prompt tokens, a decode-only step,
 or 0 when the server is idle) and ``T_own`` the duration of a step that holds this prompt's chunk; the

@@ -54,7 +54,8 @@ class Deployment(_Frozen):
     :param concurrency: requests in flight across the deployment (a closed loop: each user sends its
         next request when the last one finishes, as in NIM/genai-perf sweeps).
     :param prefill_chunk_tokens: token budget of one continuous-batching step (chunked prefill);
-        default 2048, vLLM's ``max_num_batched_tokens`` for online serving (assumption; set yours).
+        default 2048, vLLM's ``max_num_batched_tokens`` for online serving; TensorRT-LLM's ``max_num_tokens``
+        defaults to 8192 (its ``BuildConfig``): set yours.
     :param memory_utilization: share of chip memory for weights + KV cache, as vLLM's ``gpu_memory_utilization``
         (the rest: activations, CUDA graphs, fragmentation); ``None`` (default): the weights plus 90% of the memory
         left after them, TensorRT-LLM's ``kv_cache_free_gpu_mem_fraction`` rule that audited MLPerf deployments
