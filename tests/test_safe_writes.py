@@ -65,7 +65,7 @@ def test_the_library_write_refuses_the_same(tmp_path: Path) -> None:
     shutil.copy(TRACE, trace)
     fit = fit_traces([trace], verify_samples=0)
     out = fit.write(tmp_path / "a.toml")
-    with pytest.raises(ScenarioError, match=r"a\.toml: exists; give --force"):
+    with pytest.raises(ScenarioError, match=r"a\.toml: exists; give overwrite=True"):  # the CLI says --force
         fit.write(out)
     assert fit.write(out, overwrite=True) == out
     with pytest.raises(ScenarioError, match="is an input file"):

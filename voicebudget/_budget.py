@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, ValidationError, field_validator
 
-from voicebudget._errors import ScenarioError
+from voicebudget._errors import ScenarioError, param
 from voicebudget._model import DataModel
 
 __all__ = ["Budget", "with_overrides"]
@@ -57,21 +57,22 @@ class Budget(DataModel):
         return f"p{self.percentile:g}"
 
 
-def with_overrides(budget: Budget, total_ms: float | None = None, percentile: float | None = None) -> Budget:
-    """``budget`` with a new total and/or percentile (the CLI's ``--budget-ms``/``--percentile``).
+def with_overrides(budget: Budget, budget_ms: float | None = None, percentile: float | None = None) -> Budget:
+    """``budget`` with a new total and/or percentile (``run_scenarios(budget_ms=..., percentile=...)`` and
+    the other entry points that take them; the CLI's ``--budget-ms``/``--percentile``).
 
-    :raises ScenarioError: a value out of range; the error's origin is the option at fault
-        (``--budget-ms: must be a finite number > 0 ms, got -1.0``).
+    :raises ScenarioError: a value out of range; the error's origin is the parameter at fault
+        (``budget_ms: must be a finite number > 0 ms, got -1.0``).
     """
-    update = {k: v for k, v in (("total_ms", total_ms), ("percentile", percentile)) if v is not None}
+    update = {k: v for k, v in (("total_ms", budget_ms), ("percentile", percentile)) if v is not None}
     if not update:
         return budget
     try:
         return Budget.model_validate({**budget.model_dump(), **update})
     except ValidationError as exc:
         err = exc.errors()[0]
-        option, allowed = {
-            "total_ms": ("--budget-ms", "a finite number > 0 ms"),
-            "percentile": ("--percentile", "a number in (0, 100]"),
+        name, allowed = {
+            "total_ms": ("budget_ms", "a finite number > 0 ms"),
+            "percentile": ("percentile", "a number in (0, 100]"),
         }[str(err["loc"][0])]
-        raise ScenarioError(f"must be {allowed}, got {err['input']!r} ({err['msg']})", origin=option) from None
+        raise ScenarioError(f"must be {allowed}, got {err['input']!r} ({err['msg']})", origin=param(name)) from None

@@ -9,20 +9,60 @@ Every exception the library raises on purpose derives from :class:`VoiceBudgetEr
     └── BudgetExceeded     a report is over its budget; carries the report (``.report``)
 
 The CLI maps ``ScenarioError`` and ``ModelError`` to exit code 2 and ``BudgetExceeded`` to exit code 1.
+
+A message that names a function's parameter marks it with :func:`param`: Python callers read the
+parameter (``budget_ms: must be a finite number > 0 ms``), and the CLI, which knows which of its options
+sets it, shows the option instead (``--budget-ms: must be ...``, :meth:`VoiceBudgetError.naming`). The
+library never writes a command-line flag.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from voicebudget._report import Report
 
-__all__ = ["BudgetExceeded", "ModelError", "ScenarioError", "VoiceBudgetError"]
+__all__ = ["BudgetExceeded", "ModelError", "ScenarioError", "VoiceBudgetError", "param"]
+
+_MARK, _AS = "\x1f", "\x1e"  # ASCII unit and record separators: never part of a message's own text
+_MARKED = re.compile(f"{_MARK}([A-Za-z_][A-Za-z0-9_]*)(?:{_AS}([^{_MARK}]*))?{_MARK}")
+
+
+def param(name: str, python: str | None = None) -> str:
+    """``name`` marked as a parameter in an error message (``f"{param('budget_ms')}: must be > 0"``).
+
+    :param name: the parameter as the function's signature spells it.
+    :param python: how a Python caller writes it in this message, when not the bare name
+        (``param("overwrite", "overwrite=True")``).
+    :returns: the marked name: ``str(error)`` shows ``python`` (default ``name``); the CLI shows the
+        option that sets the parameter.
+    """
+    return f"{_MARK}{name}{_AS}{python}{_MARK}" if python is not None else f"{_MARK}{name}{_MARK}"
+
+
+def unmarked(text: str) -> str:
+    """``text`` with every :func:`param` mark replaced by the parameter as Python callers write it."""
+    return _MARKED.sub(lambda m: m[2] if m[2] is not None else m[1], text)
 
 
 class VoiceBudgetError(Exception):
-    """Root of every exception voicebudget raises on purpose."""
+    """Root of every exception voicebudget raises on purpose.
+
+    ``str(error)`` names parameters as Python spells them; :meth:`naming` spells them otherwise.
+    """
+
+    def __str__(self) -> str:
+        return unmarked(super().__str__())
+
+    def naming(self, spell: Callable[[str], str]) -> str:
+        """The message with each parameter it names spelled by ``spell`` (the CLI: its option's flag).
+
+        :param spell: parameter name -> how the reader knows it, e.g. ``"budget_ms"`` -> ``"--budget-ms"``.
+        """
+        return _MARKED.sub(lambda m: spell(m[1]), super().__str__())
 
 
 class ScenarioError(VoiceBudgetError, ValueError):
@@ -32,16 +72,33 @@ class ScenarioError(VoiceBudgetError, ValueError):
     also available as attributes.
 
     :param message: what is wrong and what is allowed.
-    :param origin: the file (or ``"<scenario>"`` for objects built in code).
+    :param origin: the file (or ``"<scenario>"`` for objects built in code), or the :func:`param` at fault.
     :param field: the dotted field path, ``""`` when the whole document is at fault.
     """
 
     def __init__(self, message: str, *, origin: str = "<scenario>", field: str = "") -> None:
-        self.origin = origin
+        self.origin = unmarked(origin)
         self.field = field
-        self.detail = message
+        self.detail = unmarked(message)
+        whole = _MARKED.fullmatch(origin)
+        self.parameter: str | None = whole[1] if whole else None
+        """The parameter at fault when the origin is one (``param("budget_ms")``), else None."""
+        self._marked = (origin, message)
         where = f"{origin}: {field}: " if field else f"{origin}: "
         super().__init__(where + message)
+
+    def naming(self, spell: Callable[[str], str], *, spell_origin: Callable[[str], str] | None = None) -> str:
+        """As :meth:`VoiceBudgetError.naming`; ``spell_origin`` spells the parameter at fault when it is
+        the whole origin (the CLI gives all of an option's names there: ``--samples/-n: ...``)."""
+        origin, message = self._marked
+        if self.parameter is None or spell_origin is None or self.args[0] != self._where() + message:
+            return super().naming(spell)
+        where = spell_origin(self.parameter) + (f": {self.field}: " if self.field else ": ")
+        return where + _MARKED.sub(lambda m: spell(m[1]), message)
+
+    def _where(self) -> str:
+        origin = self._marked[0]
+        return f"{origin}: {self.field}: " if self.field else f"{origin}: "
 
     @classmethod
     def from_errors(cls, origin: str, errors: list[tuple[str, str]]) -> ScenarioError:

@@ -40,7 +40,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from voicebudget._errors import ScenarioError
+from voicebudget._errors import ScenarioError, param
 
 __all__ = [
     "MAX_DATA_BYTES",
@@ -592,8 +592,8 @@ def resolve_reference(file: object, context: Mapping[str, Any] | None) -> Path:
         if not any(real.is_relative_to(root) for root in roots):
             raise ValueError(
                 f"file {str(file)[:200]!r} is outside the folders a file may reference "
-                f"({', '.join(str(r) for r in roots)}); allow its folder with --allow-root DIR "
-                "(allowed_roots= in the library)"
+                f"({', '.join(str(r) for r in roots)}); allow its folder with "
+                + param("allowed_roots", "allowed_roots=[folder]")
             )
     try:
         mode = path.stat().st_mode
@@ -631,7 +631,7 @@ def check_target(
 ) -> Path:
     """Check an output path before any work is done (so a long run does not end in a refused write).
 
-    :param overwrite: whether an existing file may be replaced (the CLI's ``--force``).
+    :param overwrite: whether an existing file may be replaced.
     :param inputs: files the command reads: the target may never be one of them, even with
         ``overwrite`` (``fit t.yaml -o t.yaml`` would destroy its own input).
     :param what: how messages name the target (``"-o"``, ``"--plot"``).
@@ -651,7 +651,7 @@ def check_target(
         if not path.is_file():
             raise ScenarioError("exists and is not a regular file; refusing to replace it", origin=origin)
         if not overwrite:
-            raise ScenarioError("exists; give --force to replace it", origin=origin)
+            raise ScenarioError(f"exists; give {param('overwrite', 'overwrite=True')} to replace it", origin=origin)
     folder = path.parent
     if not folder.is_dir():
         raise ScenarioError(f"folder {folder} does not exist", origin=origin)

@@ -11,7 +11,7 @@ import numpy as np
 
 from voicebudget._algebra import evaluate, leaves, walk
 from voicebudget._budget import Budget, with_overrides
-from voicebudget._errors import ModelError, ScenarioError
+from voicebudget._errors import ModelError, ScenarioError, param
 from voicebudget._io import Roots
 from voicebudget._memory import check_memory
 from voicebudget._report import LatencyStats, Report, build_report
@@ -218,7 +218,7 @@ def simulate(
         reports = run(n)
     except ScenarioError as exc:  # raised while simulating: name the scenario's file (or the argument)
         if exc.field == "samples" and samples is not None:
-            raise ScenarioError(exc.detail, origin="--samples/-n") from None
+            raise ScenarioError(exc.detail, origin=param("samples")) from None
         raise ScenarioError(exc.detail, origin=scenario.origin, field=exc.field) from None
     except ModelError as exc:
         raise ModelError(f"{scenario.origin}: {exc}") from None

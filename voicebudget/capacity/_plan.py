@@ -23,7 +23,7 @@ import numpy as np
 
 from voicebudget._algebra import TreePath, evaluate, replace, walk
 from voicebudget._budget import Budget
-from voicebudget._errors import ScenarioError
+from voicebudget._errors import ScenarioError, param
 from voicebudget._memory import check_memory
 from voicebudget._scenario import Scenario
 from voicebudget._simulate import resolve_seed
@@ -201,7 +201,7 @@ def deployments_from_scenario(scenario: Scenario, stage: str = "llm") -> list[Lo
     if not out:
         raise ScenarioError(
             f"no pipeline has a {stage!r} stage of kind gpu, wafer or api; capacity needs a modelled or hosted "
-            "LLM stage (or give --hardware and --model)",
+            f"LLM stage (or give {param('hardware')} and {param('model')})",
             origin=scenario.origin,
             field=f"pipeline.{stage}",
         )
@@ -465,7 +465,7 @@ def deployments_from_options(
             keep.update(path=base.path, hosted_overhead=base.hosted_overhead)
         llm = kind(model=model, hardware=hardware, chips=chips, precision=precision, **keep)
     except (VoiceBudgetError, ValueError) as exc:
-        raise ScenarioError(str(exc).splitlines()[-1].strip(), origin="--hardware/--model") from None
+        raise ScenarioError(str(exc).splitlines()[-1].strip(), origin=f"{param('hardware')}/{param('model')}") from None
     label = f"{model} {llm.predict().chips}x {hardware}" + (f" {precision}" if precision else "")
     out: list[LoadModel] = [
         ModelledDeployment(
@@ -521,24 +521,24 @@ def plan_capacity_file(
             ) from None
     if (hardware is None) != (model is None):
         raise ScenarioError(
-            "give both --hardware and --model (or neither, to use the scenario's own LLM stages)",
-            origin="--hardware/--model",
+            f"give both {param('hardware')} and {param('model')} (or neither, to use the scenario's own LLM stages)",
+            origin=f"{param('hardware')}/{param('model')}",
         )
     ignored = [
         name
         for name, given in (
-            ("--chips", chips is not None),
-            ("--precision", precision is not None),
-            ("--batch-cap", tuple(batch_caps) != (None,)),
-            ("--price-per-chip-hour", usd_per_chip_hour is not None),
+            (param("chips"), chips is not None),
+            (param("precision"), precision is not None),
+            (param("batch_caps"), tuple(batch_caps) != (None,)),
+            (param("usd_per_chip_hour"), usd_per_chip_hour is not None),
         )
         if given
     ]
     if hardware is None and ignored:
         raise ScenarioError(
-            f"appl{'ies' if len(ignored) == 1 else 'y'} only with --hardware and --model (that "
-            "model's deployments, one per --batch-cap value); without them the scenario's own LLM "
-            "stages are used as the file configures them",
+            f"appl{'ies' if len(ignored) == 1 else 'y'} only with {param('hardware')} and {param('model')} (that "
+            f"model's deployments, one per {param('batch_caps')} value); without them the scenario's "
+            "own LLM stages are used as the file configures them",
             origin=", ".join(ignored),
         )
     stage = kwargs.pop("stage", "llm")

@@ -19,6 +19,7 @@ benchmarks/bench_startup.py).
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import typing
@@ -78,12 +79,23 @@ COMMANDS: dict[str, Command] = {
 }
 """Command name -> its function, in the order ``--help`` lists them."""
 
+
+@functools.cache
+def option_flags(name: str) -> dict[str, tuple[str, ...]]:
+    """Command ``name``'s parameter -> the flags typer declared for it, read from the click command typer
+    builds (so the library's errors, which name parameters, show the flags: written once, in the command's
+    signature). Built on the first error a command shows."""
+    group = typer.main.get_command(app)
+    command = group.commands[name]  # type: ignore[attr-defined]  # a group: typer built more than one command
+    return {p.name: (*p.opts, *p.secondary_opts) for p in command.params if p.param_type_name == "option"}
+
+
 for _name, _command in COMMANDS.items():
     # typer reads a command's annotations each time it builds the click command (twice per command, and
     # once per CliRunner.invoke in the tests); resolving the strings once here leaves it objects to read
     _command.__annotations__ = typing.get_type_hints(_command, include_extras=True)
     _help = one_line_paragraphs(_command.__doc__) if _command.__doc__ else None
-    app.command(_name, help=_help)(crash_guard(_command))
+    app.command(_name, help=_help)(crash_guard(_command, functools.partial(option_flags, _name)))
 
 
 def main() -> None:

@@ -107,7 +107,7 @@ def check_recordings(
     """``check`` on recordings: one library call, then the table or JSON, the plot, the exit code."""
     from voicebudget.audio._load import require_audio_extra
 
-    targets = check_plot_path(plot, force=force, inputs=[*recordings, *traces])
+    targets = check_plot_path(plot, overwrite=force, inputs=[*recordings, *traces])
     with user_errors():
         require_audio_extra(str(recordings[0]))
         from voicebudget.audio import check_calls

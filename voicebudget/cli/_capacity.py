@@ -42,10 +42,10 @@ def capacity_cmd(
     model: Annotated[str | None, typer.Option("--model", "-m", help="Model id (with --hardware).")] = None,
     chips: Annotated[int | None, typer.Option("--chips", min=1, help="Chips per deployment (default: fewest).")] = None,
     precision: Annotated[PrecisionOpt | None, typer.Option("--precision", help="Weights.")] = None,
-    batch_cap: Annotated[
+    batch_caps: Annotated[
         str | None, typer.Option("--batch-cap", help="Max requests in flight, e.g. 4,16,64 (one deployment each).")
     ] = None,
-    price: Annotated[
+    usd_per_chip_hour: Annotated[
         float | None, typer.Option("--price-per-chip-hour", min=0.0, max=1e6, help="US$ per chip-hour.")
     ] = None,
     turns_per_minute: Annotated[
@@ -70,7 +70,7 @@ def capacity_cmd(
     scheduler: Annotated[str | None, typer.Option("--scheduler", help="Dask scheduler address.")] = None,
     fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
     plot: Annotated[Path | None, typer.Option("--plot", help="Draw p95 vs calls and cost vs p95 to this PNG.")] = None,
-    force: ForceOpt = False,
+    overwrite: ForceOpt = False,
 ) -> None:
     """How many concurrent calls each deployment carries within budget, and the cost per call-minute
     (docs/capacity.md).
@@ -82,8 +82,8 @@ def capacity_cmd(
     from voicebudget.capacity import plan_capacity_file
     from voicebudget.capacity._render import render_capacity
 
-    check_plot_path(plot, force=force, inputs=[scenario])
-    caps = _batch_caps(batch_cap)
+    check_plot_path(plot, overwrite=overwrite, inputs=[scenario])
+    caps = _batch_caps(batch_caps)
     overrides: dict[str, Any] = {} if turns_per_minute is None else {"turns_per_call_minute": turns_per_minute}
     if prefix_caching is not None:
         overrides["prefix_caching"] = prefix_caching is OnOff.on
@@ -95,7 +95,7 @@ def capacity_cmd(
             chips=chips,
             precision=choice_value(precision),
             batch_caps=caps,
-            usd_per_chip_hour=price,
+            usd_per_chip_hour=usd_per_chip_hour,
             budget_ms=budget_ms,
             percentile=percentile,
             traffic_overrides=overrides,

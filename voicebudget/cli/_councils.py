@@ -25,21 +25,26 @@ def council_cmd(
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Also draw the council's and members' CDFs and a waterfall to a PNG.")
     ] = None,
-    allow_root: AllowRootOpt = None,
-    force: ForceOpt = False,
+    allowed_roots: AllowRootOpt = None,
+    overwrite: ForceOpt = False,
 ) -> None:
     """Evaluate a council of models: latency against the budget (and the member driving the tail),
     quality, cost per turn and expected user time per completed request.
 
     Exit code 0 within budget, 1 over budget, 2 on an invalid file.
     """
-    check_plot_path(plot, force=force, inputs=[file])
+    check_plot_path(plot, overwrite=overwrite, inputs=[file])
     # lazy: start-up (the library loads when the command runs)
     from voicebudget.councils import run_council
 
     with user_errors():
         result = run_council(
-            file, budget_ms=budget_ms, percentile=percentile, samples=samples, seed=seed, allowed_roots=allow_root or ()
+            file,
+            budget_ms=budget_ms,
+            percentile=percentile,
+            samples=samples,
+            seed=seed,
+            allowed_roots=allowed_roots or (),
         )
     if plot is not None:
         try:  # optional: matplotlib is the plot extra
@@ -112,11 +117,11 @@ def tune_cmd(
     ] = None,
     trials: Annotated[int, typer.Option("--trials", min=1, help="Optuna trials when the space is too large.")] = 2_000,
     fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
-    allow_root: AllowRootOpt = None,
+    allowed_roots: AllowRootOpt = None,
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Also draw the Pareto front (user time vs p95 and cost) to a PNG.")
     ] = None,
-    force: ForceOpt = False,
+    overwrite: ForceOpt = False,
 ) -> None:
     """Search a council's configuration space; print the Pareto front of expected user time, latency at
     the target percentile and cost among configurations within budget, and the recommended pick.
@@ -130,7 +135,7 @@ def tune_cmd(
     from voicebudget.tuning import tune_council
     from voicebudget.tuning._render import render_tune
 
-    check_plot_path(plot, force=force, inputs=[file])
+    check_plot_path(plot, overwrite=overwrite, inputs=[file])
     columns = ("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar, user_errors():
         task = bar.add_task("tuning", total=None)
@@ -144,7 +149,7 @@ def tune_cmd(
             workers=workers,
             scheduler=scheduler,
             trials=trials,
-            allowed_roots=allow_root or (),
+            allowed_roots=allowed_roots or (),
             progress=lambda done, total: bar.update(task, completed=done, total=total),
         )
     if fmt is TableOrJson.json:

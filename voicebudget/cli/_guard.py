@@ -15,7 +15,7 @@ import typer
 
 from voicebudget import __version__
 from voicebudget._errors import BudgetExceeded, VoiceBudgetError
-from voicebudget.cli._output import EXIT_BUG, EXIT_OVER_BUDGET, fail
+from voicebudget.cli._output import EXIT_BUG, EXIT_OVER_BUDGET, OptionFlags, cli_message, fail, naming_options
 
 TRACEBACK_ENV = "VOICEBUDGET_TRACEBACK"
 """Set to 1 to print the traceback of an internal error (exit code 3)."""
@@ -81,20 +81,26 @@ EXITS = (typer.Exit,)
 PASS_THROUGH = (*EXITS, typer.Abort, _usage_error_base())
 
 
-def crash_guard(command: Command) -> Command:
+def crash_guard(command: Command, flags: Callable[[], OptionFlags] = dict) -> Command:
     """Wrap a command so that any exception is an exit code: the library's input errors 2, an unexpected
-    exception 3 (:func:`report_bug`); exit 1 stays "over budget" only."""
+    exception 3 (:func:`report_bug`); exit 1 stays "over budget" only.
+
+    :param flags: the command's parameter -> its flags (typer's declarations); the library's errors name
+        parameters, the command's user reads these flags instead (:func:`~._output.cli_message`).
+    """
 
     @functools.wraps(command)
     def guarded(*args: Any, **kwargs: Any) -> Any:
         try:
-            return command(*args, **kwargs)
+            with naming_options(flags):
+                return command(*args, **kwargs)
         except PASS_THROUGH:
             raise
         except BudgetExceeded as exc:
             fail(str(exc), EXIT_OVER_BUDGET)
         except VoiceBudgetError as exc:  # ScenarioError, ModelError not caught by the command itself
-            fail(str(exc))
+            with naming_options(flags):
+                fail(cli_message(exc))
         except BrokenPipeError:  # the reader of stdout went away (| head): exit as a shell would (SIGPIPE)
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             raise SystemExit(141) from None

@@ -100,7 +100,6 @@ def infer(
         SpeculativeDecoding,
         Workload,
         estimate_inference,
-        get_hardware,
         hardware_from_toml,
         model_from_hf_config,
         parse_speculative,
@@ -137,16 +136,8 @@ def infer(
             arch = model_from_hf_config(model_config_path)
         if hardware_config_path is not None:
             chip = hardware_from_toml(hardware_config_path)
-    if memory_utilization is not None:
-        if not (0.0 < memory_utilization <= 1.0):
-            fail(f"--memory-utilization must be in (0, 1], got {memory_utilization}")
-        with user_errors():
-            sram = (chip if isinstance(chip, Hardware) else get_hardware(chip)).sram
-        if sram is not None:  # it would be ignored: SRAM chips are sized by their timing's usable share
-            fail(
-                f"--memory-utilization applies to HBM chips; on an SRAM-resident chip the usable share of SRAM is "
-                f"its timing's usable_sram_fraction ({sram.usable_sram_fraction:g}); leave the option out"
-            )
+    if memory_utilization is not None and not (0.0 < memory_utilization <= 1.0):
+        fail(f"--memory-utilization must be in (0, 1], got {memory_utilization}")
     if price is not None and not (math.isfinite(price) and price <= 1e6):
         fail(f"--price-per-chip-hour: must be a finite number of US$ > 0 and <= 1,000,000, got {price}")
     chip_price = ChipPrice(usd_per_chip_hour=price, source="--price-per-chip-hour") if price else None

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -34,17 +35,62 @@ def warn(message: str) -> None:
     Console(stderr=True, highlight=False, soft_wrap=True).print(f"[yellow]warning:[/] {escape(message)}", markup=True)
 
 
+OptionFlags = Mapping[str, tuple[str, ...]]
+"""A command's parameter -> the flags typer declared for it (``{"samples": ("--samples", "-n")}``)."""
+
+_FLAGS: ContextVar[Callable[[], OptionFlags]] = ContextVar("voicebudget_cli_flags", default=dict)
+
+
 @contextmanager
-def user_errors() -> Iterator[None]:
-    """Turn the library's input/model errors into exit code 2 with their message, no traceback."""
+def naming_options(flags: Callable[[], OptionFlags]) -> Iterator[None]:
+    """While a command runs, the library's errors name its options: ``flags()`` gives them (read only
+    when an error is shown)."""
+    token = _FLAGS.set(flags)
+    try:
+        yield
+    finally:
+        _FLAGS.reset(token)
+
+
+def cli_message(exc: VoiceBudgetError, aliases: Mapping[str, str] | None = None) -> str:
+    """``exc``'s message as the command line says it: each parameter the library names (``budget_ms``)
+    is spelled as the running command's option (``--budget-ms``); a parameter that is the error's whole
+    origin with all its names (``--samples/-n: ...``).
+
+    :param aliases: library parameter -> the command's parameter that sets it, where they differ
+        (``{"fmt": "format_in"}``: ``check_traces(fmt=...)`` is set by ``--format-in``).
+    """
+    flags = _FLAGS.get()()
+    aliases = aliases or {}
+
+    def spell(name: str) -> str:
+        opts = flags.get(aliases.get(name, name), ())
+        return next((o for o in opts if o.startswith("--")), opts[0]) if opts else name
+
+    def spell_all(name: str) -> str:
+        opts = flags.get(aliases.get(name, name), ())
+        return "/".join(opts) if opts else name
+
+    if isinstance(exc, ScenarioError):
+        return exc.naming(spell, spell_origin=spell_all)
+    return exc.naming(spell)
+
+
+@contextmanager
+def user_errors(**aliases: str) -> Iterator[None]:
+    """Turn the library's input/model errors into exit code 2 with their message, no traceback; the
+    parameters the message names are spelled as this command's options (:func:`cli_message`).
+
+    :param aliases: library parameter -> the command's parameter that sets it, where the names differ.
+    """
     try:
         yield
     except (ScenarioError, ModelError) as exc:
-        fail(str(exc))
+        fail(cli_message(exc, aliases))
     except BudgetExceeded as exc:  # a verdict, whoever raised it
         fail(str(exc), EXIT_OVER_BUDGET)
     except VoiceBudgetError as exc:  # pragma: no cover - every known subclass is handled above
-        fail(str(exc))
+        fail(cli_message(exc, aliases))
 
 
 def choice_value(choice: StrEnum | None) -> str | None:
@@ -57,17 +103,15 @@ def budget_override(base: Budget, budget_ms: float | None, percentile: float | N
     # lazy: start-up (the library loads when the command runs)
     from voicebudget._budget import with_overrides
 
-    try:
+    with user_errors():
         return with_overrides(base, budget_ms, percentile)
-    except ScenarioError as exc:
-        fail(str(exc))
 
 
 PLOT_SUFFIXES = (".png", ".pdf", ".svg", ".jpg", ".jpeg")
 
 
 def check_plot_path(
-    path: Path | None, *, force: bool = False, inputs: list[Path] | tuple[Path, ...] = (), count: int = 1
+    path: Path | None, *, overwrite: bool = False, inputs: list[Path] | tuple[Path, ...] = (), count: int = 1
 ) -> list[Path]:
     """Check ``--plot`` targets before any work: a known image format, an existing writable folder,
     no input file, and no existing file unless ``--force``. With ``count`` results (several scenarios)
@@ -85,7 +129,7 @@ def check_plot_path(
     targets = plot_targets(path, count)
     with user_errors():
         for target in targets:
-            check_target(target, overwrite=force, inputs=inputs, what="--plot")
+            check_target(target, overwrite=overwrite, inputs=inputs, what="--plot")
     return targets
 
 

@@ -48,8 +48,8 @@ def run(
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Also draw latency CDFs and a waterfall to this PNG.")
     ] = None,
-    allow_root: AllowRootOpt = None,
-    force: ForceOpt = False,
+    allowed_roots: AllowRootOpt = None,
+    overwrite: ForceOpt = False,
 ) -> None:
     """Simulate scenarios (every variant on common random numbers) and judge them against the budget.
 
@@ -59,7 +59,7 @@ def run(
     from voicebudget._simulate import run_scenarios
 
     paths = scenarios or [default_scenario_path()]
-    targets = check_plot_path(plot, force=force, inputs=paths, count=len(paths))
+    targets = check_plot_path(plot, overwrite=overwrite, inputs=paths, count=len(paths))
     with user_errors():
         results = run_scenarios(
             paths,
@@ -67,7 +67,7 @@ def run(
             seed=seed,
             budget_ms=budget_ms,
             percentile=percentile,
-            allowed_roots=allow_root or (),
+            allowed_roots=allowed_roots or (),
         )
     if targets:
         _plot_run(results, targets)

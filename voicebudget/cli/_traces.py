@@ -12,10 +12,23 @@ from rich.console import Console
 
 from voicebudget.cli import _audio
 from voicebudget.cli._options import BudgetOpt, ForceOpt, PercentileOpt, TableOrJson
-from voicebudget.cli._output import EXIT_OK, EXIT_OVER_BUDGET, budget_override, emit_json, fail, user_errors, warn
+from voicebudget.cli._output import (
+    EXIT_OK,
+    EXIT_OVER_BUDGET,
+    budget_override,
+    cli_message,
+    emit_json,
+    fail,
+    user_errors,
+    warn,
+)
 from voicebudget.traces._options import DEFAULT_STOP_SECS, FIT_METHODS
 from voicebudget.traces._read import FORMATS as TRACE_FORMATS
 from voicebudget.traces._table import ABSURD_MS
+
+LIBRARY_NAMES = {"fmt": "format_in"}
+"""The traces library's parameter -> this module's option that sets it, where the names differ
+(``check_traces(fmt=...)`` is ``--format-in``: ``fmt`` is each command's output ``--format``)."""
 
 FitMethodOpt = StrEnum("FitMethodOpt", {name: name for name in FIT_METHODS})  # type: ignore[misc]
 """How ``fit`` turns observed stages into distributions: the library's :data:`FIT_METHODS`."""
@@ -84,7 +97,7 @@ def check_cmd(
 
     recordings, trace_files = _audio.split_inputs(traces)
     _audio.refuse_audio_options(recordings, trace=trace, floor_ms=transport_floor_ms, plot=plot)
-    with user_errors():
+    with user_errors(**LIBRARY_NAMES):
         budget = budget_override(Budget(), budget_ms, percentile)
         options = ReadOptions.checked(stop_secs=stop_secs, absurd_ms=absurd_ms, log_format=log_format)
         if recordings:
@@ -103,7 +116,7 @@ def check_cmd(
             )
         except NoUsableTurnsError as exc:  # still show what was read, then exit 2
             if fmt is TableOrJson.json:
-                emit_json(exc.to_dict())
+                emit_json({**exc.to_dict(), "error": cli_message(exc, LIBRARY_NAMES)})
             else:
                 # lazy: start-up (the library loads when the command runs)
                 from voicebudget.traces._render import render_unusable
@@ -133,7 +146,7 @@ def fit_cmd(
     stop_secs: StopSecsOpt = None,
     absurd_ms: AbsurdOpt = ABSURD_MS,
     log_format: LogFormatOpt = None,
-    force: ForceOpt = False,
+    overwrite: ForceOpt = False,
     caller: _audio.CallerChannelOpt = _audio.CallerOpt.left,
     trace: _audio.TraceJoinOpt = None,
     transport_floor_ms: _audio.FloorOpt = 0.0,
@@ -150,8 +163,8 @@ def fit_cmd(
     from voicebudget.traces import ReadOptions, fit_traces
     from voicebudget.traces._render import render_fit
 
-    with user_errors():
-        check_target(output, overwrite=force, inputs=traces, what="-o")
+    with user_errors(**LIBRARY_NAMES):
+        check_target(output, overwrite=overwrite, inputs=traces, what="-o")
         budget = budget_override(Budget(), budget_ms, percentile)
         options = ReadOptions.checked(stop_secs=stop_secs, absurd_ms=absurd_ms, log_format=log_format)
         recordings, trace_files = _audio.split_inputs(traces)
@@ -173,7 +186,7 @@ def fit_cmd(
             )
     try:
         with user_errors():
-            result.write(output, overwrite=force)
+            result.write(output, overwrite=overwrite)
     except OSError as exc:
         fail(f"{output}: cannot write: {exc.strerror or exc}")
     for message in result.warnings:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from voicebudget._budget import Budget, with_overrides
-from voicebudget._errors import ScenarioError
+from voicebudget._errors import ScenarioError, param
 from voicebudget._io import Roots
 from voicebudget._memory import check_memory
 from voicebudget._report import Report, build_report
@@ -215,7 +215,7 @@ def run_council(
             raise
         raise ScenarioError(
             exc.detail,
-            origin="--samples/-n" if samples is not None else str(path),
+            origin=param("samples") if samples is not None else str(path),
             field="" if samples is not None else "samples",
         ) from None
 

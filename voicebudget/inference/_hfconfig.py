@@ -35,7 +35,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from voicebudget._errors import ScenarioError
+from voicebudget._errors import ScenarioError, param
 from voicebudget._io import parse_json, read_text
 from voicebudget.inference._catalog import Hardware, ModelArch, model_from_hf_dict
 from voicebudget.inference._speculative import SPECULATIVE_PRESETS, SpeculativeDecoding, get_speculative_preset
@@ -103,21 +103,23 @@ def parse_speculative(text: str) -> SpeculativeDecoding:
         raise ScenarioError(
             f"give acceptance,draft_tokens,draft_cost[,verify_tokens] (e.g. 0.7,4,0.05) or a preset "
             f"({', '.join(sorted(SPECULATIVE_PRESETS))}), got {text!r}",
-            origin="--speculative",
+            origin=param("speculative"),
         )
     try:
         a, g, c = float(parts[0]), int(parts[1]), float(parts[2])
         v = int(parts[3]) if len(parts) == 4 else None
     except ValueError:
         raise ScenarioError(
-            f"{text!r}: acceptance and cost are numbers, draft and verify tokens integers", origin="--speculative"
+            f"{text!r}: acceptance and cost are numbers, draft and verify tokens integers", origin=param("speculative")
         ) from None
     if not 0.0 <= a < 1.0:
-        raise ScenarioError(f"acceptance rate must be in [0, 1), got {a}", origin="--speculative")
+        raise ScenarioError(f"acceptance rate must be in [0, 1), got {a}", origin=param("speculative"))
     if g < 1:
-        raise ScenarioError(f"draft tokens must be >= 1, got {g}", origin="--speculative")
+        raise ScenarioError(f"draft tokens must be >= 1, got {g}", origin=param("speculative"))
     if not c >= 0.0 or c != c or c == float("inf"):
-        raise ScenarioError(f"draft cost ratio must be a finite number >= 0, got {c}", origin="--speculative")
+        raise ScenarioError(f"draft cost ratio must be a finite number >= 0, got {c}", origin=param("speculative"))
     if v is not None and v < g + 1:
-        raise ScenarioError(f"verify tokens must be >= draft tokens + 1 ({g + 1}), got {v}", origin="--speculative")
+        raise ScenarioError(
+            f"verify tokens must be >= draft tokens + 1 ({g + 1}), got {v}", origin=param("speculative")
+        )
     return SpeculativeDecoding(acceptance_rate=a, draft_tokens=g, draft_cost_ratio=c, verify_tokens=v)

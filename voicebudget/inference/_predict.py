@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 
-from voicebudget._errors import ModelError
+from voicebudget._errors import ModelError, param
 from voicebudget.inference._catalog import (
     PRECISION_BYTES,
     ChipPrice,
@@ -87,11 +87,18 @@ def estimate_inference(
     :raises ModelError: unknown ids; prompt + output tokens beyond the model's maximum context; a
         tensor-parallel degree that does not split the attention heads or another impossible parallel
         layout; weights + KV cache that do not fit the chips (the message names the gap and the chip
-        count that would fit).
+        count that would fit); ``deployment.memory_utilization`` on an SRAM-resident chip (its share of
+        SRAM is its timing's ``usable_sram_fraction``: the value would be ignored).
     """
     m, hw = get_model(model), get_hardware(hardware)
     dep, wl = deployment or Deployment(), workload or Workload()
     hw = hw.with_software(dep.software)
+    if hw.sram is not None and dep.memory_utilization is not None:
+        raise ModelError(
+            f"{param('memory_utilization', 'Deployment.memory_utilization')} applies to HBM chips; on an "
+            f"SRAM-resident chip the usable share of SRAM is its timing's usable_sram_fraction "
+            f"({hw.sram.usable_sram_fraction:g}); leave it out"
+        )
     _check_context(m, wl)
     if hw.memory_kind == "sram":
         result = _estimate_wafer(m, hw, dep, wl, speculative)

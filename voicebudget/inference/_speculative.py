@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from pydantic import Field, model_validator
 
-from voicebudget._errors import ScenarioError
+from voicebudget._errors import ScenarioError, param
 from voicebudget._model import DataModel
 
 __all__ = ["SPECULATIVE_PRESETS", "SpeculativeDecoding", "SpeculativePreset", "get_speculative_preset"]
@@ -177,6 +177,6 @@ def get_speculative_preset(name: str) -> SpeculativePreset:
     if key not in SPECULATIVE_PRESETS:
         raise ScenarioError(
             f"unknown speculative preset {name!r}; known: {', '.join(sorted(SPECULATIVE_PRESETS))} (or give A,G,C[,V])",
-            origin="--speculative",
+            origin=param("speculative"),
         )
     return SPECULATIVE_PRESETS[key]

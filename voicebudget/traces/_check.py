@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from voicebudget._budget import Budget
-from voicebudget._errors import ScenarioError
+from voicebudget._errors import ScenarioError, param
 from voicebudget._report import Report, build_report
 from voicebudget._text import count
 from voicebudget.traces._table import OFF_PATH, ON_PATH, Anomaly, TraceTable, TraceTurn
@@ -128,7 +128,11 @@ def _why_none(tables: Sequence[TraceTable], include_anomalies: bool, to: str = "
     anomalies = [a for tab in tables for a in tab.anomalies]
     shown = "; ".join(f"line {a.line}: {a.reason}" for a in anomalies[:3])
     more = f" (+{len(anomalies) - 3} more)" if len(anomalies) > 3 else ""
-    hint = "" if include_anomalies else "; include flagged turns with include_anomalies (--include-anomalies)"
+    hint = (
+        ""
+        if include_anomalies
+        else f"; include flagged turns with {param('include_anomalies', 'include_anomalies=True')}"
+    )
     detail = f": {shown}{more}" if shown else ""
     read = f"{count(len(all_turns), 'turn')}, {count(len(anomalies), 'anomaly', 'anomalies')}"
     return f"no usable turn to {to}: {read}{detail}{hint}"

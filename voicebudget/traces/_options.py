@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import Field, ValidationError
 
-from voicebudget._errors import ScenarioError
+from voicebudget._errors import ScenarioError, param
 from voicebudget._model import DataModel
 from voicebudget.traces._table import ABSURD_MS
 
@@ -52,8 +52,8 @@ class ReadOptions(DataModel):
 
     @classmethod
     def checked(cls, **values: Any) -> ReadOptions:
-        """Build the options, an invalid value raising :class:`ScenarioError` that names the option
-        (``--stop-secs``, ``--absurd-ms``, ``--log-format``).
+        """Build the options, an invalid value raising :class:`ScenarioError` whose origin is the option
+        (``stop_secs: Input should be less than or equal to 60, got 90.0``; the CLI shows its flag).
 
         :raises ScenarioError: a value is out of range or of the wrong type.
         """
@@ -61,7 +61,7 @@ class ReadOptions(DataModel):
             return cls(**values)
         except ValidationError as exc:
             err = exc.errors()[0]
-            name = "--" + str(err["loc"][0]).replace("_", "-") if err["loc"] else "options"
+            name = param(str(err["loc"][0])) if err["loc"] else "options"
             raise ScenarioError(f"{err['msg']}, got {err.get('input')!r}", origin=name) from None
 
     @property

@@ -711,7 +711,7 @@ def read_pipecat_lines(
     :param open_lines: gives the log's ``(line number from 1, line)`` pairs afresh on each call.
     :raises ScenarioError: as :func:`read_pipecat`.
     """
-    from voicebudget._errors import ScenarioError
+    from voicebudget._errors import ScenarioError, param
 
     options = options or ReadOptions()
     prefixes = LOG_PREFIXES
@@ -719,7 +719,7 @@ def read_pipecat_lines(
         try:
             prefixes = (loguru_prefix(options.log_format),)
         except ValueError as exc:
-            raise ScenarioError(f"--log-format: {exc}", origin=origin) from None
+            raise ScenarioError(f"{param('log_format')}: {exc}", origin=origin) from None
     vad = has_breakdown = s_suffix = False
     for _, raw in open_lines():
         x = _ANSI.sub("", raw)

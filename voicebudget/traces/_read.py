@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from voicebudget._errors import ScenarioError
+from voicebudget._errors import ScenarioError, param
 from voicebudget._io import MAX_TRACE_BYTES, iter_lines, read_head, read_text
 from voicebudget.traces._livekit import looks_like_livekit, read_livekit, read_livekit_lines
 from voicebudget.traces._livekit_history import looks_like_livekit_history, read_livekit_history
@@ -73,7 +73,7 @@ def get_reader(name: str) -> TraceReader:
     for reader in READERS:
         if reader.name == name:
             return reader
-    raise ScenarioError(f"unknown trace format {name!r} (--format-in); allowed: {', '.join(FORMATS)}")
+    raise ScenarioError(f"unknown trace format {name!r} ({param('fmt')}); allowed: {', '.join(FORMATS)}")
 
 
 def detect_format(text: str) -> TraceFormat | None:
@@ -124,7 +124,7 @@ def read_trace(
         detected = detect_format(unwrap_text(head, wrappers))
         if detected is None:
             raise ScenarioError(
-                f"unknown trace format; give it with --format-in (read_trace(fmt=...) in Python), one of: {_known()}",
+                f"unknown trace format; give it with {param('fmt', 'fmt=...')}, one of: {_known()}",
                 origin=origin,
             )
         reader = get_reader(detected)

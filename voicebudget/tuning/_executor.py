@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from voicebudget._errors import ScenarioError
+from voicebudget._errors import ScenarioError, param
 
 __all__ = ["MAX_WORKERS", "EvaluationFailure", "Outcome", "batch_size_for", "map_evaluations"]
 
@@ -132,7 +132,7 @@ def map_evaluations(
 
 
 SCHEDULER_SCHEMES = ("tcp",)
-"""Dask scheduler address schemes ``--scheduler`` accepts (TLS and UCX need a security or transport
+"""Dask scheduler address schemes a ``scheduler`` address may have (TLS and UCX need a security or transport
 configuration that voicebudget does not take: tunnel to a ``tcp://`` address instead)."""
 
 _ADDRESS = re.compile(
@@ -144,13 +144,13 @@ def check_scheduler_address(address: str) -> str:
     """Check a Dask scheduler address before connecting: ``tcp://HOST:PORT`` (or ``HOST:PORT``).
 
     :returns: the address with its scheme (``tcp://`` when none was given).
-    :raises ScenarioError: (origin ``--scheduler``) not an address, an unsupported scheme (the message
+    :raises ScenarioError: (origin the ``scheduler`` parameter) not an address, an unsupported scheme (the message
         lists :data:`SCHEDULER_SCHEMES`) or a port outside 1..65535.
     """
     match = _ADDRESS.fullmatch(address.strip())
     if match is None:
         raise ScenarioError(
-            f"{address[:100]!r} is not a Dask scheduler address; expected tcp://HOST:PORT", origin="--scheduler"
+            f"{address[:100]!r} is not a Dask scheduler address; expected tcp://HOST:PORT", origin=param("scheduler")
         )
     scheme = (match["scheme"] or "tcp").lower()
     if scheme not in SCHEDULER_SCHEMES:
@@ -158,10 +158,10 @@ def check_scheduler_address(address: str) -> str:
             f"scheme {scheme}:// is not supported; allowed: {', '.join(s + '://' for s in SCHEDULER_SCHEMES)} "
             "(for a remote scheduler, tunnel to a tcp:// address: Dask deserialises with pickle, so connect "
             "only to schedulers you trust)",
-            origin="--scheduler",
+            origin=param("scheduler"),
         )
     if not 1 <= int(match["port"]) <= 65535:
-        raise ScenarioError(f"port {match['port']} is outside 1..65535", origin="--scheduler")
+        raise ScenarioError(f"port {match['port']} is outside 1..65535", origin=param("scheduler"))
     return f"{scheme}://{match['host']}:{match['port']}"
 
 
@@ -184,12 +184,12 @@ def _dask_map(
         except (OSError, TimeoutError, ValueError) as exc:  # unreachable, or not an address
             raise ScenarioError(
                 f"cannot reach the Dask scheduler at {scheduler!r} within {CONNECT_TIMEOUT_S} s: {exc}",
-                origin="--scheduler",
+                origin=param("scheduler"),
             ) from None
         except Exception as exc:  # e.g. a non-Dask endpoint answers garbage (a 3 EiB frame length)
             raise ScenarioError(
                 f"{scheduler!r} does not answer as a Dask scheduler ({type(exc).__name__}); is it one?",
-                origin="--scheduler",
+                origin=param("scheduler"),
             ) from None
     else:
         client = scheduler

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 from voicebudget._algebra import evaluate, walk
 from voicebudget._algebra import replace as replace_node
 from voicebudget._budget import Budget, with_overrides
-from voicebudget._errors import ScenarioError
+from voicebudget._errors import ScenarioError, param
 from voicebudget._io import Roots, read_document, reference_context, validation_error
 from voicebudget._memory import check_memory
 from voicebudget._scenario import Scenario, load_scenario
@@ -577,9 +577,9 @@ def tune_council(
 def _check_memory(at: Callable[[int], _Evaluator], configs: list[Configuration], samples: int, copies: int) -> None:
     """The memory guard (:func:`~voicebudget._memory.check_memory`) on the configuration with the most
     members (and the aggregator), with the scenario's rest of the turn and the cache draws, once per
-    worker process, at ``samples`` (the larger of ``--samples`` and the refinement's turns).
+    worker process, at ``samples`` (the larger of the ``samples`` argument and the refinement's turns).
 
-    :raises ScenarioError: ``--samples/-n`` (or ``refine_samples``) too large.
+    :raises ScenarioError: ``samples`` (or ``refine_samples``) too large.
     """
     widest = max(configs, key=lambda c: (len(c["members"]), bool(c.get("aggregator"))), default=None)
     if widest is None:
@@ -592,7 +592,7 @@ def _check_memory(at: Callable[[int], _Evaluator], configs: list[Configuration],
             what=f"each of {copies} evaluation(s) of up to {len(widest['members'])} members",
         )
     except ScenarioError as exc:
-        raise ScenarioError(exc.detail, origin="--samples/-n") from None
+        raise ScenarioError(exc.detail, origin=param("samples")) from None
 
 
 def _scope(
