@@ -194,11 +194,25 @@ def test_wafer_verification_costs_one_traversal() -> None:
     """On SRAM chips a token's time is pipeline latency: verifying V tokens costs one traversal until the
     compute floor, so the speed-up is Leviathan's closed form ``tau / (1 + g c)``."""
     spec = vb.SpeculativeDecoding(acceptance_rate=0.8, draft_tokens=4, draft_cost_ratio=0.1)
-    base = vb.estimate_inference("llama-3.1-70b", "wse-3")
-    fast = vb.estimate_inference("llama-3.1-70b", "wse-3", speculative=spec)
+    launch = vb.Deployment(software="2024-08")  # the launch software, without speculative decoding
+    base = vb.estimate_inference("llama-3.1-70b", "wse-3", launch)
+    fast = vb.estimate_inference("llama-3.1-70b", "wse-3", launch, speculative=spec)
     assert fast.speculative_speedup == pytest.approx(spec.speedup, rel=1e-12)
     assert base.tpot_ms / fast.tpot_ms == pytest.approx(spec.tokens_per_step / 1.4, rel=1e-12)
     assert any("software generation" in n and "counted twice" in n for n in fast.notes)
+
+
+def test_eagle_on_a_wafer_generation_with_speculation_does_not_overshoot() -> None:
+    """Issue 21 item 5: ``eagle`` on WSE-3 gave 4,031 tokens/s for a 70B (1,420 x 2.84) where Cerebras' own
+    figure with its speculative decoding is ~2,100: the default generation's figures already include it, so the
+    preset is not applied on top (x1.00, a note says so, and names the generation without it)."""
+    eagle = vb.get_speculative_preset("eagle").speculative
+    plain = vb.estimate_inference("llama-3.1-70b", "wse-3")
+    r = vb.estimate_inference("llama-3.1-70b", "wse-3", speculative=eagle)
+    assert r.speculative_speedup == 1.0
+    assert r.tokens_per_s_per_user == pytest.approx(plain.tokens_per_s_per_user)
+    assert r.tokens_per_s_per_user < 2148  # Cerebras' Oct 2024 figure with speculation (danielkim.sh)
+    assert any("already include it" in n and "pick generation 2024-08" in n for n in r.notes)
 
 
 def test_wafer_stage_takes_a_preset() -> None:

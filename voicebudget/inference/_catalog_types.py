@@ -60,6 +60,9 @@ class SramTiming(_Frozen):
     source: str = Field(min_length=1)
     generation: str = Field(default="user", min_length=1, max_length=40, pattern=r"^[a-z0-9][a-z0-9._-]*$")
     """Short id of the vendor software generation (``infer --software``, a wafer stage's ``software``)."""
+    includes_speculative: bool = False
+    """The vendor figures this generation was fitted to were measured with speculative decoding on: a
+    ``speculative`` on top is then not applied (it would count the gain twice; the prediction says so)."""
     software: str = "unnamed (user-defined)"
     """What that generation is: speeds of one chip moved several-fold with software (Cerebras
     Llama-3.1-70B: ~450 tok/s at launch in Aug 2024, ~2,100 tok/s after the Oct 2024 update), so every

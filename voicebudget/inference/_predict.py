@@ -403,7 +403,10 @@ def _estimate_wafer(
         step = step.model_copy(update={"total_ms": compute_limit, "bound": "compute"})
     ttft = wafer_prefill_ms(m, hw, prec, chips, float(wl.prompt_tokens), step.total_ms)
     tpot, gain = step.total_ms, None
-    if spec is not None:
+    counted = hw.sram is not None and hw.sram.includes_speculative
+    if spec is not None and counted:
+        gain = 1.0  # the generation's figures already include speculative decoding: adding it counts it twice
+    elif spec is not None:
         # One traversal verifies V tokens per sequence until the chips' compute floor binds.
         verify = max(step.total_ms, dep.concurrency * spec.verified_tokens * step.compute_ms)
         gain = spec.speedup_given(step.total_ms, verify)
@@ -420,7 +423,14 @@ def _estimate_wafer(
         )
     if hw.sram is not None:
         notes += (f"wafer/LPU timings of software generation {hw.sram.generation}: {hw.sram.software}",)
-        if spec is not None:
+        if spec is not None and counted:
+            earlier = [t.generation for t in hw.sram_generations if not t.includes_speculative]
+            notes += (
+                f"speculative decoding not added: software generation {hw.sram.generation}'s figures already "
+                "include it (adding it would count the gain twice)"
+                + (f"; pick generation {earlier[0]} to model your own speculation" if earlier else ""),
+            )
+        elif spec is not None:
             notes += (
                 "speculative decoding on top of that software generation: if the vendor figures it was fitted "
                 "to already used speculative decoding, its gain is counted twice",

@@ -38,6 +38,7 @@ def hardware_rows() -> list[dict[str, Any]]:
                     "generation": t.generation,
                     "default": i == 0,
                     "software": t.software,
+                    "includes_speculative": t.includes_speculative,
                     "tau_layer_ms": t.tau_layer_ms,
                     "tau_hop_ms": t.tau_hop_ms,
                     "tau_step_ms": t.tau_step_ms,
