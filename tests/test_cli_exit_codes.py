@@ -31,6 +31,15 @@ COMMANDS: dict[str, tuple[str, str, list[str]]] = {
     "tune": ("voicebudget.tuning", "tune_council", [str(ROOT / "councils" / "tune-intent.toml")]),
     "council-fit": ("voicebudget.councils", "fit_answer_space", ["{tmp}/answers.csv"]),
     "capacity": ("voicebudget.capacity", "plan_capacity_file", [str(ROOT / "scenarios" / "support-line.toml")]),
+    "endpointing": (
+        "voicebudget.audio._frontier",
+        "frontier_for_scenario",
+        [
+            str(ROOT / "scenarios" / "semantic-turn-detector.yaml"),
+            "--pauses",
+            str(ROOT / "docs/examples/pauses-conversation.toml"),
+        ],
+    ),
 }
 
 

@@ -22,10 +22,11 @@ from voicebudget._io import write_atomic  # noqa: E402
 from voicebudget._plot import BUDGET_COLOR, DPI, STAGE_COLORS  # noqa: E402
 from voicebudget.audio._api import AudioCheck  # noqa: E402
 from voicebudget.audio._check import AnalysedCall  # noqa: E402
+from voicebudget.audio._frontier import EndpointingFrontier  # noqa: E402
 from voicebudget.audio._join import CallJoin  # noqa: E402
 from voicebudget.traces._table import ON_PATH  # noqa: E402
 
-__all__ = ["plot_call"]
+__all__ = ["plot_call", "plot_frontier"]
 
 _POINTS = 4_000
 _CALLER, _AGENT = "#0072B2", "#009E73"
@@ -119,6 +120,37 @@ def plot_call(result: AudioCheck, path: str | Path) -> Path:
         fontsize=10,
     )
     axes[-1].set_xlabel("time in the recording, s")
+    fig.tight_layout()
+    out = Path(path)
+    try:
+        write_atomic(out, lambda tmp: fig.savefig(tmp, dpi=DPI, format=out.suffix.lstrip(".").lower() or "png"))
+    finally:
+        plt.close(fig)
+    return out
+
+
+def plot_frontier(result: EndpointingFrontier, path: str | Path) -> Path:
+    """The fixed-timeout frontier (latency added at the percentile against the share of turns cut off
+    early) with the scenario's settings marked; a few timeouts labelled along the curve.
+
+    :returns: the path written.
+    """
+    fig, ax = plt.subplots(figsize=(8.0, 5.0))
+    ax.plot(result.cut_share * 100, result.timeouts_ms, color="#000000", lw=1.5, label="fixed silence timeout")
+    for t in (200, 500, 1000, 2000, 3000):
+        i = int(np.argmin(np.abs(result.timeouts_ms - t)))
+        ax.plot(result.cut_share[i] * 100, result.timeouts_ms[i], "o", color="#000000", ms=3)
+        ax.annotate(f"{t / 1000:g} s", (result.cut_share[i] * 100, result.timeouts_ms[i]), fontsize=7,
+                    xytext=(4, 2), textcoords="offset points")  # fmt: skip
+    for k, p in enumerate(result.settings):
+        colour = STAGE_COLORS[k % len(STAGE_COLORS)]
+        ax.plot(p.cut_share * 100, p.added_p95_ms, "D", color=colour, ms=7, label=p.label)
+    ax.set_xlabel("turns cut off early at a mid-turn pause, %")
+    ax.set_ylabel(f"latency added at the end of the turn, p{result.percentile:g} ms")
+    ax.set_title(f"{result.scenario}: the endpointing trade-off", loc="left", fontsize=10)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
     fig.tight_layout()
     out = Path(path)
     try:

@@ -8,9 +8,10 @@ import numpy as np
 
 from voicebudget._text import count
 from voicebudget.audio._api import AudioCheck
+from voicebudget.audio._frontier import EndpointingFrontier
 from voicebudget.traces._render import _esc, render_check
 
-__all__ = ["render_calls"]
+__all__ = ["render_calls", "render_frontier"]
 
 
 def _pct(values: list[float]) -> str:
@@ -62,4 +63,49 @@ def render_calls(result: AudioCheck, *, all_turns: bool = False) -> Any:
                     f"anchor bias (log's end of speech - recording's) p50 {np.median(bias):+.0f} ms"
                 )
             )
+    return Group(*parts)
+
+
+FRONTIER_ROWS_MS = (100, 200, 300, 500, 800, 1000, 1500, 2000, 2500, 3000)
+"""Timeouts the table lists (the whole curve is in --format json and the plot)."""
+
+
+def render_frontier(result: EndpointingFrontier) -> Any:
+    """The frontier as a table at round timeouts, then each setting of the scenario."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    pm = result.pauses
+    per_turn = f"{pm.counts.mean():.2f} per turn (observed)" if pm.counts.size else f"{pm.pauses_per_turn:g} per turn"
+    p50, p95 = np.percentile(pm.pauses_ms, [50, 95])
+    label = f"p{result.percentile:g}"
+    parts: list[Any] = [
+        Text(
+            f"{_esc(result.scenario)}: endpointing trade-off; mid-turn pauses from {_esc(pm.source)}: "
+            f"p50 {p50:.0f} ms, p95 {p95:.0f} ms, {per_turn}"
+        )
+    ]
+    table = Table(title="fixed silence timeout (the frontier)", title_justify="left")
+    for col in ("timeout ms", f"added {label} ms", "turns cut off"):
+        table.add_column(col, justify="right")
+    for t in FRONTIER_ROWS_MS:
+        i = int(np.argmin(np.abs(result.timeouts_ms - t)))
+        table.add_row(f"{result.timeouts_ms[i]:.0f}", f"{result.timeouts_ms[i]:.0f}", f"{result.cut_share[i]:.1%}")
+    parts.append(table)
+    settings = Table(title="the scenario's settings", title_justify="left")
+    for col in ("variant", f"added {label} ms", "turns cut off", "timeout with that cut-off"):
+        settings.add_column(col, justify="left" if col == "variant" else "right")
+    for p in result.settings:
+        same = result.timeout_for(p.cut_share)
+        settings.add_row(
+            _esc(p.label), f"{p.added_p95_ms:.0f}", f"{p.cut_share:.1%}", "-" if same is None else f"{same:.0f} ms"
+        )
+    parts.append(settings)
+    parts.append(
+        Text(
+            "a setting below the frontier adds less latency than the fixed timeout with the same cut-off "
+            "(a turn detector earns its keep); above it, a plain timeout does better"
+        )
+    )
     return Group(*parts)

@@ -26,7 +26,7 @@ import typing
 
 import typer
 
-from voicebudget.cli import _capacity, _councils, _inference, _run, _traces
+from voicebudget.cli import _audio, _capacity, _councils, _inference, _run, _traces
 from voicebudget.cli._guard import (
     EXITS,
     TRACEBACK_ENV,
@@ -72,6 +72,7 @@ COMMANDS: dict[str, Command] = {
     "models": _inference.models_cmd,
     "check": _traces.check_cmd,
     "fit": _traces.fit_cmd,
+    "endpointing": _audio.endpointing_cmd,
     "council": _councils.council_cmd,
     "council-fit": _councils.council_fit_cmd,
     "tune": _councils.tune_cmd,

@@ -140,3 +140,54 @@ def _plot(result: AudioCheck, target: Path) -> None:
         fail(f"--plot needs matplotlib: pip install 'voicebudget[plot]' ({exc})")
     with user_errors():
         plot_call(result, target)
+
+
+def endpointing_cmd(
+    scenario: Annotated[Path, typer.Argument(help="Scenario file (its endpointing stage, and each variant's).")],
+    pauses: Annotated[
+        Path,
+        typer.Option(
+            "--pauses",
+            help="Mid-turn pauses: a CSV/JSON of ms, a TOML/YAML (samples_ms, p95_ms or pauses; "
+            "pauses_per_turn), or a call recording.",
+        ),
+    ],
+    false_end_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--false-end-rate",
+            min=0.0,
+            max=1.0,
+            help="A turn detector's mixture: how often it takes its short wait at a pause (default: as at an end).",
+        ),
+    ] = None,
+    fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Draw the frontier with the settings to this PNG.")
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing --plot file.")] = False,
+) -> None:
+    """The endpointing trade-off: for a fixed silence timeout, the latency added at p95 against the
+    share of turns cut off at a mid-turn pause, with the scenario's setting (and its variants') marked.
+
+    Exit code 0, 2 on invalid input.
+    """
+    targets = check_plot_path(plot, force=force, inputs=[scenario, pauses])
+    with user_errors():
+        from voicebudget.audio._frontier import frontier_for_scenario
+
+        result = frontier_for_scenario(scenario, pauses, false_end_rate=false_end_rate)
+    if fmt is TableOrJson.json:
+        emit_json(result.to_dict())
+    else:
+        from voicebudget.audio._render import render_frontier
+
+        Console(highlight=False).print(render_frontier(result))
+    if targets:
+        try:  # optional: matplotlib is the plot extra
+            from voicebudget.audio._plot import plot_frontier
+        except ImportError as exc:
+            fail(f"--plot needs matplotlib: pip install 'voicebudget[plot]' ({exc})")
+        with user_errors():
+            plot_frontier(result, targets[0])
+    raise typer.Exit(EXIT_OK)
