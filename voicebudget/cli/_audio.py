@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from voicebudget.cli._options import TableOrJson
+from voicebudget.cli._options import ForceOpt, TableOrJson
 from voicebudget.cli._output import EXIT_OK, EXIT_OVER_BUDGET, check_plot_path, emit_json, fail, user_errors
 
 if TYPE_CHECKING:
@@ -165,14 +165,14 @@ def endpointing_cmd(
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Draw the frontier with the settings to this PNG.")
     ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Replace an existing --plot file.")] = False,
+    force: ForceOpt = False,
 ) -> None:
     """The endpointing trade-off: for a fixed silence timeout, the latency added at p95 against the
     share of turns cut off at a mid-turn pause, with the scenario's setting (and its variants') marked.
 
     Exit code 0, 2 on invalid input.
     """
-    targets = check_plot_path(plot, force=force, inputs=[scenario, pauses])
+    targets = check_plot_path(plot, overwrite=force, inputs=[scenario, pauses])
     with user_errors():
         from voicebudget.audio._frontier import frontier_for_scenario
 
