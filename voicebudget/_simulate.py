@@ -251,16 +251,17 @@ def _priced_api_stages(pipeline: Any) -> bool:
 
 
 def wafer_paths(pipeline: Any) -> tuple[dict[str, str], ...]:
-    """What each ``wafer`` stage of a pipeline includes: ``{"stage", "path", "note"}`` per stage, in tree
-    order, inside councils and reply caches too (``stage``: the pipeline stage's name, then the path within
-    it, ``llm/cache_miss``; ``path``: ``"hosted"`` or ``"on-prem"``; ``note``: the sentence ``run`` prints)."""
-    from voicebudget.inference._stage import WaferStage
+    """How each modelled stage with a hosted path (``wafer``) is reached: ``{"stage", "path", "note"}`` per
+    stage, in tree order, inside councils and reply caches too (``stage``: the pipeline stage's name, then
+    the path within it, ``llm/cache_miss``; ``path``: ``"hosted"`` or ``"on-prem"``; ``note``: the sentence
+    ``run`` prints; :meth:`~voicebudget.inference.ModelledStage.hosted_path`)."""
+    from voicebudget.inference._stage import ModelledStage
 
     return tuple(
-        {"stage": "/".join((name, *inner)), "path": stage.resolved_path, "note": stage.path_note()}
+        {"stage": "/".join((name, *inner)), "path": reach[0], "note": reach[1]}
         for name, leaf in leaves(pipeline).items()
         for inner, stage in walk(leaf)
-        if isinstance(stage, WaferStage)
+        if isinstance(stage, ModelledStage) and (reach := stage.hosted_path()) is not None
     )
 
 

@@ -1,7 +1,9 @@
 """The union of everything that can stand as a stage in a pipeline, chosen by ``kind``.
 
-Adding a stage kind: write its model (a frozen pydantic model with a ``kind`` literal and
-``sample(rng, n) -> float64[n]``) in its own module and add it to :data:`StageSpec` here.
+Adding a stage kind: write its model in its own module (a subclass of :class:`voicebudget._algebra.Stage`
+with a ``kind`` literal and ``sample(rng, n) -> float64[n]``; one that holds stages declares them in
+``children()``) and add it to :data:`StageSpec` here. A hardware kind is a
+:class:`~voicebudget.inference.ModelledStage` subclass in its own ``inference/`` module, plus its entry here.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from voicebudget._observed import Observed
 from voicebudget._stage_models import LLMStage, NetworkStage, TTSStage
 from voicebudget.councils._config import Council, Member
 from voicebudget.councils._speculation import Preemptive, ReplyCache
-from voicebudget.inference._stage import APIStage, GPUStage, WaferStage
+from voicebudget.inference._gpu_stage import GPUStage
+from voicebudget.inference._stage import APIStage
+from voicebudget.inference._wafer_stage import WaferStage
 
 __all__ = ["StageSpec"]
 

@@ -2,13 +2,14 @@
 
 A deployment is anything with the :class:`LoadModel` shape. Two ship:
 
-* :class:`ModelledDeployment` (a ``gpu`` or ``wafer`` stage). On GPUs the calls' requests are
-  Poisson arrivals served by continuous batching with chunked prefill
+* :class:`ModelledDeployment` (a modelled stage: ``gpu``, ``wafer``, any hardware kind). For a kind
+  whose :attr:`~voicebudget.inference.ModelledStage.queue_model` is ``"open_loop"`` (GPUs) the calls'
+  requests are Poisson arrivals served by continuous batching with chunked prefill
   (:func:`voicebudget.inference.estimate_open_loop`): TTFT p50/p90/p99 (the wait for a prefill
-  slot included), TPOT, the mean concurrency; the stage is :class:`OpenLoopLLM`. On SRAM-resident
-  chips (no such scheduler model) the concurrency is the fixed point of Little's law
-  (:func:`voicebudget.estimate_at_arrival_rate`) and the stage is the scenario's own stage at that
-  concurrency. Either way with the call's growing prompt. Past the batch cap (``max_concurrency``),
+  slot included), TPOT, the mean concurrency; the stage is :class:`OpenLoopLLM`. For the others
+  (SRAM-resident chips: no such scheduler model) the concurrency is the fixed point of Little's law
+  (:meth:`~voicebudget.inference.ModelledStage.at_arrival_rate`) and the stage is the scenario's own
+  stage at that concurrency. Either way with the call's growing prompt. Past the batch cap (``max_concurrency``),
   the step budget or the chips' memory, the queue grows without bound: the deployment is overloaded.
 * :class:`HostedDeployment` (an ``api`` stage): a provider's fleet, so the latency does not depend
   on your number of calls (the measured distribution stands); the limit is the account's rate limits.
@@ -27,10 +28,8 @@ from numpy.typing import NDArray
 from voicebudget._errors import ModelError
 from voicebudget._stage_models import TokenCount, sample_tokens
 from voicebudget._traffic import CallTraffic
-from voicebudget.inference._load import estimate_at_arrival_rate
-from voicebudget.inference._predict import estimate_inference
 from voicebudget.inference._queue import estimate_open_loop
-from voicebudget.inference._stage import APIStage, GPUStage, WaferStage, _jitter
+from voicebudget.inference._stage import APIStage, ModelledStage, _jitter
 from voicebudget.inference._types import Deployment, OpenLoopResult, Workload
 
 __all__ = ["HostedDeployment", "LoadModel", "ModelledDeployment", "OpenLoopLLM", "Overloaded"]
@@ -136,7 +135,7 @@ def _open_loop(model: Any, hardware: Any, deployment: Deployment, workload: Work
 
 @functools.lru_cache(maxsize=4096)
 def _prompt_offsets(
-    stage: GPUStage, concurrency: int, prompts: tuple[int, ...], mean_prompt: int
+    stage: ModelledStage, concurrency: int, prompts: tuple[int, ...], mean_prompt: int
 ) -> tuple[tuple[float, ...], float]:
     """Each turn's TTFT minus the mean prompt's at ``concurrency`` (closed-loop model), and the TTFT
     floor (the shortest prompt alone), ms; memoised like :func:`_open_loop`."""
@@ -152,7 +151,7 @@ class ModelledDeployment:
     """A self-hosted deployment modelled by the inference model.
 
     :param name: the deployment's name in reports.
-    :param stage: the scenario's ``gpu``/``wafer`` stage (model, hardware, chips, precision,
+    :param stage: the scenario's modelled stage (``gpu``, ``wafer``...) (model, hardware, chips, precision,
         first-phrase tokens, jitter); its ``concurrency`` is replaced by the load's.
     :param max_concurrency: the batch policy: at most this many requests in flight (``None``: only
         memory limits it). A smaller cap is "fast mode": faster per user, fewer calls per chip.
@@ -160,7 +159,7 @@ class ModelledDeployment:
     """
 
     name: str
-    stage: GPUStage | WaferStage
+    stage: ModelledStage
     max_concurrency: int | None = None
     usd_per_chip_hour: float | None = None
 
@@ -175,9 +174,8 @@ class ModelledDeployment:
         :raises Overloaded: beyond the batch cap or the memory.
         """
         rate = traffic.request_rate_per_s(calls)
-        dep = self.stage.deployment()
         try:
-            r = estimate_at_arrival_rate(self.stage.model, self.stage.hardware, dep, self._workload(traffic), rate)
+            r = self.stage.at_arrival_rate(self._workload(traffic), rate)
         except ModelError as exc:
             raise Overloaded("memory", str(exc)) from None
         self._check_cap(r.concurrency)
@@ -187,12 +185,12 @@ class ModelledDeployment:
         if self.max_concurrency is not None and concurrency > self.max_concurrency:
             raise Overloaded("batch cap", f"{concurrency:.1f} requests in flight > batch cap {self.max_concurrency}")
 
-    def stage_at(self, calls: int, traffic: CallTraffic) -> OpenLoopLLM | GPUStage | WaferStage:
+    def stage_at(self, calls: int, traffic: CallTraffic) -> OpenLoopLLM | ModelledStage:
         """The LLM stage at the load of ``calls`` calls, with the call's prompts (module docstring).
 
         :raises Overloaded: beyond the batch cap, the step budget (``"throughput"``) or the memory.
         """
-        if isinstance(self.stage, GPUStage):
+        if self.stage.queue_model == "open_loop":
             return self._open_loop(calls, traffic)
         c = self.concurrency_at(calls, traffic)
         prompts = traffic.prefill_tokens_by_turn
@@ -241,9 +239,7 @@ class ModelledDeployment:
             return 1.0
         dep = self.stage.deployment().model_copy(update={"concurrency": max(1, math.ceil(concurrency))})
         try:
-            gain = estimate_inference(
-                self.stage.model, self.stage.hardware, dep, workload, speculative=spec
-            ).speculative_speedup
+            gain = self.stage.estimate(dep, workload, spec).speculative_speedup
         except ModelError as exc:
             raise Overloaded("memory", str(exc)) from None
         return gain if gain is not None else 1.0

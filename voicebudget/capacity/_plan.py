@@ -30,7 +30,7 @@ from voicebudget._simulate import resolve_seed
 from voicebudget._traffic import CallTraffic
 from voicebudget._voice_turn import VoiceTurn
 from voicebudget.capacity._load import HostedDeployment, LoadModel, ModelledDeployment, Overloaded
-from voicebudget.inference._stage import APIStage, GPUStage, WaferStage
+from voicebudget.inference._stage import APIStage, ModelledStage, stage_class_for
 
 __all__ = [
     "DEFAULT_CAPACITY_SAMPLES",
@@ -184,9 +184,10 @@ def _find_stage(pipeline: Any, name: str) -> Any:
 
 
 def deployments_from_scenario(scenario: Scenario, stage: str = "llm") -> list[LoadModel]:
-    """One deployment per pipeline (baseline and variants) whose ``stage`` is a gpu, wafer or api stage.
+    """One deployment per pipeline (baseline and variants) whose ``stage`` is a modelled (gpu, wafer...) or
+    api stage.
 
-    A gpu/wafer stage's own ``concurrency`` is read as its batch policy: at most that many requests
+    A modelled stage's own ``concurrency`` is read as its batch policy: at most that many requests
     in flight (``max_concurrency``); the load sets how many are in flight below that cap.
 
     :raises ScenarioError: no pipeline has such a stage (the message says which kinds are allowed).
@@ -194,7 +195,7 @@ def deployments_from_scenario(scenario: Scenario, stage: str = "llm") -> list[Lo
     out: list[LoadModel] = []
     for name, pipeline in scenario.pipelines().items():
         s = _find_stage(pipeline, stage)
-        if isinstance(s, GPUStage | WaferStage):
+        if isinstance(s, ModelledStage):
             out.append(ModelledDeployment(name, s, max_concurrency=s.concurrency))
         elif isinstance(s, APIStage):
             out.append(HostedDeployment(name, s))
@@ -403,9 +404,9 @@ def plan_capacity(
     ]
     notes += sorted(
         {
-            f"{d.name}: {d.stage.path_note()}"
+            f"{d.name}: {reach[1]}"
             for d in deployments
-            if isinstance(d, ModelledDeployment) and isinstance(d.stage, WaferStage)
+            if isinstance(d, ModelledDeployment) and (reach := d.stage.hosted_path()) is not None
         }
     )
     if traffic.prefix_caching:
@@ -442,27 +443,22 @@ def deployments_from_options(
     """Deployments of ``model`` on ``hardware``, one per batch cap (the fast-mode curve).
 
     The stage keeps the scenario's first-phrase tokens, output tokens and jitter when its own LLM stage
-    is a gpu/wafer stage (else the stage defaults), and a wafer stage's ``path`` and ``hosted_overhead``
-    (default: the hosted path of a hosted chip); the kind (gpu or wafer) follows the hardware.
+    is a modelled stage (else the stage defaults), and a wafer stage's ``path`` and ``hosted_overhead``
+    when both are wafer stages (default: the hosted path of a hosted chip): the fields both kinds carry
+    (:attr:`~voicebudget.inference.ModelledStage.carried_fields`). The kind follows the hardware
+    (:func:`~voicebudget.inference._stage.stage_class_for`: gpu for HBM, wafer for SRAM).
 
     :param batch_caps: requests in flight at most, per deployment (``None``: memory only).
     :raises ScenarioError: unknown model/hardware, or the model does not fit the chips.
     """
     from voicebudget._errors import VoiceBudgetError
-    from voicebudget.inference._catalog import get_hardware
 
     base = _find_stage(scenario.pipeline, stage)
-    keep: dict[str, Any] = {}
-    if isinstance(base, GPUStage | WaferStage):
-        keep = {
-            "first_phrase_tokens": base.first_phrase_tokens,
-            "output_tokens": base.output_tokens,
-            "jitter_cv": base.jitter_cv,
-        }
     try:
-        kind = GPUStage if get_hardware(hardware).memory_kind == "hbm" else WaferStage
-        if kind is WaferStage and isinstance(base, WaferStage):  # the scenario's choice of path carries over
-            keep.update(path=base.path, hosted_overhead=base.hosted_overhead)
+        kind = stage_class_for(hardware)
+        keep: dict[str, Any] = {}
+        if isinstance(base, ModelledStage):  # e.g. a wafer stage's choice of path carries over to a wafer
+            keep = {f: getattr(base, f) for f in kind.carried_fields if f in base.carried_fields}
         llm = kind(model=model, hardware=hardware, chips=chips, precision=precision, **keep)
     except (VoiceBudgetError, ValueError) as exc:
         raise ScenarioError(str(exc).splitlines()[-1].strip(), origin=f"{param('hardware')}/{param('model')}") from None

@@ -52,10 +52,15 @@ if TYPE_CHECKING:
         SpeculativePreset as SpeculativePreset,
         get_speculative_preset as get_speculative_preset,
     )
+    from voicebudget.inference._gpu_stage import (
+        GPUStage as GPUStage,
+    )
     from voicebudget.inference._stage import (
         APIStage as APIStage,
         FastTier as FastTier,
-        GPUStage as GPUStage,
+        ModelledStage as ModelledStage,
+    )
+    from voicebudget.inference._wafer_stage import (
         WaferStage as WaferStage,
     )
     from voicebudget.inference._types import (
@@ -107,12 +112,13 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "SpeculativePreset",
         "get_speculative_preset",
     ),
+    "voicebudget.inference._gpu_stage": ("GPUStage",),
     "voicebudget.inference._stage": (
         "APIStage",
         "FastTier",
-        "GPUStage",
-        "WaferStage",
+        "ModelledStage",
     ),
+    "voicebudget.inference._wafer_stage": ("WaferStage",),
     "voicebudget.inference._types": (
         "Deployment",
         "GPUCalibration",

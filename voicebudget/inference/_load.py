@@ -8,12 +8,14 @@ request capacity ``max_C C / R(C)``. Above it the queue grows without bound: a :
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from voicebudget._errors import ModelError
 from voicebudget.inference._catalog import Hardware, ModelArch
 from voicebudget.inference._predict import DEFAULT_CALIBRATION, estimate_inference
 from voicebudget.inference._types import Deployment, GPUCalibration, InferenceResult, Workload
 
-__all__ = ["estimate_at_arrival_rate"]
+__all__ = ["estimate_at_arrival_rate", "littles_law_fixed_point"]
 
 
 def _request_ms(r: InferenceResult) -> float:
@@ -43,13 +45,23 @@ def estimate_at_arrival_rate(
     :raises ModelError: the rate exceeds what the deployment can serve before its memory is full (the
         message gives the capacity in requests/s), or the deployment does not fit at all.
     """
-    if arrival_rate_per_s <= 0:
-        raise ModelError(f"arrival_rate_per_s must be > 0, got {arrival_rate_per_s}")
 
     def at(c: int) -> InferenceResult:
         return estimate_inference(
             model, hardware, deployment.model_copy(update={"concurrency": c}), workload, calibration=calibration
         )
+
+    return littles_law_fixed_point(at, arrival_rate_per_s)
+
+
+def littles_law_fixed_point(at: Callable[[int], InferenceResult], arrival_rate_per_s: float) -> InferenceResult:
+    """:func:`estimate_at_arrival_rate` for any inference model: ``at(c)`` is the prediction at concurrency
+    ``c`` (a hardware kind's own model, :meth:`voicebudget.inference.ModelledStage.at_arrival_rate`).
+
+    :raises ModelError: a rate <= 0, or one beyond what ``at`` serves (``at`` raising ModelError past memory).
+    """
+    if arrival_rate_per_s <= 0:
+        raise ModelError(f"arrival_rate_per_s must be > 0, got {arrival_rate_per_s}")
 
     def slack(c: int) -> tuple[bool, float]:
         """(c holds the load: c >= lambda R(c), requests/s served at c); raises ModelError past memory."""

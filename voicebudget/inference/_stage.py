@@ -1,4 +1,12 @@
-"""Scenario stages for the LLM: ``kind = "gpu"``, ``"wafer"`` (modelled) and ``"api"`` (measured).
+"""Scenario stages for the LLM: the modelled stages' interface (:class:`ModelledStage`: ``kind = "gpu"``
+in ``_gpu_stage``, ``"wafer"`` in ``_wafer_stage``) and ``"api"`` (measured).
+
+A hardware kind is one module: its stage class (a :class:`ModelledStage` with a ``kind`` literal and
+what the tuner, capacity planning and ``run`` ask of it, declared on the class), its inference model
+behind :meth:`ModelledStage.estimate`, and one entry in the stage union (``voicebudget/_stages.py``).
+Nothing else tests kinds: the tuner sets :meth:`~ModelledStage.with_concurrency`, capacity asks for
+:attr:`~ModelledStage.queue_model` and :meth:`~ModelledStage.at_arrival_rate`, ``run`` and capacity
+print :meth:`~ModelledStage.hosted_path`.
 
 Each is a frozen pydantic model with ``sample(rng, n) -> float64[n]`` in ms: time from request to the
 first *speakable phrase*, ``TTFT + first_phrase_tokens x TPOT`` (as :class:`voicebudget.LLMStage`).
@@ -18,23 +26,24 @@ Per-turn variability of the modelled stages comes from three stated sources, not
 from __future__ import annotations
 
 import math
-from typing import Literal, Self
+from typing import TYPE_CHECKING, ClassVar, Literal, Self
 
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from voicebudget._algebra import Stage
-from voicebudget._distributions import Distribution, LogNormal
-from voicebudget._errors import VoiceBudgetError
+from voicebudget._distributions import Distribution
+from voicebudget._errors import ModelError, VoiceBudgetError
 from voicebudget._model import DataModel
 from voicebudget._stage_models import TokenCount, _check_token_count, sample_tokens
 from voicebudget.inference._catalog import Hardware, ModelArch, Precision, get_hardware, get_model
+from voicebudget.inference._load import littles_law_fixed_point
 from voicebudget.inference._predict import estimate_inference
 from voicebudget.inference._speculative import SPECULATIVE_PRESETS, SpeculativeDecoding
 from voicebudget.inference._types import Deployment, InferenceResult, Workload
 
-__all__ = ["APIStage", "FastTier", "GPUStage", "WaferStage"]
+__all__ = ["APIStage", "FastTier", "ModelledStage", "WaferPath", "modelled_kinds", "stage_class_for"]
 
 FloatArray = NDArray[np.float64]
 
@@ -63,7 +72,36 @@ def _jitter(rng: np.random.Generator, n: int, cv: float) -> FloatArray:
     return np.exp(sigma * z - 0.5 * sigma * sigma)
 
 
-class _ModelledStage(Stage):
+WaferPath = Literal["hosted", "on-prem"]
+"""How a stage is reached: through the provider's hosted API, or chip time only."""
+
+QueueModel = Literal["open_loop", "littles_law"]
+"""How capacity planning loads a deployment: Poisson arrivals through a scheduler model
+(``estimate_open_loop``, GPUs), or the stage at the concurrency Little's law gives."""
+
+
+class ModelledStage(Stage):
+    """An LLM on given hardware whose latency comes from an inference model: the interface of a hardware
+    kind (module docstring). Subclasses give a ``kind`` literal and :meth:`deployment`; a kind with its own
+    inference model overrides :meth:`estimate`.
+
+    :cvar memory_kind: where the kind's hardware keeps the weights (``Hardware.memory_kind``: ``"hbm"``,
+        ``"sram"``); a stage on other hardware is refused, naming the kind to use.
+    :cvar queue_model: how capacity planning loads it (:data:`QueueModel`).
+    :cvar waits_for_batch_step: a request waits for the running batch step to end (continuous batching
+        admits at step boundaries): uniform on ``[0, T_step]`` per turn when others are in flight.
+    :cvar carried_fields: fields a capacity sweep over other hardware (``capacity --hardware``) keeps
+        from the scenario's own stage when the new stage's kind has them too.
+    """
+
+    if TYPE_CHECKING:  # each kind declares its literal (a field there, not here)
+        kind: str
+
+    memory_kind: ClassVar[str] = "hbm"
+    queue_model: ClassVar[QueueModel] = "littles_law"
+    waits_for_batch_step: ClassVar[bool] = False
+    carried_fields: ClassVar[tuple[str, ...]] = ("first_phrase_tokens", "output_tokens", "jitter_cv")
+
     model: str | ModelArch = Field(description="Catalog model id, or an inline architecture table.")
     hardware: str | Hardware = Field(description="Catalog hardware id, or an inline hardware table.")
     chips: int | None = Field(default=None, ge=1)
@@ -104,7 +142,18 @@ class _ModelledStage(Stage):
     """TTFT per prompt length already predicted (the model is frozen, so is each prediction)."""
 
     def deployment(self) -> Deployment:  # pragma: no cover - overridden
+        """The :class:`Deployment` these fields describe."""
         raise NotImplementedError
+
+    def estimate(
+        self, deployment: Deployment, workload: Workload, speculative: SpeculativeDecoding | None = None
+    ) -> InferenceResult:
+        """The kind's inference model: this stage's model on its hardware at ``deployment`` and ``workload``
+        (default :func:`~voicebudget.estimate_inference`, which picks the GPU or SRAM model by the hardware).
+
+        :raises ModelError: the deployment does not fit.
+        """
+        return estimate_inference(self.model, self.hardware, deployment, workload, speculative=speculative)
 
     def predict(self, prompt_tokens: int | None = None) -> InferenceResult:
         """The model's prediction at ``prompt_tokens`` (default: the mean prompt).
@@ -112,22 +161,33 @@ class _ModelledStage(Stage):
         :raises ModelError: the deployment does not fit.
         """
         p = prompt_tokens if prompt_tokens is not None else _mean_tokens(self.prompt_tokens)
-        return estimate_inference(
-            self.model,
-            self.hardware,
-            self.deployment(),
-            Workload(prompt_tokens=max(p, 1), output_tokens=self.output_tokens),
-            speculative=self.speculative,
-        )
+        workload = Workload(prompt_tokens=max(p, 1), output_tokens=self.output_tokens)
+        return self.estimate(self.deployment(), workload, self.speculative)
+
+    def at_arrival_rate(self, workload: Workload, arrival_rate_per_s: float) -> InferenceResult:
+        """The prediction at the concurrency an open-loop arrival rate implies (Little's law's fixed
+        point, :func:`~voicebudget.estimate_at_arrival_rate`), without speculative decoding.
+
+        :raises ModelError: the rate exceeds what the deployment serves before its memory is full.
+        """
+
+        def at(concurrency: int) -> InferenceResult:
+            return self.estimate(self.deployment().model_copy(update={"concurrency": concurrency}), workload)
+
+        return littles_law_fixed_point(at, arrival_rate_per_s)
+
+    def hosted_path(self) -> tuple[WaferPath, str] | None:
+        """How the stage is reached, for the notes of ``run`` and capacity: ``(path, one-line note)``;
+        ``None`` for a kind without a hosted path (a GPU deployment is what you run)."""
+        return None
 
     @model_validator(mode="after")
-    def _runs(self) -> _ModelledStage:
+    def _runs(self) -> ModelledStage:
         try:
             hw = get_hardware(self.hardware)
             get_model(self.model)
-            want = "sram" if self.kind_name == "wafer" else "hbm"
-            if hw.memory_kind != want:
-                other = "wafer" if hw.memory_kind == "sram" else "gpu"
+            if hw.memory_kind != self.memory_kind:
+                other = stage_class_for(hw).model_fields["kind"].default
                 raise ValueError(f"{hw.name} keeps weights in {hw.memory_kind.upper()}; use kind = {other!r}")
             self.predict()
             longest = _max_tokens(self.prompt_tokens)
@@ -149,10 +209,6 @@ class _ModelledStage(Stage):
             self._ttft_ms[prompt_tokens] = self.predict(prompt_tokens).ttft_ms
         return self._ttft_ms[prompt_tokens]
 
-    @property
-    def kind_name(self) -> str:
-        return str(getattr(self, "kind", ""))
-
     def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
         """Time to the first speakable phrase per turn, ``float64[n]`` ms."""
         prompts = sample_tokens(self.prompt_tokens, rng, n)
@@ -161,7 +217,7 @@ class _ModelledStage(Stage):
         ttft_u = np.array([self._ttft(int(p)) for p in uniq])  # one prediction per distinct prompt
         ttft = ttft_u[inverse.reshape(-1)]
         step = base.tpot_ms
-        if self.concurrency > 1 and base.kind == "gpu":
+        if self.concurrency > 1 and self.waits_for_batch_step:
             ttft = ttft - 0.5 * base.step.total_ms + rng.uniform(0.0, base.step.total_ms, n)
         ttft = ttft * _jitter(rng, n, self.jitter_cv)
         tpot = step * _jitter(rng, n, self.jitter_cv)
@@ -169,132 +225,29 @@ class _ModelledStage(Stage):
         return out
 
 
-class GPUStage(_ModelledStage):
-    """An LLM served on GPUs, modelled (see :func:`voicebudget.estimate_inference`).
+def modelled_kinds() -> dict[str, type[ModelledStage]]:
+    """Every modelled stage kind of the stage union, in its order: ``kind`` -> its class."""
+    import typing
 
-    :param model: catalog id (``llama-3.1-70b``) or an inline :class:`ModelArch` table.
-    :param hardware: catalog id (``h100-sxm``) or an inline :class:`Hardware` table.
-    :param chips: chips (default: the fewest that fit); ``tensor_parallel`` defaults to the largest degree
-        that divides them and splits the attention heads (see :class:`Deployment`).
-    :param concurrency: requests in flight on the deployment (the batch policy).
-    :param prompt_tokens: prompt per turn (int, ``{low, high}`` or observed counts).
-    :param output_tokens: mean reply length (sets other users' prefill load per step).
-    :param first_phrase_tokens: tokens until the first phrase the TTS can speak.
-    :param jitter_cv: per-turn log-normal noise on TTFT and TPOT (module docstring).
+    from voicebudget._stages import StageSpec  # the union imports this module: read it when asked
+
+    members = typing.get_args(typing.get_args(StageSpec)[0])
+    kinds = [cls for cls in members if isinstance(cls, type) and issubclass(cls, ModelledStage)]
+    return {cls.model_fields["kind"].default: cls for cls in kinds}
+
+
+def stage_class_for(hardware: str | Hardware) -> type[ModelledStage]:
+    """The stage kind that models ``hardware`` by default: the first in the stage union for its
+    ``memory_kind`` (``hbm``: ``gpu``, ``sram``: ``wafer``).
+
+    :raises ModelError: no kind models that memory (the message lists the kinds and their memories).
     """
-
-    kind: Literal["gpu"] = "gpu"
-    tensor_parallel: int | None = Field(default=None, ge=1)
-
-    def deployment(self) -> Deployment:
-        """The :class:`Deployment` these fields describe."""
-        return Deployment(
-            chips=self.chips,
-            tensor_parallel=self.tensor_parallel,
-            precision=self.precision,
-            concurrency=self.concurrency,
-        )
-
-
-WaferPath = Literal["hosted", "on-prem"]
-"""How a wafer/LPU stage is reached: through the provider's hosted API, or chip time only."""
-
-
-class WaferStage(_ModelledStage):
-    """An LLM on SRAM-resident chips (Cerebras WSE-3 ``wse-3``, Groq ``groq-lpu``), modelled.
-
-    Same fields as :class:`GPUStage` without tensor parallelism; ``chips`` defaults to the fewest
-    whose SRAM holds the model.
-
-    The model gives chip time. These chips are mostly reached through their provider's API, so on a chip
-    with a measured hosted path (``Hardware.hosted``: ``wse-3``, ``groq-lpu``) the stage adds that path by
-    default: a log-normal network + front-end + queueing overhead per turn, drawn independently of the chip
-    time and added to it.
-
-    :param path: ``"hosted"`` (the default on a chip with a hosted path, or when ``hosted_overhead`` is
-        given) or ``"on-prem"``: chip time only (a dedicated deployment next to the agent, or the API path
-        modelled as a stage of its own).
-    :param hosted_overhead: your own overhead distribution (any distribution kind, ms), replacing the
-        catalog's; it implies ``path = "hosted"``.
-    :param software: the vendor software generation of the chip timings (``voicebudget hardware`` lists
-        them, e.g. ``"2024-08"`` for Cerebras' launch software); default the latest.
-    """
-
-    kind: Literal["wafer"] = "wafer"
-    path: WaferPath | None = None
-    hosted_overhead: Distribution | None = None
-    software: str | None = Field(default=None, min_length=1, max_length=40)
-
-    def deployment(self) -> Deployment:
-        """The :class:`Deployment` these fields describe."""
-        return Deployment(
-            chips=self.chips, precision=self.precision, concurrency=self.concurrency, software=self.software
-        )
-
-    @field_validator("hosted_overhead", mode="before")
-    @classmethod
-    def _overhead_is_a_table(cls, value: object) -> object:
-        if isinstance(value, (bool, int, float, str)):  # a bare number was refused as "a valid dictionary"
-            raise ValueError(
-                f'give a distribution (ms), e.g. {{ kind = "fixed", value_ms = 50 }} or '
-                f'{{ kind = "lognormal", p50_ms = 180, p95_ms = 320 }}, got {value!r}'
-            )
-        return value
-
-    @model_validator(mode="after")
-    def _path_known(self) -> WaferStage:
-        if self.path == "on-prem" and self.hosted_overhead is not None:
-            raise ValueError(
-                'hosted_overhead is the hosted path\'s overhead: give path = "hosted" (or leave path '
-                "out), or drop hosted_overhead for chip time only"
-            )
-        if self.path == "hosted" and self.hosted_overhead is None and get_hardware(self.hardware).hosted is None:
-            raise ValueError(
-                f'path = "hosted": {get_hardware(self.hardware).name} has no measured hosted path; give '
-                'hosted_overhead (a distribution, ms) or path = "on-prem" for chip time only'
-            )
-        return self
-
-    @property
-    def resolved_path(self) -> WaferPath:
-        """``path`` as given, else ``"hosted"`` when the chip has a hosted path or an overhead is given."""
-        if self.path is not None:
-            return self.path
-        hosted = self.hosted_overhead is not None or get_hardware(self.hardware).hosted is not None
-        return "hosted" if hosted else "on-prem"
-
-    def overhead(self) -> Distribution | None:
-        """The hosted path's overhead distribution (ms), ``None`` on the on-prem path."""
-        if self.resolved_path == "on-prem":
-            return None
-        if self.hosted_overhead is not None:
-            return self.hosted_overhead
-        hosted = get_hardware(self.hardware).hosted
-        assert hosted is not None  # guarded by _path_known
-        return LogNormal(p50_ms=hosted.overhead_p50_ms, p95_ms=hosted.overhead_p95_ms)
-
-    def path_note(self) -> str:
-        """One line saying what the stage's samples include (shown by ``voicebudget run``)."""
-        if self.resolved_path == "on-prem":
-            return 'chip time only (path = "on-prem": no network or provider overhead added)'
-        if self.hosted_overhead is not None:
-            return "hosted path added: your hosted_overhead distribution on top of chip time"
-        hosted = get_hardware(self.hardware).hosted
-        assert hosted is not None
-        return (
-            f"hosted path added: {hosted.provider} network + overhead, log-normal p50 "
-            f"{hosted.overhead_p50_ms:g} / p95 {hosted.overhead_p95_ms:g} ms on top of chip time "
-            '(path = "on-prem" for chip time only)'
-        )
-
-    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
-        """Time to the first speakable phrase per turn, ``float64[n]`` ms: chip time, plus the hosted
-        path's overhead on the hosted path (drawn after the chip time, so both paths share those draws)."""
-        out = super().sample(rng, n)
-        extra = self.overhead()
-        if extra is not None:
-            out = out + extra.sample(rng, n)
-        return out
+    hw = get_hardware(hardware)
+    for cls in modelled_kinds().values():
+        if cls.memory_kind == hw.memory_kind:
+            return cls
+    known = ", ".join(f"{k} ({c.memory_kind})" for k, c in modelled_kinds().items())
+    raise ModelError(f"no stage kind models {hw.memory_kind!r} hardware ({hw.name}); known: {known}")
 
 
 class FastTier(DataModel):

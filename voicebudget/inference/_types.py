@@ -160,7 +160,8 @@ class InferenceResult(_Frozen):
     :ivar notes: what the tool chose or assumed for this prediction, one sentence each.
     """
 
-    kind: Literal["gpu", "wafer"]
+    kind: str
+    """The hardware kind whose model made the prediction: ``"gpu"`` (HBM roofline), ``"wafer"`` (SRAM-resident)."""
     model: str
     model_alias: str | None = None
     hardware: str

@@ -31,7 +31,7 @@ from voicebudget._voice_turn import VoiceTurn
 from voicebudget.councils._config import Council, Member
 from voicebudget.councils._evaluate import evaluate_council
 from voicebudget.councils._speculation import ReplyCache
-from voicebudget.inference._stage import _ModelledStage
+from voicebudget.inference._stage import ModelledStage
 from voicebudget.tuning._executor import check_scheduler_address, map_evaluations
 from voicebudget.tuning._noise import NOISE_Z, SCREEN_Z, mean_with_se, quantile_with_se, tie_tolerance
 from voicebudget.tuning._pareto import noisy_front, pareto_front
@@ -407,9 +407,9 @@ def _batch_sensitive(members: dict[tuple[str, int | None], Member], concurrencie
     return frozenset(out)
 
 
-def _modelled_objects(stage: Any) -> list[_ModelledStage]:
+def _modelled_objects(stage: Any) -> list[ModelledStage]:
     """The modelled stages (an LLM on given hardware) anywhere in a stage tree, councils and caches included."""
-    return [node for _, node in walk(stage) if isinstance(node, _ModelledStage)]
+    return [node for _, node in walk(stage) if isinstance(node, ModelledStage)]
 
 
 def _scale_prices(member: Member, factor: float) -> Member:
@@ -446,7 +446,7 @@ def price_factors(pool: dict[str, Member], concurrencies: tuple[int, ...]) -> di
 def _set_concurrency(stage: Any, concurrency: int) -> Any:
     """The stage tree with the batch policy (``concurrency``) of every modelled stage in it set."""
     for path, node in list(walk(stage)):
-        if isinstance(node, _ModelledStage):
+        if isinstance(node, ModelledStage):
             stage = replace_node(stage, path, node.with_concurrency(concurrency))
     return stage
 
