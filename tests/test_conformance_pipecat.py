@@ -24,7 +24,7 @@ from loguru import logger
 
 with warnings.catch_warnings():  # pipecat.audio.utils imports the stdlib's deprecated audioop (3.11, 3.12)
     warnings.simplefilter("ignore", DeprecationWarning)
-    from pipecat.audio.vad.vad_analyzer import VADAnalyzer, VADParams
+    from pipecat.audio.vad.vad_analyzer import VADParams
     from pipecat.frames.frames import (
         DataFrame,
         EndFrame,
@@ -42,6 +42,8 @@ with warnings.catch_warnings():  # pipecat.audio.utils imports the stdlib's depr
     from pipecat.processors.audio.vad_processor import VADProcessor
     from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
     from pipecat.workers.runner import WorkerRunner as PipelineRunner
+
+import pipecat_matrix as pm  # noqa: E402
 
 from voicebudget.traces import check, read_trace
 
@@ -62,17 +64,14 @@ MARKS: dict[str, float] = {}
 machine stretches a sleep; Pipecat measures what ran, and so must the reader)."""
 
 
-class ScriptedVAD(VADAnalyzer):
-    """Pipecat's VAD state machine; confidence 1 for non-silent 10 ms windows, 0 for silence."""
-
-    def num_frames_required(self) -> int:
-        return int(RATE * CHUNK_S)
+class ScriptedVAD(pm.ScriptedVAD):
+    """The matrix's scripted VAD (tests/pipecat_matrix.py), noting the last speech window it analysed:
+    the end of speech."""
 
     def voice_confidence(self, buffer: bytes) -> float:
         if any(buffer):
-            MARKS["speech_end"] = time.time()  # the last speech window analysed: the end of speech
-            return 1.0
-        return 0.0
+            MARKS["speech_end"] = time.time()
+        return super().voice_confidence(buffer)
 
 
 @dataclass

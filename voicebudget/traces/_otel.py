@@ -44,7 +44,7 @@ from voicebudget._errors import ScenarioError
 from voicebudget.traces._jsonsafe import iter_lines, json_kind, loads
 from voicebudget.traces._livekit_rules import flag_stale_values
 from voicebudget.traces._options import ReadOptions
-from voicebudget.traces._table import Anomaly, TraceTable, TurnBuilder
+from voicebudget.traces._table import ON_PATH, Anomaly, TraceTable, TurnBuilder
 
 __all__ = ["looks_like_otel", "read_otel", "read_otel_lines"]
 
@@ -107,6 +107,7 @@ class _Span:
     line: int
     offset: int
     bad: list[tuple[str, str]] = field(default_factory=list)
+    end_ns: int = 0
 
 
 def _value(v: Any, path: str) -> Any:
@@ -295,6 +296,7 @@ def _span(raw: dict[str, Any], path: str, loc: _Locator, base: int) -> _Span:
         id=sid,
         parent=_ident(raw.get("parentSpanId", raw.get("parent_span_id", raw.get("parent_id"))), "parentSpanId", bad),
         start_ns=_start(raw.get("startTimeUnixNano", raw.get("start_time_unix_nano")), bad),
+        end_ns=_start(raw.get("endTimeUnixNano", raw.get("end_time_unix_nano")), bad),
         attrs=attrs,
         line=loc.line_of(offset),
         offset=offset,
@@ -524,6 +526,30 @@ class _Reader:
             return "livekit-otel-1.2"
         return "livekit-otel-1.3"
 
+    def pipecat_passes(self, b: TurnBuilder, members: list[_Span], attrs: dict[str, tuple[Any, _Span]]) -> set[str]:
+        """Pipecat: a tool turn's LLM passes from its ``llm`` spans' times (each span runs from the
+        request to the end of its stream, the call dispatched at its end), and the stages the spans do
+        not time (Pipecat 1.14 sets no ``metrics.ttfb`` on its ``tts`` spans and, in releases, no
+        ``turn.user_turn_seconds``): marked unknown, their time left in ``other``. Returns the stages
+        that are then not required."""
+        passes = sorted((m for m in members if m.name == "llm" and m.end_ns > m.start_ns), key=lambda m: m.start_ns)
+        if len(passes) > 1 and all(isinstance(p.attrs.get("metrics.ttfb"), int | float) for p in passes):
+            first, last = passes[0], passes[-1]
+            ttfb_ns = float(first.attrs["metrics.ttfb"]) * 1e9
+            call_ns = sum(p.end_ns - p.start_ns for p in passes[:-1]) - ttfb_ns
+            call_ns += sum(float(p.attrs["metrics.ttfb"]) * 1e9 for p in passes[1:-1])
+            tool_ns = sum(n.start_ns - p.end_ns for p, n in zip(passes, passes[1:], strict=False))
+            b.set_stage("llm_tool_call", b.ms(round(call_ns / 1e6, 3), line=first.line, fld="llm span"))
+            b.set_stage("tool", b.ms(round(tool_ns / 1e6, 3), line=last.line, fld="llm span"))
+            b.set_stage("llm_2_ttft", b.seconds(last.attrs["metrics.ttfb"], line=last.line, fld="metrics.ttfb"))
+        unknown = {s for s in ("endpointing", "llm_ttft", "tts_ttfb") if s not in b.stages_ms}
+        no_tts = set() if any(m.name == "tts" for m in members) else {"tts_ttfb"}  # a speech-to-speech model
+        unknown -= no_tts
+        if unknown and "turn.user_bot_latency_seconds" in attrs:
+            b.unknown_stages.extend(sorted(unknown, key=ON_PATH.index))
+            b.rules = "pipecat-otel-1.14"
+        return (unknown if "turn.user_bot_latency_seconds" in attrs else set()) | no_tts
+
     def turn(
         self,
         tid: str,
@@ -556,6 +582,8 @@ class _Reader:
         optional = (
             _OPTIONAL | ({"tts_ttfb", "endpointing"} if realtime else set()) if lk else (_OPTIONAL | {"endpointing"})
         )
+        if not lk:
+            optional |= self.pipecat_passes(b, members, attrs)
         needed = {k: (v[0], v[0]) for k, v in names.items() if k not in optional}
         b.require(needed)
         total = None

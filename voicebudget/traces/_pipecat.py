@@ -84,6 +84,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # loguru colours, when a terminal's outpu
 _TS_START = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d")
 _DETECT = re.compile(
     r"#\d+\]? TTF(?:B|AT)\b|\bUser stopped speaking\b|VADUserStoppedSpeakingFrame received|\bUser turn: \d"
+    r"|\d\.\d{3}s  (?:TOTAL\r?$|endpointing wait |LLM inference )",
+    re.MULTILINE,
 )
 _KEYWORDS = ("TTFB", "TTFAT", "text aggregation", "TTFA", "User stopped speak", "User turn")
 _TEMPLATES = ("TTFB", "TTFAT", "text aggregation time", "TTFA", "User stopped speaking")
@@ -96,6 +98,9 @@ _METRIC_FUNCS = (
     ":on_speech_stopped:",
 )
 _ROLE = re.compile(r"""["']role["']: ["'](?P<role>\w+)["']""")
+_REALTIME = re.compile(r"Realtime|Live|S2S|SpeechToSpeech|Sonic|UltravoxS", re.IGNORECASE)
+"""Pipecat's speech-to-speech services (``OpenAIRealtimeLLMService``, ``GeminiLiveLLMService``,
+``AWSNovaSonicLLMService``, ...): their audio needs no TTS service."""
 
 
 def looks_like_pipecat(text: str) -> bool:
@@ -157,10 +162,12 @@ class _Turn:
     bot_started: tuple[float, int] | None = None
     contributions: list[tuple[str, str, float, int]] = field(default_factory=list)  # (label, owner, s, line)
     after_tool: bool = False  # a tool call since the last LLM pass: the next LLM TTFB is the next pass
+    llm_processor: str = ""
 
     @property
     def closed(self) -> bool:
-        return "tts" in self.values
+        """The turn has its end: the TTS's first byte, or the bot's audio (a speech-to-speech model)."""
+        return "tts" in self.values or self.bot_started is not None
 
 
 class _Reader:
@@ -272,6 +279,8 @@ class _Reader:
         elif kind == "ttfb":
             if not (self.s_suffix and "s" in m.groupdict() and not m.group("s")):
                 role = _role(m.group("proc"))
+                if role == "llm" and not self.current.llm_processor:
+                    self.current.llm_processor = m.group("proc")
                 if role == "llm" and self.current.after_tool and "llm" in self.current.values:
                     self.next_pass(lineno, float(m.group(2)), ts)
                 else:
@@ -283,9 +292,10 @@ class _Reader:
             self.current.agg = self.check(lineno, "text aggregation time", float(m.group(2)))
 
     def bot_started(self, lineno: int, ts: float) -> None:
-        """The output transport sent the bot's first audio: the end of the turn that has its TTS."""
+        """The output transport sent the bot's first audio: the end of the turn that has its TTS, or of
+        a turn whose LLM made the audio itself (a speech-to-speech model: no TTS line)."""
         cur = self.current
-        if cur is not None and cur.closed and cur.bot_started is None:
+        if cur is not None and (cur.closed or "llm" in cur.values) and cur.bot_started is None:
             cur.bot_started = (ts, lineno)
 
     def tool_line(self, lineno: int, ts: float, kind: str, m: re.Match[str]) -> None:
@@ -542,8 +552,13 @@ class _Reader:
         }
         if self.breakdown:  # from the log, endpointing comes with the LLM TTFB line's time
             needed["endpointing"] = ("User turn", "User turn event")
+        if tts is None and turn.bot_started is not None and llm is not None and llm[1] is not None:
+            self.audio_without_tts(turn, llm)
+            needed.pop("tts_ttfb")
         b.require(needed)
         total = None
+        if tts is None and "output" in b.stages_ms and turn.speech_end is not None and turn.bot_started is not None:
+            total = round((turn.bot_started[0] - turn.speech_end) * 1000.0, 3)
         if (
             tts is not None
             and tts[1] is not None
@@ -562,21 +577,47 @@ class _Reader:
         if turn.reported is not None:
             self.compare(turn, b)
 
+    def audio_without_tts(self, turn: _Turn, llm: tuple[float, float | None, int]) -> None:
+        """The bot spoke with no TTS TTFB line: a speech-to-speech model's own audio (its TTFB is the
+        first audio; the rest until the bot's first audio is ``output``), or a TTS whose metrics are
+        off (its time is in ``output`` and the TTS stage is unknown). The turn ends at the bot's audio."""
+        b = turn.builder
+        assert turn.bot_started is not None
+        assert llm[1] is not None
+        proc = turn.llm_processor
+        if _REALTIME.search(proc):
+            b.rules = "pipecat-realtime"
+        else:
+            b.unknown_stages.append("tts_ttfb")
+            b.note(
+                f"no TTS TTFB line: the bot's audio came {1000 * (turn.bot_started[0] - llm[1]):.0f} ms after the "
+                "LLM's first token, the TTS's part of it unknown"
+            )
+        b.set_stage(
+            "output",
+            b.ms(
+                round((turn.bot_started[0] - llm[1]) * 1000.0, 3), line=turn.bot_started[1], fld="Bot started speaking"
+            ),
+        )
+
     def finish_contributions(self, turn: _Turn) -> None:
         """A turn from Pipecat 1.9+'s contribution lines: each line a stage of Pipecat's own timeline
         (:data:`~voicebudget.traces._pipecat_rules.CONTRIBUTIONS`), the TOTAL line the total."""
         b = turn.builder
         b.rules = "pipecat-contributions"
-        after_tool = False
-        for label, owner, seconds, line in turn.contributions:
+        handlers = [i for i, c in enumerate(turn.contributions) if CONTRIBUTIONS.get(c[0]) == "tool"]
+        for i, (label, owner, seconds, line) in enumerate(turn.contributions):
             stage = CONTRIBUTIONS.get(label)
             ms = b.seconds(seconds, line=line, fld=label)
             if stage is None or ms is None:
                 continue
-            if stage == "llm":
-                stage = "llm_2_ttft" if after_tool else "llm_ttft"
+            if stage == "llm":  # before the first handler: the first pass; after the last: the reply's pass
+                stage = (
+                    "llm_ttft"
+                    if not handlers or i < handlers[0]
+                    else ("llm_2_ttft" if i > handlers[-1] else "llm_tool_call")
+                )
             if stage == "tool":
-                after_tool = True
                 name = re.sub(r" \+\d+$", "", owner) or "tool"
                 b.set_part("tool", name, b.parts_ms.get("tool", {}).get(name, 0.0) + ms)
             b.stages_ms[stage] = b.stages_ms.get(stage, 0.0) + ms
@@ -584,9 +625,10 @@ class _Reader:
             {
                 "endpointing": ("endpointing wait", "'endpointing wait' line"),
                 "llm_ttft": ("LLM inference", "'LLM inference' line"),
-                "tts_ttfb": ("speech synthesis", "'speech synthesis' line"),
             }
         )
+        if "tts_ttfb" not in b.stages_ms:  # a speech-to-speech model speaks without a TTS service
+            b.rules = "pipecat-contributions (speech-to-speech)"
         if turn.reported is None:
             b.flag(turn.contributions[-1][3], "TOTAL", None, "contribution lines without their TOTAL line")
             return

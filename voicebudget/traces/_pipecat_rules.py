@@ -173,9 +173,10 @@ LINE_RULES: tuple[LineRule, ...] = (
     ),
     LineRule(
         "llm_context",
-        re.compile(r"\bGenerating chat\b"),
-        "0.0.63 - 1.14",
-        "src/pipecat/services/openai/base_llm.py (and the other LLM services) _stream_chat_completions",
+        re.compile(r"\bGenerating (?:chat|LLM response)\b"),
+        "0.0.63 - 1.14 ('Generating LLM response [...]' in 1.14)",
+        "src/pipecat/services/openai/base_llm.py (and the other LLM services) _stream_chat_completions, "
+        "get_chat_completions @ pipecat-ai 1.14.0",
     ),
     LineRule(
         "bot_started",
@@ -248,6 +249,7 @@ _QUICK = (
     "LATENCY",
     "TOTAL",
     "Generating chat",
+    "Generating LLM",
     "User turn",
     "VAD params",
 )
