@@ -14,7 +14,6 @@ minus its ``stop_secs``, then ``time.time()`` when each frame is first pushed).
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import struct
 import time
@@ -26,6 +25,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from loguru import logger
+from otlp_files import otlp_json_line
 
 with warnings.catch_warnings():  # pipecat.audio.utils imports the stdlib's deprecated audioop (3.11, 3.12)
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -509,22 +509,5 @@ def run(turns: tuple[Turn, ...], folder: Path, *, realtime: bool = False) -> Run
             logger.remove(sink)
     provider.force_flush()
     spans = folder / "spans.jsonl"
-    spans.write_text(_otlp_json(exporter.get_finished_spans()))
+    spans.write_text(otlp_json_line(exporter.get_finished_spans()))
     return Run(debug, custom, info, spans, truth, observed, turns)
-
-
-def _otlp_json(spans: Any) -> str:
-    """The spans as the collector's file exporter writes them (OTLP JSON, hex ids)."""
-    import base64
-
-    from google.protobuf.json_format import MessageToDict
-    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-
-    doc = MessageToDict(encode_spans(spans))
-    for rs in doc.get("resourceSpans", []):
-        for ss in rs.get("scopeSpans", []):
-            for span in ss.get("spans", []):
-                for key, width in (("traceId", 32), ("spanId", 16), ("parentSpanId", 16)):
-                    if key in span:
-                        span[key] = base64.b64decode(span[key]).hex().rjust(width, "0")
-    return json.dumps(doc) + "\n"

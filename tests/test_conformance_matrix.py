@@ -172,3 +172,105 @@ def test_pipecat_matrix(feature: str, fmt: str, pipecat_runs: dict[str, pm.Run])
     for got, want, turn in zip(turns, expected, run.turns, strict=False):
         _check_pipecat_turn(got, want, turn, PIPECAT_EXPECT[fmt], realtime=feature == "realtime")
         assert not math.isnan(want.bot_audio)
+
+
+# --- LiveKit Agents --------------------------------------------------------------------------------
+
+lm = pytest.importorskip("livekit_matrix")
+
+PAYMENT = lm.Tool("get_weather", 380.0)
+LIVEKIT_FEATURES: dict[str, tuple[tuple[lm.Turn, ...], bool]] = {
+    "preemptive": ((lm.Turn(), lm.Turn(ttft_ms=320.0, ttfb_ms=90.0)), True),
+    "no-preemptive": ((lm.Turn(), lm.Turn(ttft_ms=320.0, ttfb_ms=90.0)), False),
+    "tool-one": ((lm.Turn(), lm.Turn(tools=((PAYMENT,),))), True),
+    "tool-several": (
+        (lm.Turn(tools=((PAYMENT,), (lm.Tool("book_table", 220.0),))), lm.Turn(tools=((PAYMENT, lm.Tool("t", 90.0)),))),
+        False,
+    ),
+    "handoff": ((lm.Turn(tools=((lm.Tool("transfer_to_billing", 60.0),),), handoff=True), lm.Turn()), True),
+    "interruption": ((lm.Turn(barge_in=True), lm.Turn(barge_in=True), lm.Turn()), True),
+    "playout": ((lm.Turn(playout_ms=160.0), lm.Turn(playout_ms=40.0)), True),
+}
+"""Each feature's turns, and whether LiveKit's preemptive generation is on (its 1.8 default)."""
+LIVEKIT_FORMATS = (
+    "metrics-json",
+    "metrics-str",
+    "log-json",
+    "log-dev",
+    "log-console",
+    "otel",
+    "history",
+    "report",
+)
+LIVEKIT_FILES = {
+    "metrics-json": "metrics.jsonl",
+    "metrics-str": "metrics-str.log",
+    "log-json": "log-json.jsonl",
+    "log-dev": "log-dev.log",
+    "log-console": "log-console.log",
+    "otel": "spans.jsonl",
+    "history": "history.json",
+    "report": "report.json",
+}
+E2E_FORMATS = {"otel", "history", "report"}
+"""Formats whose total is LiveKit's own e2e_latency (agent started speaking - user stopped speaking); the
+others' is LiveKit's documented sum end_of_utterance_delay + ttft + ttfb (no first sentence, no playout)."""
+ROUNDED_MS = {"log-json": 10.0, "log-dev": 10.0, "log-console": 10.0}
+"""metrics.log_metrics() rounds the EOU delays and ttft to 10 ms (livekit/agents/metrics/utils.py)."""
+
+
+@pytest.fixture(scope="module")
+def livekit_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, lm.Run]:
+    def get(feature: str) -> lm.Run:
+        turns, preemptive = LIVEKIT_FEATURES[feature]
+        return lm.run(turns, tmp_path_factory.mktemp(f"livekit-{feature}"), preemptive=preemptive)
+
+    return _Lazy(get)  # type: ignore[return-value]
+
+
+def _first(truth: lm.Truth, kind: str) -> object:
+    return next(m for m in truth.metrics if type(m).__name__ == kind)
+
+
+def _tool_rounds_ms(truth: lm.Truth) -> float:
+    """The tools' own time (LiveKit's function_tools_executed: first call created -> the batch done)."""
+    return sum((ev.created_at - min(c.created_at for c in ev.function_calls)) * 1000.0 for ev in truth.tools_executed)
+
+
+def _check_livekit_turn(got: TraceTurn, want: lm.Truth, turn: lm.Turn, fmt: str) -> None:
+    rounded = ROUNDED_MS.get(fmt, 0.0)
+    if fmt == "log-console" and turn.tools:  # HH:MM:SS: the time between the LLM requests is unknown
+        assert got.flagged
+        assert got.total_ms is None
+        return
+    assert not got.flagged, got
+    assert got.total_ms is not None
+    v2v = (want.speaking_at - want.speech_end) * 1000.0
+    eou = _first(want, "EOUMetrics").end_of_utterance_delay * 1000.0  # type: ignore[attr-defined]
+    ttfb = _first(want, "TTSMetrics").ttfb * 1000.0  # type: ignore[attr-defined]
+    assert got.stages_ms["endpointing"] == pytest.approx(eou, abs=TOL_MS + rounded / 2)
+    assert got.stages_ms["tts_ttfb"] == pytest.approx(ttfb, abs=TOL_MS)
+    if fmt in E2E_FORMATS:
+        assert got.total_ms == pytest.approx(v2v, abs=TOL_MS)
+    elif fmt == "log-console":  # whole seconds: LiveKit's sum as logged (a preemptive overlap can't be seen)
+        llm_ttft = _first(want, "LLMMetrics").ttft * 1000.0  # type: ignore[attr-defined]
+        assert got.total_ms == pytest.approx(eou + llm_ttft + ttfb, abs=TOL_MS + 1.5 * rounded)
+    else:  # LiveKit's sum leaves out the LLM's first sentence and the playout
+        first_sentence = max(((r["llm_node_ttfs"] - r["llm_node_ttft"]) * 1000.0 for r in want.replies), default=30.0)
+        slack = turn.playout_ms + first_sentence + 15.0
+        assert v2v - slack - rounded <= got.total_ms <= v2v + TOL_MS + rounded
+    if turn.tools and fmt != "history":  # history.json (to_dict() drops created_at): first pass + tools together
+        assert got.stages_ms["tool"] == pytest.approx(_tool_rounds_ms(want), abs=TOL_MS + 10.0 + rounded)
+    if turn.playout_ms and fmt in ("history", "report"):  # playback_latency
+        assert got.stages_ms["output"] == pytest.approx(turn.playout_ms, abs=TOL_MS)
+
+
+@pytest.mark.parametrize("fmt", LIVEKIT_FORMATS)
+@pytest.mark.parametrize("feature", list(LIVEKIT_FEATURES))
+def test_livekit_matrix(feature: str, fmt: str, livekit_runs: dict[str, lm.Run]) -> None:
+    run = livekit_runs[feature]
+    table = read_trace(run.folder / LIVEKIT_FILES[fmt])
+    turns = [t for t in table.turns if t.rules != "livekit-history-1.3+" or t.total_ms is not None or t.flagged]
+    assert len(turns) == len(run.truth), table.turns
+    for got, want, turn in zip(turns, run.truth, run.turns, strict=True):
+        _check_livekit_turn(got, want, turn, fmt)

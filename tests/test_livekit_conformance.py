@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from google.protobuf.json_format import MessageToDict
 from livekit.agents import llm, metrics
 from livekit.agents.telemetry import set_tracer_provider, trace_types
 from livekit.agents.telemetry.traces import tracer
@@ -36,10 +35,10 @@ from livekit.agents.telemetry.utils import record_realtime_metrics
 from livekit.agents.voice.agent_activity import _agent_turn, _record_user_turn_stages
 from livekit.agents.voice.speech_handle import SpeechHandle
 from opentelemetry import trace
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from otlp_files import otlp_json_line
 
 from voicebudget.traces import check, read_trace
 
@@ -95,8 +94,9 @@ def _models(turns: list[Turn]) -> Iterator[metrics.AgentMetrics]:
             audio_duration=3.1,
             streamed=True,
         )
+        commit = now + 1  # LiveKit stamps EOU metrics at the commit; the LLM request starts then (no preemption)
         yield metrics.EOUMetrics(
-            timestamp=now + 1,
+            timestamp=commit,
             end_of_utterance_delay=t.eou,
             transcription_delay=t.asr,
             on_user_turn_completed_delay=0.0004,
@@ -105,7 +105,7 @@ def _models(turns: list[Turn]) -> Iterator[metrics.AgentMetrics]:
         yield metrics.LLMMetrics(
             label="livekit.plugins.openai.llm.LLM",
             request_id=f"chatcmpl-{i}",
-            timestamp=now + 2,
+            timestamp=commit + 1.4,  # metrics are stamped when the request ends
             duration=1.4,
             ttft=t.ttft,
             cancelled=False,
@@ -120,7 +120,7 @@ def _models(turns: list[Turn]) -> Iterator[metrics.AgentMetrics]:
             yield metrics.LLMMetrics(
                 label="livekit.plugins.openai.llm.LLM",
                 request_id="chatcmpl-follow-up",
-                timestamp=now + 3,
+                timestamp=commit + 1.5 + 0.9,  # starts after the speech began: off the speaking path
                 duration=0.9,
                 ttft=0.9,
                 cancelled=False,
@@ -134,7 +134,7 @@ def _models(turns: list[Turn]) -> Iterator[metrics.AgentMetrics]:
         yield metrics.TTSMetrics(
             label="livekit.plugins.cartesia.tts.TTS",
             request_id=f"tts-{i}",
-            timestamp=now + 3,
+            timestamp=commit + t.ttft + 1.1,  # the TTS starts on the LLM's first text
             ttfb=t.ttfb,
             duration=1.1,
             audio_duration=3.4,
@@ -287,17 +287,8 @@ def _hex(b64: str, width: int) -> str:
 
 
 def _otlp_json_lines(spans: Any) -> str:
-    """One OTLP JSON export per turn, from the OTLP exporter's own protobuf encoding; ids in hex as the
-    OTLP/JSON spec and the collector's file exporter write them."""
-    doc = MessageToDict(encode_spans(spans))
-    for rs in doc["resourceSpans"]:
-        for ss in rs["scopeSpans"]:
-            for span in ss["spans"]:
-                span["traceId"] = _hex(span["traceId"], 32)
-                span["spanId"] = _hex(span["spanId"], 16)
-                if "parentSpanId" in span:
-                    span["parentSpanId"] = _hex(span["parentSpanId"], 16)
-    return json.dumps(doc) + "\n"
+    """One OTLP JSON export per turn, from the OTLP exporter's own protobuf encoding (tests/otlp_files.py)."""
+    return otlp_json_line(spans)
 
 
 def _run_turns(turns: list[Turn], layout: str, exporter: InMemorySpanExporter) -> list[str]:

@@ -185,7 +185,9 @@ def test_otel_stale_ttfb_and_e2e_below_the_stages(tmp_path: Path) -> None:
     assert below.startswith("total 500.0 ms is less than the sum of its stages 887.7 ms")
 
 
-def test_history_e2e_latency_disagreeing_with_the_timestamps_is_flagged(tmp_path: Path) -> None:
+def test_history_e2e_latency_disagreeing_with_the_timestamps_takes_the_larger(tmp_path: Path) -> None:
+    """Both figures start at the user's stop: the larger one is the turn's total, with a note (issue 20 kind 4),
+    not a flag that throws the turn away."""
     items = [
         {
             "id": "u",
@@ -204,14 +206,20 @@ def test_history_e2e_latency_disagreeing_with_the_timestamps_is_flagged(tmp_path
     ]
     path = tmp_path / "h.json"
     path.write_text(json.dumps({"items": items}))
-    (anomaly,) = read_trace(path).anomalies
-    assert anomaly.field == "e2e_latency"
-    assert "1200.0 ms disagrees with the timestamps" in anomaly.reason
-    assert "1400.0 ms" in anomaly.reason
+    table = read_trace(path)
+    assert table.anomalies == ()
+    (turn,) = table.turns
+    assert not turn.flagged
+    assert turn.total_ms == pytest.approx(1400.0)  # the timestamps: 13.4 - 12.0
+    assert turn.framework_total_ms == pytest.approx(1200.0)
+    (note,) = turn.notes
+    assert "e2e_latency 1200.0 ms and the speaking timestamps" in note
+    assert "= 1400.0 ms) disagree by 200.0 ms" in note
     items[1]["metrics"]["e2e_latency"] = 1.4  # type: ignore[index]
     path.write_text(json.dumps({"items": items}))
     table = read_trace(path)
     assert table.anomalies == ()
+    assert table.turns[0].notes == ()
     assert table.turns[0].total_ms == pytest.approx(1400.0)
 
 

@@ -92,6 +92,12 @@ _LOG_MESSAGES = {
 _CONSOLE = re.compile(r"\b(?P<msg>EOU|LLM|TTS|STT|RealtimeModel|Interruption|Avatar) metrics (?P<extra>\{.*\})\s*$")
 _CONSOLE_TIME = re.compile(r"^\s*(?:(\d{4}-\d{2}-\d{2}) )?(\d{2}):(\d{2}):(\d{2})(?:,(\d{3}))?\b")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+PREEMPTIVE_START_S = 0.05
+"""LiveKit's preemptive generation starts the LLM on the final transcript (``voice/agent_activity.py``
+``on_preemptive_generation``): a first request that starts before the commit and within 50 ms after the
+transcript (the end of speech + ``transcription_delay``; measured 2 ms after it on LiveKit 1.8.9 in the
+conformance matrix) is one. A request that starts before the commit at any other time is taken as the
+lines' clocks disagreeing, and LiveKit's sum is kept."""
 _ECHO_WINDOW = 16
 """A metrics log line identical to one of the last 16 is the dev console's echo, read once."""
 
@@ -125,6 +131,8 @@ class _Passes:
     llm: list[_Request] = field(default_factory=list)
     tts: list[_Request] = field(default_factory=list)
     logged: bool = False  # read from log_metrics() lines: starts are estimates, ends the record times
+    commit: float | None = None  # when the turn was committed (the EOU metrics' time), s
+    transcript: float | None = None  # when the final transcript came (commit - eou delay + transcription delay)
 
 
 def _number(value: Any) -> float | None:
@@ -157,10 +165,10 @@ def _log_time(obj: dict[str, Any]) -> float | None:
 
 
 def _console_time(line: str) -> float | None:
-    """The record time of a ColoredFormatter line (``HH:MM:SS`` or ``YYYY-MM-DD HH:MM:SS,mmm``), s of
-    the day (the date, when given, only orders days)."""
+    """The record time of a ColoredFormatter line with milliseconds (``YYYY-MM-DD HH:MM:SS,mmm``), s; the
+    console's ``HH:MM:SS`` (whole seconds) times nothing: None."""
     m = _CONSOLE_TIME.match(line)
-    if m is None:
+    if m is None or not m.group(5):
         return None
     day = 0.0
     if m.group(1):
@@ -257,9 +265,8 @@ class _Reader:
     def parse(self, lineno: int, raw: str) -> tuple[dict[str, Any] | None, str, float | None]:
         """The metrics object on a line, how it was written (``json``, ``pydantic``, ``log``) and, for a
         log record, its time (s); None when the line holds none."""
-        if "metrics {" in raw and ("\x1b" in raw or '"type"' not in raw):
-            raw = _ANSI.sub("", raw).replace("\r", "").strip()
-            record = self.log_record(raw)
+        if " metrics " in raw and "{" in raw and '"type"' not in raw:
+            record = self.log_record(_ANSI.sub("", raw).replace("\r", "").strip())
             if record is not None:
                 return record[0], "log", record[1]
         start = raw.find("{")
@@ -341,7 +348,20 @@ class _Reader:
         opens its own)."""
         cur = self.positional
         passes = self.passes[cur.id] if cur is not None else None
-        if kind == "eou_metrics" or cur is None or passes is None or (kind == "llm_metrics" and passes.tts):
+        # a preemptive LLM request ends (and is logged) before the EOU line of its own turn
+        early_llm = (
+            cur is not None
+            and passes is not None
+            and passes.llm
+            and not passes.tts
+            and "endpointing" not in cur.stages_ms
+        )
+        if (
+            (kind == "eou_metrics" and not early_llm)
+            or cur is None
+            or passes is None
+            or (kind == "llm_metrics" and passes.tts)
+        ):
             cur = self.turn(f"turn-{len(self.turns) + 1}", lineno, "livekit-log-metrics")
             self.passes[cur.id].logged = True
             self.positional = cur
@@ -373,6 +393,14 @@ class _Reader:
         if obj.get("error"):
             turn.flag(lineno, "error", str(obj["error"])[:80], f"{kind} reports an error")
         if kind == "eou_metrics":
+            # LiveKit stamps EOU metrics right after on_user_turn_completed, at the turn's commit
+            at = log_time if log_time is not None else _number(obj.get("timestamp"))
+            callback = _number(obj.get("on_user_turn_completed_delay")) or 0.0
+            eou, asr = _number(obj.get("end_of_utterance_delay")), _number(obj.get("transcription_delay"))
+            passes = self.passes[turn.id]
+            passes.commit = None if at is None else at - callback
+            if passes.commit is not None and eou is not None and asr is not None:
+                passes.transcript = passes.commit - eou + asr
             turn.set_stage(
                 "endpointing",
                 turn.seconds(obj.get("end_of_utterance_delay"), line=lineno, fld="end_of_utterance_delay"),
@@ -432,9 +460,60 @@ class _Reader:
             self.first_output(turn, first.value, first.line, "ttft", "no first token", "llm_ttft")
             if k > 0:
                 self.tool_turn(turn, passes.llm[: k + 1])
+            self.preemptive(turn, passes, k)
         if passes.tts:
             tts = passes.tts[0]
             self.first_output(turn, tts.value, tts.line, "ttfb", "no first audio", "tts_ttfb")
+
+    def preemptive(self, turn: TurnBuilder, passes: _Passes, k: int) -> None:
+        """Preemptive generation (on by default in 1.8.x): the LLM starts on the final transcript, before
+        the turn commit, so its time overlaps the endpointing wait and LiveKit's sum
+        ``end_of_utterance_delay + ttft + ttfb`` counts it twice. Each LLM segment then counts only from
+        the commit (or the end of the segment before it) on; a note says how much came before (only for a
+        request that starts where LiveKit's preemptive generation starts: :data:`PREEMPTIVE_START_S`)."""
+        first, commit, transcript = passes.llm[0], passes.commit, passes.transcript
+        if commit is None or transcript is None or first.start is None or first.start >= commit - 0.005:
+            return
+        if not -0.005 <= first.start - transcript <= PREEMPTIVE_START_S:
+            return  # not LiveKit's preemptive start (on the final transcript): the lines' clocks disagree
+        llm = passes.llm[: k + 1]
+        if any(r.start is None or r.end is None for r in llm) or _number(first.value) is None:
+            return
+        cursor = commit
+
+        def after(start: float, end: float) -> float:
+            nonlocal cursor
+            on_path = max(0.0, end - max(start, cursor))
+            cursor = max(cursor, end)
+            return round(on_path * 1000.0, 3)
+
+        def ttft(r: _Request) -> float:
+            return max(_number(r.value) or 0.0, 0.0)
+
+        before = sum(
+            v for key, v in turn.stages_ms.items() if key in ("llm_ttft", "llm_tool_call", "tool", "llm_2_ttft")
+        )
+        stages = {"llm_ttft": after(first.start, first.start + ttft(first))}
+        if k > 0:
+            call = tool = 0.0
+            for i, r in enumerate(llm[:-1]):
+                assert r.start is not None
+                assert r.end is not None
+                call += after(r.start + (ttft(r) if i == 0 else 0.0), r.end)
+                nxt = llm[i + 1]
+                assert nxt.start is not None
+                tool += after(r.end, nxt.start)
+            last = llm[-1]
+            assert last.start is not None
+            stages |= {"llm_tool_call": call, "tool": tool, "llm_2_ttft": after(last.start, last.start + ttft(last))}
+        for key, value in stages.items():
+            if key in turn.stages_ms:
+                turn.stages_ms[key] = value
+        hidden = before - sum(stages.values())
+        turn.note(
+            f"preemptive generation: the LLM request started {(commit - first.start) * 1000:.0f} ms before the turn "
+            f"commit; {hidden:.0f} ms of the LLM's time ran inside the endpointing wait and is not counted again"
+        )
 
     def tool_turn(self, turn: TurnBuilder, llm: list[_Request]) -> None:
         """Stages of a turn whose first ``len(llm) - 1`` LLM passes ended in tool calls: the LLM writing
@@ -456,7 +535,7 @@ class _Reader:
         tool = sum((b.start or 0.0) - (a.end or 0.0) for a, b in zip(llm, llm[1:], strict=False))
         turn.set_stage("llm_tool_call", turn.ms(round(call * 1000.0, 3), line=llm[0].line, fld="duration"))
         turn.set_stage("tool", turn.ms(round(max(tool, 0.0) * 1000.0, 3), line=last.line, fld="timestamp"))
-        if tool < -0.005:
+        if tool < (-0.02 if self.passes[turn.id].logged else -0.005):  # log lines' starts are estimates
             turn.flag(last.line, "timestamp", last.start, "an LLM request starts before the previous one ended")
         self.first_output(turn, last.value, last.line, "ttft", "no first token", "llm_2_ttft")
 

@@ -8,7 +8,8 @@
 - assistant message: ``llm_node_ttft``, ``tts_node_ttfb``, ``e2e_latency`` (agent started
   speaking - user stopped speaking), ``started_speaking_at``/``stopped_speaking_at``, and from 1.7
   ``llm_node_ttfs`` (LLM start -> first sentence sent to the TTS): ``first_phrase`` is its excess
-  over ``llm_node_ttft``.
+  over ``llm_node_ttft``; from 1.8 ``playback_latency`` (the first audio frame forwarded -> the audio
+  output reporting playback, e.g. a remote avatar): the ``output`` stage.
 
 A LiveKit session report (``ctx.make_session_report().to_dict()``, ``voice/report.py``) is read the
 same way: its chat history sits under ``chat_history``, with the session's ``events`` beside it
@@ -27,9 +28,10 @@ first pass and the tools together are ``tool`` (a note says so). An assistant me
 call whose user turn an earlier message already answered continues that reply: not a turn.
 The total is ``e2e_latency``; without it, voice-to-voice from the timestamps: the assistant's
 ``started_speaking_at`` minus the user's ``stopped_speaking_at`` (LiveKit computes ``e2e_latency`` that
-way, ``voice/agent_activity.py``). When both are there and differ by more than 5 ms, the turn is
-flagged. A realtime (speech-to-speech) model's messages carry only the timestamps: such a turn is its
-voice-to-voice total alone. What the total has beyond the reported stages is ``other``.
+way, ``voice/agent_activity.py``). When both are there and differ by more than 5 ms, the larger is
+the total and a note on the turn says so. A realtime (speech-to-speech) model's messages carry only
+the timestamps: such a turn is its voice-to-voice total alone. What the total has beyond the reported
+stages is ``other``.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from typing import Any
 from voicebudget.traces._jsonsafe import iter_lines, json_kind, loads
 from voicebudget.traces._livekit_rules import flag_stale_values
 from voicebudget.traces._options import ReadOptions
-from voicebudget.traces._table import RESIDUAL_TOLERANCE_MS, Anomaly, TraceTable, TurnBuilder
+from voicebudget.traces._table import ON_PATH, RESIDUAL_TOLERANCE_MS, Anomaly, TraceTable, TurnBuilder
 
 __all__ = ["looks_like_livekit_history", "read_livekit_history"]
 
@@ -128,32 +130,64 @@ def _number(value: Any) -> float | None:
 
 
 class _Tools:
-    """The tool items between a user message and the reply: calls, outputs and handoffs, with times."""
+    """The tool items between a user message and the reply, in order: calls, outputs, handoffs."""
 
     def __init__(self) -> None:
-        self.calls: list[tuple[str, float | None]] = []  # (function name, created_at)
-        self.done: list[float | None] = []  # outputs' and handoffs' created_at
+        self.items: list[tuple[str, str, float | None]] = []  # (kind, function name, created_at)
+
+    @property
+    def calls(self) -> list[tuple[str, float | None]]:
+        return [(n, t) for k, n, t in self.items if k == "function_call"]
 
     def add(self, item: dict[str, Any]) -> None:
         kind = item.get("type")
-        at = _number(item.get("created_at"))
-        if kind == "function_call":
-            name = item.get("name")
-            self.calls.append((name if isinstance(name, str) and name else "tool", at))
-        elif kind in ("function_call_output", "agent_handoff"):
-            self.done.append(at)
+        name = item.get("name")
+        name = name if isinstance(name, str) and name else "tool"
+        if kind in ("function_call", "function_call_output", "agent_handoff"):
+            self.items.append((str(kind), name, _number(item.get("created_at"))))
 
     def from_events(self, events: list[dict[str, Any]], after: float, before: float) -> None:
         """Times from ``function_tools_executed`` events between ``after`` and ``before`` (a session
-        report), for calls the history gives without a time."""
+        report), for items the history gives without a time: the calls' own ``created_at``, the event's
+        time for the outputs."""
+        if all(t is not None for _, _, t in self.items):
+            return
+        calls: dict[str, float] = {}
+        done: list[float] = []
         for ev in events:
             at = _number(ev.get("created_at"))
             if ev.get("type") != "function_tools_executed" or at is None or not after <= at <= before:
                 continue
             for call in ev.get("function_calls") or []:
-                if isinstance(call, dict) and _number(call.get("created_at")) is not None:
-                    self.calls = [(n, t if t is not None else _number(call.get("created_at"))) for n, t in self.calls]
-            self.done = [t if t is not None else at for t in self.done] or [at]
+                if isinstance(call, dict) and isinstance(call.get("name"), str):
+                    calls.setdefault(call["name"], _number(call.get("created_at")) or at)
+            done.append(at)
+        items = []
+        for kind, name, t in self.items:
+            if t is None:
+                t = calls.get(name) if kind == "function_call" else (done.pop(0) if done else None)
+            items.append((kind, name, t))
+        self.items = items
+
+    def rounds(self) -> list[tuple[float, float, str]] | None:
+        """Each round of calls: (first call, last output or handoff, the function whose output came last);
+        None when an item has no time."""
+        out: list[tuple[float, float, str]] = []
+        first: float | None = None
+        last: tuple[float, str] | None = None
+        for kind, name, t in self.items:
+            if t is None:
+                return None
+            if kind == "function_call":
+                if last is not None and first is not None:  # a call after outputs: the next round
+                    out.append((first, last[0], last[1]))
+                    first, last = None, None
+                first = t if first is None else first
+            else:
+                last = (t, name if kind == "function_call_output" else (last[1] if last else name))
+        if first is not None and last is not None:
+            out.append((first, last[0], last[1]))
+        return out or None
 
 
 class _History:
@@ -192,12 +226,18 @@ class _History:
             if ms is not None and stage != "llm_2_ttft":
                 self.values[key].append((b, line, key, metrics[key]))
         self.first_sentence(b, metrics, line)
+        playback = b.seconds(metrics.get("playback_latency"), line=line, fld="playback_latency", missing_ok=True)
+        if playback:  # 1.8+: the first audio frame forwarded -> the output reporting playback (an avatar)
+            b.set_stage("output", playback)
         if tool_turn and tools is not None:
             self.tool_stages(b, tools, metrics, user, events or [])
         if pipeline:
             b.require(_NEEDED if not tool_turn else {k: v for k, v in _NEEDED.items() if k != "llm_ttft"})
         required = tuple(k for k in _NEEDED if not (tool_turn and k == "llm_ttft")) if pipeline else ()
-        b.close_with_residual(self.total(b, metrics, line, user), line, "e2e_latency", required=required)
+        total = self.total(b, metrics, line, user)
+        if pipeline:
+            self.preemptive(b, total, line)
+        b.close_with_residual(total, line, "e2e_latency", required=required)
         if b in self.pending_tool and "other" in b.stages_ms:
             b.stages_ms["tool"] = b.stages_ms.pop("other")  # the first pass and the tools, not timed apart
         if b.total_ms is None and not pipeline:
@@ -249,10 +289,9 @@ class _History:
         started = _number(metrics.get("started_speaking_at"))
         if stopped is not None and started is not None:
             tools.from_events(events, stopped, started)
-        first_call = min((t for _, t in tools.calls if t is not None), default=None)
-        last_done = max((t for t in tools.done if t is not None), default=None)
+        rounds = tools.rounds()
         names = sorted({n for n, _ in tools.calls})
-        if stopped is None or eot is None or first_call is None or last_done is None:
+        if stopped is None or eot is None or rounds is None:
             b.note(
                 f"tool turn ({', '.join(names)}): the history gives no times for the tool calls, so the first LLM "
                 "pass and the tools are one 'tool' stage (to_dict(exclude_timestamp=False) keeps them apart)"
@@ -260,11 +299,16 @@ class _History:
             b.unknown_stages.append("llm_ttft")
             self.pending_tool.append(b)
             return
-        b.set_stage("llm_ttft", b.ms(round((first_call - stopped - eot) * 1000.0, 3), line=b.line, fld="created_at"))
-        tool_ms = b.ms(round((last_done - first_call) * 1000.0, 3), line=b.line, fld="created_at")
-        b.set_stage("tool", tool_ms)
-        if tool_ms is not None and len(names) == 1:
-            b.set_part("tool", names[0], tool_ms)
+        b.set_stage("llm_ttft", b.ms(round((rounds[0][0] - stopped - eot) * 1000.0, 3), line=b.line, fld="created_at"))
+        call_ms = sum((nxt[0] - cur[1]) * 1000.0 for cur, nxt in zip(rounds, rounds[1:], strict=False))
+        if len(rounds) > 1:  # the LLM passes between the rounds
+            b.set_stage("llm_tool_call", b.ms(round(call_ms, 3), line=b.line, fld="created_at"))
+        tool_ms = 0.0
+        for start, end, name in rounds:
+            ms = (end - start) * 1000.0
+            tool_ms += ms
+            b.set_part("tool", name, round(b.parts_ms.get("tool", {}).get(name, 0.0) + ms, 3))
+        b.set_stage("tool", b.ms(round(tool_ms, 3), line=b.line, fld="created_at"))
 
     def total(
         self, b: TurnBuilder, metrics: dict[str, Any], line: int, user: tuple[dict[str, Any], int] | None
@@ -278,14 +322,36 @@ class _History:
         if started is not None and stopped is not None:
             v2v = b.ms((started - stopped) * 1000.0, line=line, fld="started_speaking_at")
         if e2e is not None and v2v is not None and abs(e2e - v2v) > RESIDUAL_TOLERANCE_MS:
-            b.flag(
-                line,
-                "e2e_latency",
-                metrics["e2e_latency"],
-                f"e2e_latency {e2e:.1f} ms disagrees with the timestamps: assistant started_speaking_at - user "
-                f"stopped_speaking_at = {v2v:.1f} ms",
+            larger = "e2e_latency" if e2e > v2v else "the speaking timestamps"
+            b.note(
+                f"e2e_latency {e2e:.1f} ms and the speaking timestamps (assistant started_speaking_at - user "
+                f"stopped_speaking_at = {v2v:.1f} ms) disagree by {abs(e2e - v2v):.1f} ms; both start at the user's "
+                f"stop, so the larger, {larger}, is the total"
             )
+            return max(e2e, v2v)
         return e2e if e2e is not None else v2v
+
+    @staticmethod
+    def preemptive(b: TurnBuilder, total: float | None, line: int) -> None:
+        """Preemptive generation (on by default in 1.8.x): the LLM ran on the final transcript before the
+        turn commit, so ``llm_node_ttft`` (and ``llm_node_ttfs``) overlap the endpointing wait and the stages
+        add up to more than the total. Only the LLM's time after the commit is on the path: the overlap
+        comes off ``llm_ttft``, then ``first_phrase``, and a note says how much."""
+        if total is None or "llm_ttft" not in b.stages_ms or "tool" in b.stages_ms:
+            return
+        excess = sum(v for k, v in b.stages_ms.items() if k in ON_PATH) - total
+        if excess <= RESIDUAL_TOLERANCE_MS:
+            return
+        hidden = 0.0
+        for key in ("llm_ttft", "first_phrase"):
+            cut = min(b.stages_ms.get(key, 0.0), excess - hidden)
+            if key in b.stages_ms:
+                b.stages_ms[key] = round(b.stages_ms[key] - cut, 3)
+            hidden += cut
+        b.note(
+            f"preemptive generation: the stages add up to {excess:.0f} ms more than the total; the LLM started "
+            f"before the turn commit, and {hidden:.0f} ms of its time ran inside the endpointing wait"
+        )
 
     def table(self) -> list[TurnBuilder]:
         for found in self.values.values():

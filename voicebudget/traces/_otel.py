@@ -526,6 +526,60 @@ class _Reader:
             return "livekit-otel-1.2"
         return "livekit-otel-1.3"
 
+    def livekit_passes(self, b: TurnBuilder, turn: _Span, members: list[_Span]) -> None:
+        """LiveKit 1.5+: a tool turn's ``llm_node`` spans (one per pass; a pass that called tools lists them
+        in ``lk.pii.response.function_calls``) and ``function_tool`` spans under ``agent_turn``: the LLM
+        writing the calls (``llm_tool_call``), the tools until the next pass (``tool``, each round named
+        after its slowest function) and the reply pass's TTFT (``llm_2_ttft``); each counted from the turn's
+        start on (a preemptive pass that ran before the commit overlaps the endpointing wait)."""
+        kids = [m for m in members if m is not turn]
+        # the commit: the user turn's end-of-utterance wait ends (a preemptive agent_turn starts before it)
+        commit = max((m.end_ns for m in kids if m.name == "eou_wait" and m.end_ns > 0), default=turn.start_ns)
+        passes = sorted(
+            (m for m in kids if m.name == "llm_node" and 0 < m.start_ns <= m.end_ns), key=lambda m: m.start_ns
+        )
+        tools = sorted((m for m in kids if m.name == "function_tool"), key=lambda m: m.start_ns)
+        cursor = commit
+
+        def after(start: int, end: int) -> float:
+            nonlocal cursor
+            on_path = max(0, end - max(start, cursor))
+            cursor = max(cursor, end)
+            return on_path / 1e6
+
+        def ttft_ns(m: _Span) -> int:
+            v = m.attrs.get("lk.response.ttft")
+            return int(float(v) * 1e9) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else 0
+
+        if passes and "llm_ttft" in b.stages_ms and passes[0].start_ns < commit - 5_000_000:
+            first = passes[0]
+            b.stages_ms["llm_ttft"] = round(after(first.start_ns, first.start_ns + ttft_ns(first)), 3)
+            b.note(
+                "preemptive generation: the first LLM pass started before the turn commit; only its time after it "
+                "is counted"
+            )
+        else:
+            cursor = passes[0].start_ns + ttft_ns(passes[0]) if passes else cursor
+        if len(passes) > 1:
+            call = tool = 0.0
+            names: dict[str, float] = {}
+            for i, (cur, nxt) in enumerate(zip(passes, passes[1:], strict=False)):
+                call += after(cur.start_ns + (ttft_ns(cur) if i == 0 else 0), cur.end_ns)
+                gap = after(cur.end_ns, nxt.start_ns)
+                tool += gap
+                ran = [t for t in tools if cur.start_ns <= t.start_ns < nxt.start_ns]
+                slowest = max(ran, key=lambda t: t.end_ns, default=None)
+                name = slowest.attrs.get("lk.function_tool.name") if slowest is not None else None
+                key = name if isinstance(name, str) and name else "tool"
+                names[key] = names.get(key, 0.0) + gap
+            last = passes[-1]
+            b.set_stage("llm_tool_call", b.ms(round(call, 3), line=passes[0].line, fld="llm_node"))
+            b.set_stage("tool", b.ms(round(tool, 3), line=last.line, fld="llm_node"))
+            for name, ms in names.items():
+                b.set_part("tool", name, round(ms, 3))
+            b.set_stage("llm_2_ttft", b.ms(round(after(last.start_ns, last.start_ns + ttft_ns(last)), 3),
+                                           line=last.line, fld="lk.response.ttft"))  # fmt: skip
+
     def pipecat_passes(self, b: TurnBuilder, members: list[_Span], attrs: dict[str, tuple[Any, _Span]]) -> set[str]:
         """Pipecat: a tool turn's LLM passes from its ``llm`` spans' times (each span runs from the
         request to the end of its stream, the call dispatched at its end), and the stages the spans do
@@ -584,6 +638,8 @@ class _Reader:
         )
         if not lk:
             optional |= self.pipecat_passes(b, members, attrs)
+        else:
+            self.livekit_passes(b, span, members)
         needed = {k: (v[0], v[0]) for k, v in names.items() if k not in optional}
         b.require(needed)
         total = None
