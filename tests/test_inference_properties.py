@@ -121,3 +121,46 @@ def test_a_closed_loop_past_90_percent_of_prefill_capacity_says_so() -> None:
     )
     assert not trt.ttft_lower_bound
     assert trt.ttft_ms < r.ttft_ms
+
+
+def test_fast_mode_band_for_405b_on_8_b200() -> None:
+    """Issue 21 item 8: the trade is a band, not a point. Llama-3.1-405B fp8 on 8 x B200 (1000 in / 300 out):
+    2.5x is out of reach below 128 in flight; Anthropic's published 6x for 2.5x pins the baseline near 144,
+    where the default constants give 5.2x and the uncertain ones 2.6-5.7x (out of reach in a third of them)."""
+    band = vb.fast_mode_band(
+        "llama-3.1-405b",
+        "b200",
+        vb.Deployment(chips=8, precision="fp8"),
+        2.5,
+        vb.Workload(prompt_tokens=1000, output_tokens=300),
+    )
+    rows = {r.baseline_concurrency: r for r in band.rows}
+    assert band.min_reachable_baseline == 128
+    assert rows[96].price_ratio is None
+    assert rows[128].price_ratio == pytest.approx(12.8, rel=0.01)
+    assert rows[144].price_ratio == pytest.approx(5.21, rel=0.01)
+    assert band.published_baseline == 144
+    assert rows[144].price_min == pytest.approx(2.60, rel=0.01)
+    assert rows[144].price_max == pytest.approx(5.74, rel=0.01)
+    assert rows[144].reachable_share == pytest.approx(2 / 3)
+    # more in flight on the standard tier makes the same speed-up cheaper (default constants)
+    priced = [r.price_ratio for r in band.rows if r.price_ratio is not None]
+    assert priced == sorted(priced, reverse=True)
+    assert "6x price pins the baseline near 144" in band.message
+
+
+def test_infer_fast_mode_prints_the_band() -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from voicebudget.cli import app
+
+    args = ["infer", "-m", "llama-3.3-70b", "-H", "h100-sxm", "--chips", "2", "--precision", "fp8", "-c", "128"]
+    r = CliRunner().invoke(app, [*args, "--prompt-tokens", "1000", "--output-tokens", "300", "--fast-mode", "2.5"])
+    assert r.exit_code == 0, r.output
+    assert "fast mode 2.5x output speed, by baseline load" in r.output
+    j = CliRunner().invoke(app, [*args, "--fast-mode", "2.5", "-f", "json"])
+    doc = json.loads(j.stdout)
+    assert doc["fast_mode_band"]["target_speedup"] == 2.5
+    assert doc["fast_mode_band"]["min_reachable_baseline"] is not None

@@ -70,6 +70,16 @@ def infer(
             help="Open-loop Poisson arrivals, requests/s (instead of --concurrency): TTFT p50/p90/p99.",
         ),
     ] = None,
+    fast_mode: Annotated[
+        float | None,
+        typer.Option(
+            "--fast-mode",
+            min=1.0,
+            metavar="SPEEDUP",
+            help="Also print the fast-mode band: the baseline loads at which this output speed-up is reachable "
+            "by batch policy and its price range over the uncertain constants.",
+        ),
+    ] = None,
     prompt_tokens: Annotated[int, typer.Option("--prompt-tokens", min=1, help="Prompt tokens per request.")] = 1000,
     output_tokens: Annotated[int, typer.Option("--output-tokens", min=1, help="Output tokens per request.")] = 200,
     software: Annotated[
@@ -193,10 +203,36 @@ def infer(
             price=chip_price,
             speculative=spec,
         )
+    band = None
+    if fast_mode is not None:
+        from voicebudget.inference import fast_mode_band  # lazy: start-up (only with --fast-mode)
+        from voicebudget.inference._render import render_fast_mode_band
+
+        with user_errors():
+            band = fast_mode_band(
+                arch,
+                chip,
+                Deployment(
+                    chips=result.chips,
+                    tensor_parallel=result.tensor_parallel,
+                    pipeline_parallel=result.pipeline_parallel,
+                    precision=choice_value(precision),
+                    kv_precision=choice_value(kv_precision),
+                    memory_utilization=memory_utilization,
+                ),
+                fast_mode,
+                Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens),
+            )
     if fmt is TableOrJson.json:
-        emit_json(result.to_dict())
+        doc = result.to_dict()
+        if band is not None:
+            doc["fast_mode_band"] = band.model_dump(mode="json")
+        emit_json(doc)
     else:
-        Console(highlight=False).print(render_inference(result))
+        console = Console(highlight=False)
+        console.print(render_inference(result))
+        if band is not None:
+            console.print(render_fast_mode_band(band))
 
 
 def hardware_cmd(

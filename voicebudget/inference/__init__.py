@@ -25,9 +25,12 @@ if TYPE_CHECKING:
         PRECISIONS as PRECISIONS,
     )
     from voicebudget.inference._fastmode import (
+        FastModeBand as FastModeBand,
+        FastModeBandRow as FastModeBandRow,
         FastModeComparison as FastModeComparison,
         FastModePlan as FastModePlan,
         compare_policies as compare_policies,
+        fast_mode_band as fast_mode_band,
         plan_fast_mode as plan_fast_mode,
     )
     from voicebudget.inference._hfconfig import (
@@ -87,9 +90,12 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     ),
     "voicebudget.inference._precision": ("PRECISIONS",),
     "voicebudget.inference._fastmode": (
+        "FastModeBand",
+        "FastModeBandRow",
         "FastModeComparison",
         "FastModePlan",
         "compare_policies",
+        "fast_mode_band",
         "plan_fast_mode",
     ),
     "voicebudget.inference._hfconfig": (

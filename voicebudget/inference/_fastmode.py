@@ -20,7 +20,15 @@ from voicebudget.inference._catalog import Hardware, ModelArch
 from voicebudget.inference._predict import DEFAULT_CALIBRATION, estimate_inference
 from voicebudget.inference._types import Deployment, GPUCalibration, InferenceResult, Workload
 
-__all__ = ["FastModeComparison", "FastModePlan", "compare_policies", "plan_fast_mode"]
+__all__ = [
+    "FastModeBand",
+    "FastModeBandRow",
+    "FastModeComparison",
+    "FastModePlan",
+    "compare_policies",
+    "fast_mode_band",
+    "plan_fast_mode",
+]
 
 
 class FastModeComparison(BaseModel):
@@ -159,4 +167,131 @@ def plan_fast_mode(
             f"concurrency {b0} -> {c} gives {best.speedup:.2f}x output speed at {best.price_ratio:.2f}x "
             f"chip-time per token (TTFT x{best.ttft_ratio:.2f}); ceiling {top.speedup:.2f}x at batch 1"
         ),
+    )
+
+
+UNCERTAIN_CONSTANTS: dict[str, tuple[float, ...]] = {
+    "tau_layer_ms": (0.025, 0.05, 0.1),
+    "tau_seq_ms": (0.005, 0.01, 0.02),
+}
+"""The fitted constants a fast-mode price is most sensitive to, each over the range the calibration and
+held-out rows do not rule out (issue 21: ``tau_layer`` 0.025 -> 0.1 ms moved 405B's 2.5x from 2.85x of the
+price to unreachable; ``tau_seq`` 0.005-0.02 ms is the range the leave-one-source-out folds chose from)."""
+
+DEFAULT_BASELINES = (16, 32, 48, 64, 96, 128, 144, 160, 192, 256, 384, 512)
+"""Baseline concurrencies the band scans (requests in flight on the standard tier)."""
+
+
+class FastModeBandRow(BaseModel):
+    """One baseline load: whether the target is reachable and at what price, over the uncertain constants.
+
+    :ivar reachable_share: share of the constant combinations under which the target is reachable.
+    :ivar price_ratio: chip-time per token, fast / baseline, with the default constants (``None``: unreachable).
+    :ivar price_min: the lowest price ratio over the combinations that reach the target (``None``: none does).
+    :ivar price_max: the highest.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    baseline_concurrency: int
+    reachable_share: float
+    price_ratio: float | None
+    price_min: float | None
+    price_max: float | None
+
+
+class FastModeBand(BaseModel):
+    """The fast-mode curve: for each baseline load, whether ``target_speedup`` is reachable and its price range.
+
+    :ivar min_reachable_baseline: the smallest scanned baseline at which the default constants reach the target.
+    :ivar published_baseline: the scanned baseline whose default price ratio is closest to ``published_price``
+        (Anthropic's 6x for 2.5x): the load the published trade pins, not a check of the physics.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    target_speedup: float
+    rows: tuple[FastModeBandRow, ...]
+    min_reachable_baseline: int | None
+    published_price: float | None
+    published_baseline: int | None
+    message: str
+
+
+def fast_mode_band(
+    model: str | ModelArch,
+    hardware: str | Hardware,
+    deployment: Deployment,
+    target_speedup: float,
+    workload: Workload | None = None,
+    *,
+    baselines: tuple[int, ...] = DEFAULT_BASELINES,
+    published_price: float | None = 6.0,
+) -> FastModeBand:
+    """The range of baseline loads for which ``target_speedup`` is reachable by batch policy, and the price
+    multiple over :data:`UNCERTAIN_CONSTANTS` (a band, not one point: the trade is steep in the baseline).
+
+    :param deployment: chips, parallelism, precision (its ``concurrency`` is replaced by each baseline).
+    :param baselines: baseline concurrencies to scan; those whose KV cache does not fit are left out.
+    :param published_price: a published price multiple for the target (Anthropic fast mode: 6x for 2.5x) to
+        find the baseline load it implies; ``None``: not looked for.
+    :returns: :class:`FastModeBand`, one row per baseline that fits.
+    :raises ModelError: ``target_speedup`` below 1, or no baseline fits.
+    """
+    if target_speedup < 1:
+        raise ModelError(f"target_speedup must be >= 1, got {target_speedup}")
+    combos = [
+        GPUCalibration(tau_layer_ms=a, tau_seq_ms=b)
+        for a in UNCERTAIN_CONSTANTS["tau_layer_ms"]
+        for b in UNCERTAIN_CONSTANTS["tau_seq_ms"]
+    ]
+    rows = []
+    for b in baselines:
+        dep = deployment.model_copy(update={"concurrency": b})
+        try:
+            default = plan_fast_mode(model, hardware, dep, target_speedup, workload)
+        except ModelError:
+            continue  # this baseline's KV cache does not fit
+        prices = []
+        for cal in combos:
+            p = plan_fast_mode(model, hardware, dep, target_speedup, workload, calibration=cal)
+            if p.reachable and p.comparison is not None:
+                prices.append(p.comparison.price_ratio)
+        rows.append(
+            FastModeBandRow(
+                baseline_concurrency=b,
+                reachable_share=len(prices) / len(combos),
+                price_ratio=default.comparison.price_ratio if default.comparison is not None else None,
+                price_min=min(prices) if prices else None,
+                price_max=max(prices) if prices else None,
+            )
+        )
+    if not rows:
+        raise ModelError("no baseline concurrency fits the deployment's memory")
+    reach = [r.baseline_concurrency for r in rows if r.price_ratio is not None]
+    pinned = None
+    if published_price is not None:
+        priced = [r for r in rows if r.price_ratio is not None]
+        if priced:
+            pinned = min(priced, key=lambda r: abs(r.price_ratio - published_price)).baseline_concurrency  # type: ignore[operator]
+    lo = reach[0] if reach else None
+    at = next((r for r in rows if r.baseline_concurrency == pinned), None)
+    msg = (
+        f"{target_speedup:g}x is out of reach by batch policy at every scanned baseline"
+        if lo is None
+        else f"{target_speedup:g}x is reachable from a baseline of {lo} in flight"
+    )
+    if at is not None and at.price_min is not None:
+        msg += (
+            f"; a {published_price:g}x price pins the baseline near {pinned} in flight, where the price is "
+            f"{at.price_min:.1f}-{at.price_max:.1f}x over tau_layer 0.025-0.1 ms and tau_seq 0.005-0.02 ms "
+            f"(reachable in {at.reachable_share:.0%} of them)"
+        )
+    return FastModeBand(
+        target_speedup=target_speedup,
+        rows=tuple(rows),
+        min_reachable_baseline=lo,
+        published_price=published_price,
+        published_baseline=pinned,
+        message=msg,
     )

@@ -10,9 +10,17 @@ from rich.table import Table
 from rich.text import Text
 
 from voicebudget.inference._catalog import HARDWARE, MODEL_ALIASES, MODELS
+from voicebudget.inference._fastmode import FastModeBand
 from voicebudget.inference._types import InferenceResult, OpenLoopResult
 
-__all__ = ["hardware_rows", "model_rows", "render_catalog", "render_inference", "render_open_loop"]
+__all__ = [
+    "hardware_rows",
+    "model_rows",
+    "render_catalog",
+    "render_fast_mode_band",
+    "render_inference",
+    "render_open_loop",
+]
 
 
 def hardware_rows() -> list[dict[str, Any]]:
@@ -250,4 +258,26 @@ def render_open_loop(r: OpenLoopResult) -> Table:
         t.add_row(k, v)
     if r.request_rate_per_s > 0.5 * r.capacity_requests_per_s:
         t.add_row("note", "above half the capacity the TTFT tail is indicative (docs/inference.md)")
+    return t
+
+
+def render_fast_mode_band(band: FastModeBand) -> Table:
+    """The fast-mode band: per baseline load, reachability and the price multiple over the uncertain constants."""
+    t = Table(
+        "baseline in flight",
+        "reachable (share of constants)",
+        "price x (default)",
+        "price x (range)",
+        title=f"fast mode {band.target_speedup:g}x output speed, by baseline load",
+        caption=band.message,
+        caption_justify="left",
+    )
+    for r in band.rows:
+        rng = "-" if r.price_min is None else f"{r.price_min:.2f}-{r.price_max:.2f}"
+        t.add_row(
+            str(r.baseline_concurrency),
+            f"{r.reachable_share:.0%}",
+            "out of reach" if r.price_ratio is None else f"{r.price_ratio:.2f}",
+            rng,
+        )
     return t
