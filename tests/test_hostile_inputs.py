@@ -89,7 +89,7 @@ def test_empirical_stray_cr_names_file_and_line(tmp_path: Path) -> None:
     assert code == 2
     assert one_error_line(output).endswith(
         "pipeline.stages.x: " + str(tmp_path / "s.csv") + ": line 2, column 1: not a number; "
-        "a sample must be a finite number of ms, >= 0"
+        "a sample must be a finite number of ms, >= 0 and at most 1,000 hours"
     )
 
 
@@ -357,3 +357,74 @@ def test_guard_timestamps_are_checked_too() -> None:
         live.check(at_ns=float("nan"))
     with pytest.raises(ValueError, match="start_ns: expected a number of ns .* got text"):
         guard.turn(start_ns="0")
+
+
+# --- 3. parameters whose samples overflow: refused when the file is read, naming the field ----------------
+
+TUNE_ONE_MEMBER = """kind = "council"
+name = "t"
+topology = "all"
+[[members]]
+name = "a"
+p = 0.8
+stage = {{ kind = "lognormal", p50_ms = {p50}, p95_ms = {p95} }}
+[[members]]
+name = "b"
+p = 0.85
+stage = {{ kind = "lognormal", p50_ms = 300, p95_ms = 500 }}
+[search]
+members = {{ n = [1, 2] }}
+topology = ["all", "first_k"]
+k = [1, 2]
+"""
+
+
+def test_a_denormal_p50_with_a_wide_p95_is_refused_before_tuning(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text(TUNE_ONE_MEMBER.format(p50="5e-324", p95="300"))  # half the evaluations failed, exit 3 after
+    code, output = cli("tune", path, "-n", "500", "--workers", "1")
+    assert code == 2
+    assert one_error_line(output) == (
+        f"error: {path}: members.0.stage.p95_ms: p50_ms 4.94066e-324 and p95_ms 300 spread the log-normal so "
+        "wide (sigma 456) that its mu + 6 sigma is beyond 3,600,000,000 ms (1,000 hours): samples would overflow "
+        "or be refused as turns that long"
+    )
+
+
+def test_a_denormal_latency_is_ranked_not_a_nan(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text(TUNE_ONE_MEMBER.format(p50="5e-324", p95="5e-324"))  # 'objectives contain NaN', exit 3
+    code, output = cli("tune", path, "-n", "500", "--workers", "1", "-f", "json")
+    assert code == 0, output
+    fastest = min(json.loads(output)["pareto"], key=lambda c: c["p95_ms"])
+    assert fastest["config"]["members"] == ["a"]
+    assert fastest["p95_ms"] == 5e-324
+
+
+@pytest.mark.parametrize(
+    ("stage", "message"),
+    [
+        (
+            '{ kind = "fixed", value_ms = 1e308 }',
+            "value_ms: must be at most 3,600,000,000 ms (1,000 hours), got 1e+308",
+        ),
+        (
+            '{ kind = "normal", mean_ms = 1e9, std_ms = 1e9 }',
+            "mean_ms + 6 std_ms = 7e+09 ms is beyond 3,600,000,000 ms (1,000 hours): samples would be refused as "
+            "turns that long",
+        ),
+        (
+            '{ kind = "empirical", samples_ms = [1, 4e9] }',
+            "samples_ms[1] (item 2): beyond 1,000 hours (4e+09 ms); a sample must be a finite number of ms, >= 0 "
+            "and at most 1,000 hours",
+        ),
+    ],
+)
+def test_latency_parameters_beyond_1000_hours_are_refused(tmp_path: Path, stage: str, message: str) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(f'name = "n"\n[pipeline]\nkind = "sequence"\nstages.x = {stage}\n')
+    code, output = cli("run", path, "-n", "100")
+    assert code == 2
+    line = one_error_line(output)
+    assert line.startswith(f"error: {path}: pipeline.stages.x")
+    assert line.endswith(message)

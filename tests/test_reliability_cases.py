@@ -193,7 +193,10 @@ def test_bad_sample_values_name_file_line_and_column(
     )
     code, output = invoke("run", "s.toml")
     assert code == 2
-    assert f"s.toml: pipeline.stages.a: {expected}; a sample must be a finite number of ms, >= 0" in output
+    assert (
+        f"s.toml: pipeline.stages.a: {expected}; a sample must be a finite number of ms, >= 0 and at most 1,000 hours"
+        in output
+    )
 
 
 def test_inline_negative_sample_names_its_item() -> None:

@@ -7,7 +7,12 @@ from pydantic import Field, ValidationError, field_validator
 from voicebudget._errors import ScenarioError, param
 from voicebudget._model import DataModel
 
-__all__ = ["Budget", "with_overrides"]
+__all__ = ["MAX_LATENCY_MS", "Budget", "with_overrides"]
+
+MAX_LATENCY_MS = 3.6e9
+"""Longest latency anything may take: 1,000 hours. Beyond it a value is a unit or typing error (1e308 ms),
+and its sums and means would overflow to inf: distributions refuse parameters that reach it (at their
+mu + 6 sigma for the log-normal and the normal) and reports refuse turns beyond it, naming the stage."""
 
 DEFAULT_TOTAL_MS = 800.0
 """Voice-to-voice budget. Human turn gaps cluster around 200 ms (Stivers et al. 2009, PNAS

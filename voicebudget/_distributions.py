@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal, Union
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import (
+    AfterValidator,
     Field,
     ValidationInfo,
     field_validator,
@@ -25,6 +26,7 @@ from pydantic import (
 )
 
 from voicebudget._algebra import Stage
+from voicebudget._budget import MAX_LATENCY_MS
 from voicebudget._errors import ScenarioError
 from voicebudget._io import MAX_DATA_BYTES, csv_rows, parse_json, read_text, resolve_reference
 
@@ -42,6 +44,21 @@ __all__ = [
 Z95 = 1.6448536269514722
 """Standard normal 95th percentile, ``Phi^-1(0.95)``."""
 
+TAIL_Z = 6.0
+"""How far into its tail a distribution must stay below :data:`~voicebudget._budget.MAX_LATENCY_MS`: mu +
+6 sigma (one sample in ~10^9 beyond), so parameters whose samples would overflow, or that a run would
+refuse as turns beyond 1,000 hours, are refused when the file is read, naming the field."""
+
+
+def _within_max(v: float) -> float:
+    if v > MAX_LATENCY_MS:
+        raise ValueError(f"must be at most {MAX_LATENCY_MS:,.0f} ms (1,000 hours), got {v:g}")
+    return v
+
+
+LatencyMs = Annotated[float, Field(ge=0), AfterValidator(_within_max)]
+"""A latency parameter in ms: >= 0 and at most :data:`~voicebudget._budget.MAX_LATENCY_MS`."""
+
 FloatArray = NDArray[np.float64]
 
 
@@ -53,7 +70,7 @@ class Fixed(_Dist):
     """A constant latency, e.g. a VAD ``stop_secs`` silence timer (``value_ms``)."""
 
     kind: Literal["fixed"] = "fixed"
-    value_ms: float = Field(ge=0, description="The constant latency in ms.")
+    value_ms: LatencyMs = Field(description="The constant latency in ms.")
 
     def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
         return np.full(n, self.value_ms, dtype=np.float64)
@@ -63,8 +80,8 @@ class Uniform(_Dist):
     """Uniform on ``[low_ms, high_ms]``."""
 
     kind: Literal["uniform"] = "uniform"
-    low_ms: float = Field(ge=0)
-    high_ms: float = Field(ge=0)
+    low_ms: LatencyMs
+    high_ms: LatencyMs
 
     @field_validator("high_ms")
     @classmethod
@@ -86,9 +103,18 @@ class Normal(_Dist):
     """
 
     kind: Literal["normal"] = "normal"
-    mean_ms: float = Field(ge=0)
-    std_ms: float = Field(ge=0)
-    floor_ms: float = Field(default=0.0, ge=0, description="Samples below this are set to it.")
+    mean_ms: LatencyMs
+    std_ms: LatencyMs
+    floor_ms: LatencyMs = Field(default=0.0, description="Samples below this are set to it.")
+
+    @model_validator(mode="after")
+    def _tail_within_max(self) -> Normal:
+        if self.mean_ms + TAIL_Z * self.std_ms > MAX_LATENCY_MS:
+            raise ValueError(
+                f"mean_ms + 6 std_ms = {self.mean_ms + TAIL_Z * self.std_ms:.3g} ms is beyond "
+                f"{MAX_LATENCY_MS:,.0f} ms (1,000 hours): samples would be refused as turns that long"
+            )
+        return self
 
     def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
         x = rng.normal(self.mean_ms, self.std_ms, n)
@@ -104,8 +130,8 @@ class LogNormal(_Dist):
     """
 
     kind: Literal["lognormal"] = "lognormal"
-    p50_ms: float = Field(gt=0)
-    p95_ms: float = Field(gt=0)
+    p50_ms: LatencyMs = Field(gt=0)
+    p95_ms: LatencyMs = Field(gt=0)
 
     @field_validator("p95_ms")
     @classmethod
@@ -113,6 +139,13 @@ class LogNormal(_Dist):
         p50 = info.data.get("p50_ms")
         if p50 is not None and v < p50:
             raise ValueError(f"must be >= p50_ms ({p50}), got {v}")
+        sigma = (math.log(v) - math.log(p50)) / Z95 if p50 is not None else 0.0  # no overflow: 300 / 5e-324
+        if p50 is not None and math.log(p50) + TAIL_Z * sigma > math.log(MAX_LATENCY_MS):
+            raise ValueError(
+                f"p50_ms {p50:g} and p95_ms {v:g} spread the log-normal so wide (sigma {sigma:.3g}) that its "
+                f"mu + 6 sigma is beyond {MAX_LATENCY_MS:,.0f} ms (1,000 hours): samples would overflow or be "
+                "refused as turns that long"
+            )
         return v
 
     @property
@@ -166,7 +199,7 @@ class Empirical(_Dist):
         if len(v) == 0:
             raise ValueError("needs at least one sample")
         arr = np.asarray(v, dtype=np.float64)
-        bad = np.flatnonzero(~np.isfinite(arr) | (arr < 0))
+        bad = np.flatnonzero(~np.isfinite(arr) | (arr < 0) | (arr > MAX_LATENCY_MS))
         if bad.size:
             i = int(bad[0])
             got = _describe_cell(str(arr[i]), float(arr[i]))
@@ -178,7 +211,7 @@ class Empirical(_Dist):
         return arr[rng.integers(0, arr.size, n)]
 
 
-_ALLOWED = "a sample must be a finite number of ms, >= 0"
+_ALLOWED = "a sample must be a finite number of ms, >= 0 and at most 1,000 hours"
 
 
 def _read_samples(path: Path, column: str | None) -> list[float]:
@@ -210,7 +243,7 @@ def _read_samples(path: Path, column: str | None) -> list[float]:
     out = []
     for line, row in rows:
         value = _parse_ms(row[index]) if index < len(row) else None
-        if value is None or not math.isfinite(value) or value < 0:
+        if value is None or not math.isfinite(value) or not 0 <= value <= MAX_LATENCY_MS:
             got = _describe_cell(row[index] if index < len(row) else None, value)
             raise ValueError(f"{path}: line {line}, {where}: {got}; {_ALLOWED}")
         out.append(value)
@@ -236,7 +269,7 @@ def _describe_cell(cell: str | None, value: float | None) -> str:
         return "NaN"
     if math.isinf(value):
         return "infinite (or too large for a float)" if value > 0 else "-infinite"
-    return f"negative ({value:g} ms)"
+    return f"negative ({value:g} ms)" if value < 0 else f"beyond 1,000 hours ({value:g} ms)"
 
 
 def _json_samples(data: Any, path: Path) -> list[float]:
@@ -248,7 +281,7 @@ def _json_samples(data: Any, path: Path) -> list[float]:
         if isinstance(x, bool) or not isinstance(x, int | float):
             got = "null" if x is None else "a boolean" if isinstance(x, bool) else f"a {type(x).__name__}"
             raise ValueError(f"{path}: samples_ms[{i}] (item {i + 1}): expected a number of ms, got {got}")
-        if not math.isfinite(x) or x < 0:
+        if not math.isfinite(x) or not 0 <= x <= MAX_LATENCY_MS:
             got = _describe_cell(str(x), float(x))
             raise ValueError(f"{path}: samples_ms[{i}] (item {i + 1}): {got}; {_ALLOWED}")
     return [float(x) for x in data]
@@ -283,7 +316,7 @@ class Shifted(_Dist):
     """``base`` plus a constant ``shift_ms`` (e.g. a fixed network floor under a jittery service)."""
 
     kind: Literal["shifted"] = "shifted"
-    shift_ms: float = Field(ge=0)
+    shift_ms: LatencyMs
     base: Distribution
 
     def sample(self, rng: np.random.Generator, n: int) -> FloatArray:

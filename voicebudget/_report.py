@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from voicebudget._budget import Budget
+from voicebudget._budget import MAX_LATENCY_MS, Budget
 from voicebudget._errors import BudgetExceeded, ModelError, ScenarioError
 from voicebudget._text import count
 
@@ -22,9 +22,6 @@ __all__ = ["LatencyStats", "Report", "StagePart", "StageReport", "build_report"]
 
 FloatArray = NDArray[np.float64]
 _QS = (50.0, 90.0, 95.0, 99.0)
-MAX_LATENCY_MS = 3.6e9
-"""Longest turn a report accepts: 1,000 hours. Beyond it a value is a unit or typing error (1e308 ms),
-and its sums and means would overflow to inf; the report refuses it and names the stage."""
 
 
 def percentiles(samples_ms: FloatArray, qs: list[float], *, work: FloatArray | None = None) -> FloatArray:

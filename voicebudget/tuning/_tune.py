@@ -778,9 +778,10 @@ def _comparable(obj: FloatArray) -> FloatArray:
     if np.isnan(obj).any():
         raise ValueError("objectives contain NaN: a NaN is an error, never a ranking")
     obj = np.where(np.isfinite(obj), obj, np.finfo(np.float64).max)
-    with np.errstate(divide="ignore"):
-        scale = 10.0 ** (9 - np.floor(np.log10(np.abs(np.where(obj == 0, 1.0, obj)))))
-    return np.asarray(np.round(obj * scale) / scale, dtype=np.float64)
+    digits = 9 - np.floor(np.log10(np.abs(np.where(obj == 0, 1.0, obj))))
+    scale = 10.0 ** np.clip(digits, -300, 300)  # a subnormal objective (5e-324 ms) would need 10^333: inf, NaN
+    with np.errstate(over="ignore"):  # the largest float may round up to inf: it sorts last either way
+        return np.asarray(np.round(obj * scale) / scale, dtype=np.float64)
 
 
 PICK_RULE = (
