@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import os
 import signal
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+import typer
 from hfconfig_files import write_config
 from time_limit import time_limit
 from typer.testing import CliRunner
@@ -428,3 +430,38 @@ def test_latency_parameters_beyond_1000_hours_are_refused(tmp_path: Path, stage:
     line = one_error_line(output)
     assert line.startswith(f"error: {path}: pipeline.stages.x")
     assert line.endswith(message)
+
+
+# --- 3. warnings while a command runs: never lines of source before the error --------------------------------
+
+
+def guarded_app(code: int) -> typer.Typer:
+    """A one-command app under the CLI's guard whose command warns as numpy does, twice, then ends with
+    ``code`` (2: an input error raised by the library)."""
+    from voicebudget.cli._guard import crash_guard
+
+    def command() -> None:
+        warnings.simplefilter("default")  # as outside pytest (filterwarnings = error raises instead)
+        for _ in range(2):
+            np.exp(np.array([1000.0]))  # RuntimeWarning: overflow encountered in exp, with its source line
+        if code == 2:
+            raise vb.ScenarioError("bad field", origin="x.toml", field="a.b")
+        if code == 1:
+            raise typer.Exit(1)
+
+    test_app = typer.Typer()
+    test_app.command()(crash_guard(command))
+    return test_app
+
+
+def test_a_warning_before_an_input_error_is_dropped() -> None:
+    result = runner.invoke(guarded_app(2), [])
+    assert result.exit_code == 2
+    assert result.output == "error: x.toml: a.b: bad field\n"
+
+
+@pytest.mark.parametrize("code", [0, 1])
+def test_a_warning_of_a_finished_command_is_one_line_once(code: int) -> None:
+    result = runner.invoke(guarded_app(code), [])
+    assert result.exit_code == code
+    assert result.output == "warning: overflow encountered in exp\n"

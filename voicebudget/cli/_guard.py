@@ -8,14 +8,16 @@ import inspect
 import os
 import sys
 import traceback
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 import typer
 
 from voicebudget import __version__
 from voicebudget._errors import BudgetExceeded, VoiceBudgetError
-from voicebudget.cli._output import EXIT_BUG, EXIT_OVER_BUDGET, OptionFlags, cli_message, fail, naming_options
+from voicebudget.cli._output import EXIT_BUG, EXIT_OVER_BUDGET, OptionFlags, cli_message, fail, naming_options, warn
 
 TRACEBACK_ENV = "VOICEBUDGET_TRACEBACK"
 """Set to 1 to print the traceback of an internal error (exit code 3)."""
@@ -77,6 +79,26 @@ def fail_to_write(message: str) -> NoReturn:
     fail(message)
 
 
+@contextmanager
+def one_line_warnings() -> Iterator[None]:
+    """Python warnings shown while a command runs (numpy's ``RuntimeWarning: overflow encountered in exp``,
+    with its source line) are held back: printed once each as one ``warning: MESSAGE`` line when the
+    command ends with a result (exit 0 or 1), dropped when it fails (its ``error:`` line is the message).
+    The warning filters are left as they are (``-W error`` and pytest's ``filterwarnings`` still raise)."""
+    ok = False
+    with warnings.catch_warnings(record=True) as caught:
+        try:
+            yield
+            ok = True
+        except typer.Exit as exc:
+            ok = exc.exit_code in (0, EXIT_OVER_BUDGET)
+            raise
+        finally:
+            if ok:
+                for message in dict.fromkeys(" ".join(str(w.message).split())[:300] for w in caught):
+                    warn(message)
+
+
 EXITS = (typer.Exit,)
 PASS_THROUGH = (*EXITS, typer.Abort, _usage_error_base())
 
@@ -92,7 +114,7 @@ def crash_guard(command: Command, flags: Callable[[], OptionFlags] = dict) -> Co
     @functools.wraps(command)
     def guarded(*args: Any, **kwargs: Any) -> Any:
         try:
-            with naming_options(flags):
+            with naming_options(flags), one_line_warnings():
                 return command(*args, **kwargs)
         except PASS_THROUGH:
             raise
