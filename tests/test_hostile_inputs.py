@@ -465,3 +465,26 @@ def test_a_warning_of_a_finished_command_is_one_line_once(code: int) -> None:
     result = runner.invoke(guarded_app(code), [])
     assert result.exit_code == code
     assert result.output == "warning: overflow encountered in exp\n"
+
+
+# --- 3. a council's errors name its file and the member's field path, not the council's name --------------
+
+
+def test_a_council_error_names_the_file_and_the_members_field(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(
+        'kind = "council"\nname = "My council"\ntopology = "all"\n'
+        '[[members]]\nname = "b"\np = 0.8\nstage = { kind = "fixed", value_ms = 1 }\n'
+        '[[members]]\nname = "a"\np = 0.8\nstage = { kind = "sequence", stages.x = { kind = "fixed", value_ms = 3e9 },'
+        ' stages.y = { kind = "fixed", value_ms = 3e9 } }\n'
+    )  # each stage within 1,000 hours, member a's sum beyond
+    code, output = cli("council", path, "-n", "100")
+    assert code == 2
+    assert one_error_line(output) == (
+        f"error: {path}: 100 turns take longer than 3,600,000,000 ms (1,000 hours) or are not finite; "
+        "stages with such values: ['a'] at members.1.stage"
+    )  # was 'error: My council: 100 turns ...'
+    council = vb.load_council(path)
+    assert council.origin == str(path)
+    with pytest.raises(vb.ModelError, match=r"^council 'My council': 100 turns"):
+        vb.evaluate_council(council.model_validate(council.model_dump()), samples=100)  # built in code: no file

@@ -291,6 +291,8 @@ def build_report(
     part_contributions: PartContributions | None = None,
     known_stats: Mapping[str, LatencyStats] | None = None,
     work: FloatArray | None = None,
+    origin: str = "",
+    stage_fields: Mapping[str, str] | None = None,
 ) -> Report:
     """Summarise per-turn latencies against a budget.
 
@@ -313,24 +315,32 @@ def build_report(
         samples under common random numbers; these stages are not summarised again.
     :param work: ``float64[n_turns]`` scratch for the percentile selections (overwritten), default one
         allocated here; a caller reporting on many variants passes one buffer for all of them.
+    :param origin: the file the stages come from; errors name it (default: ``name``).
+    :param stage_fields: stage name -> its field path in that file (a council's ``members.0.stage``), for
+        errors.
     :raises ValueError: no turns, or arrays of different lengths.
+    :raises ModelError: a turn beyond :data:`MAX_LATENCY_MS` or not finite (naming the stages with such
+        values, by field path when ``stage_fields`` has them).
+    :raises ScenarioError: the budget allocates a stage there is none of.
     """
     total = np.asarray(total_ms, dtype=np.float64)
     if total.size == 0:
         raise ValueError("no turns to report on")
     if not (np.isfinite(np.min(total)) and np.max(total) <= MAX_LATENCY_MS):  # NaN fails both, one pass each
         too_big = [k for k, v in stages_ms.items() if _beyond(np.asarray(v, dtype=np.float64))]
+        paths = [stage_fields[k] for k in too_big if stage_fields and k in stage_fields]
         n_bad = int(np.sum(~(np.abs(total) <= MAX_LATENCY_MS)))
         raise ModelError(
-            f"{name}: {count(n_bad, 'turn')} take{'s' if n_bad == 1 else ''} longer "
+            f"{origin or name}: {count(n_bad, 'turn')} take{'s' if n_bad == 1 else ''} longer "
             f"than {MAX_LATENCY_MS:,.0f} ms ({MAX_LATENCY_MS / 3.6e6:,.0f} hours) "
             f"or {'is' if n_bad == 1 else 'are'} not finite; stages with such values: {too_big or 'none'}"
+            + (f" at {', '.join(paths)}" if paths else "")
         )
     unknown = sorted(set(budget.allocations_ms()) - set(stages_ms))
     if unknown:
         raise ScenarioError(
             f"allocates {unknown} but there is no such stage; stages: {list(stages_ms)}",
-            origin=name,
+            origin=origin or name,
             field="budget.stages",
         )
     for key, arr in stages_ms.items():

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
 
 from voicebudget._algebra import Stage
 from voicebudget._budget import Budget
@@ -208,6 +208,14 @@ class Council(Stage):
     budget: Budget = Field(default_factory=Budget)
     samples: int = Field(default=20_000, ge=1)
     seed: int = Field(default=1, ge=0)
+
+    _origin: str = PrivateAttr(default="")
+
+    @property
+    def origin(self) -> str:
+        """The file this council was read from (``""`` when built in code); errors raised while it is
+        evaluated name it, and a member's stage by its field path (``members.0.stage``)."""
+        return self._origin
 
     @model_validator(mode="before")
     @classmethod
@@ -423,6 +431,8 @@ def _load_council(
     data = {**read_document(path, fields=fields, regular_only=parent is not None), **(overrides or {})}
     data.pop("search", None)  # the tuner's search space (voicebudget tune); the base council is evaluated
     try:
-        return Council.model_validate(data, context=context)
+        council = Council.model_validate(data, context=context)
     except ValidationError as exc:
         raise validation_error(exc, str(path), data, schema=Council.model_json_schema()) from None
+    council._origin = str(path)
+    return council

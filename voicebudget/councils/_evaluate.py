@@ -180,13 +180,26 @@ def evaluate_council(
 def _evaluate(council: Council, budget: Budget, n: int, seed_int: int) -> CouncilResult:
     draws = sample_council(council, n, seed_int)
     report = build_report(
-        council.name, budget, draws.total, draws.parts, contributions=draws.contributions, seed=seed_int
+        council.name,
+        budget,
+        draws.total,
+        draws.parts,
+        contributions=draws.contributions,
+        seed=seed_int,
+        origin=council.origin or f"council {council.name!r}",
+        stage_fields=council_fields(council),
     )
     quality = council_quality(council, draws)
     cost = council_cost(council, draws)
     mean_ms = float(np.mean(draws.total))
     x = council.user_time.exchanges(quality.error_rate)
     return CouncilResult(council, report, quality, cost, x, council.user_time.expected_ms(quality.error_rate, mean_ms))
+
+
+def council_fields(council: Council) -> dict[str, str]:
+    """A council's latency parts -> their field paths in its file (``members.0.stage``, ``router.latency``)."""
+    fields = {mb.name: f"members.{i}.stage" for i, mb in enumerate(council.members)}
+    return {**fields, "router": "router.latency", "scorer": "scorer.latency", "aggregator": "aggregator"}
 
 
 def run_council(
