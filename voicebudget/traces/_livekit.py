@@ -98,6 +98,9 @@ PREEMPTIVE_START_S = 0.05
 transcript (the end of speech + ``transcription_delay``; measured 2 ms after it on LiveKit 1.8.9 in the
 conformance matrix) is one. A request that starts before the commit at any other time is taken as the
 lines' clocks disagreeing, and LiveKit's sum is kept."""
+_NEW_TYPES = ("eot_inference_metrics", "interruption_metrics", "decision_metrics")
+"""1.8's metrics without a ``speech_id`` (``metrics/base.py``): placed on the turn whose window holds them
+by their ``timestamp`` (:meth:`_Reader.place_extra`)."""
 _ECHO_WINDOW = 16
 """A metrics log line identical to one of the last 16 is the dev console's echo, read once."""
 
@@ -191,6 +194,7 @@ class _Reader:
         self.unplaced: list[tuple[int, str, str, str]] = []
         self.values: dict[str, list[tuple[TurnBuilder, int, str, Any]]] = {"ttft": [], "ttfb": []}
         self.positional: TurnBuilder | None = None  # the open turn of log_metrics() lines (no speech_id)
+        self.extra: list[tuple[str, int, dict[str, Any], float | None]] = []  # 1.8's eot/interruption/decision
         self.recent: deque[str] = deque(maxlen=_ECHO_WINDOW)
 
     def turn(self, turn_id: str, line: int, rules: str) -> TurnBuilder:
@@ -322,6 +326,9 @@ class _Reader:
             return
         if kind == _REALTIME:
             self.realtime(lineno, obj, how)
+            return
+        if kind in _NEW_TYPES:
+            self.extra.append((kind, lineno, obj, log_time))
             return
         if kind not in _TYPES:
             return
@@ -547,11 +554,53 @@ class _Reader:
                 continue
             turn.flag(turn.line, kind, None, f"no {kind} line for speech_id {turn.id} ({_WHAT[kind]} unknown)")
 
+    def place_extra(self, pipeline: list[TurnBuilder]) -> None:
+        """LiveKit 1.8's metrics that carry no ``speech_id``, on the turn whose window holds them (from the
+        previous turn's commit to this one's, by their ``timestamp``):
+
+        - ``eot_inference_metrics`` (the end-of-turn model's prediction): the last one before the commit
+          splits ``endpointing`` into the parts ``turn_detector`` (its ``detection_delay``: the audio sent
+          -> the prediction back) and ``wait`` (the rest of the endpointing delay);
+        - ``interruption_metrics`` (adaptive interruption, barge-in) and ``decision_metrics`` (an LLM
+          decision call, e.g. answering-machine detection): a note on the turn (not on the reply's path).
+        """
+        commits = sorted(
+            ((p.commit, t) for t in pipeline if (p := self.passes.get(t.id)) is not None and p.commit is not None),
+            key=lambda x: x[0],
+        )
+        if not commits:
+            return
+        starts = [c for c, _ in commits]
+        for kind, line, obj, log_time in self.extra:
+            at = log_time if log_time is not None else _number(obj.get("timestamp"))
+            if at is None:
+                continue
+            i = bisect.bisect_left(starts, at - 0.005)
+            if i >= len(commits):
+                continue
+            turn = commits[i][1]
+            if kind == "eot_inference_metrics":
+                delay = _number(obj.get("detection_delay"))
+                wait = turn.stages_ms.get("endpointing")
+                if delay is not None and wait is not None and 0 <= delay * 1000.0 <= wait:
+                    turn.parts_ms["endpointing"] = {"turn_detector": delay * 1000.0, "wait": wait - delay * 1000.0}
+            elif kind == "interruption_metrics":
+                delay = _number(obj.get("detection_delay"))
+                if delay is not None:
+                    turn.note(f"barge-in detection (interruption_metrics, line {line}): {delay * 1000:.0f} ms from "
+                              "the speech onset to the model's verdict; not part of this reply's latency")  # fmt: skip
+            else:
+                duration = _number(obj.get("duration"))
+                if duration is not None:
+                    turn.note(f"an LLM decision call (decision_metrics, line {line}) took {duration * 1000:.0f} ms "
+                              "before this turn's commit")  # fmt: skip
+
     def table(self) -> TraceTable:
         self.resolve()
         pipeline = [t for t in self.turns.values() if not t.rules.startswith("livekit-realtime")]
         for builder in pipeline:
             self.path(builder)
+        self.place_extra(pipeline)
         for values in self.values.values():
             flag_stale_values(values)
         turns = []

@@ -66,6 +66,33 @@ RULES: dict[str, LiveKitRule] = {
             "metrics/base.py (EOUMetrics, LLMMetrics, TTSMetrics)",
         ),
         LiveKitRule(
+            "livekit-log-metrics",
+            "1.x - 1.8.9 (metrics.log_metrics() through cli/log.py's JsonFormatter or the dev ColoredFormatter)",
+            {
+                "endpointing": "'EOU metrics' end_of_utterance_delay (rounded to 10 ms)",
+                "asr": "'EOU metrics' transcription_delay (rounded to 10 ms)",
+                "llm_ttft": "'LLM metrics' ttft (rounded to 10 ms); the request's start: the record's time - "
+                "completion_tokens / tokens_per_second",
+                "tts_ttfb": "'TTS metrics' ttfb",
+                "turn id": "position (log_metrics logs no speech_id): each 'EOU metrics' opens a turn",
+            },
+            _VAD_ANCHOR,
+            "end_of_utterance_delay + ttft + ttfb",
+            "metrics/utils.py (log_metrics), cli/log.py (JsonFormatter, ColoredFormatter, setup_logging)",
+        ),
+        LiveKitRule(
+            "livekit-metrics-1.8-extra",
+            "1.8.x (EOTInferenceMetrics, InterruptionMetrics, DecisionMetrics; no speech_id)",
+            {
+                "endpointing parts": "the last eot_inference_metrics before the commit: turn_detector <- "
+                "detection_delay, wait <- the rest",
+                "notes": "interruption_metrics.detection_delay (barge-in), decision_metrics.duration",
+            },
+            _VAD_ANCHOR,
+            "(no change to the total)",
+            "metrics/base.py, inference/eot/transports.py, inference/interruption.py, llm/decisions.py",
+        ),
+        LiveKitRule(
             "livekit-metrics-0.x",
             "0.x VoicePipelineAgent (PipelineEOUMetrics, PipelineLLMMetrics, PipelineTTSMetrics)",
             {"endpointing": "end_of_utterance_delay", "llm_ttft": "ttft", "tts_ttfb": "ttfb", "turn id": "sequence_id"},
