@@ -112,6 +112,7 @@ def plot_call(result: AudioCheck, path: str | Path) -> Path:
     if join is not None:
         _stages(axes[2], join)
     r = result.check.report
+    assert r is not None  # a recording's check always has turns
     verdict = "PASS" if r.passed else "FAIL"
     axes[0].set_title(
         f"{Path(a.call.origin).name}: {verdict} {r.budget.label} {r.total.at_percentile_ms:.0f} ms "

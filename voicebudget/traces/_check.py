@@ -14,9 +14,75 @@ from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError, param
 from voicebudget._report import Report, build_report
 from voicebudget._text import count
-from voicebudget.traces._table import OFF_PATH, ON_PATH, Anomaly, TraceTable, TraceTurn
+from voicebudget.traces._table import OFF_PATH, ON_PATH, Anomaly, Summary, TraceTable, TraceTurn
 
-__all__ = ["NoUsableTurnsError", "TraceCheck", "check", "usable_turns"]
+__all__ = ["NoUsableTurnsError", "SummaryVerdict", "TraceCheck", "check", "usable_turns"]
+
+_PERCENTILES = {"p50": 50.0, "p90": 90.0, "p95": 95.0, "p99": 99.0, "max": 100.0}
+
+
+@dataclass(frozen=True)
+class SummaryVerdict:
+    """A call judged from a platform's own statistics, when it gives no turns (Retell's ``latency.e2e``).
+
+    :ivar summary: the ``e2e`` statistics it was judged on.
+    :ivar statistic: the statistic used: the budget's percentile when given, else the next one above it
+        (``p99``, then ``max``: at least as slow), else the highest below it (then the verdict can only
+        say FAIL for sure, and says so).
+    :ivar value_ms: that statistic, ms.
+    """
+
+    summary: Summary
+    budget: Budget
+    statistic: str
+    value_ms: float
+
+    @property
+    def exact(self) -> bool:
+        """The budget's own percentile was given."""
+        return _PERCENTILES[self.statistic] == self.budget.percentile
+
+    @property
+    def passed(self) -> bool:
+        return self.value_ms <= self.budget.total_ms
+
+    def message(self) -> str:
+        s = self.summary
+        cmp = "<=" if self.passed else ">"
+        n = f" over {s.stats_ms['num']:.0f} turns" if "num" in s.stats_ms else ""
+        how = "" if self.exact else f" (the platform gives no {self.budget.label}: its {self.statistic} instead)"
+        return (
+            f"call {s.call}: {s.component} {self.statistic} {self.value_ms:.1f} ms {cmp} {self.budget.total_ms:g} ms"
+            f"{how}; the platform's own statistics{n}: no per-turn data exists, so stages, tail attribution and "
+            "the first-turn split cannot be computed"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.summary.to_dict(),
+            "statistic": self.statistic,
+            "value_ms": self.value_ms,
+            "exact": self.exact,
+            "within_budget": self.passed,
+            "message": self.message(),
+        }
+
+
+def summary_verdicts(tables: Sequence[TraceTable], budget: Budget) -> tuple[SummaryVerdict, ...]:
+    """Each call's ``e2e`` statistics judged at the budget's percentile (see :class:`SummaryVerdict`)."""
+    out = []
+    for tab in tables:
+        for summary in tab.summaries:
+            if summary.component != "e2e":
+                continue
+            given = {k: v for k, v in summary.stats_ms.items() if k in _PERCENTILES}
+            if not given:
+                continue
+            above = [k for k in given if _PERCENTILES[k] >= budget.percentile]
+            key = min(above, key=lambda k: _PERCENTILES[k]) if above else max(given, key=lambda k: _PERCENTILES[k])
+            out.append(SummaryVerdict(summary, budget, key, given[key]))
+    return tuple(out)
+
 
 FloatArray = NDArray[np.float64]
 
@@ -30,7 +96,8 @@ def usable_turns(tables: Sequence[TraceTable], include_anomalies: bool = False) 
 class TraceCheck:
     """The verdict on imported turns.
 
-    :ivar report: all included turns (``source = "trace"``), the same report type as a simulation.
+    :ivar report: all included turns (``source = "trace"``), the same report type as a simulation; None
+        when the sources give no turns, only statistics (:attr:`summaries`).
     :ivar first_turn: the first turn of each file (cold connections, cold caches), None if none.
     :ivar steady_state: every later turn, None if none.
     :ivar turns: every turn read, included or not.
@@ -39,18 +106,23 @@ class TraceCheck:
 
     name: str
     budget: Budget
-    report: Report
+    report: Report | None
     first_turn: Report | None
     steady_state: Report | None
     tables: tuple[TraceTable, ...]
     turns: tuple[TraceTurn, ...]
     included: tuple[bool, ...]
     include_anomalies: bool
+    summaries: tuple[SummaryVerdict, ...] = ()
+    """Calls judged from a platform's own statistics (no turns): see :class:`SummaryVerdict`."""
 
     @property
     def passed(self) -> bool:
-        """The included turns are within budget at the target percentile."""
-        return self.report.passed
+        """The included turns are within budget at the target percentile (without turns: every call's
+        statistic is)."""
+        if self.report is not None:
+            return self.report.passed
+        return all(v.passed for v in self.summaries)
 
     @property
     def anomalies(self) -> tuple[Anomaly, ...]:
@@ -69,9 +141,10 @@ class TraceCheck:
         return {
             "scenario": self.name,
             "seed": None,
-            "samples": self.report.n_turns,
+            "samples": self.report.n_turns if self.report is not None else 0,
             "budget": {"total_ms": self.budget.total_ms, "percentile": self.budget.percentile},
-            "variants": [self.report.to_dict()],
+            "variants": [self.report.to_dict()] if self.report is not None else [],
+            "summaries": [v.to_dict() for v in self.summaries],
             "source": "trace",
             "include_anomalies": self.include_anomalies,
             "sources": [t.source_dict() for t in self.tables],
@@ -210,6 +283,20 @@ def check(
     name = name or ", ".join(t.origin for t in tables)
     all_turns = [t for tab in tables for t in tab.turns]
     used = usable_turns(tables, include_anomalies)
+    verdicts = summary_verdicts(tables, budget)
+    if not used and verdicts:  # statistics only (Retell): judged as they are, no turns to report
+        return TraceCheck(
+            name=name,
+            budget=budget,
+            report=None,
+            first_turn=None,
+            steady_state=None,
+            tables=tuple(tables),
+            turns=tuple(all_turns),
+            included=tuple(False for _ in all_turns),
+            include_anomalies=include_anomalies,
+            summaries=verdicts,
+        )
     if not used:
         raise NoUsableTurnsError(
             _why_none(tables, include_anomalies), origin=name, tables=tables, include_anomalies=include_anomalies
@@ -227,4 +314,5 @@ def check(
         turns=tuple(all_turns),
         included=tuple(id(t) in used_ids for t in all_turns),
         include_anomalies=include_anomalies,
+        summaries=verdicts,
     )

@@ -17,6 +17,14 @@ from voicebudget.traces._livekit_history import looks_like_livekit_history, read
 from voicebudget.traces._options import DETECT_HEAD_CHARS, ReadOptions, TraceReader
 from voicebudget.traces._otel import looks_like_otel, read_otel, read_otel_lines
 from voicebudget.traces._pipecat import looks_like_pipecat, read_pipecat, read_pipecat_lines
+from voicebudget.traces._platforms import (
+    looks_like_deepgram_agent,
+    looks_like_retell,
+    looks_like_vapi,
+    read_deepgram_agent,
+    read_retell,
+    read_vapi,
+)
 from voicebudget.traces._table import TraceTable
 from voicebudget.traces._wrappers import WRAPPERS, detect_wrappers, unwrap_lines, unwrap_text
 
@@ -26,6 +34,24 @@ TraceFormat = str
 """A reader's name, one of :data:`FORMATS`."""
 
 READERS: tuple[TraceReader, ...] = (
+    TraceReader(
+        "vapi",
+        looks_like_vapi,
+        read_vapi,
+        "Vapi calls (GET /call, end-of-call-report): artifact.performanceMetrics.turnLatencies, ms",
+    ),
+    TraceReader(
+        "deepgram-agent",
+        looks_like_deepgram_agent,
+        read_deepgram_agent,
+        "Deepgram Voice Agent server messages, one per line: LatencyReport (or AgentStartedSpeaking), s",
+    ),
+    TraceReader(
+        "retell",
+        looks_like_retell,
+        read_retell,
+        "Retell calls (GET /v2/get-call, webhooks): the latency statistics (a summary; turns only from e2e.values)",
+    ),
     TraceReader(
         "livekit",
         looks_like_livekit,
@@ -137,7 +163,7 @@ def read_trace(
         if text is None:
             text = unwrap_text(read_text(path, max_bytes=MAX_TRACE_BYTES, errors="replace"), wrappers)
         table = reader.read(text, origin, options)
-    if not table.turns:
+    if not table.turns and not table.summaries:
         raise ScenarioError(f"no turns found in this {reader.name} trace", origin=origin)
     turns = tuple(t if t.reader else replace(t, reader=reader.name) for t in table.turns)
     return replace(table, turns=turns, wrappers=tuple(w.name for w in wrappers))

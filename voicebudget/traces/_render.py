@@ -185,6 +185,8 @@ def render_check(result: TraceCheck, *, all_turns: bool = False) -> Any:
     from rich.text import Text
 
     r = result.report
+    if r is None:
+        return _render_summaries(result)
     verdict = "[green]PASS[/]" if r.passed else "[red]FAIL[/]"
     parts: list[Any] = [
         Text.from_markup(
@@ -209,6 +211,20 @@ def render_check(result: TraceCheck, *, all_turns: bool = False) -> Any:
         excluded = "included in the statistics" if result.include_anomalies else "excluded from the statistics"
         parts.append(_anomaly_table(result.anomalies))
         parts.append(Text(f"flagged turns are {excluded} (--include-anomalies to change)"))
+    return Group(*parts)
+
+
+def _render_summaries(result: TraceCheck) -> Any:
+    """A check on a platform's statistics alone (no turns): one verdict line per call."""
+    from rich.console import Group
+    from rich.text import Text
+
+    parts: list[Any] = []
+    for v in result.summaries:
+        verdict = "[green]PASS[/]" if v.passed else "[red]FAIL[/]"
+        parts.append(Text.from_markup(f"{verdict} {_esc(v.message())}"))
+    for tab in result.tables:
+        parts.append(Text(f"{tab.origin} [{tab.format}]: t = 0 is {tab.anchor}; total = {tab.total}"))
     return Group(*parts)
 
 

@@ -52,6 +52,7 @@ __all__ = [
     "ON_PATH",
     "TOOL_STAGES",
     "Anomaly",
+    "Summary",
     "TraceTable",
     "TraceTurn",
     "TurnBuilder",
@@ -205,6 +206,26 @@ class TraceTurn:
 
 
 @dataclass(frozen=True)
+class Summary:
+    """A platform's per-component latency statistics for a call, when it gives no turns (Retell).
+
+    :ivar origin: the file.
+    :ivar call: the call's id.
+    :ivar component: ``e2e``, ``llm``, ``tts``, ... as the platform names it.
+    :ivar stats_ms: ``p50``, ``p90``, ``p95``, ``p99``, ``min``, ``max`` (ms) as given; ``num``: the
+        number of values behind them.
+    """
+
+    origin: str
+    call: str
+    component: str
+    stats_ms: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.origin, "call": self.call, "component": self.component, "stats_ms": self.stats_ms}
+
+
+@dataclass(frozen=True)
 class TraceTable:
     """Every turn of one trace file, and the anomalies found in it.
 
@@ -214,6 +235,7 @@ class TraceTable:
     :ivar total: what a turn's total is in this source.
     :ivar wrappers: the log shippers' layers stripped from its lines, outermost first (names in
         :data:`~voicebudget.traces.WRAPPERS`: ``journald``, ``docker-json``, ...).
+    :ivar summaries: per-component statistics of a source that gives no turns (Retell's ``latency``).
     """
 
     origin: str
@@ -223,6 +245,7 @@ class TraceTable:
     turns: tuple[TraceTurn, ...]
     anomalies: tuple[Anomaly, ...]
     wrappers: tuple[str, ...] = ()
+    summaries: tuple[Summary, ...] = ()
 
     def source_dict(self) -> dict[str, Any]:
         return {
