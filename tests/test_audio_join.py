@@ -28,6 +28,7 @@ from espeak_calls import Call, have_espeak  # noqa: E402
 from loguru import logger  # noqa: E402
 
 from voicebudget.audio import check_calls, fit_calls, read_recording  # noqa: E402
+from voicebudget.audio._bargein import read_barge_ins  # noqa: E402
 from voicebudget.cli import app  # noqa: E402
 
 if not have_espeak():
@@ -44,6 +45,7 @@ with warnings.catch_warnings():  # pipecat.audio.utils imports the stdlib's depr
         InputAudioRawFrame,
         TextFrame,
         TTSAudioRawFrame,
+        VADUserStartedSpeakingFrame,
         VADUserStoppedSpeakingFrame,
     )
     from pipecat.pipeline.pipeline import Pipeline
@@ -65,6 +67,7 @@ TOL_MS = 20.0
 
 runner = CliRunner()
 FIRST_BYTES: list[float] = []
+INTERRUPTIONS: list[float] = []
 
 
 @dataclass
@@ -84,6 +87,18 @@ class Turn(FrameProcessor):  # type: ignore[misc]
     async def _release(self) -> None:
         await asyncio.sleep(ENDPOINT_S)
         await self.push_frame(Request())
+
+
+class Interrupter(FrameProcessor):  # type: ignore[misc]
+    """Interrupts at every VAD start, with Pipecat's own ``broadcast_interruption`` (which logs it), as a
+    user turn processor does when the caller speaks over the bot."""
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        await self.push_frame(frame, direction)
+        if isinstance(frame, VADUserStartedSpeakingFrame):
+            INTERRUPTIONS.append(time.time())
+            await self.broadcast_interruption()
 
 
 class ScriptedLLMService(FrameProcessor):  # type: ignore[misc]
@@ -122,7 +137,7 @@ async def serve(pcm: np.ndarray[Any, np.dtype[np.int16]]) -> float:
     first sample, i.e. the true clock offset."""
     vad = VADProcessor(vad_analyzer=SileroVADAnalyzer(params=VADParams(stop_secs=STOP_SECS)))
     worker = PipelineWorker(
-        Pipeline([vad, Turn(), ScriptedLLMService(), ScriptedTTSService()]),
+        Pipeline([vad, Interrupter(), Turn(), ScriptedLLMService(), ScriptedTTSService()]),
         params=PipelineParams(enable_metrics=True, audio_in_sample_rate=RATE),
         cancel_on_idle_timeout=False,
         enable_rtvi=False,
@@ -169,6 +184,7 @@ def joined_call(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     pcm = (read_recording(caller_only).caller * 32767).astype(np.int16)
     log = folder / "agent.log"
     FIRST_BYTES.clear()
+    INTERRUPTIONS.clear()
     sink = logger.add(str(log), level="DEBUG")  # loguru's default format, as Pipecat users log
     try:
         t0 = asyncio.run(serve(pcm))
@@ -181,8 +197,9 @@ def joined_call(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     ]
     path = folder / "call.wav"
     call.write(path)
+    decided = [(t - t0) * 1000.0 - line.start_ms for t, line in zip(INTERRUPTIONS, lines, strict=True)]
     return {"wav": path, "log": log, "offset_ms": _log_clock(t0) * 1000.0, "lines": lines, "replies": replies,
-            "greeting": greeting}  # fmt: skip
+            "greeting": greeting, "interruption_ms": decided}  # fmt: skip
 
 
 def test_join_recovers_the_clock_offset_and_the_transport(
@@ -222,6 +239,7 @@ def test_check_cli_joins_and_fit_learns_the_transport(joined_call: dict[str, Any
     join = doc["recordings"][0]["join"]
     assert join["offset_ms"] == pytest.approx(c["offset_ms"], abs=TOL_MS)
     assert [t["transport_ms"] for t in join["turns"]] == pytest.approx(list(TRANSPORT_MS), abs=TOL_MS)
+    assert len(doc["recordings"][0]["trace_barge_ins"]) == len(CALLER_LINES)  # the log's interruptions
     fitted = fit_calls([c["wav"]], [c["log"]], transport_floor_ms=FLOOR_MS, verify_samples=0)
     transport = fitted.document["pipeline"]["transport"]
     assert transport["kind"] == "observed"
@@ -230,3 +248,25 @@ def test_check_cli_joins_and_fit_learns_the_transport(joined_call: dict[str, Any
     drawn = runner.invoke(app, ["check", str(c["wav"]), "--trace", str(c["log"]), "--plot", str(plot)])
     assert drawn.exit_code == 0, drawn.output
     assert plot.stat().st_size > 10_000
+
+
+def test_pipecat_interruptions_read_from_the_log(
+    joined_call: dict[str, Any], summary_line: Callable[[str], None]
+) -> None:
+    c = joined_call
+    found = read_barge_ins(c["log"])
+    assert [b.source for b in found] == ["pipecat"] * len(CALLER_LINES)
+    # the log's onset is the VAD start minus start_secs (0.2 s) and the interruption is broadcast as the
+    # VAD start arrives: Pipecat's own account of detection is start_secs plus a few ms
+    assert all(195.0 <= b.detection_ms <= 260.0 for b in found), [b.detection_ms for b in found]
+    # the recording knows the true onset: Pipecat's VAD started later than start_secs after it (its
+    # confidence and min_volume thresholds on a soft onset), so the log under-counts detection
+    late = [truth - b.detection_ms for b, truth in zip(found, c["interruption_ms"], strict=True)]
+    assert all(0.0 < x < 800.0 for x in late), late
+    summary_line(
+        "barge-in detection, Pipecat log vs recording: log "
+        + ", ".join(f"{b.detection_ms:.0f}" for b in found)
+        + " ms; the recording's onset is earlier by "
+        + ", ".join(f"{x:.0f}" for x in late)
+        + " ms"
+    )

@@ -52,6 +52,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "reply_cache": {"kind": "reply_cache", "hit_rate": 0.3, "hit": FIXED, "miss": LLM},
     "preemptive": {"kind": "preemptive", "stage": LLM, "trigger_rate": 0.5, "match_rate": 0.5, "lead": FIXED},
     "sequence": {"kind": "sequence", "stages": {"x": FIXED, "y": LLM}},
+    "barge_in": {"kind": "barge_in", "stages": {"detection": FIXED, "transport": LLM}},
     "all_of": {"kind": "all_of", "stages": {"x": FIXED, "y": LLM}},
     "k_of_n": {"kind": "k_of_n", "k": 1, "stages": {"x": FIXED, "y": LLM}},
     "race": {"kind": "race", "stages": {"x": FIXED, "y": LLM}},

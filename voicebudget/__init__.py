@@ -74,6 +74,10 @@ if TYPE_CHECKING:
         TokenRange as TokenRange,
         TTSStage as TTSStage,
     )
+    from voicebudget._barge_in import (
+        BARGE_IN_STAGES as BARGE_IN_STAGES,
+        BargeInTurn as BargeInTurn,
+    )
     from voicebudget._stages import (
         StageSpec as StageSpec,
     )
@@ -245,6 +249,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "TTSStage",
         "TokenRange",
     ),
+    "voicebudget._barge_in": ("BARGE_IN_STAGES", "BargeInTurn"),
     "voicebudget._stages": ("StageSpec",),
     "voicebudget._voice_turn": (
         "STAGE_ORDER",

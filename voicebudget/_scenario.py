@@ -20,6 +20,7 @@ from typing import Annotated, Any, Union
 from pydantic import Field, PrivateAttr, ValidationError
 
 from voicebudget._algebra import AllOf, Choice, KOfN, Race, Sequence
+from voicebudget._barge_in import BargeInTurn
 from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError
 from voicebudget._io import Roots, read_document, reference_context, validation_error
@@ -33,10 +34,11 @@ BASELINE = "baseline"
 """The name of the scenario's own pipeline among its variants."""
 
 PipelineSpec = Annotated[
-    Union[VoiceTurn, Sequence, AllOf, KOfN, Race, Choice],  # noqa: UP007
+    Union[VoiceTurn, BargeInTurn, Sequence, AllOf, KOfN, Race, Choice],  # noqa: UP007
     Field(discriminator="kind"),
 ]
-"""A pipeline: the ready-made ``voice_turn`` or any combinator tree."""
+"""A pipeline: the ready-made ``voice_turn``, a ``barge_in`` (caller onset -> agent audio stops) or any
+combinator tree."""
 
 
 class Scenario(DataModel):

@@ -13,6 +13,7 @@ from typing import Annotated, Union
 from pydantic import Field
 
 from voicebudget._algebra import AllOf, Choice, KOfN, Race, Sequence
+from voicebudget._barge_in import BargeInTurn
 from voicebudget._distributions import Empirical, Fixed, LogNormal, Mixture, Normal, Shifted, Uniform
 from voicebudget._observed import Observed
 from voicebudget._stage_models import LLMStage, NetworkStage, TTSStage
@@ -48,12 +49,13 @@ StageSpec = Annotated[
         KOfN,
         Race,
         Choice,
+        BargeInTurn,
     ],
     Field(discriminator="kind"),
 ]
 """A stage: a distribution, a stage model or a combinator of stages."""
 
-for _combinator in (Sequence, AllOf, KOfN, Race, Choice):
+for _combinator in (Sequence, AllOf, KOfN, Race, Choice, BargeInTurn):
     _combinator.model_rebuild(_types_namespace={"StageSpec": StageSpec})
 for _model in (Member, Council, ReplyCache, Preemptive):  # councils: members and wrapped paths are stages
     _model.model_rebuild(_types_namespace={"StageSpec": StageSpec})

@@ -25,6 +25,10 @@ if TYPE_CHECKING:
         check_calls as check_calls,
         fit_calls as fit_calls,
     )
+    from voicebudget.audio._bargein import (
+        TraceBargeIn as TraceBargeIn,
+        read_barge_ins as read_barge_ins,
+    )
     from voicebudget.audio._check import (
         AnalysedCall as AnalysedCall,
         analyse_recording as analyse_recording,
@@ -54,6 +58,7 @@ if TYPE_CHECKING:
 
 _PUBLIC: dict[str, tuple[str, ...]] = {
     "voicebudget.audio._api": ("AudioCheck", "check_calls", "fit_calls"),
+    "voicebudget.audio._bargein": ("TraceBargeIn", "read_barge_ins"),
     "voicebudget.audio._check": ("AnalysedCall", "analyse_recording"),
     "voicebudget.audio._join": ("CallJoin", "join_trace"),
     "voicebudget.audio._load": ("AUDIO_EXTRA", "AUDIO_SUFFIXES", "Recording", "is_audio", "read_recording"),

@@ -10,6 +10,7 @@ from typing import Any
 
 from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError
+from voicebudget.audio._bargein import TraceBargeIn, read_barge_ins
 from voicebudget.audio._check import AnalysedCall, analyse_recording
 from voicebudget.audio._join import CallJoin, join_trace
 from voicebudget.audio._load import CallerChannel
@@ -29,11 +30,14 @@ class AudioCheck:
         anomalies); its turns are the joined ones when traces were given.
     :ivar calls: each recording with what was found in it.
     :ivar joins: per recording, its join with the trace of the same call (empty without traces).
+    :ivar trace_barge_ins: per recording, the barge-ins its trace records (LiveKit
+        ``interruption_metrics``, Pipecat interruption lines; :func:`~voicebudget.audio.read_barge_ins`).
     """
 
     check: TraceCheck
     calls: tuple[AnalysedCall, ...]
     joins: tuple[CallJoin, ...] = ()
+    trace_barge_ins: tuple[tuple[TraceBargeIn, ...], ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -44,6 +48,7 @@ class AudioCheck:
         rates, barge-ins, mid-turn pauses, and the join when a trace was given)."""
         doc = self.check.to_dict()
         joins = {j.recording: j for j in self.joins}
+        traced = dict(zip((j.recording for j in self.joins), self.trace_barge_ins, strict=False))
         rows = []
         for a in self.calls:
             call, rec = a.call, a.recording
@@ -69,6 +74,7 @@ class AudioCheck:
             }
             if call.origin in joins:
                 row["join"] = joins[call.origin].to_dict()
+                row["trace_barge_ins"] = [b.to_dict() for b in traced.get(call.origin, ())]
             rows.append(row)
         doc["recordings"] = rows
         return doc
@@ -109,15 +115,17 @@ def check_calls(
         )
     calls = tuple(analyse_recording(p, caller=caller, budget=budget, vad=vad) for p in recordings)
     joins: tuple[CallJoin, ...] = ()
+    barge: tuple[tuple[TraceBargeIn, ...], ...] = ()
     if traces:
         tables = read_traces(traces, fmt, options)
         joins = tuple(
             join_trace(a, t, transport_floor_ms=transport_floor_ms) for a, t in zip(calls, tables, strict=True)
         )
+        barge = tuple(tuple(read_barge_ins(t)) for t in traces)
         result = check([j.table for j in joins], budget, include_anomalies=include_anomalies)
     else:
         result = check([a.table for a in calls], budget, include_anomalies=include_anomalies)
-    return AudioCheck(result, calls, joins)
+    return AudioCheck(result, calls, joins, barge)
 
 
 def fit_calls(

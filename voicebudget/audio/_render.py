@@ -63,6 +63,17 @@ def render_calls(result: AudioCheck, *, all_turns: bool = False) -> Any:
                     f"anchor bias (log's end of speech - recording's) p50 {np.median(bias):+.0f} ms"
                 )
             )
+            traced = dict(zip((x.recording for x in result.joins), result.trace_barge_ins, strict=False))
+            events = traced.get(call.origin, ())
+            if events:
+                det = [b.detection_ms for b in events]
+                parts.append(
+                    Text(
+                        f"the trace records {count(len(events), 'barge-in')} ({events[0].source}): detection "
+                        f"p50 {np.median(det):.0f} ms, max {max(det):.0f} ms (onset -> interruption decided, as "
+                        "the agent saw the onset)"
+                    )
+                )
     return Group(*parts)
 
 
