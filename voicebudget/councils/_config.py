@@ -25,13 +25,16 @@ from voicebudget._distributions import Distribution
 from voicebudget._errors import ScenarioError
 from voicebudget._io import Roots, check_cycle, read_document, reference_context, resolve_reference, validation_error
 from voicebudget._model import DataModel
+from voicebudget.councils._topologies import TOPOLOGIES, CouncilTopology, get_topology, topology_names
 
 if TYPE_CHECKING:
     from voicebudget._stages import StageSpec
 
 __all__ = ["Aggregator", "Council", "Member", "Router", "Scorer", "Topology", "UserTime", "load_council"]
 
-Topology = Literal["all", "first_k", "vote", "router", "cascade"]
+Topology = str
+"""A council topology's name: a key of :data:`~voicebudget.councils._topologies.TOPOLOGIES` (``all``,
+``first_k``, ``vote``, ``router``, ``cascade``)."""
 RESERVED_NAMES = frozenset({"router", "aggregator", "scorer"})
 FloatArray = NDArray[np.float64]
 
@@ -159,6 +162,12 @@ class UserTime(_Model):
         return self.exchanges(error_rate) * (self.user_turn_ms + latency + self.agent_turn_ms)
 
 
+def _topology_of(info: ValidationInfo) -> CouncilTopology | None:
+    """The topology validated so far (``None`` when it was missing or unknown: its own error says so)."""
+    name = info.data.get("topology")
+    return TOPOLOGIES.get(name) if isinstance(name, str) else None
+
+
 def _members_of(info: ValidationInfo) -> tuple[Member, ...]:
     members = info.data.get("members")
     return tuple(members) if members else ()
@@ -191,7 +200,7 @@ class Council(Stage):
     kind: Literal["council"] = "council"
     name: str = Field(default="council", min_length=1)
     description: str = ""
-    topology: Topology
+    topology: Topology = Field(json_schema_extra={"enum": list(TOPOLOGIES)})
     members: tuple[Member, ...] = Field(min_length=1)
     rho: float = Field(default=0.0, ge=0, lt=1)
     answers: int | Literal["open"] | None = None
@@ -272,26 +281,22 @@ class Council(Stage):
             raise ValueError(f"member names must be unique; repeated: {dup}")
         return v
 
-    @field_validator("k")
+    @field_validator("topology")
     @classmethod
-    def _check_k(cls, v: int | None, info: ValidationInfo) -> int | None:
-        n = len(_members_of(info))
-        if info.data.get("topology") == "first_k":
-            if v is None:
-                raise ValueError(f"topology 'first_k' needs k (1..{n})")
-            if n and not 1 <= v <= n:
-                raise ValueError(f"k = {v} but the council has {n} members; allowed 1..{n}")
+    def _known_topology(cls, v: str) -> str:
+        get_topology(v)
         return v
 
-    @field_validator("m")
+    @field_validator("k", "m")
     @classmethod
-    def _check_m(cls, v: int | None, info: ValidationInfo) -> int | None:
+    def _check_count(cls, v: int | None, info: ValidationInfo) -> int | None:
         n = len(_members_of(info))
-        if info.data.get("topology") == "vote":
+        topology = _topology_of(info)
+        if topology is not None and topology.needs == info.field_name:
             if v is None:
-                raise ValueError(f"topology 'vote' needs m, the agreeing answers to stop at (1..{n})")
+                raise ValueError(f"topology {topology.name!r} needs {topology.needs_doc} (1..{n})")
             if n and not 1 <= v <= n:
-                raise ValueError(f"m = {v} but the council has {n} members; allowed 1..{n}")
+                raise ValueError(f"{info.field_name} = {v} but the council has {n} members; allowed 1..{n}")
         return v
 
     @field_validator("gain")
@@ -309,16 +314,17 @@ class Council(Stage):
     @field_validator("router")
     @classmethod
     def _check_router(cls, v: Router | None, info: ValidationInfo) -> Router | None:
-        if info.data.get("topology") != "router":
+        topology = _topology_of(info)
+        if topology is None or not topology.uses_router:
             if v is not None:
-                raise ValueError("a router is only used by topology 'router'")
+                raise ValueError(f"a router is only used by topology {topology_names(lambda t: t.uses_router)}")
             return v
         if v is None:
-            raise ValueError("topology 'router' needs a router table (latency, accuracy)")
+            raise ValueError(f"topology {topology.name!r} needs a router table (latency, accuracy)")
         members = _members_of(info)
         shares = [mb.share for mb in members]
         if members and any(s is None for s in shares):
-            raise ValueError("topology 'router' needs a share (of turns meant for it) on every member")
+            raise ValueError(f"topology {topology.name!r} needs a share (of turns meant for it) on every member")
         if members and abs(sum(s or 0.0 for s in shares) - 1.0) > 1e-6:
             raise ValueError(f"members' shares must sum to 1, got {sum(s or 0.0 for s in shares):g}")
         return v
@@ -326,19 +332,29 @@ class Council(Stage):
     @field_validator("scorer")
     @classmethod
     def _check_scorer(cls, v: Scorer | None, info: ValidationInfo) -> Scorer | None:
-        topology = info.data.get("topology")
-        if topology == "cascade" and v is None:
-            raise ValueError("topology 'cascade' needs a scorer table (latency, accept_if_correct, accept_if_wrong)")
-        if topology != "cascade" and v is not None:
-            raise ValueError("a scorer is only used by topology 'cascade'")
+        topology = _topology_of(info)
+        uses = topology is not None and topology.uses_scorer
+        if topology is not None and uses and v is None:
+            raise ValueError(
+                f"topology {topology.name!r} needs a scorer table (latency, accept_if_correct, accept_if_wrong)"
+            )
+        if not uses and v is not None:
+            raise ValueError(f"a scorer is only used by topology {topology_names(lambda t: t.uses_scorer)}")
         return v
 
     @field_validator("aggregator")
     @classmethod
     def _check_aggregator(cls, v: Aggregator | None, info: ValidationInfo) -> Aggregator | None:
-        if v is not None and info.data.get("topology") in ("router", "cascade"):
-            raise ValueError("an aggregator reads several answers: topologies 'all', 'first_k' or 'vote'")
+        topology = _topology_of(info)
+        if v is not None and topology is not None and not topology.reads_answers:
+            names = topology_names(lambda t: t.reads_answers)
+            raise ValueError(f"an aggregator reads several answers: topologies {names}")
         return v
+
+    @property
+    def topology_model(self) -> CouncilTopology:
+        """The :class:`~voicebudget.councils._topologies.CouncilTopology` that ``topology`` names."""
+        return get_topology(self.topology)
 
     @property
     def p(self) -> list[float]:

@@ -5,7 +5,8 @@ latency algebra gives a leaf of that name, so a council's ``all`` latency equals
 ``evaluate(AllOf(stages=members), n, seed).total`` sample for sample and two council
 configurations that share a member share its samples (common random numbers for the tuner).
 
-Per turn, with member latencies ``M[i]``:
+Per turn, with member latencies ``M[i]``, each topology in its module of
+:mod:`voicebudget.councils._topologies` (``council.topology_model``):
 
 ===========  ===============================================================================
 topology     latency (critical path)
@@ -26,16 +27,26 @@ correlated competence model of :mod:`._quality`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from voicebudget._algebra import evaluate, is_group, stage_rng
-from voicebudget.councils._config import Council
-from voicebudget.councils._quality import RHO_TINY, beta_params, cascade_accuracy, routing_probabilities, solve_gammas
+from voicebudget.councils._quality import RHO_TINY, beta_params, solve_gammas
 
-__all__ = ["CouncilSamples", "answer_labels", "answers", "sample_council", "sample_stage"]
+if TYPE_CHECKING:
+    from voicebudget.councils._config import Council
+
+__all__ = [
+    "CouncilSamples",
+    "answer_labels",
+    "answers",
+    "critical_members",
+    "pick_members",
+    "sample_council",
+    "sample_stage",
+]
 
 FloatArray = NDArray[np.float64]
 
@@ -75,16 +86,7 @@ def sample_council(council: Council, n: int, seed: int) -> CouncilSamples:
     :returns: :class:`CouncilSamples`.
     """
     lat = np.stack([sample_stage(mb.stage, mb.name, n, seed) for mb in council.members])
-    topology = council.topology
-    if topology == "router":
-        out = _router(council, lat, seed)
-    elif topology == "cascade":
-        out = _cascade(council, lat, seed)
-    else:
-        out = _parallel(council, lat, seed)
-        if council.aggregator is not None:
-            _add_aggregator(council, out, seed)
-    return out
+    return council.topology_model.latency(council, lat, seed)
 
 
 def sample_stage(stage: Any, name: str, n: int, seed: int) -> FloatArray:
@@ -126,33 +128,14 @@ def _draw_stage(stage: Any, name: str, n: int, seed: int) -> FloatArray:
     return evaluate(stage, n, sub_seed, name=name).total
 
 
-def _pick(lat: FloatArray, which: NDArray[np.intp]) -> FloatArray:
+def pick_members(lat: FloatArray, which: NDArray[np.intp]) -> FloatArray:
+    """Per turn, the latency of member ``which[turn]``: ``lat[which[t], t]`` (``lat: float64[N, n]``)."""
     return np.asarray(np.take_along_axis(lat, which[None, :], axis=0)[0], dtype=np.float64)
 
 
-def _critical_members(council: Council, lat: FloatArray, which: NDArray[np.intp]) -> dict[str, FloatArray]:
+def critical_members(council: Council, lat: FloatArray, which: NDArray[np.intp]) -> dict[str, FloatArray]:
+    """Each member's critical-path contribution when member ``which[turn]`` set the turn's latency."""
     return {mb.name: np.where(which == i, lat[i], 0.0) for i, mb in enumerate(council.members)}
-
-
-def _parallel(council: Council, lat: FloatArray, seed: int) -> CouncilSamples:
-    n_members = lat.shape[0]
-    correct = np.empty(0)
-    if council.topology == "all":
-        which = np.argmax(lat, axis=0)
-        read = np.ones_like(lat, dtype=bool)
-    else:
-        order = np.argsort(lat, axis=0, kind="stable")
-        ranks = np.empty_like(order)
-        np.put_along_axis(ranks, order, np.arange(n_members)[:, None], axis=0)
-        if council.topology == "first_k":
-            k = council.k or 1
-            which, read = order[k - 1], ranks < k
-        else:
-            which, correct, pos = _vote(council, lat, order, seed)
-            read = ranks <= pos[None, :]
-    total = _pick(lat, which)
-    parts = {mb.name: lat[i] for i, mb in enumerate(council.members)}
-    return CouncilSamples(total, parts, _critical_members(council, lat, which), read, correct)
 
 
 def answers(council: Council, n: int, seed: int, p: FloatArray | None = None) -> NDArray[np.bool_]:
@@ -203,100 +186,3 @@ def answer_labels(council: Council, n: int, seed: int) -> NDArray[np.int64]:
             )
         labels[i] = np.where(right[i], 0, np.where(x < c, 1, other))
     return labels
-
-
-def _vote_plurality(
-    council: Council, lat: FloatArray, order: NDArray[np.intp], seed: int
-) -> tuple[NDArray[np.intp], FloatArray, NDArray[np.intp]]:
-    """:func:`_vote` over an answer space: stop when ``m`` answers agree on any one answer; when
-    none does, the plurality of all (a tie for first is a fair draw: the share of it that is right)."""
-    m = council.m or 1
-    n_members, n = lat.shape
-    labels = np.take_along_axis(answer_labels(council, n, seed), order, axis=0)
-    same = labels[:, None, :] == labels[None, :, :]  # [j, i, turn]
-    upto = np.tril(np.ones((n_members, n_members), dtype=bool))[:, :, None]
-    count_at = (same & upto).sum(axis=1)  # votes for position j's answer among positions <= j
-    reached = count_at >= m
-    decided = reached.any(axis=0)
-    pos = np.where(decided, np.argmax(reached, axis=0), n_members - 1)
-    which = np.take_along_axis(order, pos[None, :], axis=0)[0]
-    agreed = np.take_along_axis(labels, pos[None, :], axis=0)[0]
-    totals = same.sum(axis=1)  # votes for each member's answer among all
-    top = totals.max(axis=0)
-    right_votes = (labels == 0).sum(axis=0)
-    tied_answers = (totals == top[None, :]).sum(axis=0) / np.maximum(top, 1)
-    fallback = np.where((right_votes == top) & (right_votes > 0), 1.0 / tied_answers, 0.0)
-    correct = np.where(decided, (agreed == 0).astype(np.float64), fallback)
-    return which, correct, pos
-
-
-def _vote(
-    council: Council, lat: FloatArray, order: NDArray[np.intp], seed: int
-) -> tuple[NDArray[np.intp], FloatArray, NDArray[np.intp]]:
-    """Who completes the vote, whether the agreed answer is right (1, 0, or 0.5 on a tie), and the
-    stopping position in finishing order."""
-    if council.answers is not None:
-        return _vote_plurality(council, lat, order, seed)
-    m = council.m or 1
-    n_members, n = lat.shape
-    right = answers(council, n, seed)
-    right_sorted = np.take_along_axis(right, order, axis=0)
-    cum_right = np.cumsum(right_sorted, axis=0)
-    cum_wrong = np.arange(1, n_members + 1)[:, None] - cum_right
-    reached = (cum_right >= m) | (cum_wrong >= m)
-    decided = reached.any(axis=0)
-    pos = np.where(decided, np.argmax(reached, axis=0), n_members - 1)
-    which = np.take_along_axis(order, pos[None, :], axis=0)[0]
-    right_at = np.take_along_axis(cum_right, pos[None, :], axis=0)[0]
-    fallback = np.where(2 * right_at > n_members, 1.0, np.where(2 * right_at == n_members, 0.5, 0.0))
-    correct = np.where(decided, (right_at >= m).astype(np.float64), fallback)
-    return which, correct, pos
-
-
-def _router(council: Council, lat: FloatArray, seed: int) -> CouncilSamples:
-    router = council.router
-    assert router is not None  # validated
-    share = [mb.share or 0.0 for mb in council.members]
-    probs = routing_probabilities(share, router.accuracy)
-    n = lat.shape[1]
-    which = np.asarray(stage_rng(seed, "router/choice").choice(lat.shape[0], size=n, p=probs / probs.sum()))
-    r = router.latency.sample(stage_rng(seed, "router"), n)
-    chosen = _pick(lat, which)
-    parts = {"router": r, **{mb.name: np.where(which == i, lat[i], np.nan) for i, mb in enumerate(council.members)}}
-    critical = {"router": r, **_critical_members(council, lat, which)}
-    read = np.zeros_like(lat, dtype=bool)
-    read[which, np.arange(n)] = True
-    return CouncilSamples(r + chosen, parts, critical, read, stop_probabilities=probs)
-
-
-def _cascade(council: Council, lat: FloatArray, seed: int) -> CouncilSamples:
-    scorer = council.scorer
-    assert scorer is not None  # validated
-    n_members, n = lat.shape
-    _, stop = cascade_accuracy(council.p, council.rho, scorer.accept_if_correct, scorer.accept_if_wrong)
-    last = np.asarray(stage_rng(seed, "cascade/choice").choice(n_members, size=n, p=stop / stop.sum()))
-    ran = np.arange(n_members)[:, None] <= last[None, :]
-    scored = ran & (np.arange(n_members)[:, None] < n_members - 1)
-    score = scorer.latency.sample(stage_rng(seed, "scorer"), n_members * n).reshape(n_members, n)
-    member_time = np.where(ran, lat, 0.0)
-    score_time = np.where(scored, score, 0.0).sum(axis=0)
-    total = member_time.sum(axis=0) + score_time
-    parts = {mb.name: np.where(ran[i], lat[i], np.nan) for i, mb in enumerate(council.members)}
-    parts["scorer"] = np.where(scored.any(axis=0), score_time, np.nan)
-    critical = {mb.name: member_time[i] for i, mb in enumerate(council.members)}
-    critical["scorer"] = score_time
-    return CouncilSamples(total, parts, critical, ran, stop_probabilities=stop)
-
-
-def _add_aggregator(council: Council, out: CouncilSamples, seed: int) -> None:
-    agg = council.aggregator
-    assert agg is not None
-    n = out.total.size
-    rng = stage_rng(seed, "aggregator")
-    tokens = np.asarray([mb.output_tokens for mb in council.members], dtype=np.float64) @ out.read
-    x = agg.ttft.sample(rng, n) + agg.prefill_ms_per_token * tokens
-    if agg.tpot is not None and agg.first_phrase_tokens:
-        x += agg.first_phrase_tokens * agg.tpot.sample(rng, n)
-    out.parts["aggregator"] = x
-    out.critical["aggregator"] = x
-    out.total = out.total + x

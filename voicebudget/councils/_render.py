@@ -50,7 +50,8 @@ def render_council(result: CouncilResult) -> RenderableType:
     cap = f"; cap with more members {q.cap:.3f}" if q.cap is not None else ""
     council = result.council
     space = ""
-    if council.answers is not None and council.topology in ("all", "first_k", "vote"):
+    topology = council.topology_model
+    if council.answers is not None and topology.reads_answers:
         space = (
             f"; plurality over {council.answers} answers (wrong_concentration {council.concentration:g}, "
             f"unsolved {council.unsolved:g})"
@@ -63,10 +64,13 @@ def render_council(result: CouncilResult) -> RenderableType:
         f"expected user time per completed request: {result.expected_user_time_ms:.0f} ms "
         f"({result.exchanges:.3f} exchanges)",
     ]
-    members = () if result.council.topology == "cascade" else tuple(mb.name for mb in result.council.members)
-    note = "one of them per turn" if council.topology == "router" else "in parallel"
+    note = topology.members_note
+    members = () if note is None else tuple(mb.name for mb in council.members)
     return Group(
-        table, waterfall(report, parallel=members, parallel_note=note), *(Text.from_markup(x) for x in lines), Text("")
+        table,
+        waterfall(report, parallel=members, parallel_note=note or ""),
+        *(Text.from_markup(x) for x in lines),
+        Text(""),
     )
 
 

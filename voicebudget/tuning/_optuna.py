@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from voicebudget.councils._topologies import get_topology
 from voicebudget.tuning._executor import map_evaluations
 from voicebudget.tuning._space import Configuration
 
@@ -76,16 +77,8 @@ def _suggest(
     index: dict[tuple[tuple[str, Any], ...], int],
 ) -> int | None:
     picked = {k: values[k][trial.suggest_categorical(k, choices[k])] for k in _KNOBS if choices[k]}
-    topology = picked.get("topology")
-    relevant = dict(picked)
-    if topology != "first_k":
-        relevant.pop("k", None)
-    if topology != "vote":
-        relevant.pop("m", None)
-    if topology not in ("all", "first_k"):
-        relevant.pop("rule", None)
-    if topology in ("router", "cascade"):
-        relevant.pop("aggregator", None)
+    topology = get_topology(picked["topology"])  # every configuration names its topology
+    relevant = {knob: value for knob, value in picked.items() if topology.applies(knob)}
     return index.get(tuple((k, relevant[k]) for k in _KNOBS if k in relevant))
 
 

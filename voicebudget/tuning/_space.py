@@ -29,11 +29,12 @@ import itertools
 from collections.abc import Iterator
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from voicebudget._model import DataModel
 from voicebudget.councils._config import Aggregator, Member, Topology
 from voicebudget.councils._speculation import ReplyCache
+from voicebudget.councils._topologies import get_topology
 
 __all__ = ["CacheSpec", "Configuration", "Constraints", "MemberChoice", "SearchSpace"]
 
@@ -107,6 +108,13 @@ class SearchSpace(_Model):
 
     model_config = ConfigDict(populate_by_name=True)  # merged with DataModel's
 
+    @field_validator("topology")
+    @classmethod
+    def _known_topologies(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for name in v:
+            get_topology(name)
+        return v
+
     @model_validator(mode="after")
     def _needs(self) -> SearchSpace:
         if True in self.cache and self.cache_spec is None:
@@ -140,12 +148,14 @@ class SearchSpace(_Model):
             sensitive = batch_sensitive is None or not batch_sensitive.isdisjoint(members)
             concurrency = self.concurrency if sensitive and self.concurrency else (None,)
             for topology in self.topology or (base_topology,):
-                for extra in self._topology_knobs(topology, len(members)):
+                topo = get_topology(topology)
+                rules: tuple[Any, ...] = self.rule if topo.combines_by_rule and self.rule else (None,)
+                for extra in topo.knobs(len(members), self.k, self.m, rules):
                     for agg, cache, conc in itertools.product(
                         self.aggregator or (None,), self.cache or (None,), concurrency
                     ):
-                        if agg and topology in ("router", "cascade"):
-                            continue  # an aggregator reads parallel answers only
+                        if agg and not topo.reads_answers:
+                            continue  # an aggregator reads several answers only
                         config: Configuration = {"members": members, "topology": topology, **extra}
                         for key, value in (("aggregator", agg), ("cache", cache), ("concurrency", conc)):
                             if value is not None:
@@ -159,17 +169,3 @@ class SearchSpace(_Model):
         pick = itertools.combinations_with_replacement if self.members.repeat else itertools.combinations
         for n in self.members.n:
             yield from pick(pool, n)
-
-    def _topology_knobs(self, topology: str, n: int) -> Iterator[dict[str, Any]]:
-        # the combining rule matters only when several answers are combined
-        rules: tuple[Any, ...] = self.rule if topology in ("all", "first_k") and self.rule else (None,)
-        if topology == "first_k":
-            for k in [k for k in (self.k or (1,)) if k <= n]:
-                for rule in rules if k > 1 else (None,):
-                    yield {"k": k} | ({"rule": rule} if rule else {})
-        elif topology == "vote":
-            for m in [m for m in (self.m or ((n // 2) + 1,)) if m <= n]:
-                yield {"m": m}
-        else:
-            for rule in rules if n > 1 else (None,):
-                yield {"rule": rule} if rule else {}

@@ -31,6 +31,7 @@ from voicebudget._voice_turn import VoiceTurn
 from voicebudget.councils._config import Council, Member
 from voicebudget.councils._evaluate import evaluate_council
 from voicebudget.councils._speculation import ReplyCache
+from voicebudget.councils._topologies import get_topology
 from voicebudget.inference._stage import ModelledStage
 from voicebudget.tuning._executor import check_scheduler_address, map_evaluations
 from voicebudget.tuning._noise import NOISE_Z, SCREEN_Z, mean_with_se, quantile_with_se, tie_tolerance
@@ -250,20 +251,21 @@ class _Evaluator:
 
     def council_doc(self, config: Configuration) -> dict[str, Any]:
         doc = {key: v for key, v in self.base.items() if key not in ("k", "m")}
-        doc["topology"] = topology = config["topology"]
+        doc["topology"] = config["topology"]
+        topology = get_topology(config["topology"])
         doc.update({key: config[key] for key in ("k", "m", "rule") if key in config})
-        if topology != "router":
+        if not topology.uses_router:
             doc.pop("router", None)
-        if topology != "cascade":
+        if not topology.uses_scorer:
             doc.pop("scorer", None)
         conc = config.get("concurrency")
         members = _name_members([self.members[(name, conc)] for name in config["members"]])
-        doc["members"] = _normalise_shares(members) if topology == "router" else members
+        doc["members"] = _normalise_shares(members) if topology.uses_router else members
         if "aggregator" in config:
             spec = self.space.aggregator_spec
             agg = spec.model_dump() if spec is not None else self.base.get("aggregator")
             doc["aggregator"] = agg if config["aggregator"] else None
-        if topology in ("router", "cascade"):
+        if not topology.reads_answers:
             doc.pop("aggregator", None)
         return doc
 

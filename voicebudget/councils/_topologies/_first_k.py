@@ -1,0 +1,117 @@
+"""``topology = "first_k"``: the first ``k`` members to finish answer; the rest are not waited for.
+
+Latency: the ``k``-th order statistic of the members (the ``k``-th to finish), plus the aggregator.
+Quality: exact for each subset of first finishers (members' answers do not depend on their latencies),
+averaged over the subsets the simulated turns produced (a Monte Carlo standard error from their spread);
+over an answer space, the exact plurality of each subset. Cost: every member is launched.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from voicebudget.councils._latency import CouncilSamples
+from voicebudget.councils._plurality import (
+    check_answer_space,
+    plurality_from_nodes,
+    plurality_log_odds_weights,
+    weighted_plurality_from_nodes,
+)
+from voicebudget.councils._quality import RHO_TINY, competence_nodes, conditional_accuracy, vote_accuracy
+from voicebudget.councils._topologies._all import plurality_cap_of
+from voicebudget.councils._topologies._base import (
+    FloatArray,
+    ParallelTopology,
+    QualityResult,
+    finishing_order,
+    majority_cap_of,
+    subset_mean,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    from voicebudget.councils._config import Council
+
+__all__ = ["FirstKTopology"]
+
+
+class FirstKTopology(ParallelTopology):
+    """The first ``k`` answers in are combined."""
+
+    name: ClassVar[str] = "first_k"
+    needs: ClassVar[str | None] = "k"
+    needs_doc: ClassVar[str] = "k"
+    combines_by_rule: ClassVar[bool] = True
+
+    def finish(
+        self, council: Council, lat: FloatArray, seed: int
+    ) -> tuple[NDArray[np.intp], NDArray[np.bool_], FloatArray]:
+        order, ranks = finishing_order(lat)
+        k = council.k or 1
+        return order[k - 1], ranks < k, np.empty(0)
+
+    def quality(self, council: Council, draws: CouncilSamples) -> QualityResult:
+        best = max(council.p)
+        subsets, counts = _subsets(draws)
+        if council.answers is not None:
+            return QualityResult(_plurality(council, subsets, counts), "exact", 0.0, best, plurality_cap_of(council))
+        node_w, q = competence_nodes(council.p, council.rho)
+        members = range(len(council.members))
+        accs = np.array(
+            [_subset_accuracy(council, [i for i in members if mask >> i & 1], node_w, q) for mask in subsets]
+        )
+        acc, se = subset_mean(accs, counts)
+        return QualityResult(acc, "exact", se, best, majority_cap_of(council))
+
+    def knobs(self, n: int, k: Sequence[int], m: Sequence[int], rules: Sequence[Any]) -> Iterator[dict[str, Any]]:
+        for kk in [kk for kk in (k or (1,)) if kk <= n]:
+            for rule in rules if kk > 1 else (None,):  # one answer: nothing to combine
+                yield {"k": kk} | ({"rule": rule} if rule else {})
+
+
+def _subsets(draws: CouncilSamples) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
+    """The subsets of members whose answers were in (bit masks) and how many turns each occurred in."""
+    bits = (draws.read.astype(np.int64) << np.arange(draws.read.shape[0])[:, None]).sum(axis=0)
+    subsets, counts = np.unique(bits, return_counts=True)
+    return subsets, counts
+
+
+def _subset_accuracy(council: Council, idx: list[int], node_w: np.ndarray, q: np.ndarray) -> float:
+    if council.rule == "gain":
+        gain = council.gain or ()
+        return float(gain[len(idx) - 1])
+    sub_p = [council.p[i] for i in idx]
+    if council.rho < RHO_TINY or np.ptp(council.p) == 0:
+        return vote_accuracy(sub_p, council.rho, council.rule)
+    return conditional_accuracy(node_w, q[:, idx], council.rule)
+
+
+def _plurality(council: Council, subsets: NDArray[np.int64], counts: NDArray[np.intp]) -> float:
+    """Exact plurality (weighted: log-odds weights floored at 0) of each subset of first finishers,
+    weighted by its frequency."""
+    assert council.answers is not None
+    p, u, c = council.p, council.unsolved, council.concentration
+    solvable = np.asarray(p) / (1.0 - u)
+    node_w, q = competence_nodes(solvable, council.rho)
+    spread = check_answer_space(council.answers, c, u)
+    acc = 0.0
+    for mask, count in zip(subsets, counts, strict=True):
+        idx = [i for i in range(len(p)) if mask >> i & 1]
+        if council.rule == "gain":
+            sub = float((council.gain or ())[len(idx) - 1])
+        elif council.rule == "majority":
+            sub = (1.0 - u) * plurality_from_nodes(node_w, q[:, idx], spread, c)
+        elif c >= 1.0:  # wrong answers agree: the binary weighted vote
+            sub = (1.0 - u) * conditional_accuracy(node_w, q[:, idx], "weighted")
+        else:
+            weights = plurality_log_odds_weights(solvable[idx], council.answers, c)
+            sub = (1.0 - u) * weighted_plurality_from_nodes(node_w, q[:, idx], weights, spread, c)
+        acc += count * sub
+    return float(acc / counts.sum())
+
+
+FIRST_K = FirstKTopology()
