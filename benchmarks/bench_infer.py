@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import itertools
+import os
 import sys
 import time
 from pathlib import Path
@@ -51,12 +52,15 @@ def time_per_call_ms(calls: int, repeat: int, cfg: tuple[str, str, vb.Deployment
 
 
 def bench(calls: int, repeat: int) -> None:
-    print(f"estimate_inference: best of {repeat} x {calls} calls; target < 1 ms; PyPI peer: 0.2-60 ms")
+    print(
+        f"estimate_inference: best of {repeat} x {calls} calls; target < 100 us (issue 24; 1 ms originally); "
+        f"PyPI peer: 0.2-60 ms; load average {os.getloadavg()[0]:.2f}"
+    )
     for cfg in CONFIGS:
         ms = time_per_call_ms(calls, repeat, cfg)
         print(
             f"  {cfg[0]:>16} on {cfg[1]:<9} c={cfg[2].concurrency:<3} {ms * 1e3:8.1f} us/prediction "
-            f"({ms:.3f} of the 1 ms target)"
+            f"({ms * 10:.2f} of the 100 us target; load {os.getloadavg()[0]:.2f})"
         )
     plan_ms = time_per_call_ms(max(calls // 50, 1), repeat, CONFIGS[1])  # warm-up for the plan timing
     t0 = time.process_time()

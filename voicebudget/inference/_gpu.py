@@ -117,6 +117,25 @@ class GPUPlan:
         return self.kv_bytes_per_token * self.model.window_share(context_tokens)
 
     @functools.cached_property
+    def _weight_parts(self) -> tuple[float, float, float, float]:
+        """(dense bytes, one expert's bytes x MoE layers, experts, experts per token): the terms of
+        :func:`weights_read_bytes`, computed once per plan (the hot path reads them every step)."""
+        dense, expert = weights_bytes(self.model, self.precision)
+        m = self.model
+        if not m.is_moe:
+            return dense, 0.0, 0.0, 0.0
+        assert m.experts is not None
+        assert m.experts_per_token is not None
+        return dense, expert * m.n_moe_layers, float(m.experts), float(m.experts_per_token)
+
+    def weights_read(self, tokens: float) -> float:
+        """:func:`weights_read_bytes` of this plan's model and precision, bytes."""
+        dense, per_expert, e, k = self._weight_parts
+        if per_expert == 0.0:
+            return dense
+        return dense + per_expert * e * (1.0 - float((1.0 - k / e) ** max(tokens, 1.0)))
+
+    @functools.cached_property
     def bandwidth(self) -> float:
         hw = self.hardware
         return hw.memory_bandwidth_bytes_per_s * self.cal.memory_efficiency * hw.software_efficiency
@@ -212,7 +231,7 @@ def step_terms(
     m, chips = plan.model, plan.chips_per_replica
     queries = decode_tokens * query_tokens
     n = queries + prefill_tokens
-    weights = 1e3 * weights_read_bytes(m, plan.precision, n / plan.pp) / (plan.tp * plan.bandwidth)
+    weights = 1e3 * plan.weights_read(n / plan.pp) / (plan.tp * plan.bandwidth)
     compute = 1e3 * 2.0 * m.active_params * n / (chips * plan.peak_flops)
     kv = 1e3 * decode_tokens * context_tokens * plan.kv_bytes_at(context_tokens) / (chips * plan.bandwidth)
     attn_flops = m.attention_flops_per_pair("decode") * queries * context_tokens * m.window_share(
@@ -316,7 +335,7 @@ def prefill_ms(
 
     def step(c: float) -> float:
         n = c + others_decoding
-        weights = 1e3 * weights_read_bytes(m, plan.precision, n) / (plan.tp * plan.bandwidth)
+        weights = 1e3 * plan.weights_read(n) / (plan.tp * plan.bandwidth)
         compute = 1e3 * 2.0 * m.active_params * n / (flops_chips * plan.peak_flops)
         kv = (
             1e3
