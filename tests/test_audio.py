@@ -183,3 +183,41 @@ def test_recording_gives_the_endpointing_pauses(call: tuple[Path, dict[str, Any]
     longest = max(pm.pauses_ms)
     beyond = [p["cut_share"] for p in doc["frontier"] if p["timeout_ms"] >= longest]
     assert beyond[0] == 0.0  # a timeout longer than every pause cuts no turn off
+
+
+def test_join_with_a_livekit_chat_history(call: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    llm = pytest.importorskip("livekit.agents.llm")
+    path, truth = call
+    found = analyse_recording(path).call
+    answered = [t for t in found.turns if t.kind == "turn"]
+    clock_s = 1_764_000_000.0  # the recording's start on LiveKit's clock
+    transport_ms = (60.0, 95.0, 130.0, 75.0)  # the fastest (60) is the floor given to the join
+    vad_late_ms = 20.0  # LiveKit's stopped_speaking_at: its VAD's last speech frame, a little late
+    ctx = llm.ChatContext.empty()
+    for i, (turn, tr) in enumerate(zip(answered, transport_ms, strict=True)):
+        stopped = clock_s + (turn.caller_end_ms + vad_late_ms) / 1000
+        started = clock_s + (truth["turns"][i] + turn.caller_end_ms - tr) / 1000  # the true gap, less transport
+        user = {"stopped_speaking_at": stopped, "end_of_turn_delay": 0.3, "transcription_delay": 0.2}
+        ctx.add_message(role="user", content=f"q{i}", metrics=user)
+        reply = {"started_speaking_at": started, "e2e_latency": started - stopped, "llm_node_ttft": 0.2,
+                 "tts_node_ttfb": 0.1}  # fmt: skip
+        ctx.add_message(role="assistant", content=f"a{i}", metrics=reply)
+    history = tmp_path / "history.json"
+    history.write_text(json.dumps(ctx.to_dict()))
+    result = check_calls([path], [history], transport_floor_ms=60.0)
+    (join,) = result.joins
+    assert len(join.turns) == 4
+    assert join.offset_ms == pytest.approx(clock_s * 1000, abs=TOL_MS)
+    assert [j.transport_ms for j in join.turns] == pytest.approx(list(transport_ms), abs=TOL_MS)
+    assert [j.anchor_bias_ms for j in join.turns] == pytest.approx([vad_late_ms] * 4, abs=TOL_MS)
+
+
+def test_join_with_a_trace_that_has_no_clock_exits_2(call: tuple[Path, dict[str, Any]], root: Path) -> None:
+    path, _ = call
+    metrics = root / "tests" / "data" / "traces" / "livekit-metrics.jsonl"
+    out = runner.invoke(app, ["check", str(path), "--trace", str(metrics)])
+    assert out.exit_code == 2, out.output
+    assert "places no complete turn on its clock" in out.output
+    lone = runner.invoke(app, ["check", str(metrics), "--plot", "x.png"])
+    assert lone.exit_code == 2
+    assert "only with a call recording" in lone.output

@@ -134,7 +134,8 @@ def join_trace(analysed: AnalysedCall, trace: TraceTable, *, transport_floor_ms:
     placed = _placed(trace)
     if not placed:
         raise ScenarioError(
-            f"the {trace.format} trace places no complete turn on its clock (only Pipecat logs do so far)",
+            f"the {trace.format} trace places no complete turn on its clock (Pipecat logs and LiveKit chat "
+            "histories do; metrics lines and OTLP spans give durations only)",
             origin=trace.origin,
         )
     replies = [t for t in analysed.call.turns if t.agent_onset_ms is not None]

@@ -238,6 +238,10 @@ class _History:
         if pipeline:
             self.preemptive(b, total, line)
         b.close_with_residual(total, line, "e2e_latency", required=required)
+        stopped = _number(user[0].get("stopped_speaking_at")) if user is not None else None
+        started = _number(metrics.get("started_speaking_at"))
+        if stopped is not None and started is not None:  # the turn on LiveKit's clock (a recording joins it)
+            b.start_s, b.end_s = stopped, started
         if b in self.pending_tool and "other" in b.stages_ms:
             b.stages_ms["tool"] = b.stages_ms.pop("other")  # the first pass and the tools, not timed apart
         if b.total_ms is None and not pipeline:
