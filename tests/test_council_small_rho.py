@@ -124,11 +124,11 @@ def test_case_30_pick_is_the_lowest_user_time_on_a_front_without_nan(tmp_path: P
 
 def test_a_nan_objective_is_an_error_not_a_ranking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from voicebudget.councils._evaluate import QualityResult
-    from voicebudget.tuning import _tune
+    from voicebudget.tuning import _evaluator
 
     path = tmp_path / "t.toml"
     path.write_text(TUNE)
-    original = _tune.evaluate_council
+    original = _evaluator.evaluate_council
 
     def nan_for_pairs(council, **kw):  # type: ignore[no-untyped-def]
         res = original(council, **kw)
@@ -138,7 +138,7 @@ def test_a_nan_objective_is_an_error_not_a_ranking(tmp_path: Path, monkeypatch: 
             res.council, res.report, QualityResult(math.nan, "exact"), res.cost_per_turn_usd, math.nan, math.nan
         )
 
-    monkeypatch.setattr(_tune, "evaluate_council", nan_for_pairs)
+    monkeypatch.setattr(_evaluator, "evaluate_council", nan_for_pairs)
     result = tune_council(path)
     # 3 pairs x (all: 2 rules; first_k k=1, k=2: 2 rules each; vote m=2) = 18 configurations
     assert len(result.errors) == 18

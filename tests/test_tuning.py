@@ -58,17 +58,17 @@ def _evaluate_all(path: Path, **kw):
     from voicebudget.tuning import _tune
 
     captured = []
-    original = _tune._summarise
+    original = _tune.summarise
 
     def spy(name, scope, budget, strategy, size, candidates, *rest):
         captured.extend(candidates)
         return original(name, scope, budget, strategy, size, candidates, *rest)
 
-    _tune._summarise = spy
+    _tune.summarise = spy
     try:
         result = tune_council(path, **kw)
     finally:
-        _tune._summarise = original
+        _tune.summarise = original
     return result, captured
 
 
@@ -138,16 +138,16 @@ def test_against_a_scenario_the_rest_of_the_turn_is_added(root: Path) -> None:
 
 
 def test_an_evaluation_error_is_reported_not_scored_infeasible(monkeypatch) -> None:
-    from voicebudget.tuning import _tune
+    from voicebudget.tuning import _evaluator
 
-    original = _tune.evaluate_council
+    original = _evaluator.evaluate_council
 
     def flaky(council, **kw):
         if len(council.members) == 2:
             raise vb.ModelError("model does not fit")
         return original(council, **kw)
 
-    monkeypatch.setattr(_tune, "evaluate_council", flaky)
+    monkeypatch.setattr(_evaluator, "evaluate_council", flaky)
     result = tune_council(SMALL)
     # 3 pairs x (all: 2 rules; first_k: k=1, k=2 x 2 rules; vote m=2) = 3 x 6 configurations raise
     assert len(result.errors) == 18
@@ -182,7 +182,7 @@ def test_large_space_goes_to_optuna_and_returns_a_non_dominated_front() -> None:
     assert result.strategy.startswith("optuna")
     assert result.evaluated <= 33
     assert result.pareto
-    from voicebudget.tuning._tune import _comparable
+    from voicebudget.tuning._front import _comparable
 
     obj = _comparable(np.array([c.objectives() for c in result.pareto]))
     assert len(pareto_front(obj)) == len(result.pareto)
@@ -257,13 +257,13 @@ def test_batch_policy_knob_only_multiplies_councils_it_changes(root: Path) -> No
     assert by_conc[1].cost_per_turn > max(by_conc[16].cost_per_turn, by_conc[64].cost_per_turn)
     assert by_conc[1].mean_ms < by_conc[64].mean_ms
     assert result.best is not None
-    from voicebudget.tuning._tune import short_config
+    from voicebudget.tuning._result import short_config
 
     assert result.why.startswith(short_config(result.best.config) + ": lowest expected user time")
 
 
 def test_configurations_with_equal_objectives_share_one_front_row(root: Path) -> None:
-    from voicebudget.tuning._tune import _comparable
+    from voicebudget.tuning._front import _comparable
 
     result = tune_council(root / "councils" / "tune-intent.toml", samples=500)
     rows = [tuple(r) for r in _comparable(np.array([c.objectives() for c in result.pareto]))]

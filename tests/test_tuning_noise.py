@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 
 from voicebudget._budget import Budget
 from voicebudget.tuning import pareto_front, tune_council
+from voicebudget.tuning._front import _front, _pick
 from voicebudget.tuning._noise import mean_with_se, quantile_with_se
 from voicebudget.tuning._pareto import noisy_front
-from voicebudget.tuning._tune import Candidate, _front, _pick, describe, short_config
+from voicebudget.tuning._result import Candidate, describe, short_config
 
 
 def test_quantile_standard_error_matches_the_asymptotic_formula_and_the_spread_over_seeds() -> None:

@@ -16,9 +16,11 @@ if TYPE_CHECKING:
         MemberChoice as MemberChoice,
         SearchSpace as SearchSpace,
     )
-    from voicebudget.tuning._tune import (
+    from voicebudget.tuning._result import (
         Candidate as Candidate,
         TuneResult as TuneResult,
+    )
+    from voicebudget.tuning._tune import (
         load_search as load_search,
         rest_of_turn as rest_of_turn,
         tune_council as tune_council,
@@ -34,9 +36,11 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "MemberChoice",
         "SearchSpace",
     ),
-    "voicebudget.tuning._tune": (
+    "voicebudget.tuning._result": (
         "Candidate",
         "TuneResult",
+    ),
+    "voicebudget.tuning._tune": (
         "load_search",
         "rest_of_turn",
         "tune_council",

@@ -11,7 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from voicebudget._text import count
-from voicebudget.tuning._tune import PICK_RULE, TuneResult, short_config
+from voicebudget.tuning._front import PICK_RULE
+from voicebudget.tuning._result import TuneResult, short_config
 
 __all__ = ["render_tune", "short_config"]
 

@@ -1,0 +1,165 @@
+"""Evaluating one configuration of a search space: the council it describes, judged on latency at the
+budget's percentile (with the scenario's rest of the turn and the reply cache), quality, cost and
+expected user time, with Monte Carlo standard errors. Picklable: worker processes and Dask run it."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import ValidationError
+
+from voicebudget._algebra import evaluate
+from voicebudget._budget import Budget
+from voicebudget.councils._config import Council, Member
+from voicebudget.councils._evaluate import evaluate_council
+from voicebudget.councils._speculation import ReplyCache
+from voicebudget.councils._topologies import get_topology
+from voicebudget.tuning._members import name_members, normalise_shares
+from voicebudget.tuning._noise import mean_with_se, quantile_with_se
+from voicebudget.tuning._result import Candidate, describe
+from voicebudget.tuning._space import Configuration, SearchSpace
+
+__all__ = ["Evaluator", "cache_draws"]
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Evaluator:
+    """Evaluates one configuration; picklable, so worker processes and Dask run the same code.
+
+    :ivar members: validated pool members per ``(name, concurrency)`` (``None``: as declared), with
+        prices rescaled for the batch policy; councils are built from them without re-validation.
+    :ivar cache_hit_ms: ``float64[n]`` hit latency, and ``cache_hit``: ``bool[n]`` which turns hit,
+        drawn once (common to every configuration with the cache on).
+    """
+
+    base: dict[str, Any]
+    members: dict[tuple[str, int | None], Member]
+    space: SearchSpace
+    budget: Budget
+    samples: int
+    seed: int
+    context: dict[str, Any]
+    rest_ms: FloatArray | None
+    cache_hit_ms: FloatArray | None = None
+    cache_hit: NDArray[np.bool_] | None = None
+
+    def __call__(self, item: tuple[int, Configuration]) -> Candidate:
+        index, config = item
+        try:
+            council = Council.model_validate(self.council_doc(config), context=self.context)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            return Candidate(index, config, skipped=f"{'.'.join(map(str, err['loc']))}: {err['msg']}")
+        return self.judge(index, config, council)
+
+    def council_doc(self, config: Configuration) -> dict[str, Any]:
+        doc = {key: v for key, v in self.base.items() if key not in ("k", "m")}
+        doc["topology"] = config["topology"]
+        topology = get_topology(config["topology"])
+        doc.update({key: config[key] for key in ("k", "m", "rule") if key in config})
+        if not topology.uses_router:
+            doc.pop("router", None)
+        if not topology.uses_scorer:
+            doc.pop("scorer", None)
+        conc = config.get("concurrency")
+        members = name_members([self.members[(name, conc)] for name in config["members"]])
+        doc["members"] = normalise_shares(members) if topology.uses_router else members
+        if "aggregator" in config:
+            spec = self.space.aggregator_spec
+            agg = spec.model_dump() if spec is not None else self.base.get("aggregator")
+            doc["aggregator"] = agg if config["aggregator"] else None
+        if not topology.reads_answers:
+            doc.pop("aggregator", None)
+        return doc
+
+    def judge(self, index: int, config: Configuration, council: Council) -> Candidate:
+        res = evaluate_council(council, samples=self.samples, seed=self.seed)
+        latency = res.report.total_samples_ms
+        error, cost, driver = res.quality.error_rate, res.cost_per_turn_usd, res.tail_driver
+        if config.get("cache"):
+            latency, error, cost = self.behind_cache(latency, error, cost)
+        error_se = res.quality.standard_error
+        if config.get("cache"):
+            assert self.space.cache_spec is not None
+            error_se *= 1.0 - self.space.cache_spec.hit_rate
+        total = latency + self.rest_ms if self.rest_ms is not None else latency
+        at_pct, at_pct_se = quantile_with_se(total, self.budget.percentile)
+        mean, mean_se = mean_with_se(total)
+        ut = council.user_time
+        other = 0.0 if self.rest_ms is not None else ut.other_latency_ms
+        span = ut.user_turn_ms + mean + other + ut.agent_turn_ms
+        x = ut.exchanges(error)
+        eut = x * span
+        _refuse_nan(
+            config, p95_ms=at_pct, mean_ms=mean, quality=1.0 - error, cost_per_turn=cost, expected_user_time_ms=eut
+        )
+        eut_se = math.hypot(x * mean_se, span * _slope(ut.exchanges, error) * error_se)
+        max_cost = self.space.constraints.max_cost_per_turn
+        return Candidate(
+            index,
+            config,
+            at_pct,
+            mean,
+            1.0 - error,
+            cost,
+            eut,
+            within_budget=at_pct <= self.budget.total_ms,
+            within_cost=max_cost is None or cost <= max_cost,
+            tail_driver=driver,
+            samples=self.samples,
+            p95_se_ms=at_pct_se,
+            mean_se_ms=mean_se,
+            quality_se=error_se,
+            expected_user_time_se_ms=eut_se if math.isfinite(eut) else 0.0,
+        )
+
+    def behind_cache(self, miss_ms: FloatArray, miss_error: float, miss_usd: float) -> tuple[FloatArray, float, float]:
+        """The council behind the reply cache: per turn the hit or the council's latency, and the
+        error rate and price of :func:`~voicebudget.councils.evaluate_cache` (``h e_f + (1-h) e_miss``;
+        lookup + candidates x TTS + ``(1-h)`` x the council's price)."""
+        spec = self.space.cache_spec
+        assert spec is not None
+        assert self.cache_hit is not None
+        assert self.cache_hit_ms is not None
+        h = spec.hit_rate
+        latency = np.where(self.cache_hit, self.cache_hit_ms, miss_ms)
+        error = h * spec.false_hit_rate + (1 - h) * miss_error
+        cost = spec.lookup_usd + spec.candidates_per_turn * spec.tts_usd_per_candidate + (1 - h) * miss_usd
+        return latency, error, cost
+
+
+def _refuse_nan(config: Configuration, **objectives: float) -> None:
+    """A NaN objective is a modelling failure, never a value to rank: raise so the tuner reports the
+    configuration as an error (``TuneResult.errors``; the CLI exits 2) instead of sorting it."""
+    bad = sorted(name for name, value in objectives.items() if math.isnan(value))
+    if bad:
+        raise ValueError(f"{describe(config)}: NaN {', '.join(bad)} (a model failure; please report it)")
+
+
+def _slope(f: Callable[[float], float], e: float, h: float = 1e-6) -> float:
+    """``f'(e)`` by central difference, one-sided at the edges of [0, 1); ``inf`` where ``f`` is."""
+    lo, hi = max(e - h, 0.0), min(e + h, 1.0 - 1e-12)
+    if hi <= lo:
+        return 0.0
+    with np.errstate(invalid="ignore"):
+        d = (f(hi) - f(lo)) / (hi - lo)
+    return d if math.isfinite(d) else 0.0
+
+
+def cache_draws(space: SearchSpace, samples: int, seed: int) -> tuple[FloatArray | None, NDArray[np.bool_] | None]:
+    """Hit latency and hit/miss per turn, drawn as :class:`~voicebudget.councils.ReplyCache` draws them
+    (stream ``cache_hit``, and the ``choice`` stream of ``reply_cache``)."""
+    spec = space.cache_spec
+    if spec is None or True not in space.cache:
+        return None, None
+    cache = ReplyCache.model_validate({**spec.model_dump(), "miss": {"kind": "fixed", "value_ms": 0.0}})
+    ev = evaluate(cache.tree(), samples, seed, name="reply_cache")
+    hit_ms = ev.stages["cache_hit"] if "cache_hit" in ev.stages else ev.groups["cache_hit"]
+    return hit_ms, np.asarray(ev.root.which == 0, dtype=bool)  # branch 0 of the choice is the hit

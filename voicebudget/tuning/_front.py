@@ -1,0 +1,219 @@
+"""From evaluated configurations to the answer: the shortlist worth re-evaluating, the Pareto front of
+expected user time, latency at the percentile and cost (beyond the Monte Carlo noise), and the pick."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from voicebudget._budget import Budget
+from voicebudget.tuning._noise import NOISE_Z, SCREEN_Z, tie_tolerance
+from voicebudget.tuning._pareto import noisy_front, pareto_front
+from voicebudget.tuning._result import Candidate, TuneResult, short_config
+
+__all__ = ["PICK_RULE", "shortlist", "summarise"]
+
+FloatArray = NDArray[np.float64]
+
+
+def _arrays(cands: list[Candidate]) -> tuple[FloatArray, FloatArray]:
+    obj = _comparable(np.array([c.objectives() for c in cands], dtype=np.float64).reshape(-1, 3))
+    se = np.array([c.objective_errors() for c in cands], dtype=np.float64).reshape(-1, 3)
+    return obj, se
+
+
+def shortlist(candidates: list[Candidate], budget: Budget) -> list[Candidate]:
+    """Configurations worth re-evaluating: within the cost limit, plausibly within budget (latency at
+    the percentile minus ``SCREEN_Z`` standard errors at or under it), and surely beaten (by
+    ``SCREEN_Z`` standard errors on every objective) by no configuration within budget."""
+    plausible = [
+        c
+        for c in candidates
+        if c.skipped is None and c.within_cost and c.p95_ms - SCREEN_Z * c.p95_se_ms <= budget.total_ms
+    ]
+    if not plausible:
+        return []
+    obj, se = _arrays(plausible)
+    keep = noisy_front(obj, se, np.array([c.within_budget for c in plausible]), z=SCREEN_Z, sure=True)
+    return [plausible[i] for i in keep]
+
+
+def summarise(
+    name: str,
+    scope: str,
+    budget: Budget,
+    strategy: str,
+    size: int,
+    candidates: list[Candidate],
+    errors: list[dict[str, Any]],
+    seed: int,
+    samples: int,
+    finals: list[Candidate] | None = None,
+    shortlisted: int = 0,
+    refine_samples: int = 0,
+) -> TuneResult:
+    valid = [c for c in candidates if c.skipped is None]
+    reasons: dict[str, int] = {}
+    for c in candidates:
+        if c.skipped is not None:
+            reasons[c.skipped] = reasons.get(c.skipped, 0) + 1
+    feasible = [c for c in valid if c.feasible]
+    front = _front([c for c in (valid if finals is None else finals) if c.feasible])
+    best, reason, why = _pick(front, valid, budget)
+    return TuneResult(
+        name,
+        scope,
+        budget,
+        strategy,
+        size,
+        len(valid),
+        len(feasible),
+        len(candidates) - len(valid),
+        tuple(front),
+        best,
+        why,
+        tuple(errors),
+        seed,
+        samples,
+        reasons,
+        shortlisted,
+        refine_samples or samples,
+        reason,
+    )
+
+
+def _front(feasible: list[Candidate]) -> list[Candidate]:
+    """The feasible configurations no other beats beyond the noise, best expected user time first.
+
+    Configurations that tie with an earlier one (in the space's order) on every objective within the
+    noise share its row (``equivalent``): e.g. one member under ``all`` and under ``vote`` with
+    ``m = 1``, or a batch policy that changes nothing measurable.
+    """
+    if not feasible:
+        return []
+    obj, se = _arrays(feasible)
+    keep = noisy_front(obj, se)
+    if keep.size == 0:  # a cycle of within-noise trades (the relation is not transitive)
+        keep = pareto_front(obj)
+    groups: list[list[int]] = []
+    for i in sorted(keep, key=lambda i: feasible[i].index):
+        for g in groups:
+            lead = g[0]
+            if np.all(np.abs(obj[i] - obj[lead]) <= tie_tolerance(se[i], se[lead], obj[i], obj[lead])):
+                g.append(int(i))
+                break
+        else:
+            groups.append([int(i)])
+    return sorted(
+        (replace(feasible[g[0]], equivalent=tuple(feasible[j].config for j in g[1:])) for g in groups),
+        key=lambda c: (*_finite_objectives(c), c.index),
+    )
+
+
+def _finite_objectives(c: Candidate) -> tuple[float, float, float]:
+    big = float(np.finfo(np.float64).max)
+    eut, p95, cost = c.objectives()
+    return (eut if math.isfinite(eut) else big, p95, cost)
+
+
+def _comparable(obj: FloatArray) -> FloatArray:
+    """Objectives rounded to 10 significant digits (quadrature and float noise must not split ties);
+    infinite expected user time (every repair fails) sorts last.
+
+    :raises ValueError: a NaN objective (never ranked; :func:`_refuse_nan` stops it earlier).
+    """
+    if np.isnan(obj).any():
+        raise ValueError("objectives contain NaN: a NaN is an error, never a ranking")
+    obj = np.where(np.isfinite(obj), obj, np.finfo(np.float64).max)
+    digits = 9 - np.floor(np.log10(np.abs(np.where(obj == 0, 1.0, obj))))
+    scale = 10.0 ** np.clip(digits, -300, 300)  # a subnormal objective (5e-324 ms) would need 10^333: inf, NaN
+    with np.errstate(over="ignore"):  # the largest float may round up to inf: it sorts last either way
+        return np.asarray(np.round(obj * scale) / scale, dtype=np.float64)
+
+
+PICK_RULE = (
+    "among the configurations within budget on the front: the lowest expected user time; those whose "
+    f"±{NOISE_Z:g} standard-error intervals overlap its interval tie, and the tie goes to the lowest "
+    "{label} (ties within the noise again), then the lowest cost"
+)
+"""The recommended pick's rule (docs/tuning.md), ``{label}`` the budget's percentile."""
+
+
+def _pick(front: list[Candidate], valid: list[Candidate], budget: Budget) -> tuple[Candidate | None, str, str]:
+    """The recommended pick by :data:`PICK_RULE`: ``(pick, reason, sentence)``."""
+    label = budget.label
+    if not front:
+        if not valid:
+            return None, "no valid configuration", "no valid configuration in the space"
+        fastest = min(valid, key=lambda c: c.p95_ms)
+        return (
+            None,
+            "nothing within budget",
+            (
+                f"no configuration is within {budget.total_ms:.0f} ms at {label} (and the cost limit); "
+                f"the fastest reaches {fastest.p95_ms:.1f} ms"
+            ),
+        )
+    tied, steps = _ties(front, label)
+    best = tied[0]
+    if len(steps) == 1:
+        reason = "lowest expected user time on the front, beyond the noise"
+    else:
+        reason = f"{steps[0]}; of them {', then '.join(steps[1:])}"
+    return (
+        best,
+        reason,
+        (
+            f"{short_config(best.config)}: {reason} "
+            f"(user time {best.expected_user_time_ms:.0f} ± {best.expected_user_time_se_ms:.0f} ms per completed "
+            f"request, accuracy {best.quality:.3f}, {label} {best.p95_ms:.1f} ± {best.p95_se_ms:.1f} ms <= "
+            f"{budget.total_ms:.0f} ms, ${best.cost_per_turn:.6f}/turn){_runner_up(front, best)}; "
+            f"{len(front)} configurations on the front"
+        ),
+    )
+
+
+def _runner_up(front: list[Candidate], best: Candidate) -> str:
+    others = [c for c in front if c is not best]
+    if not others:
+        return ""
+    nxt = min(others, key=lambda c: (_finite_objectives(c)[0], c.index))
+    return (
+        f"; next on user time: {short_config(nxt.config)} at {nxt.expected_user_time_ms:.0f} ± "
+        f"{nxt.expected_user_time_se_ms:.0f} ms"
+    )
+
+
+def _ties(front: list[Candidate], label: str) -> tuple[list[Candidate], list[str]]:
+    """Lexicographic choice with noise: keep the configurations tied (within the noise) with the best
+    on user time, then on the percentile, then the cheapest. Returns the order and the steps taken."""
+    keys: list[tuple[str, Callable[[Candidate], float], Callable[[Candidate], float]]] = [
+        ("expected user time", lambda c: _finite_objectives(c)[0], lambda c: c.expected_user_time_se_ms),
+        (label, lambda c: c.p95_ms, lambda c: c.p95_se_ms),
+    ]
+    pool = list(front)
+    steps: list[str] = []
+    for what, value, se in keys:
+        lead = min(pool, key=lambda c: (value(c), c.index))
+        pool = [
+            c
+            for c in pool
+            if value(c) - value(lead)
+            <= float(tie_tolerance(np.array(se(c)), np.array(se(lead)), np.array(value(c)), np.array(value(lead))))
+        ]
+        if len(pool) == 1:
+            steps.append(f"the lowest {what}" if steps else f"lowest {what} on the front, beyond the noise")
+            return pool, steps
+        steps.append(
+            f"the lowest {what}"
+            if steps
+            else f"{len(pool)} configurations tie on {what} (their ±{NOISE_Z:g} SE intervals overlap the lowest's)"
+        )
+    pool.sort(key=lambda c: (c.cost_per_turn, c.index))
+    steps.append("the lowest cost")
+    return pool, steps
