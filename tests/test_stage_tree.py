@@ -51,6 +51,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     },
     "reply_cache": {"kind": "reply_cache", "hit_rate": 0.3, "hit": FIXED, "miss": LLM},
     "preemptive": {"kind": "preemptive", "stage": LLM, "trigger_rate": 0.5, "match_rate": 0.5, "lead": FIXED},
+    "tool_turn": {"kind": "tool_turn", "share": 0.3, "tool": FIXED, "second_pass": LLM},
     "sequence": {"kind": "sequence", "stages": {"x": FIXED, "y": LLM}},
     "barge_in": {"kind": "barge_in", "stages": {"detection": FIXED, "transport": LLM}},
     "all_of": {"kind": "all_of", "stages": {"x": FIXED, "y": LLM}},

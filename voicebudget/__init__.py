@@ -81,6 +81,9 @@ if TYPE_CHECKING:
     from voicebudget._stages import (
         StageSpec as StageSpec,
     )
+    from voicebudget._tool_turn import (
+        ToolTurn as ToolTurn,
+    )
     from voicebudget._voice_turn import (
         STAGE_ORDER as STAGE_ORDER,
         VoiceTurn as VoiceTurn,
@@ -251,6 +254,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     ),
     "voicebudget._barge_in": ("BARGE_IN_STAGES", "BargeInTurn"),
     "voicebudget._stages": ("StageSpec",),
+    "voicebudget._tool_turn": ("ToolTurn",),
     "voicebudget._voice_turn": (
         "STAGE_ORDER",
         "VoiceTurn",

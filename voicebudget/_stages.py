@@ -17,6 +17,7 @@ from voicebudget._barge_in import BargeInTurn
 from voicebudget._distributions import Empirical, Fixed, LogNormal, Mixture, Normal, Shifted, Uniform
 from voicebudget._observed import Observed
 from voicebudget._stage_models import LLMStage, NetworkStage, TTSStage
+from voicebudget._tool_turn import ToolTurn
 from voicebudget.councils._config import Council, Member
 from voicebudget.councils._speculation import Preemptive, ReplyCache
 from voicebudget.inference._gpu_stage import GPUStage
@@ -44,6 +45,7 @@ StageSpec = Annotated[
         Council,
         ReplyCache,
         Preemptive,
+        ToolTurn,
         Sequence,
         AllOf,
         KOfN,
@@ -57,5 +59,5 @@ StageSpec = Annotated[
 
 for _combinator in (Sequence, AllOf, KOfN, Race, Choice, BargeInTurn):
     _combinator.model_rebuild(_types_namespace={"StageSpec": StageSpec})
-for _model in (Member, Council, ReplyCache, Preemptive):  # councils: members and wrapped paths are stages
+for _model in (Member, Council, ReplyCache, Preemptive, ToolTurn):  # members, wrapped paths: stages
     _model.model_rebuild(_types_namespace={"StageSpec": StageSpec})

@@ -30,7 +30,7 @@ from voicebudget._io import check_target, write_atomic
 from voicebudget._text import count
 from voicebudget.traces._check import _why_none, usable_turns
 from voicebudget.traces._options import FIT_METHODS, FitMethod
-from voicebudget.traces._table import ON_PATH, TraceTable, TraceTurn
+from voicebudget.traces._table import ON_PATH, TOOL_STAGES, TraceTable, TraceTurn
 from voicebudget.traces._toml import dumps
 
 __all__ = ["TraceFit", "fit"]
@@ -114,9 +114,11 @@ def _columns(turns: list[TraceTurn]) -> dict[str, list[float]]:
     turns = sorted(turns, key=lambda t: t.total_ms or 0.0)
     n = len(turns)
     names = [s for s in ON_PATH if s != "other" and all(s in t.stages_ms for t in turns)]
+    if any("tool" in t.stages_ms for t in turns):  # tool turns: 0 in the turns that called none
+        names += [s for s in TOOL_STAGES if s not in names]
 
     def column(stage: str) -> NDArray[np.float64]:
-        return np.fromiter((t.stages_ms[stage] for t in turns), dtype=np.float64, count=n)
+        return np.fromiter((t.stages_ms.get(stage, 0.0) for t in turns), dtype=np.float64, count=n)
 
     # Negative values (flagged turns, when included) count as 0: a stage cannot take negative time.
     arrays = {s: np.maximum(column(s), 0.0) for s in names}
@@ -157,11 +159,50 @@ llm = { kind = "wafer", model = "llama-3.3-70b", hardware = "wse-3", prompt_toke
 output_tokens = 200, first_phrase_tokens = { low = 6, high = 14 } }"""
 
 
-def _voice_turn(cols: dict[str, list[float]], method: str) -> tuple[dict[str, Any], dict[str, str]]:
-    stage = {k: _stage(v, method) for k, v in cols.items()}
+def _tool_turn(cols: dict[str, list[float]], method: str, name: str) -> dict[str, Any] | None:
+    """The ``tool_turn`` stage of a fit: joint, the tool columns as observed (0 in turns that called no
+    tool: the rows carry the trace's share); otherwise the share of tool turns and each sub-stage fitted
+    on the tool turns alone."""
+    if "tool" not in cols:
+        return None
+    called = [i for i, v in enumerate(cols["tool"]) if v > 0 or cols["llm_2_ttft"][i] > 0]
+    if method == "joint":
+        return {
+            "kind": "tool_turn",
+            "name": name,
+            "call": _stage(cols["llm_tool_call"], method),
+            "tool": _stage(cols["tool"], method),
+            "second_pass": _stage(cols["llm_2_ttft"], method),
+        }
+    return {
+        "kind": "tool_turn",
+        "share": round(len(called) / len(cols["tool"]), 6),
+        "name": name,
+        "call": _stage([cols["llm_tool_call"][i] for i in called], method),
+        "tool": _stage([cols["tool"][i] for i in called], method),
+        "second_pass": _stage([cols["llm_2_ttft"][i] for i in called], method),
+    }
+
+
+def _tool_name(turns: list[TraceTurn]) -> str:
+    """The tool's name for the fit: the function names the trace gives, else ``tool``."""
+    names = sorted({p for t in turns for p in t.parts_ms.get("tool", {})})
+    return "+".join(names)[:200] if names else "tool"
+
+
+def _voice_turn(
+    cols: dict[str, list[float]], method: str, tool_name: str = "tool"
+) -> tuple[dict[str, Any], dict[str, str]]:
+    stage = {k: _stage(v, method) for k, v in cols.items() if k not in TOOL_STAGES}
+    tool_turn = _tool_turn(cols, method, tool_name)
     llm: dict[str, Any] = stage["llm_ttft"]
-    if "first_phrase" in stage:
-        llm = {"kind": "sequence", "stages": {"llm_ttft": stage["llm_ttft"], "first_phrase": stage["first_phrase"]}}
+    if "first_phrase" in stage or tool_turn is not None:
+        llm_stages = {"llm_ttft": stage["llm_ttft"]}
+        if tool_turn is not None:
+            llm_stages["tool_turn"] = tool_turn
+        if "first_phrase" in stage:
+            llm_stages["first_phrase"] = stage["first_phrase"]
+        llm = {"kind": "sequence", "stages": llm_stages}
     asr = stage["asr"] if "asr" in stage and method == "joint" else _ZERO
     pipeline = {
         "kind": "voice_turn",
@@ -230,12 +271,23 @@ def fit(
     budget = budget or Budget()
     cols = _columns(turns)
     voice = all(s in cols for s in _VOICE)
+    tool_name = _tool_name(turns)
     if voice:
-        pipeline, comments = _voice_turn(cols, method)
+        pipeline, comments = _voice_turn(cols, method, tool_name)
     else:
-        order = [s for s in ON_PATH if s in cols]
-        pipeline = {"kind": "sequence", "stages": {s: _stage(cols[s], method) for s in order}}
+        order = [s for s in ON_PATH if s in cols and s not in TOOL_STAGES]
+        stages = {s: _stage(cols[s], method) for s in order}
+        if (tool_turn := _tool_turn(cols, method, tool_name)) is not None:
+            stages["tool_turn"] = tool_turn
+        pipeline = {"kind": "sequence", "stages": stages}
         comments = {"pipeline": "The trace does not give the full breakdown: its observed stages in sequence."}
+    n_tool = sum("tool" in t.stages_ms for t in turns)
+    if n_tool:
+        where = "pipeline.llm.stages.tool_turn" if voice and "llm" in pipeline else "pipeline.stages.tool_turn"
+        comments[where] = (
+            f"{n_tool} of {len(turns)} observed turns ({n_tool / len(turns):.0%}) called a tool ({tool_name}): the LLM "
+            "writing the call, the tool, the LLM pass after it.\nWhat if the tool were faster: change 'tool' here."
+        )
     totals = np.array([t.total_ms for t in turns], dtype=np.float64)
     p50, p95 = (float(x) for x in np.percentile(totals, [50, 95]))
     label = {
