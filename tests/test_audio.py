@@ -221,3 +221,22 @@ def test_join_with_a_trace_that_has_no_clock_exits_2(call: tuple[Path, dict[str,
     lone = runner.invoke(app, ["check", str(metrics), "--plot", "x.png"])
     assert lone.exit_code == 2
     assert "only with a call recording" in lone.output
+
+
+def test_telephone_rate_with_noise_stays_within_30_ms(call: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    import soundfile as sf
+    import soxr
+
+    path, truth = call
+    x, rate = sf.read(path, dtype="float32")
+    y = soxr.resample(x, rate, 8_000)  # a phone line's rate
+    speech_rms = float(np.sqrt(np.mean(y[np.abs(y) > 0.01] ** 2)))
+    noisy = y + np.random.default_rng(1).normal(0.0, speech_rms / 10 ** (30 / 20), y.shape)  # 30 dB SNR
+    out = tmp_path / "call-8k.wav"
+    sf.write(out, noisy.astype(np.float32), 8_000, subtype="PCM_16")
+    found = analyse_recording(out).call
+    assert [t.kind for t in found.turns] == ["turn", "turn", "turn", "talk_over", "no_reply", "turn"]
+    answered = [t.voice_to_voice_ms for t in found.turns if t.kind == "turn"]
+    assert max(abs(f - g) for f, g in zip(answered, truth["turns"], strict=True)) <= TOL_MS  # type: ignore[operator]
+    (barge,) = found.barge_ins
+    assert barge.stop_ms == pytest.approx(truth["barge_in"], abs=TOL_MS)
