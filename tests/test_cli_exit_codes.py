@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str, list[str]]] = {
             str(ROOT / "docs/examples/pauses-conversation.toml"),
         ],
     ),
+    "compare": ("voicebudget.baseline", "compare_files", ["{tmp}/base.json", "{tmp}/new.json"]),
 }
 
 

@@ -212,8 +212,12 @@ def test_json_report_has_the_keys_of_run_format_json(pytester: pytest.Pytester) 
 
     scenario = voicebudget.load_scenario(ROOT / "voicebudget" / "data" / "webrtc-cascade.toml")
     run_doc = voicebudget.simulate(scenario, samples=200, seed=1).to_dict()
-    assert set(doc) == set(run_doc) == {"scenario", "seed", "samples", "budget", "variants"}
+    assert set(doc) - {"measured"} == set(run_doc) == {"scenario", "seed", "samples", "budget", "variants"}
     assert set(doc["budget"]) == set(run_doc["budget"])
+    # the turns themselves, one set per budgeted test (docs/ci.md): what `voicebudget baseline pin` keeps
+    assert doc["measured"]["schema"] == "voicebudget-turns"
+    assert [s["name"] for s in doc["measured"]["sets"]] == ["test_agent.py::test_fast", "test_agent.py::test_slow"]
+    assert len(doc["measured"]["sets"][1]["turns"]["total_ms"]) == doc["variants"][1]["n_turns"]
     # no server, no scenario file, no api prices, no modelled wafer stages in a measured test
     simulated_keys = set(run_doc["variants"][0]) - {"server_side", "description", "cost_per_turn_usd", "wafer_paths"}
     for variant in doc["variants"]:

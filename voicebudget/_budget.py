@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import Field, ValidationError, field_validator
 
 from voicebudget._errors import ScenarioError, param
@@ -20,6 +22,9 @@ DEFAULT_TOTAL_MS = 800.0
 and talk over it (docs/design.md)."""
 
 
+_SHARE = re.compile(r"\d+(\.\d*)?%")
+
+
 class Budget(DataModel):
     """A voice-to-voice latency budget.
 
@@ -27,12 +32,19 @@ class Budget(DataModel):
     :param percentile: the percentile that must be within budget, in (0, 100]. Default 95 (p95).
     :param stages: optional per-stage allocations, stage name -> ms at the same percentile.
     :param stage_shares: optional per-stage allocations as shares of ``total_ms`` (0 < share <= 1).
+    :param tolerance: how much slower ``voicebudget compare`` lets a measure get before it is a regression
+        (docs/ci.md): ``"total"``, a stage name or ``"default"`` -> ms (a number >= 0) or a share of the
+        baseline's value as text (``"10%"``). Not part of what two budgets must share to be compared.
     """
 
     total_ms: float = Field(default=DEFAULT_TOTAL_MS, gt=0, description="Voice-to-voice budget in ms.")
     percentile: float = Field(default=95.0, gt=0, le=100, description="Target percentile, e.g. 95 for p95.")
     stages: dict[str, float] = Field(default_factory=dict, description="Per-stage allocation in ms.")
     stage_shares: dict[str, float] = Field(default_factory=dict, description="Per-stage allocation as a share.")
+    tolerance: dict[str, float | str] = Field(
+        default_factory=dict,
+        description="voicebudget compare: 'total', a stage or 'default' -> ms slower allowed, or a share as '10%'.",
+    )
 
     @field_validator("stages")
     @classmethod
@@ -48,6 +60,16 @@ class Budget(DataModel):
         bad = {k: x for k, x in v.items() if not 0 < x <= 1}
         if bad:
             raise ValueError(f"shares must be in (0, 1], got {bad}")
+        return v
+
+    @field_validator("tolerance")
+    @classmethod
+    def _tolerances(cls, v: dict[str, float | str]) -> dict[str, float | str]:
+        for key, x in v.items():
+            if isinstance(x, str) and not _SHARE.fullmatch(x.strip()):
+                raise ValueError(f"{key}: a share is written like '10%', got {x!r}")
+            if not isinstance(x, str) and x < 0:
+                raise ValueError(f"{key}: a tolerance must be >= 0 ms, got {x}")
         return v
 
     def allocations_ms(self) -> dict[str, float]:

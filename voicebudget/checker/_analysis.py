@@ -25,7 +25,7 @@ that stage costs the user. Each stage's own wall time, overlaps included, stays 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 
 from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError
+from voicebudget._measured import TurnSet, turns_document
 from voicebudget._report import Report, build_report
 from voicebudget.checker._recorder import AUDIO_SENT, FIRST_AUDIO, UNTRACKED, StageSpan, Turn
 
@@ -71,6 +72,9 @@ class RecorderReport(Report):
     """
 
     excluded: tuple[ExcludedTurn, ...] = ()
+    measured: TurnSet | None = field(default=None, compare=False)
+    """The complete turns themselves (per-turn total and stage credits, call ids): what ``to_dict()["measured"]``
+    holds and ``voicebudget baseline pin`` keeps."""
 
     def summary(self) -> str:
         """The :class:`~voicebudget.Report` line, plus the number of turns left out and why."""
@@ -85,6 +89,8 @@ class RecorderReport(Report):
         d = super().to_dict()
         if self.excluded:
             d["excluded_turns"] = [t.to_dict() for t in self.excluded]
+        if self.measured is not None:
+            d["measured"] = turns_document([self.measured])
         return d
 
 
@@ -195,4 +201,22 @@ def build_recorder_report(name: str, budget: Budget, turns: Sequence[Turn]) -> R
         source="recorder",
     )
     fields = {f: getattr(report, f) for f in report.__dataclass_fields__}
-    return RecorderReport(**fields, excluded=excluded)
+    calls = tuple(t.call for t in complete) if all(t.call is not None for t in complete) else None
+    measured = TurnSet(
+        name,
+        "recorder",
+        RECORDER_ANCHOR,
+        RECORDER_TOTAL,
+        budget,
+        total,
+        stages,
+        tuple(t.name for t in complete),
+        calls,  # type: ignore[arg-type]  # None, or a str per turn
+    )
+    return RecorderReport(**fields, excluded=excluded, measured=measured)
+
+
+RECORDER_ANCHOR = "recorder: the speech_end mark (else the turn's start)"
+"""The ``anchor`` of a recorder's turn set."""
+RECORDER_TOTAL = "voice-to-voice: first_audio - speech_end"
+"""The ``total`` of a recorder's turn set."""

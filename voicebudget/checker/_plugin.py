@@ -333,14 +333,20 @@ def session_document(state: _Session, name: str) -> dict[str, Any]:
     """The JSON document: the keys of ``voicebudget run --format json``, one variant per budgeted test.
 
     ``seed`` is None (measured, not sampled); ``samples`` is the number of turns measured in all;
-    ``budget`` is the session default, and a variant whose budget differs carries its own ``budget``.
+    ``budget`` is the session default, and a variant whose budget differs carries its own ``budget``;
+    ``measured`` holds every test's turns, one set per test (``voicebudget baseline pin`` reads it).
     """
+    from voicebudget._measured import SCHEMA, SCHEMA_VERSION
+
+    variants = [{k: v for k, v in r.entry.items() if k != "measured"} for r in state.results]
+    sets = [s for r in state.results for s in r.entry.get("measured", {}).get("sets", ())]
     return {
         "scenario": name,
         "seed": None,
         "samples": sum(r.n_turns for r in state.results),
         "budget": {"total_ms": state.default.total_ms, "percentile": state.default.percentile},
-        "variants": [r.entry for r in state.results],
+        "variants": variants,
+        "measured": {"schema": SCHEMA, "version": SCHEMA_VERSION, "sets": sets},
     }
 
 

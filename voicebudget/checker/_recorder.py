@@ -263,11 +263,12 @@ class Turn:
     Only complete turns enter the latency report; the others are listed in it.
     """
 
-    __slots__ = ("_clock", "_entered", "_marks", "_spans", "created_ns", "index", "name", "reason", "status")
+    __slots__ = ("_clock", "_entered", "_marks", "_spans", "call", "created_ns", "index", "name", "reason", "status")
 
-    def __init__(self, index: int, name: str, clock: Clock) -> None:
+    def __init__(self, index: int, name: str, clock: Clock, call: str | None = None) -> None:
         self.index = index
         self.name = name
+        self.call = call
         self._clock = clock
         self._marks: dict[str, int] = {}
         self._spans: list[_RawSpan] = []  # plain tuples while recording: cheaper than StageSpan
@@ -460,13 +461,18 @@ class TurnRecorder:
         self.clock = clock
         self._turns: list[Turn] = []
 
-    def turn(self, name: str | None = None) -> Turn:
+    def turn(self, name: str | None = None, *, call: str | None = None) -> Turn:
         """Start a turn now (use it as a context manager, or call :meth:`Turn.end`).
 
         :param name: a label for listings; default ``"turn <index>"``.
+        :param call: the call (conversation) the turn belongs to. When every complete turn has one,
+            ``voicebudget compare`` resamples calls, not turns (turns of one call are not independent).
+        :raises ValueError: ``call`` is not text.
         """
+        if call is not None and not isinstance(call, str):
+            raise ValueError(f"call: expected text (the conversation's id), got {_kind(call)}")
         index = len(self._turns)
-        t = Turn(index, f"turn {index}" if name is None else name, self.clock)
+        t = Turn(index, f"turn {index}" if name is None else name, self.clock, call)
         self._turns.append(t)
         return t
 

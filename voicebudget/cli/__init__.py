@@ -26,7 +26,7 @@ import typing
 
 import typer
 
-from voicebudget.cli import _audio, _capacity, _councils, _inference, _run, _traces
+from voicebudget.cli import _audio, _baseline, _capacity, _councils, _inference, _run, _traces
 from voicebudget.cli._guard import (
     EXITS,
     TRACEBACK_ENV,
@@ -77,6 +77,7 @@ COMMANDS: dict[str, Command] = {
     "council-fit": _councils.council_fit_cmd,
     "tune": _councils.tune_cmd,
     "capacity": _capacity.capacity_cmd,
+    "compare": _baseline.compare_cmd,
 }
 """Command name -> its function, in the order ``--help`` lists them."""
 
@@ -97,6 +98,19 @@ for _name, _command in COMMANDS.items():
     _command.__annotations__ = typing.get_type_hints(_command, include_extras=True)
     _help = one_line_paragraphs(_command.__doc__) if _command.__doc__ else None
     app.command(_name, help=_help)(crash_guard(_command, functools.partial(option_flags, _name)))
+
+GROUPS: dict[str, tuple[str, dict[str, Command]]] = {
+    "baseline": ("Pin a baseline of measured turns for `voicebudget compare`.", {"pin": _baseline.pin_cmd}),
+}
+"""Command groups (``voicebudget baseline pin``): name -> (help, subcommand name -> function)."""
+
+for _group, (_group_help, _subcommands) in GROUPS.items():
+    _sub = typer.Typer(name=_group, help=_group_help, no_args_is_help=True, add_completion=False)
+    for _name, _command in _subcommands.items():
+        _command.__annotations__ = typing.get_type_hints(_command, include_extras=True)
+        _help = one_line_paragraphs(_command.__doc__) if _command.__doc__ else None
+        _sub.command(_name, help=_help)(crash_guard(_command))
+    app.add_typer(_sub, name=_group)
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 
 from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError, param
+from voicebudget._measured import TurnSet, turns_document
 from voicebudget._report import Report, build_report
 from voicebudget._text import count
 from voicebudget.traces._table import OFF_PATH, ON_PATH, Anomaly, Summary, TraceTable, TraceTurn
@@ -131,7 +132,8 @@ class TraceCheck:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON document of ``voicebudget check --format json``: the keys of ``run`` plus ``turns``,
-        ``anomalies``, ``split`` and ``sources``."""
+        ``anomalies``, ``split``, ``sources`` and ``measured`` (the included turns as a ``voicebudget-turns``
+        document, what ``voicebudget baseline pin`` keeps; docs/ci.md)."""
         rows = []
         for turn, inc in zip(self.turns, self.included, strict=True):
             row = turn.to_dict()
@@ -154,7 +156,28 @@ class TraceCheck:
             },
             "turns": rows,
             "anomalies": [a.to_dict() for a in self.anomalies],
+            "measured": turns_document([self.turn_set()]),
         }
+
+    def turn_set(self) -> TurnSet:
+        """The included turns as one set of measured turns: each turn's total and on- and off-path stages, its
+        file as its call (one file per conversation, as the first-turn split assumes), the formats read as the
+        anchor (two sets compare only when read by the same readers)."""
+        used = [t for t, inc in zip(self.turns, self.included, strict=True) if inc]
+        names = [s for s in (*ON_PATH, *OFF_PATH) if any(s in t.stages_ms for t in used)]
+        formats = sorted({tab.format for tab in self.tables if any(t.origin == tab.origin for t in used)})
+        totals = list(dict.fromkeys(tab.total for tab in self.tables))
+        return TurnSet(
+            name=self.name,
+            source="trace",
+            anchor="trace: " + "+".join(formats),
+            total="; ".join(totals),
+            budget=self.budget,
+            total_ms=np.array([t.total_ms for t in used], dtype=np.float64),
+            stages_ms={s: np.array([t.stages_ms.get(s, np.nan) for t in used], dtype=np.float64) for s in names},
+            ids=tuple(t.id for t in used),
+            calls=tuple(t.origin for t in used),
+        )
 
 
 class NoUsableTurnsError(ScenarioError):

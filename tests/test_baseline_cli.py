@@ -1,0 +1,169 @@
+"""`voicebudget baseline pin` and `voicebudget compare` as a user meets them: real reports in, exit codes out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import voicebudget as vb
+from voicebudget.baseline import read_turn_sets
+from voicebudget.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+TRACES = ROOT / "tests" / "data" / "traces"
+runner = CliRunner()
+
+
+def recorder_report(path: Path, llm_ms: np.ndarray, *, calls: int = 0, budget: vb.Budget | None = None) -> Path:
+    """A recorder's report JSON: turns of asr 80 ms, then the LLM, then tts 120 ms (fake clock, exact)."""
+    now = [0]
+    rec = vb.TurnRecorder("agent", clock=lambda: now[0])
+    for i, llm in enumerate(llm_ms):
+        with rec.turn(call=f"call-{i % calls}" if calls else None) as turn:
+            turn.mark("speech_end")
+            turn.add_stage("asr", start_ms=0.0, end_ms=80.0)
+            turn.add_stage("llm", start_ms=80.0, end_ms=80.0 + float(llm))
+            turn.add_stage("tts", start_ms=80.0 + float(llm), end_ms=200.0 + float(llm))
+            turn.mark("first_audio", at_ms=200.0 + float(llm))
+    path.write_text(json.dumps(rec.report(budget).to_dict()), encoding="utf-8")
+    return path
+
+
+def test_pin_keeps_the_turns_and_compare_of_a_run_with_itself_passes(tmp_path: Path) -> None:
+    llm = np.random.default_rng(1).lognormal(np.log(400), 0.3, 300)
+    report = recorder_report(tmp_path / "run.json", llm)
+    result = runner.invoke(app, ["baseline", "pin", str(report), "-o", str(tmp_path / "base.json")])
+    assert result.exit_code == 0, result.output
+    assert "pinned agent: 300 turns, 4 stages" in result.output
+    (pinned,) = read_turn_sets(tmp_path / "base.json")
+    assert pinned.stages_ms["llm"] == pytest.approx(llm, abs=1e-3)
+    assert pinned.total_ms == pytest.approx(llm + 200.0, abs=1e-3)
+    assert list(pinned.stages_ms) == ["asr", "llm", "tts", "untracked"]
+    result = runner.invoke(app, ["compare", str(tmp_path / "base.json"), str(report), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["verdict"] == "no regression"
+    total_p95 = next(r for r in doc["sets"][0]["rows"] if r["measure"] == "total" and r["percentile"] == 95)
+    assert total_p95["difference_ms"] == 0.0
+    assert total_p95["baseline_ms"] == pytest.approx(np.percentile(llm + 200.0, 95), abs=1e-3)
+    assert doc["level"] == 0.9
+    assert doc["resamples"] == 2000
+    assert doc["seed"] == 0
+    assert doc["method"] == "percentile"
+
+
+def test_a_slower_llm_is_a_regression_with_exit_1(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    base = recorder_report(tmp_path / "base.json", rng.lognormal(np.log(400), 0.3, 400))
+    new = recorder_report(tmp_path / "new.json", rng.lognormal(np.log(400), 0.3, 400) + 150.0)
+    result = runner.invoke(app, ["compare", str(base), str(new), "--tolerance-ms", "50"], env={"COLUMNS": "200"})
+    assert result.exit_code == 1, result.output
+    assert "FAIL regression: total p50 +1" in result.output
+    assert "llm p95" in result.output
+    tts = runner.invoke(app, ["compare", str(base), str(new), "--format", "json"])
+    rows = {(r["measure"], r["percentile"]): r for r in json.loads(tts.output)["sets"][0]["rows"]}
+    assert rows["tts", 95]["verdict"] == "unchanged"  # 120 ms exactly on both sides
+    assert rows["llm", 50]["verdict"] == "regression"
+    assert rows["llm", 50]["low_ms"] > rows["llm", 50]["tolerance_ms"]
+
+
+def test_too_few_turns_for_p95_is_not_comparable_unless_asked(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    base = recorder_report(tmp_path / "base.json", rng.lognormal(np.log(400), 0.3, 12))
+    new = recorder_report(tmp_path / "new.json", rng.lognormal(np.log(400), 0.3, 12))
+    result = runner.invoke(app, ["compare", str(base), str(new)], env={"COLUMNS": "300"})
+    assert result.exit_code == 4
+    assert "a p95 of 12 turns rests on the 1 most extreme turn; gating needs 100 turns" in result.output
+    assert runner.invoke(app, ["compare", str(base), str(new), "--allow-few-turns"]).exit_code == 0
+
+
+def test_different_budgets_and_anchors_are_not_comparable(tmp_path: Path) -> None:
+    llm = np.full(120, 400.0)
+    base = recorder_report(tmp_path / "base.json", llm)
+    new = recorder_report(tmp_path / "new.json", llm, budget=vb.Budget(total_ms=1000))
+    result = runner.invoke(app, ["compare", str(base), str(new), "--format", "json"])
+    assert result.exit_code == 4
+    assert "different budgets: baseline 800 ms at p95, new 1000 ms at p95" in json.loads(result.output)["verdict"]
+    assert runner.invoke(app, ["compare", str(base), str(new), "--budget-ms", "900"]).exit_code == 0
+    trace = tmp_path / "trace.json"
+    trace.write_text(runner.invoke(app, ["check", str(TRACES / "pipecat.log"), "--format", "json"]).output)
+    result = runner.invoke(app, ["compare", str(base), str(trace), "--format", "json"])
+    assert result.exit_code == 4
+    assert "different anchors of t = 0" in json.loads(result.output)["verdict"]
+
+
+def test_stage_missing_on_one_side_is_not_comparable(tmp_path: Path) -> None:
+    base = recorder_report(tmp_path / "base.json", np.full(120, 400.0))
+    doc = json.loads(base.read_text())
+    del doc["measured"]["sets"][0]["turns"]["stages_ms"]["tts"]
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps(doc))
+    result = runner.invoke(app, ["compare", str(base), str(new), "--format", "json"])
+    assert result.exit_code == 4
+    assert "no stage 'tts' in the new report" in json.loads(result.output)["verdict"]
+    assert runner.invoke(app, ["compare", str(base), str(new), "--ignore-stage", "tts"]).exit_code == 0
+
+
+def test_calls_are_resampled_as_clusters(tmp_path: Path) -> None:
+    rng = np.random.default_rng(4)
+    base = recorder_report(tmp_path / "base.json", rng.lognormal(np.log(400), 0.3, 200), calls=20)
+    new = recorder_report(tmp_path / "new.json", rng.lognormal(np.log(400), 0.3, 200), calls=20)
+    doc = json.loads(runner.invoke(app, ["compare", str(base), str(new), "--format", "json"]).output)
+    assert doc["sets"][0]["resampled"] == "calls"
+    assert doc["sets"][0]["calls"] == [20, 20]
+
+
+def test_bad_input_exits_2_naming_the_field(tmp_path: Path) -> None:
+    base = recorder_report(tmp_path / "base.json", np.full(120, 400.0))
+    doc = json.loads(base.read_text())
+    doc["measured"]["sets"][0]["turns"]["total_ms"][3] = -1
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    result = runner.invoke(app, ["compare", str(base), str(bad)], env={"COLUMNS": "300"})
+    assert result.exit_code == 2
+    assert "bad.json: sets[0].turns.total_ms[3]: must be a finite number >= 0 ms, got -1" in result.output
+    plain = tmp_path / "plain.json"
+    plain.write_text("{}")
+    result = runner.invoke(app, ["baseline", "pin", str(plain), "-o", str(tmp_path / "b.json")])
+    assert result.exit_code == 2
+    assert "no measured turns" in result.output
+    doc["measured"]["version"] = 2
+    bad.write_text(json.dumps(doc))
+    result = runner.invoke(app, ["compare", str(base), str(bad)], env={"COLUMNS": "300"})
+    assert result.exit_code == 2
+    assert "schema version 2; this voicebudget reads version 1" in result.output
+
+
+def test_budget_file_tolerances_per_stage(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    base = recorder_report(tmp_path / "base.json", rng.lognormal(np.log(400), 0.3, 400))
+    new = recorder_report(tmp_path / "new.json", rng.lognormal(np.log(400), 0.3, 400) + 60.0)
+    budget = tmp_path / "budget.toml"
+    budget.write_text('[budget]\ntotal_ms = 800\n\n[budget.tolerance]\ndefault = "50%"\nllm = 20\n')
+    doc = json.loads(
+        runner.invoke(app, ["compare", str(base), str(new), "--budget-file", str(budget), "-f", "json"]).output
+    )
+    rows = {(r["measure"], r["percentile"]): r for r in doc["sets"][0]["rows"]}
+    assert rows["llm", 50]["tolerance_ms"] == 20.0
+    assert rows["llm", 50]["verdict"] == "regression"
+    assert rows["total", 50]["tolerance_ms"] == pytest.approx(0.5 * rows["total", 50]["baseline_ms"])
+    assert rows["total", 50]["verdict"] != "regression"
+
+
+def test_check_json_and_pytest_json_are_reports_compare_reads(tmp_path: Path) -> None:
+    out = runner.invoke(app, ["check", str(TRACES / "pipecat.log"), "--format", "json"]).output
+    (s,) = read_turn_sets(_write(tmp_path, out))
+    assert s.n_turns == 20
+    assert s.anchor == "trace: pipecat"
+    assert s.calls == (str(TRACES / "pipecat.log"),) * 20
+    assert list(s.stages_ms)[:4] == ["endpointing", "llm_ttft", "first_phrase", "tts_ttfb"]
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "check.json"
+    p.write_text(text)
+    return p

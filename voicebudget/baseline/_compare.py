@@ -1,0 +1,560 @@
+"""Compare two sets of measured turns: per stage and total, p50 and the budget's percentile, the difference with a
+bootstrap interval, and a verdict against a tolerance (docs/ci.md).
+
+Verdicts, for each measure (the total or a stage) at each percentile, with ``[low, high]`` the interval of
+``new - baseline`` at ``level`` and ``t`` the tolerance in ms:
+
+- ``regression``: ``low > t`` (the interval lies wholly above the tolerance: a one-sided test at
+  ``(1 - level) / 2``);
+- ``improvement``: ``high < -t``;
+- ``unchanged``: ``-t <= low`` and ``high <= t`` (no change beyond the tolerance, either way);
+- ``noise``: the interval reaches past a tolerance without lying beyond it: the data cannot tell. Every row
+  also says the smallest slowdown it would catch 80% of the time, ``t + (z_(1-alpha/2) + z_0.8) * se``;
+- ``not comparable``: too few turns for the percentile (a p95 of fewer than 100 turns rests on its few
+  slowest), or the stage is on one side only.
+
+Exit codes (:attr:`Comparison.exit_code`): 0 no regression, 1 a regression, 4 not comparable (different
+budgets, anchors or totals; a set, a stage or enough turns missing), each with its reason.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from statistics import NormalDist
+from typing import Any, Literal
+
+import numpy as np
+
+from voicebudget._budget import Budget
+from voicebudget._errors import ScenarioError
+from voicebudget._measured import TurnSet
+from voicebudget._text import count
+from voicebudget.baseline._bootstrap import (
+    METHODS,
+    Column,
+    DiffInterval,
+    Method,
+    column,
+    diff_interval,
+    draw_percentiles,
+)
+
+__all__ = [
+    "DEFAULT_TOLERANCE",
+    "EXIT_NOT_COMPARABLE",
+    "EXIT_OK",
+    "EXIT_REGRESSION",
+    "TOTAL",
+    "CompareSettings",
+    "Comparison",
+    "Row",
+    "SetComparison",
+    "Tolerance",
+    "compare_sets",
+]
+
+EXIT_OK, EXIT_REGRESSION, EXIT_NOT_COMPARABLE = 0, 1, 4
+TOTAL = "total"
+"""The name of the turn's total among the measures (a stage may not use it)."""
+Verdict = Literal["regression", "improvement", "unchanged", "noise", "not comparable"]
+MIN_TAIL_TURNS = 5
+"""Turns needed beyond a percentile (on its far side) to gate on it: a p95 needs 100 turns, a p50 10. A p95 of
+10 turns is the slowest turn's neighbourhood, whatever the bootstrap says."""
+MIN_CALLS = 2
+"""Calls each side needs for the calls to be resampled as clusters; with fewer the turns are resampled."""
+FEW_CALLS = 10
+"""Below this many calls on a side, a cluster interval rests on few conversations: the output says so."""
+DETECT_POWER = 0.80
+"""The smallest detectable difference is the one caught this often (80%, the usual power in planning)."""
+_NORMAL = NormalDist()
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How much slower a measure may get before it is a regression: ``ms``, a ``share`` of the baseline's value,
+    or the larger of both.
+
+    :ivar origin: where it came from (``default``, ``--tolerance-ms``, ``budget file``), for the output.
+    """
+
+    ms: float | None = None
+    share: float | None = None
+    origin: str = "default"
+
+    def ms_for(self, baseline_ms: float) -> float:
+        """The tolerance in ms for a baseline value (ms)."""
+        parts = [self.ms or 0.0, (self.share or 0.0) * abs(baseline_ms)]
+        return max(parts)
+
+    def describe(self) -> str:
+        if self.ms is not None and self.share is not None:
+            return f"the larger of {self.ms:g} ms and {100 * self.share:g}% of the baseline"
+        if self.share is not None:
+            return f"{100 * self.share:g}% of the baseline"
+        return f"{self.ms or 0.0:g} ms"
+
+    @classmethod
+    def parse(cls, value: float | str, origin: str) -> Tolerance:
+        """A number (ms) or a share written ``"10%"``.
+
+        :raises ScenarioError: anything else (naming ``origin``).
+        """
+        if isinstance(value, str):
+            m = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*%\s*", value)
+            if not m:
+                raise ScenarioError(f"a tolerance is ms (a number) or a share like '10%', got {value!r}", origin=origin)
+            return cls(share=float(m.group(1)) / 100.0, origin=origin)
+        if isinstance(value, bool) or not math.isfinite(value) or value < 0:
+            raise ScenarioError(f"a tolerance must be a finite number >= 0 ms, got {value!r}", origin=origin)
+        return cls(ms=float(value), origin=origin)
+
+
+DEFAULT_TOLERANCE = Tolerance(ms=20.0, share=0.10, origin="default")
+"""The larger of 20 ms and 10% of the baseline's value. With it two samples of one agent (300 turns each) gated
+in 1 of 2,000 pairs at most (tests/test_baseline_stats.py; 5% gated 9 in 2,000 at p95), while a voice agent
+that got 300 ms slower is still caught."""
+
+
+@dataclass(frozen=True)
+class CompareSettings:
+    """How to compare.
+
+    :ivar level: two-sided level of the intervals (default 0.90: each verdict is a one-sided test at 5%).
+    :ivar method: ``"percentile"`` (default) or ``"bca"``. On same-distribution samples (tests/test_baseline_stats.py)
+        the percentile interval gates falsely at or below its nominal 5% and catches a 2-standard-error shift
+        more often than BCa, whose false rate sits at the nominal level.
+    :ivar resamples: bootstrap resamples per side (default 2,000).
+    :ivar seed: seed of the resamples (recorded in the output; default 0, so a rerun gives the same interval).
+    :ivar tolerance: the tolerance of measures without one of their own.
+    :ivar tolerances: measure (``"total"`` or a stage) -> its own tolerance (the budget file's ``tolerance``).
+    :ivar budget: judge both sides against this budget (its percentile); None: the sides' own, which must match.
+    :ivar allow_few_turns: gate on percentiles with fewer than :data:`MIN_TAIL_TURNS` turns beyond them.
+    :ivar ignore_stages: stages left out of the comparison.
+    """
+
+    level: float = 0.90
+    method: Method = "percentile"
+    resamples: int = 2000
+    seed: int = 0
+    tolerance: Tolerance = DEFAULT_TOLERANCE
+    tolerances: Mapping[str, Tolerance] = field(default_factory=dict)
+    budget: Budget | None = None
+    allow_few_turns: bool = False
+    ignore_stages: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not 0 < self.level < 1:
+            raise ScenarioError(f"must be in (0, 1), e.g. 0.90, got {self.level}", origin="level")
+        if self.method not in METHODS:
+            raise ScenarioError(f"must be one of {', '.join(METHODS)}, got {self.method!r}", origin="method")
+        if self.resamples < 100:
+            raise ScenarioError(f"must be >= 100, got {self.resamples}", origin="resamples")
+
+    def tolerance_of(self, measure: str) -> Tolerance:
+        return self.tolerances.get(measure, self.tolerance)
+
+    def with_budget_tolerances(self, budget: Budget) -> CompareSettings:
+        """These settings with the budget's ``tolerance`` table applied (``default`` replaces the default)."""
+        own = {k: Tolerance.parse(v, f"budget.tolerance.{k}") for k, v in budget.tolerance.items()}
+        base = own.pop("default", self.tolerance)
+        return replace(self, tolerance=base, tolerances={**own, **self.tolerances})
+
+    def describe(self) -> str:
+        return (
+            f"{100 * self.level:g}% bootstrap intervals ({'BCa' if self.method == 'bca' else 'percentile'}, "
+            f"{self.resamples:,} resamples, seed {self.seed}); a regression is an interval wholly above the "
+            f"tolerance; tolerance: {self.tolerance.describe()} ({self.tolerance.origin})"
+        )
+
+
+@dataclass(frozen=True)
+class Row:
+    """One measure at one percentile.
+
+    :ivar measure: ``"total"`` or a stage.
+    :ivar q: the percentile (50, or the budget's).
+    :ivar baseline_ms: the baseline's percentile (NaN when the measure is missing there); ``new_ms`` likewise.
+    :ivar interval: the bootstrap interval of ``new - baseline``; None when not comparable.
+    :ivar tolerance_ms: the tolerance in ms (from :attr:`tolerance`).
+    :ivar detectable_ms: the smallest slowdown this comparison catches 80% of the time; None when not comparable.
+    :ivar reason: why the row is not comparable, or a warning (few turns, allowed).
+    :ivar gated: False for rows that are not gated on (a percentile with too few turns shown for information).
+    """
+
+    measure: str
+    q: float
+    baseline_ms: float
+    new_ms: float
+    n_baseline: int
+    n_new: int
+    verdict: Verdict
+    interval: DiffInterval | None = None
+    tolerance_ms: float = 0.0
+    tolerance: Tolerance = DEFAULT_TOLERANCE
+    detectable_ms: float | None = None
+    reason: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"p{self.q:g}"
+
+    def sentence(self, level: float) -> str:
+        """The row in words: ``total p95: +90.9 ms (+40.1 ... +130.2), over the tolerance of 75.6 ms: regression``."""
+        head = f"{self.measure} {self.label}"
+        if self.interval is None:
+            return f"{head}: not comparable: {self.reason}"
+        iv = self.interval
+        change = (
+            f"{self.baseline_ms:.1f} -> {self.new_ms:.1f} ms, {iv.estimate_ms:+.1f} ms "
+            f"({iv.low_ms:+.1f} ... {iv.high_ms:+.1f})"
+        )
+        tol = f"tolerance {self.tolerance_ms:.1f} ms"
+        words = {
+            "regression": f"slower beyond the {tol}: regression",
+            "improvement": f"faster beyond the {tol}: improvement",
+            "unchanged": f"no change beyond the {tol}",
+            "noise": f"inside the noise ({tol}); the data would catch a slowdown of about {self.detectable_ms:.0f} ms",
+        }
+        note = f" [{self.reason}]" if self.reason else ""
+        return f"{head}: {change}: {words[self.verdict]}{note}"
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "measure": self.measure,
+            "percentile": self.q,
+            "baseline_ms": _num(self.baseline_ms),
+            "new_ms": _num(self.new_ms),
+            "n_baseline": self.n_baseline,
+            "n_new": self.n_new,
+            "verdict": self.verdict,
+            "tolerance_ms": self.tolerance_ms,
+            "tolerance": self.tolerance.describe(),
+        }
+        if self.interval is not None:
+            iv = self.interval
+            d.update(
+                difference_ms=iv.estimate_ms, low_ms=iv.low_ms, high_ms=iv.high_ms, se_ms=iv.se_ms,
+                detectable_ms=self.detectable_ms,
+            )  # fmt: skip
+        if self.reason:
+            d["reason"] = self.reason
+        return d
+
+
+def _num(x: float) -> float | None:
+    return None if math.isnan(x) else x
+
+
+@dataclass(frozen=True)
+class SetComparison:
+    """One baseline set against its new set.
+
+    :ivar resampled: ``"calls"`` or ``"turns"``; ``calls`` the number of calls per side when calls are resampled.
+    :ivar problems: reasons the set is not comparable as a whole (budgets, anchors); then there are no rows.
+    :ivar notes: what the reader should know (few calls, turns resampled because no call ids).
+    """
+
+    name: str
+    baseline_name: str
+    new_name: str
+    budget: Budget
+    rows: tuple[Row, ...]
+    resampled: str
+    calls: tuple[int, int] | None = None
+    problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def regressions(self) -> tuple[Row, ...]:
+        return tuple(r for r in self.rows if r.verdict == "regression")
+
+    @property
+    def not_comparable(self) -> tuple[str, ...]:
+        return self.problems + tuple(
+            f"{r.measure} {r.label}: {r.reason}" for r in self.rows if r.verdict == "not comparable"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "baseline": self.baseline_name,
+            "new": self.new_name,
+            "budget": {"total_ms": self.budget.total_ms, "percentile": self.budget.percentile},
+            "resampled": self.resampled,
+            "calls": list(self.calls) if self.calls else None,
+            "problems": list(self.problems),
+            "notes": list(self.notes),
+            "rows": [r.to_dict() for r in self.rows],
+        }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Every set of a baseline against the new report (``voicebudget compare``)."""
+
+    baseline: str
+    new: str
+    settings: CompareSettings
+    sets: tuple[SetComparison, ...]
+    problems: tuple[str, ...] = ()
+    """Reasons the reports do not compare as a whole (a baseline set missing from the new report)."""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def regressions(self) -> tuple[tuple[str, Row], ...]:
+        return tuple((s.name, r) for s in self.sets for r in s.regressions)
+
+    @property
+    def not_comparable(self) -> tuple[str, ...]:
+        return self.problems + tuple(f"{s.name}: {p}" for s in self.sets for p in s.not_comparable)
+
+    @property
+    def exit_code(self) -> int:
+        """1 when any measure regressed, else 4 when anything was not comparable, else 0."""
+        if self.regressions:
+            return EXIT_REGRESSION
+        return EXIT_NOT_COMPARABLE if self.not_comparable else EXIT_OK
+
+    @property
+    def verdict(self) -> str:
+        """One line: ``regression: total p95 +90.9 ms (+40.1 ... +130.2) > 75.6 ms``, ``not comparable: ...``, or
+        ``no regression``."""
+        if self.regressions:
+            shown = "; ".join(
+                f"{_prefix(name, len(self.sets))}{r.measure} {r.label} {r.interval.estimate_ms:+.1f} ms "  # type: ignore[union-attr]
+                f"({r.interval.low_ms:+.1f} ... {r.interval.high_ms:+.1f}) > {r.tolerance_ms:.1f} ms"  # type: ignore[union-attr]
+                for name, r in self.regressions
+            )
+            return f"regression: {shown}"
+        if self.not_comparable:
+            reasons = self.not_comparable
+            more = f" (+{len(reasons) - 2} more)" if len(reasons) > 2 else ""
+            return "not comparable: " + "; ".join(reasons[:2]) + more
+        return "no regression"
+
+    def to_dict(self) -> dict[str, Any]:
+        s = self.settings
+        return {
+            "baseline": self.baseline,
+            "new": self.new,
+            "verdict": self.verdict,
+            "exit_code": self.exit_code,
+            "level": s.level,
+            "method": s.method,
+            "resamples": s.resamples,
+            "seed": s.seed,
+            "tolerance": s.tolerance.describe(),
+            "tolerance_origin": s.tolerance.origin,
+            "problems": list(self.problems),
+            "notes": list(self.notes),
+            "sets": [x.to_dict() for x in self.sets],
+        }
+
+
+def _prefix(name: str, n_sets: int) -> str:
+    return f"{name}: " if n_sets > 1 else ""
+
+
+def needed_turns(q: float) -> int:
+    """Turns a percentile needs to be gated on: :data:`MIN_TAIL_TURNS` beyond it on its far side."""
+    far = min(q, 100.0 - q) / 100.0
+    return math.inf if far <= 0 else math.ceil(MIN_TAIL_TURNS / far - 1e-9)  # type: ignore[return-value]
+
+
+def compare_sets(
+    baseline: Sequence[TurnSet],
+    new: Sequence[TurnSet],
+    settings: CompareSettings | None = None,
+    *,
+    baseline_origin: str = "baseline",
+    new_origin: str = "new",
+) -> Comparison:
+    """Compare measured turns with a baseline.
+
+    Sets pair by name; when each side has exactly one set they pair whatever their names (a trace check names
+    its set after its files).
+
+    :param baseline: the pinned sets; ``new``: the sets of the run to judge.
+    :param settings: default :class:`CompareSettings` (90% percentile intervals, 2,000 resamples, seed 0).
+    :returns: a :class:`Comparison`; ``exit_code`` is the verdict.
+    """
+    settings = settings or CompareSettings()
+    rng = np.random.default_rng(settings.seed)
+    problems: list[str] = []
+    notes: list[str] = []
+    if len(baseline) == 1 and len(new) == 1:
+        pairs = [(baseline[0], new[0])]
+    else:
+        by_name = {s.name: s for s in new}
+        pairs = [(b, by_name[b.name]) for b in baseline if b.name in by_name]
+        problems += [f"{b.name}: in the baseline, not in the new report" for b in baseline if b.name not in by_name]
+        known = {b.name for b in baseline}
+        notes += [f"{s.name}: new, no baseline to compare with" for s in new if s.name not in known]
+    sets = tuple(_compare_pair(b, n, settings, rng) for b, n in pairs)
+    return Comparison(baseline_origin, new_origin, settings, sets, tuple(problems), tuple(notes))
+
+
+def _budgets_differ(a: Budget, b: Budget) -> bool:
+    return (a.total_ms, a.percentile, a.allocations_ms()) != (b.total_ms, b.percentile, b.allocations_ms())
+
+
+def _describe_budget(b: Budget) -> str:
+    alloc = b.allocations_ms()
+    extra = f", stages {', '.join(f'{k} {v:g} ms' for k, v in alloc.items())}" if alloc else ""
+    return f"{b.total_ms:g} ms at {b.label}{extra}"
+
+
+def _compare_pair(base: TurnSet, new: TurnSet, settings: CompareSettings, rng: np.random.Generator) -> SetComparison:
+    name = new.name if base.name == new.name else f"{base.name} -> {new.name}"
+    budget = settings.budget or base.budget
+    problems = []
+    if settings.budget is None and _budgets_differ(base.budget, new.budget):
+        problems.append(
+            f"different budgets: baseline {_describe_budget(base.budget)}, new {_describe_budget(new.budget)} "
+            "(judge both against one budget)"
+        )
+    if base.anchor != new.anchor:
+        problems.append(f"different anchors of t = 0: baseline {base.anchor!r}, new {new.anchor!r}")
+    if base.total != new.total:
+        problems.append(f"different totals: baseline {base.total!r}, new {new.total!r}")
+    resampled, calls, notes = _resampling(base, new)
+    if problems:
+        return SetComparison(name, base.name, new.name, budget, (), resampled, calls, tuple(problems), notes)
+    settings = settings.with_budget_tolerances(budget) if budget.tolerance else settings
+    qs = sorted({50.0, float(budget.percentile)})
+    measures = [TOTAL, *dict.fromkeys([*base.stages_ms, *new.stages_ms])]
+    measures = [m for m in measures if m not in settings.ignore_stages]
+    base_calls, new_calls = (_call_index(base), _call_index(new)) if resampled == "calls" else (None, None)
+    rows = _rows(measures, base, new, qs, settings, rng, base_calls, new_calls)
+    return SetComparison(name, base.name, new.name, budget, tuple(rows), resampled, calls, (), notes)
+
+
+def _resampling(base: TurnSet, new: TurnSet) -> tuple[str, tuple[int, int] | None, tuple[str, ...]]:
+    if base.calls is None or new.calls is None:
+        side = (
+            "either side"
+            if base.calls is None and new.calls is None
+            else ("the baseline" if base.calls is None else "the new side")
+        )
+        return "turns", None, (f"turns resampled one by one: the turns of {side} carry no call id",)
+    counts = (len(set(base.calls)), len(set(new.calls)))
+    if min(counts) < MIN_CALLS:
+        return (
+            "turns",
+            counts,
+            (
+                f"turns resampled one by one: {count(counts[0], 'call')} in the baseline, {counts[1]} in the new "
+                f"report (calls are resampled from {MIN_CALLS} per side); if turns of one call move together the "
+                "intervals are too narrow",
+            ),
+        )
+    notes: tuple[str, ...] = ()
+    if min(counts) < FEW_CALLS:
+        notes = (f"only {counts[0]} and {counts[1]} calls: the intervals rest on few conversations",)
+    return "calls", counts, notes
+
+
+def _call_index(s: TurnSet) -> tuple[np.ndarray[Any, np.dtype[np.intp]], int]:
+    _, idx = np.unique(np.asarray(s.calls), return_inverse=True)
+    return idx.astype(np.intp), int(idx.max()) + 1
+
+
+def _values(s: TurnSet, measure: str) -> np.ndarray[Any, np.dtype[np.float64]] | None:
+    if measure == TOTAL:
+        return s.total_ms
+    return s.stages_ms.get(measure)
+
+
+def _rows(
+    measures: list[str],
+    base: TurnSet,
+    new: TurnSet,
+    qs: list[float],
+    settings: CompareSettings,
+    rng: np.random.Generator,
+    base_calls: tuple[Any, int] | None,
+    new_calls: tuple[Any, int] | None,
+) -> list[Row]:
+    """Every measure's rows. The gated columns of a side are resampled together (one draw of calls serves every
+    stage), then each row gets its interval."""
+    rows: list[Row] = []
+    gated: list[tuple[str, Column, Column, list[float]]] = []
+    for measure in measures:
+        bv, nv = _values(base, measure), _values(new, measure)
+        tol = settings.tolerance_of(measure)
+        if bv is None or nv is None:
+            where = "the new report" if bv is not None else "the baseline"
+            reason = f"no stage {measure!r} in {where} (leave it out: ignore_stages)"
+            nb = 0 if bv is None else int(np.count_nonzero(~np.isnan(bv)))
+            nn = 0 if nv is None else int(np.count_nonzero(~np.isnan(nv)))
+            rows += [
+                Row(measure, q, math.nan, math.nan, nb, nn, "not comparable", tolerance=tol, reason=reason) for q in qs
+            ]
+            continue
+        bcol = column(bv, *base_calls) if base_calls else column(bv)
+        ncol = column(nv, *new_calls) if new_calls else column(nv)
+        ok = []
+        for q in qs:
+            few = [side for side, c in (("baseline", bcol), ("new", ncol)) if c.n < needed_turns(q)]
+            if few and (not settings.allow_few_turns or min(bcol.n, ncol.n) == 0):
+                rows.append(_few_row(measure, q, bcol, ncol, tol, few))
+            else:
+                ok.append(q)
+        if ok:
+            gated.append((measure, bcol, ncol, ok))
+    if gated:
+        bd = draw_percentiles([g[1] for g in gated], qs, settings.resamples, rng)
+        nd = draw_percentiles([g[2] for g in gated], qs, settings.resamples, rng)
+        for i, (measure, bcol, ncol, ok) in enumerate(gated):
+            for q in ok:
+                j = qs.index(q)
+                rows.append(_row(measure, q, bcol, ncol, bd[i, j], nd[i, j], settings))
+    order = {m: i for i, m in enumerate(measures)}
+    rows.sort(key=lambda r: (order[r.measure], r.q))
+    return rows
+
+
+def _row(measure: str, q: float, bcol: Column, ncol: Column, bd: Any, nd: Any, settings: CompareSettings) -> Row:
+    tol = settings.tolerance_of(measure)
+    z = _NORMAL.inv_cdf(1 - (1 - settings.level) / 2) + _NORMAL.inv_cdf(DETECT_POWER)
+    b_ms = float(np.percentile(bcol.values, q))
+    n_ms = float(np.percentile(ncol.values, q))
+    iv = diff_interval(bd, nd, n_ms - b_ms, level=settings.level, method=settings.method, baseline=bcol, new=ncol, q=q)
+    t = tol.ms_for(b_ms)
+    reason = ""
+    if min(bcol.n, ncol.n) < needed_turns(q):
+        reason = f"gated on few turns as asked: {_few_words(q, min(bcol.n, ncol.n))}"
+    return Row(measure, q, b_ms, n_ms, bcol.n, ncol.n, _verdict(iv, t), iv, t, tol, t + z * iv.se_ms, reason)
+
+
+def _verdict(iv: DiffInterval, t: float) -> Verdict:
+    if iv.low_ms > t:
+        return "regression"
+    if iv.high_ms < -t:
+        return "improvement"
+    if iv.low_ms >= -t and iv.high_ms <= t:
+        return "unchanged"
+    return "noise"
+
+
+def _few_words(q: float, n: int) -> str:
+    beyond = n * min(q, 100 - q) / 100
+    return (
+        f"a p{q:g} of {count(n, 'turn')} rests on the {max(1, math.ceil(beyond))} most extreme "
+        f"turn{'s' if math.ceil(beyond) > 1 else ''}; gating needs {needed_turns(q)} turns ({MIN_TAIL_TURNS} beyond it)"
+    )
+
+
+def _few_row(measure: str, q: float, bcol: Column, ncol: Column, tol: Tolerance, few: list[str]) -> Row:
+    n = min(bcol.n, ncol.n)
+    sides = " and ".join(few)
+    if n == 0:
+        reason = f"the stage never ran on the {sides} side"
+    else:
+        reason = f"{_few_words(q, n)} ({sides}); gate on it anyway: allow_few_turns"
+    b = float(np.percentile(bcol.values, q)) if bcol.n else math.nan
+    nn = float(np.percentile(ncol.values, q)) if ncol.n else math.nan
+    return Row(measure, q, b, nn, bcol.n, ncol.n, "not comparable", tolerance=tol, reason=reason)

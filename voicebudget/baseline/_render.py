@@ -1,0 +1,100 @@
+"""A comparison as text: the table the terminal shows and the markdown of a job summary."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from voicebudget.baseline._compare import Comparison, Row, SetComparison
+
+__all__ = ["render_comparison", "render_markdown"]
+
+_MARK = {"regression": "REGRESSION", "improvement": "improvement", "unchanged": "unchanged", "noise": "noise"}
+
+
+def _cells(r: Row) -> list[str]:
+    if r.interval is None:
+        return [r.measure, r.label, _ms(r.baseline_ms), _ms(r.new_ms), "-", "-", "-", "not comparable"]
+    iv = r.interval
+    return [
+        r.measure,
+        r.label,
+        _ms(r.baseline_ms),
+        _ms(r.new_ms),
+        f"{iv.estimate_ms:+.1f}",
+        f"{iv.low_ms:+.1f} .. {iv.high_ms:+.1f}",
+        f"{r.tolerance_ms:.1f}",
+        _MARK[r.verdict],
+    ]
+
+
+def _ms(x: float) -> str:
+    return "-" if x != x else f"{x:.1f}"
+
+
+_HEADERS = ["measure", "pct", "base ms", "new ms", "change", "interval", "tol", "verdict"]
+
+
+def _set_lines(s: SetComparison) -> list[str]:
+    lines = [
+        f"{s.name}: {s.rows[0].n_baseline if s.rows else 0} -> {s.rows[0].n_new if s.rows else 0} turns; "
+        f"resampled: {s.resampled}"
+        + (f" ({s.calls[0]} and {s.calls[1]} calls)" if s.resampled == "calls" and s.calls else "")
+    ]
+    lines += [f"not comparable: {p}" for p in s.problems]
+    lines += [f"note: {n}" for n in s.notes]
+    return lines
+
+
+def render_comparison(c: Comparison) -> RenderableType:
+    """The terminal form: per set a table (measure, percentile, both sides, change, interval, tolerance,
+    verdict), the sentences of the rows that are not plainly unchanged, then the verdict line."""
+    parts: list[RenderableType] = [Text(f"{c.baseline} -> {c.new}"), Text(c.settings.describe())]
+    for s in c.sets:
+        parts += [Text(line) for line in _set_lines(s)]
+        if s.rows:
+            table = Table(*_HEADERS, box=None, pad_edge=False)
+            for r in s.rows:
+                table.add_row(*(escape(x) for x in _cells(r)), style="bold red" if r.verdict == "regression" else None)
+            parts.append(table)
+            parts += [Text("  " + r.sentence(c.settings.level)) for r in s.rows if r.verdict not in ("unchanged",)]
+    parts += [Text(f"not comparable: {p}") for p in c.problems]
+    parts += [Text(f"note: {n}") for n in c.notes]
+    word = {0: "PASS", 1: "FAIL", 4: "NOT COMPARABLE"}[c.exit_code]
+    parts.append(Text(f"{word} {c.verdict}", style="bold red" if c.exit_code else "bold green"))
+    return Group(*parts)
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render_markdown(c: Comparison) -> str:
+    """GitHub-flavoured markdown: the verdict, the settings, one table per set, the sentences."""
+    word = {0: "✅ no regression", 1: "❌ regression", 4: "⚠️ not comparable"}[c.exit_code]
+    out = [
+        f"### voicebudget compare: {word}",
+        "",
+        f"`{_md(c.baseline)}` → `{_md(c.new)}`",
+        "",
+        _md(c.settings.describe()),
+        "",
+    ]
+    for s in c.sets:
+        out += [_md(line) + "  " for line in _set_lines(s)]
+        if s.rows:
+            out += ["", "| " + " | ".join(_HEADERS) + " |", "|" + "---|" * len(_HEADERS)]
+            for r in s.rows:
+                cells = _cells(r)
+                if r.verdict == "regression":
+                    cells = [f"**{x}**" for x in cells]
+                out.append("| " + " | ".join(_md(x) for x in cells) + " |")
+            out.append("")
+            out += [f"- {_md(r.sentence(c.settings.level))}" for r in s.rows if r.verdict != "unchanged"]
+        out.append("")
+    out += [f"- not comparable: {_md(p)}" for p in c.problems]
+    out += [f"- note: {_md(n)}" for n in c.notes]
+    out.append(f"**{_md(c.verdict)}**")
+    return "\n".join(out) + "\n"
