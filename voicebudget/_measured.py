@@ -124,7 +124,7 @@ def turn_sets_from_document(doc: Any, *, origin: str) -> list[TurnSet]:
     if not isinstance(doc, Mapping) or doc.get("schema") != SCHEMA:
         raise ScenarioError(
             f'no measured turns: expected a {SCHEMA!r} document or an output carrying one under "measured" '
-            "(voicebudget check --format json, the pytest plugin's --voicebudget-json, a recorder report's "
+            "(the JSON output of voicebudget check, the pytest plugin's JSON file, a recorder report's "
             "to_dict(), a baseline written by voicebudget baseline pin)",
             origin=origin,
         )
