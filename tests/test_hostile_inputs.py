@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from voicebudget._io import read_document
 from voicebudget.cli import app
 
 runner = CliRunner()
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def cli(*args: str | Path) -> tuple[int, str]:
@@ -488,3 +491,100 @@ def test_a_council_error_names_the_file_and_the_members_field(tmp_path: Path) ->
     assert council.origin == str(path)
     with pytest.raises(vb.ModelError, match=r"^council 'My council': 100 turns"):
         vb.evaluate_council(council.model_validate(council.model_dump()), samples=100)  # built in code: no file
+
+
+# --- 5. the memory guard judges against the lowest limit the process really has ---------------------------
+
+
+def fake_cgroup(tmp_path: Path, proc_cgroup: str, files: dict[str, str]) -> tuple[Path, Path]:
+    """A cgroup mount and a ``/proc/self`` with the given ``cgroup`` file; ``files``: path -> content."""
+    root, proc = tmp_path / "cgroup", tmp_path / "proc"
+    proc.mkdir()
+    (proc / "cgroup").write_text(proc_cgroup)
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root, proc
+
+
+def test_cgroup_v2_limits_of_the_group_and_its_parents_are_read(tmp_path: Path) -> None:
+    from voicebudget._memory import MemoryLimit, memory_limits
+
+    root, proc = fake_cgroup(
+        tmp_path,
+        "0::/outer/box\n",
+        {
+            "outer/box/memory.max": "max\n",  # no limit of its own
+            "outer/box/memory.current": "1048576\n",
+            "outer/memory.max": "104857600\n",  # 100 MiB for the container
+            "outer/memory.current": "10485760\n",
+        },
+    )
+    found = [m for m in memory_limits(cgroup_root=root, proc_self=proc) if "container" in m.what]
+    assert found == [
+        MemoryLimit(
+            int((104857600 - 10485760) * 0.9), "the container's memory limit (memory.max 100 MiB, 10 MiB in use)"
+        )
+    ]
+
+
+def test_cgroup_v1_limit_and_its_no_limit_value(tmp_path: Path) -> None:
+    from voicebudget._memory import memory_limits
+
+    files = {
+        "memory/api/x/memory.limit_in_bytes": "52428800\n",
+        "memory/api/x/memory.usage_in_bytes": "0\n",
+        "memory/api/memory.limit_in_bytes": "9223372036854771712\n",  # v1's "no limit"
+        "memory/memory.limit_in_bytes": "9223372036854771712\n",
+    }
+    root, proc = fake_cgroup(tmp_path, "9:name=systemd:/\n4:memory:/api/x\n0::/\n", files)
+    found = [m for m in memory_limits(cgroup_root=root, proc_self=proc) if "container" in m.what]
+    assert [m.bytes for m in found] == [int(52428800 * 0.9)]
+    assert found[0].what == "the container's memory limit (memory.limit_in_bytes 50 MiB, 0 MiB in use)"
+
+
+def test_the_guard_refuses_a_run_over_the_containers_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from voicebudget import _memory
+
+    root, proc = fake_cgroup(tmp_path, "0::/\n", {"memory.max": "31457280\n", "memory.current": "0\n"})  # 30 MiB
+    monkeypatch.setattr(_memory, "CGROUP_ROOT", root)
+    monkeypatch.setattr(_memory, "PROC_SELF", proc)
+    with pytest.raises(
+        vb.ScenarioError, match=r"fit in the container's memory limit \(memory.max 30 MiB, 0 MiB in use\)"
+    ):
+        vb.run_scenarios([ROOT / "scenarios" / "webrtc-cascade.toml"], samples=2_000_000, seed=1)
+
+
+ULIMIT_RUN = """
+import resource, sys
+from voicebudget.cli import main
+resource.setrlimit(resource.RLIMIT_AS, (600 * 2**20, resource.RLIM_INFINITY))  # as `ulimit -v 614400`
+sys.argv = ["voicebudget", "run", "-n", "5000000", "-f", "json"]
+main()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc/self/status: Linux")
+def test_the_guard_refuses_a_run_over_ulimit_v() -> None:
+    done = subprocess.run([sys.executable, "-c", ULIMIT_RUN], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr  # was exit 3: MemoryError after 1 GB of work
+    assert done.stderr.startswith("error: --samples/-n: 5,000,000 turns: simulating 3 variants needs ~")
+    assert "turns fit in the process's ulimit -v limit (600 MiB, " in done.stderr
+
+
+def test_a_memory_error_past_the_guard_exits_2_naming_the_limit() -> None:
+    from voicebudget.cli._guard import crash_guard
+
+    def command() -> None:
+        raise MemoryError("Unable to allocate 153. MiB for an array with shape (20000000,) and data type int64")
+
+    test_app = typer.Typer()
+    test_app.command()(crash_guard(command))
+    result = runner.invoke(test_app, [])
+    assert result.exit_code == 2
+    line = one_error_line(result.output)
+    assert line.startswith("error: out of memory under ")
+    assert line.endswith(
+        ": Unable to allocate 153. MiB for an array with shape (20000000,) and data type int64; "
+        "ask for fewer turns or variants"
+    )

@@ -21,17 +21,22 @@ import gc
 import os
 import tracemalloc
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 from voicebudget._errors import ScenarioError
 
 __all__ = [
     "GUARD_FROM_TURNS",
+    "MemoryLimit",
     "PROBE_TURNS",
     "QUICK_TURNS",
     "available_bytes",
     "check_memory",
     "estimate_peak_bytes",
     "measure_peak_bytes",
+    "memory_limit",
+    "memory_limits",
 ]
 
 PROBE_TURNS = (34_000, 68_000)
@@ -88,16 +93,146 @@ def _line(run: Callable[[int], object], probe: tuple[int, int]) -> tuple[int, fl
     return at_large, max(0.0, (at_large - at_small) / (large - small))
 
 
-def available_bytes() -> int | None:
-    """Half of this machine's physical memory, bytes (None where POSIX ``sysconf`` cannot say)."""
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+"""Where the cgroup file systems are mounted (v2 unified, or v1 with a ``memory`` controller folder)."""
+PROC_SELF = Path("/proc/self")
+"""This process's ``/proc`` folder (``cgroup``: which cgroup it is in; ``status``: its ``VmSize``/``VmData``)."""
+HARD_LIMIT_SHARE = 0.9
+"""Share of a hard limit's headroom (``ulimit -v``/``-d``, a cgroup's ``memory.max``) the guard lets a run
+use: the rest is for what :mod:`tracemalloc` does not see (the interpreter, libraries, thread stacks)."""
+_NO_LIMIT = 2**62  # cgroup v1 writes "no limit" as 9223372036854771712
+
+
+@dataclass(frozen=True)
+class MemoryLimit:
+    """One limit on the memory this process may still take.
+
+    :ivar bytes: what the guard may use under it now, bytes.
+    :ivar what: the limit in words, for messages (``"half of this machine's memory"``).
+    """
+
+    bytes: int
+    what: str
+
+
+def memory_limits(*, cgroup_root: Path | None = None, proc_self: Path | None = None) -> list[MemoryLimit]:
+    """Every limit on this process's memory with what it leaves now: half of the machine's physical memory
+    (it is shared), the address-space and data-segment limits (``ulimit -v``, ``ulimit -d``) less what the
+    process has mapped, and the cgroup limits of its container (v2 ``memory.max`` less ``memory.current``, v1
+    ``memory.limit_in_bytes`` less ``memory.usage_in_bytes``, on its cgroup and every parent), each hard
+    limit's headroom taken at :data:`HARD_LIMIT_SHARE`.
+
+    :param cgroup_root: default :data:`CGROUP_ROOT` (tests give a folder of fake cgroup files).
+    :param proc_self: default :data:`PROC_SELF` (its ``cgroup`` and ``status`` files).
+    :returns: the limits found (empty where none can be read: not POSIX).
+    """
+    root = CGROUP_ROOT if cgroup_root is None else cgroup_root
+    proc = PROC_SELF if proc_self is None else proc_self
+    found: list[MemoryLimit] = []
     try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        found.append(MemoryLimit(physical // 2, "half of this machine's memory"))
     except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        pass
+    status = _read(proc / "status")
+    for name, option, field in (("RLIMIT_AS", "ulimit -v", "VmSize"), ("RLIMIT_DATA", "ulimit -d", "VmData")):
+        limit = _rlimit(name)
+        if limit is not None:
+            used = _status_kib(status, field) * 1024
+            what = f"the process's {option} limit ({limit / 2**20:,.0f} MiB, {used / 2**20:,.0f} MiB in use)"
+            found.append(MemoryLimit(int(max(0, limit - used) * HARD_LIMIT_SHARE), what))
+    for folder, limit_file, usage_file in _cgroup_folders(root, _read(proc / "cgroup")):
+        limit_text = _read(folder / limit_file).strip()
+        if not limit_text.isdigit() or int(limit_text) >= _NO_LIMIT:
+            continue  # "max", missing, or v1's "no limit"
+        limit, used = int(limit_text), _int(_read(folder / usage_file))
+        what = f"the container's memory limit ({limit_file} {limit / 2**20:,.0f} MiB, {used / 2**20:,.0f} MiB in use)"
+        found.append(MemoryLimit(int(max(0, limit - used) * HARD_LIMIT_SHARE), what))
+    return found
+
+
+def _cgroup_folders(root: Path, proc_cgroup: str) -> list[tuple[Path, str, str]]:
+    """The cgroup folders whose memory limits apply to this process, innermost first: (folder, limit file,
+    usage file). A path ``/proc/self/cgroup`` names that this mount namespace does not show (a container
+    sees its own cgroup as the root) falls back to the mount's root."""
+    out: list[tuple[Path, str, str]] = []
+    for line in proc_cgroup.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, rel = parts
+        if controllers == "":
+            bases, files = [root, root / "unified"], ("memory.max", "memory.current")
+        elif "memory" in controllers.split(","):
+            bases, files = [root / "memory"], ("memory.limit_in_bytes", "memory.usage_in_bytes")
+        else:
+            continue
+        for base in bases:
+            if not (base / files[0]).exists() and not base.is_dir():
+                continue
+            folder = base / rel.lstrip("/")
+            if not folder.is_dir():
+                folder = base
+            while True:
+                out.append((folder, *files))
+                if folder == base or base not in folder.parents:
+                    break
+                folder = folder.parent
+    return out
+
+
+def _rlimit(name: str) -> int | None:
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
         return None
+    soft = resource.getrlimit(getattr(resource, name))[0]
+    return None if soft == resource.RLIM_INFINITY or soft < 0 else int(soft)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return ""
+
+
+def _int(text: str) -> int:
+    text = text.strip()
+    return int(text) if text.isdigit() else 0
+
+
+def _status_kib(status: str, field: str) -> int:
+    for line in status.splitlines():
+        if line.startswith(field + ":"):
+            return _int(line.split(":", 1)[1].replace("kB", ""))
+    return 0
+
+
+def _describe(have: int) -> str:
+    """The words of the limit that leaves ``have`` bytes (what is in use moves by a few MiB between looks)."""
+    lowest = memory_limit()
+    if lowest is not None and abs(lowest.bytes - have) <= max(64 * 2**20, 0.05 * have):
+        return lowest.what
+    return "the memory this process may use"
+
+
+def memory_limit() -> MemoryLimit | None:
+    """The lowest of :func:`memory_limits` (None when none can be read)."""
+    limits = memory_limits()
+    return min(limits, key=lambda m: m.bytes) if limits else None
+
+
+def available_bytes() -> int | None:
+    """What the guard lets a run use now, bytes: the lowest of :func:`memory_limits` (None where none can
+    be read)."""
+    lowest = memory_limit()
+    return None if lowest is None else lowest.bytes
 
 
 def check_memory(samples: int, run: Callable[[int], object], *, what: str = "the run", copies: int = 1) -> None:
-    """Refuse ``samples`` turns when :func:`estimate_peak_bytes` exceeds half of physical memory.
+    """Refuse ``samples`` turns when :func:`estimate_peak_bytes` exceeds :func:`available_bytes` (the lowest
+    of the machine's memory, ``ulimit -v``/``-d`` and the container's cgroup limit; the message names it).
 
     :param samples: turns requested; below :data:`GUARD_FROM_TURNS` nothing is probed. A first look
         at :data:`QUICK_TURNS` turns settles most runs (3x its bytes per turn fit); the others are
@@ -108,15 +243,23 @@ def check_memory(samples: int, run: Callable[[int], object], *, what: str = "the
     :raises ScenarioError: (``field = "samples"``) too many turns; the message gives the estimate and
         the largest number of turns that fits.
     """
-    if samples < GUARD_FROM_TURNS:
-        return
     have = available_bytes()
-    if have is None:  # pragma: no cover - not POSIX
-        return
+    if have is None or samples < GUARD_FROM_TURNS * min(1.0, have / 2**30):  # pragma: no branch
+        return  # a small run: more than 1 GiB would take ~1,300 arrays per turn (scaled to a smaller limit)
+    where = _describe(have)
     quick = measure_peak_bytes(run, QUICK_TURNS) / QUICK_TURNS  # a first call: intercept included
     if 3 * copies * quick * samples <= have:
         return
     small, large = PROBE_TURNS
+    if samples <= large:  # below the probe sizes: the quick look's bytes per turn (intercept included)
+        need = copies * quick * samples
+        if need > have:
+            raise ScenarioError(
+                f"{samples:,} turns: {what} needs ~{need / 2**20:,.0f} MiB ({copies * quick:,.0f} bytes per turn, "
+                f"measured at {QUICK_TURNS:,} turns); at most {int(have / (copies * quick)):,} turns fit in {where}",
+                field="samples",
+            )
+        return
     at_large, per_turn = _line(run, PROBE_TURNS)
     per_turn = max(per_turn, 1e-9)
     need = copies * (at_large + per_turn * (samples - large))
@@ -124,7 +267,7 @@ def check_memory(samples: int, run: Callable[[int], object], *, what: str = "the
         fits = int((have / copies - at_large) / per_turn + large)
         raise ScenarioError(
             f"{samples:,} turns: {what} needs ~{need / 2**30:.1f} GiB ({copies * per_turn:,.0f} bytes per turn, "
-            f"measured at {small:,} and {large:,} turns); at most {max(fits, 0):,} turns fit in half of this "
-            "machine's memory (Monte Carlo error is already ~0.02 percentage points at 1,000,000 turns)",
+            f"measured at {small:,} and {large:,} turns); at most {max(fits, 0):,} turns fit in {where} "
+            "(Monte Carlo error is already ~0.02 percentage points at 1,000,000 turns)",
             field="samples",
         )

@@ -99,6 +99,17 @@ def one_line_warnings() -> Iterator[None]:
                     warn(message)
 
 
+def out_of_memory(exc: MemoryError) -> str:
+    """The one-line message of a :class:`MemoryError` that got past the memory guard: what failed to be
+    allocated and the lowest memory limit of this process (:func:`voicebudget._memory.memory_limit`)."""
+    from voicebudget._memory import memory_limit
+
+    lowest = memory_limit()
+    detail = " ".join(str(exc).split())[:200] or "an allocation failed"
+    where = f" under {lowest.what}" if lowest is not None else ""
+    return f"out of memory{where}: {detail}; ask for fewer turns or variants"
+
+
 EXITS = (typer.Exit,)
 PASS_THROUGH = (*EXITS, typer.Abort, _usage_error_base())
 
@@ -123,6 +134,8 @@ def crash_guard(command: Command, flags: Callable[[], OptionFlags] = dict) -> Co
         except VoiceBudgetError as exc:  # ScenarioError, ModelError not caught by the command itself
             with naming_options(flags):
                 fail(cli_message(exc))
+        except MemoryError as exc:  # a limit of the machine (ulimit -v, a container), not a bug
+            fail(out_of_memory(exc))
         except BrokenPipeError:  # the reader of stdout went away (| head): exit as a shell would (SIGPIPE)
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             raise SystemExit(141) from None
