@@ -72,9 +72,17 @@ class Turn:
 class Truth:
     """One turn as the harness's hook saw it (LiveKit's own clocks, s)."""
 
-    speech_end: float = math.nan  # the scripted VAD's last speech
+    speech_end: float = math.nan
+    """LiveKit's own "user stopped speaking" (``user_state_changed`` to listening: the VAD's end of
+    speech back-dated by its silence, ``agent_activity.on_end_of_speech``), s. The scripted speech end
+    until that event comes; on a busy machine LiveKit's anchor is later by the time the VAD event
+    waited in the loop."""
+    stall_ms: float = 0.0
+    """The event loop's longest stall in the turn (a 2 ms sleep overslept by this much): two clocks
+    LiveKit reads for one moment can be that far apart on a busy machine."""
     metrics: list[Any] = field(default_factory=list)  # metrics_collected, in order
     tools_executed: list[Any] = field(default_factory=list)  # function_tools_executed events
+    requests: list[float] = field(default_factory=list)  # each LLM request (LLM.chat() called), s
     speaking_at: float = math.nan  # agent_state_changed -> speaking
     replies: list[dict[str, Any]] = field(default_factory=list)  # assistant messages' metrics (MetricsReport)
 
@@ -211,6 +219,8 @@ class ScriptedLLM(llm.LLM):
              **kwargs: Any) -> llm.LLMStream:  # fmt: skip
         turn, done = self.conv.current, self.conv.passes_done
         self.conv.passes_done += 1
+        if self.conv.truth:
+            self.conv.truth[-1].requests.append(time.time())
         return _LLMStream(self, chat_ctx=chat_ctx, tools=tools or [], conn_options=conn_options, turn=turn, n=done)
 
 
@@ -431,6 +441,11 @@ async def _converse(conv: _Conversation, folder: Path) -> tuple[AgentSession, li
         if conv.truth and getattr(item, "role", None) == "assistant":
             conv.truth[-1].replies.append(dict(item.metrics))
 
+    @session.on("user_state_changed")
+    def _user_state(ev: Any) -> None:
+        if ev.new_state == "listening" and conv.truth and math.isnan(conv.truth[-1].speaking_at):
+            conv.truth[-1].speech_end = ev.created_at
+
     @session.on("agent_state_changed")
     def _state(ev: Any) -> None:
         if ev.new_state == "speaking" and conv.truth and math.isnan(conv.truth[-1].speaking_at):
@@ -438,6 +453,8 @@ async def _converse(conv: _Conversation, folder: Path) -> tuple[AgentSession, li
             conv.spoke.set()
 
     await session.start(_agents(conv))
+    stalls: list[tuple[float, float]] = []
+    monitor = asyncio.create_task(_watch_loop(stalls))
     for i, turn in enumerate(conv.turns):
         conv.turn, conv.passes_done, conv.spoke = i, 0, asyncio.Event()
         conv.truth.append(Truth())
@@ -449,10 +466,22 @@ async def _converse(conv: _Conversation, folder: Path) -> tuple[AgentSession, li
         await asyncio.wait_for(conv.spoke.wait(), timeout=15)
         await asyncio.sleep(0.15 if turn.barge_in else 1.2)  # the reply plays out, or the user barges in
     await asyncio.sleep(0.5)
+    monitor.cancel()
+    for truth, turn in zip(conv.truth, conv.turns, strict=True):
+        last = truth.speaking_at + turn.playout_ms / 1000 + 0.05
+        truth.stall_ms = max((ms for at, ms in stalls if truth.speech_end - 0.4 <= at <= last), default=0.0)
     for handler in handlers:
         metrics_logger.removeHandler(handler)
         handler.close()
     return session, collected
+
+
+async def _watch_loop(stalls: list[tuple[float, float]]) -> None:
+    """Record how late the event loop wakes a 2 ms sleep: ``(wall time, ms late)``."""
+    while True:
+        t0 = time.perf_counter()
+        await asyncio.sleep(0.002)
+        stalls.append((time.time(), max((time.perf_counter() - t0 - 0.002) * 1000.0, 0.0)))
 
 
 _EXPORTER: Any = None

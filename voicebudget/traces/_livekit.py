@@ -42,6 +42,7 @@ one of the three metrics is flagged naming the metric and the ``speech_id``.
 from __future__ import annotations
 
 import bisect
+import math
 import re
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -92,12 +93,10 @@ _LOG_MESSAGES = {
 _CONSOLE = re.compile(r"\b(?P<msg>EOU|LLM|TTS|STT|RealtimeModel|Interruption|Avatar) metrics (?P<extra>\{.*\})\s*$")
 _CONSOLE_TIME = re.compile(r"^\s*(?:(\d{4}-\d{2}-\d{2}) )?(\d{2}):(\d{2}):(\d{2})(?:,(\d{3}))?\b")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-PREEMPTIVE_START_S = 0.05
-"""LiveKit's preemptive generation starts the LLM on the final transcript (``voice/agent_activity.py``
-``on_preemptive_generation``): a first request that starts before the commit and within 50 ms after the
-transcript (the end of speech + ``transcription_delay``; measured 2 ms after it on LiveKit 1.8.9 in the
-conformance matrix) is one. A request that starts before the commit at any other time is taken as the
-lines' clocks disagreeing, and LiveKit's sum is kept."""
+CLOCK_SLACK_S = 0.005
+"""Two readings of one moment on LiveKit's clock may differ by this much (rounding, a hop in the loop)."""
+LOG_ROUNDING_S = 0.01
+"""``metrics.log_metrics()`` prints the delays and ``ttft`` rounded to 10 ms (``livekit/agents/metrics/utils.py``)."""
 _NEW_TYPES = ("eot_inference_metrics", "interruption_metrics", "decision_metrics")
 """1.8's metrics without a ``speech_id`` (``metrics/base.py``): placed on the turn whose window holds them
 by their ``timestamp`` (:meth:`_Reader.place_extra`)."""
@@ -136,6 +135,7 @@ class _Passes:
     logged: bool = False  # read from log_metrics() lines: starts are estimates, ends the record times
     commit: float | None = None  # when the turn was committed (the EOU metrics' time), s
     transcript: float | None = None  # when the final transcript came (commit - eou delay + transcription delay)
+    resolution: float = 0.0  # the coarsest step of the times and durations the lines print, s
 
 
 def _number(value: Any) -> float | None:
@@ -154,6 +154,22 @@ def _span(obj: dict[str, Any], log_time: float | None) -> tuple[float | None, fl
     if end is None or duration is None or duration < 0:
         return None, end
     return end - duration, end
+
+
+def _resolution(obj: dict[str, Any]) -> float:
+    """The coarsest step among a metrics line's times and durations as printed, s: ``timestamp=1752415066.8``
+    is known to 0.1 s (a float's shortest form round-trips, so its digits are the ones written), and a
+    whole number (``100.0``) to the second; ``time.time()`` as LiveKit writes it, to the microsecond."""
+    step = 0.0
+    for key in ("timestamp", "duration", "end_of_utterance_delay", "transcription_delay"):
+        value = obj.get(key)
+        if isinstance(value, float) and math.isfinite(value) and not value.is_integer():
+            text = repr(value)
+            if "e" not in text and "." in text:
+                step = max(step, 10.0 ** -len(text.split(".", 1)[1]))
+        elif isinstance(value, int | float) and not isinstance(value, bool) and value:
+            step = max(step, 1.0)  # a whole number of seconds (100.0): known to the second at best
+    return step
 
 
 def _log_time(obj: dict[str, Any]) -> float | None:
@@ -399,6 +415,9 @@ class _Reader:
             return
         if obj.get("error"):
             turn.flag(lineno, "error", str(obj["error"])[:80], f"{kind} reports an error")
+        if log_time is None:
+            passes = self.passes[turn.id]
+            passes.resolution = max(passes.resolution, _resolution(obj))
         if kind == "eou_metrics":
             # LiveKit stamps EOU metrics right after on_user_turn_completed, at the turn's commit
             at = log_time if log_time is not None else _number(obj.get("timestamp"))
@@ -476,13 +495,25 @@ class _Reader:
         """Preemptive generation (on by default in 1.8.x): the LLM starts on the final transcript, before
         the turn commit, so its time overlaps the endpointing wait and LiveKit's sum
         ``end_of_utterance_delay + ttft + ttfb`` counts it twice. Each LLM segment then counts only from
-        the commit (or the end of the segment before it) on; a note says how much came before (only for a
-        request that starts where LiveKit's preemptive generation starts: :data:`PREEMPTIVE_START_S`)."""
+        the commit (or the end of the segment before it) on; a note says how much came before.
+
+        Nothing but preemptive generation starts an LLM request before the commit
+        (``voice/agent_activity.py`` ``on_preemptive_generation``: on the final transcript, 2 ms after it
+        on LiveKit 1.8.9 idle, tens of ms on a busy loop), so a first request that starts before the
+        commit by more than the lines' printed resolution (``timestamp=1752415066.8`` is 0.1 s) and
+        :data:`CLOCK_SLACK_S` is one, unless it starts before its own transcript (the lines' clocks
+        disagree; LiveKit's sum is kept). A ``log_metrics()`` line gives no transcript bound: it leaves
+        out ``on_user_turn_completed_delay`` (the EOU record comes that much after the commit: 59 ms seen
+        under load) and rounds the delays to 10 ms; its start (the record time minus the request's
+        duration) is never early, since a busy loop only delays a record."""
         first, commit, transcript = passes.llm[0], passes.commit, passes.transcript
-        if commit is None or transcript is None or first.start is None or first.start >= commit - 0.005:
+        if commit is None or transcript is None or first.start is None:
             return
-        if not -0.005 <= first.start - transcript <= PREEMPTIVE_START_S:
-            return  # not LiveKit's preemptive start (on the final transcript): the lines' clocks disagree
+        slack = CLOCK_SLACK_S + passes.resolution
+        if first.start >= commit - slack:
+            return  # within what the printed digits can tell apart from the commit
+        if not passes.logged and first.start < transcript - slack:
+            return  # before the transcript it answers: the lines' clocks disagree
         llm = passes.llm[: k + 1]
         if any(r.start is None or r.end is None for r in llm) or _number(first.value) is None:
             return
@@ -539,6 +570,8 @@ class _Reader:
         ttft = _number(llm[0].value)
         written = sum((r.end or 0.0) - (r.start or 0.0) for r in llm[:-1])  # the passes that ended in a call
         call = written - (ttft if ttft is not None and ttft > 0 else 0.0)
+        if self.passes[turn.id].logged and call > -LOG_ROUNDING_S:
+            call = max(call, 0.0)  # log_metrics() rounds the ttft to 10 ms: a call written at once
         tool = sum((b.start or 0.0) - (a.end or 0.0) for a, b in zip(llm, llm[1:], strict=False))
         turn.set_stage("llm_tool_call", turn.ms(round(call * 1000.0, 3), line=llm[0].line, fld="duration"))
         turn.set_stage("tool", turn.ms(round(max(tool, 0.0) * 1000.0, 3), line=last.line, fld="timestamp"))

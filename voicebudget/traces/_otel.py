@@ -529,9 +529,10 @@ class _Reader:
     def livekit_passes(self, b: TurnBuilder, turn: _Span, members: list[_Span]) -> None:
         """LiveKit 1.5+: a tool turn's ``llm_node`` spans (one per pass; a pass that called tools lists them
         in ``lk.pii.response.function_calls``) and ``function_tool`` spans under ``agent_turn``: the LLM
-        writing the calls (``llm_tool_call``), the tools until the next pass (``tool``, each round named
-        after its slowest function) and the reply pass's TTFT (``llm_2_ttft``); each counted from the turn's
-        start on (a preemptive pass that ran before the commit overlaps the endpointing wait)."""
+        writing the calls (``llm_tool_call``, to the round's first ``function_tool`` span), the tools until
+        the next pass (``tool``, each round named after its slowest function) and the reply pass's TTFT
+        (``llm_2_ttft``); each counted from the turn's start on (a preemptive pass that ran before the
+        commit overlaps the endpointing wait)."""
         kids = [m for m in members if m is not turn]
         # the commit: the user turn's end-of-utterance wait ends (a preemptive agent_turn starts before it)
         commit = max((m.end_ns for m in kids if m.name == "eou_wait" and m.end_ns > 0), default=turn.start_ns)
@@ -564,10 +565,14 @@ class _Reader:
             call = tool = 0.0
             names: dict[str, float] = {}
             for i, (cur, nxt) in enumerate(zip(passes, passes[1:], strict=False)):
-                call += after(cur.start_ns + (ttft_ns(cur) if i == 0 else 0), cur.end_ns)
-                gap = after(cur.end_ns, nxt.start_ns)
-                tool += gap
                 ran = [t for t in tools if cur.start_ns <= t.start_ns < nxt.start_ns]
+                # LiveKit runs a tool as soon as its call is parsed, while the LLM node is still closing:
+                # the round's tools start at the first function_tool span, or at the pass's end
+                called = min((t.start_ns for t in ran if t.start_ns > 0), default=cur.end_ns)
+                boundary = min(cur.end_ns, called)
+                call += after(cur.start_ns + (ttft_ns(cur) if i == 0 else 0), boundary)
+                gap = after(boundary, nxt.start_ns)
+                tool += gap
                 slowest = max(ran, key=lambda t: t.end_ns, default=None)
                 name = slowest.attrs.get("lk.function_tool.name") if slowest is not None else None
                 key = name if isinstance(name, str) and name else "tool"
