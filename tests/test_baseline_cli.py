@@ -167,3 +167,55 @@ def _write(tmp_path: Path, text: str) -> Path:
     p = tmp_path / "check.json"
     p.write_text(text)
     return p
+
+
+def test_compare_reasons_name_the_flags_not_the_library_parameters(tmp_path: Path) -> None:
+    rng = np.random.default_rng(6)
+    base = recorder_report(tmp_path / "base.json", rng.lognormal(np.log(400), 0.3, 30))
+    doc = json.loads(base.read_text())
+    del doc["measured"]["sets"][0]["turns"]["stages_ms"]["tts"]
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps(doc))
+    out = runner.invoke(app, ["compare", str(base), str(new), "-f", "json"]).output
+    assert "gate on it anyway: --allow-few-turns" in out
+    assert "(leave it out: --ignore-stage)" in out
+    assert "allow_few_turns" not in out
+    assert "ignore_stages" not in out
+    other = recorder_report(tmp_path / "other.json", np.full(30, 400.0), budget=vb.Budget(total_ms=1000))
+    out = runner.invoke(app, ["compare", str(base), str(other), "-f", "json"]).output
+    assert "(judge both against one budget: --budget-file)" in out
+    result = runner.invoke(app, ["compare", str(base), str(new), "--level", "2"], env={"COLUMNS": "200"})
+    assert result.exit_code == 2
+    assert "--level: must be in (0, 1)" in result.output
+    # Python callers read the parameters
+    from voicebudget.baseline import CompareSettings, compare_files
+
+    verdict = compare_files(base, new, CompareSettings()).verdict
+    assert "gate on it anyway: allow_few_turns=True" in verdict
+
+
+def test_pin_refuses_an_existing_baseline_unless_force(tmp_path: Path) -> None:
+    report = recorder_report(tmp_path / "run.json", np.full(3, 400.0), calls=1)
+    target = tmp_path / "base.json"
+    assert runner.invoke(app, ["baseline", "pin", str(report), "-o", str(target)]).exit_code == 0
+    result = runner.invoke(app, ["baseline", "pin", str(report), "-o", str(target)], env={"COLUMNS": "200"})
+    assert result.exit_code == 2
+    assert "exists; give --force to replace it" in result.output
+    result = runner.invoke(app, ["baseline", "pin", str(report), "-o", str(target), "--force"])
+    assert result.exit_code == 0, result.output
+    assert "pinned agent: 3 turns, 1 call, 4 stages" in result.output
+
+
+def test_compare_help_and_table_fit_80_columns(tmp_path: Path) -> None:
+    help_text = runner.invoke(app, ["compare", "--help"], env={"COLUMNS": "80"}).output
+    assert "[budget] table" in help_text
+    assert "[budget.tolerance]" in help_text
+    report = tmp_path / "check.json"
+    traces = [str(TRACES / "pipecat.log"), str(TRACES / "livekit-metrics.jsonl")]
+    report.write_text(runner.invoke(app, ["check", *traces, "-f", "json"]).output)
+    result = runner.invoke(app, ["compare", str(report), str(report), "--allow-few-turns"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert "…" not in result.output
+    assert max(len(line) for line in result.output.splitlines()) <= 80
+    row = next(line.split() for line in result.output.splitlines() if line.startswith("total ") and "p95" in line)
+    assert row[:5] == ["total", "p95", "3004", "3004", "+0.0"]  # whole ms from 1 s up

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 from typing import Any, Literal
@@ -29,7 +29,7 @@ from typing import Any, Literal
 import numpy as np
 
 from voicebudget._budget import Budget
-from voicebudget._errors import ScenarioError
+from voicebudget._errors import ScenarioError, param
 from voicebudget._measured import TurnSet
 from voicebudget._text import count
 from voicebudget.baseline._bootstrap import (
@@ -118,6 +118,19 @@ in 1 of 2,000 pairs at most (tests/test_baseline_stats.py; 5% gated 9 in 2,000 a
 that got 300 ms slower is still caught."""
 
 
+PYTHON_SPELLING = {
+    "allow_few_turns": "allow_few_turns=True",
+    "ignore_stages": "ignore_stages=(...)",
+    "budget": "budget=Budget(...)",
+}
+"""How a reason names a setting for Python callers (:attr:`CompareSettings.spell`'s default)."""
+
+
+def python_spelling(name: str) -> str:
+    """A setting as a Python caller writes it in a reason (:data:`PYTHON_SPELLING`, else its name)."""
+    return PYTHON_SPELLING.get(name, name)
+
+
 @dataclass(frozen=True)
 class CompareSettings:
     """How to compare.
@@ -133,6 +146,8 @@ class CompareSettings:
     :ivar budget: judge both sides against this budget (its percentile); None: the sides' own, which must match.
     :ivar allow_few_turns: gate on percentiles with fewer than :data:`MIN_TAIL_TURNS` turns beyond them.
     :ivar ignore_stages: stages left out of the comparison.
+    :ivar spell: how the reasons in the result name one of these settings (``"allow_few_turns"`` ->
+        ``"allow_few_turns=True"`` by default; the CLI passes its flags: ``--allow-few-turns``).
     """
 
     level: float = 0.90
@@ -144,14 +159,15 @@ class CompareSettings:
     budget: Budget | None = None
     allow_few_turns: bool = False
     ignore_stages: tuple[str, ...] = ()
+    spell: Callable[[str], str] = field(default=python_spelling, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not 0 < self.level < 1:
-            raise ScenarioError(f"must be in (0, 1), e.g. 0.90, got {self.level}", origin="level")
+            raise ScenarioError(f"must be in (0, 1), e.g. 0.90, got {self.level}", origin=param("level"))
         if self.method not in METHODS:
-            raise ScenarioError(f"must be one of {', '.join(METHODS)}, got {self.method!r}", origin="method")
+            raise ScenarioError(f"must be one of {', '.join(METHODS)}, got {self.method!r}", origin=param("method"))
         if self.resamples < 100:
-            raise ScenarioError(f"must be >= 100, got {self.resamples}", origin="resamples")
+            raise ScenarioError(f"must be >= 100, got {self.resamples}", origin=param("resamples"))
 
     def tolerance_of(self, measure: str) -> Tolerance:
         return self.tolerances.get(measure, self.tolerance)
@@ -414,7 +430,7 @@ def _compare_pair(base: TurnSet, new: TurnSet, settings: CompareSettings, rng: n
     if settings.budget is None and _budgets_differ(base.budget, new.budget):
         problems.append(
             f"different budgets: baseline {_describe_budget(base.budget)}, new {_describe_budget(new.budget)} "
-            "(judge both against one budget)"
+            f"(judge both against one budget: {settings.spell('budget')})"
         )
     if base.anchor != new.anchor:
         problems.append(f"different anchors of t = 0: baseline {base.anchor!r}, new {new.anchor!r}")
@@ -487,7 +503,7 @@ def _rows(
         tol = settings.tolerance_of(measure)
         if bv is None or nv is None:
             where = "the new report" if bv is not None else "the baseline"
-            reason = f"no stage {measure!r} in {where} (leave it out: ignore_stages)"
+            reason = f"no stage {measure!r} in {where} (leave it out: {settings.spell('ignore_stages')})"
             nb = 0 if bv is None else int(np.count_nonzero(~np.isnan(bv)))
             nn = 0 if nv is None else int(np.count_nonzero(~np.isnan(nv)))
             rows += [
@@ -500,7 +516,7 @@ def _rows(
         for q in qs:
             few = [side for side, c in (("baseline", bcol), ("new", ncol)) if c.n < needed_turns(q)]
             if few and (not settings.allow_few_turns or min(bcol.n, ncol.n) == 0):
-                rows.append(_few_row(measure, q, bcol, ncol, tol, few))
+                rows.append(_few_row(measure, q, bcol, ncol, tol, few, settings.spell))
             else:
                 ok.append(q)
         if ok:
@@ -548,13 +564,15 @@ def _few_words(q: float, n: int) -> str:
     )
 
 
-def _few_row(measure: str, q: float, bcol: Column, ncol: Column, tol: Tolerance, few: list[str]) -> Row:
+def _few_row(
+    measure: str, q: float, bcol: Column, ncol: Column, tol: Tolerance, few: list[str], spell: Callable[[str], str]
+) -> Row:
     n = min(bcol.n, ncol.n)
     sides = " and ".join(few)
     if n == 0:
         reason = f"the stage never ran on the {sides} side"
     else:
-        reason = f"{_few_words(q, n)} ({sides}); gate on it anyway: allow_few_turns"
+        reason = f"{_few_words(q, n)} ({sides}); gate on it anyway: {spell('allow_few_turns')}"
     b = float(np.percentile(bcol.values, q)) if bcol.n else math.nan
     nn = float(np.percentile(ncol.values, q)) if ncol.n else math.nan
     return Row(measure, q, b, nn, bcol.n, ncol.n, "not comparable", tolerance=tol, reason=reason)

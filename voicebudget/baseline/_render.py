@@ -23,15 +23,20 @@ def _cells(r: Row) -> list[str]:
         r.label,
         _ms(r.baseline_ms),
         _ms(r.new_ms),
-        f"{iv.estimate_ms:+.1f}",
-        f"{iv.low_ms:+.1f} .. {iv.high_ms:+.1f}",
-        f"{r.tolerance_ms:.1f}",
+        _ms(iv.estimate_ms, sign=True),
+        f"{_ms(iv.low_ms, sign=True)}..{_ms(iv.high_ms, sign=True)}",
+        _ms(r.tolerance_ms),
         _MARK[r.verdict],
     ]
 
 
-def _ms(x: float) -> str:
-    return "-" if x != x else f"{x:.1f}"
+def _ms(x: float, *, sign: bool = False) -> str:
+    """ms with 0.1 ms below 1 s and whole ms from there (an interval of +-1181.2 ms is not read to 0.1 ms),
+    so that a row fits an 80-column terminal."""
+    if x != x:
+        return "-"
+    digits = 1 if abs(x) < 1000 else 0
+    return f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
 
 
 _HEADERS = ["measure", "pct", "base ms", "new ms", "change", "interval", "tol", "verdict"]
@@ -55,7 +60,9 @@ def render_comparison(c: Comparison) -> RenderableType:
     for s in c.sets:
         parts += [Text(line) for line in _set_lines(s)]
         if s.rows:
-            table = Table(*_HEADERS, box=None, pad_edge=False)
+            table = Table(box=None, pad_edge=False, padding=(0, 1, 0, 0))  # one space between columns: 80 columns
+            for i, header in enumerate(_HEADERS):
+                table.add_column(header, justify="right" if 2 <= i <= 6 else "left")
             for r in s.rows:
                 table.add_row(*(escape(x) for x in _cells(r)), style="bold red" if r.verdict == "regression" else None)
             parts.append(table)

@@ -83,12 +83,14 @@ COMMANDS: dict[str, Command] = {
 
 
 @functools.cache
-def option_flags(name: str) -> dict[str, tuple[str, ...]]:
-    """Command ``name``'s parameter -> the flags typer declared for it, read from the click command typer
-    builds (so the library's errors, which name parameters, show the flags: written once, in the command's
-    signature). Built on the first error a command shows."""
-    group = typer.main.get_command(app)
-    command = group.commands[name]  # type: ignore[attr-defined]  # a group: typer built more than one command
+def option_flags(*names: str) -> dict[str, tuple[str, ...]]:
+    """Command ``names``'s parameter -> the flags typer declared for it (``("compare",)``, or a group's
+    subcommand ``("baseline", "pin")``), read from the click command typer builds (so the library's errors,
+    which name parameters, show the flags: written once, in the command's signature). Built on the first
+    error a command shows."""
+    command = typer.main.get_command(app)
+    for name in names:
+        command = command.commands[name]  # type: ignore[attr-defined]  # a group: typer built several commands
     return {p.name: (*p.opts, *p.secondary_opts) for p in command.params if p.param_type_name == "option"}
 
 
@@ -109,7 +111,7 @@ for _group, (_group_help, _subcommands) in GROUPS.items():
     for _name, _command in _subcommands.items():
         _command.__annotations__ = typing.get_type_hints(_command, include_extras=True)
         _help = one_line_paragraphs(_command.__doc__) if _command.__doc__ else None
-        _sub.command(_name, help=_help)(crash_guard(_command))
+        _sub.command(_name, help=_help)(crash_guard(_command, functools.partial(option_flags, _group, _name)))
     app.add_typer(_sub, name=_group)
 
 

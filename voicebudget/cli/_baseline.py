@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -10,11 +11,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from voicebudget._text import count
 from voicebudget.cli._options import BudgetOpt, ForceOpt, PercentileOpt
-from voicebudget.cli._output import emit_json, fail, user_errors
+from voicebudget.cli._output import emit_json, fail, option_spelling, user_errors
 
 if TYPE_CHECKING:
     from voicebudget.baseline import Tolerance
+
+LIBRARY_NAMES = {"ignore_stages": "ignore_stage", "budget": "budget_file"}
+"""``CompareSettings``' fields -> the ``compare`` option that sets them, where the names differ."""
 
 EXIT_NOT_COMPARABLE = 4
 """``compare``: the two sides cannot be compared (the reasons are printed)."""
@@ -44,7 +49,7 @@ def pin_cmd(
         ),
     ],
     output: Annotated[Path, typer.Option("--output", "-o", help="Baseline file to write (.json).")],
-    force: ForceOpt = False,
+    overwrite: ForceOpt = False,
 ) -> None:
     """Pin a baseline: keep the report's measured turns (per-turn stages, call ids, anchor, budget) in a
     voicebudget-turns file that `voicebudget compare` reads.
@@ -56,14 +61,14 @@ def pin_cmd(
     from voicebudget.baseline import pin_baseline
 
     with user_errors():
-        check_target(output, overwrite=force, inputs=[report], what="-o")
+        check_target(output, overwrite=overwrite, inputs=[report], what="-o")
         try:
             sets = pin_baseline(report, output)
         except OSError as exc:
             fail(f"{output}: cannot write: {exc.strerror or exc}")
     for s in sets:
-        calls = f", {len(set(s.calls))} calls" if s.calls is not None else ""
-        sys.stdout.write(f"pinned {s.name}: {s.n_turns} turns{calls}, {len(s.stages_ms)} stages\n")
+        calls = f", {count(len(set(s.calls)), 'call')}" if s.calls is not None else ""
+        sys.stdout.write(f"pinned {s.name}: {count(s.n_turns, 'turn')}{calls}, {count(len(s.stages_ms), 'stage')}\n")
     sys.stdout.write(f"wrote {output}\n")
 
 
@@ -78,7 +83,7 @@ def compare_cmd(
     ] = None,
     budget_file: Annotated[
         Path | None,
-        typer.Option("--budget-file", help="TOML/YAML with a [budget] table (and [budget.tolerance] per stage)."),
+        typer.Option("--budget-file", help=r"TOML/YAML with a \[budget] table (and \[budget.tolerance] per stage)."),
     ] = None,
     budget_ms: BudgetOpt = None,
     percentile: PercentileOpt = None,
@@ -105,7 +110,7 @@ def compare_cmd(
     from voicebudget.baseline import CompareSettings, compare_files, load_budget
     from voicebudget.baseline._render import render_comparison, render_markdown
 
-    with user_errors():
+    with user_errors(**LIBRARY_NAMES):
         settings = CompareSettings(
             level=level,
             method=method.value,  # type: ignore[arg-type,unused-ignore]  # one of METHODS
@@ -114,6 +119,7 @@ def compare_cmd(
             allow_few_turns=allow_few_turns,
             ignore_stages=tuple(ignore_stage or ()),
             tolerance=_tolerance(tolerance_ms, tolerance),
+            spell=option_spelling(LIBRARY_NAMES),
         )
         budget = load_budget(budget_file) if budget_file is not None else None
         if budget_ms is not None or percentile is not None:
@@ -121,7 +127,7 @@ def compare_cmd(
 
             budget = with_overrides(budget or Budget(), budget_ms, percentile)
         if budget is not None:
-            settings = CompareSettings(**{**settings.__dict__, "budget": budget})
+            settings = dataclasses.replace(settings, budget=budget)
         result = compare_files(baseline, new, settings)
     if fmt is CompareFormat.json:
         emit_json(result.to_dict())

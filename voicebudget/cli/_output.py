@@ -62,10 +62,7 @@ def cli_message(exc: VoiceBudgetError, aliases: Mapping[str, str] | None = None)
     """
     flags = _FLAGS.get()()
     aliases = aliases or {}
-
-    def spell(name: str) -> str:
-        opts = flags.get(aliases.get(name, name), ())
-        return next((o for o in opts if o.startswith("--")), opts[0]) if opts else name
+    spell = option_spelling(aliases)
 
     def spell_all(name: str) -> str:
         opts = flags.get(aliases.get(name, name), ())
@@ -74,6 +71,22 @@ def cli_message(exc: VoiceBudgetError, aliases: Mapping[str, str] | None = None)
     if isinstance(exc, ScenarioError):
         return exc.naming(spell, spell_origin=spell_all)
     return exc.naming(spell)
+
+
+def option_spelling(aliases: Mapping[str, str] | None = None) -> Callable[[str], str]:
+    """Library parameter -> the running command's long flag (``"allow_few_turns"`` -> ``"--allow-few-turns"``),
+    for the library's errors and for results that name a setting (``CompareSettings.spell``); a parameter no
+    option sets keeps its name. The flags are read when a name is spelled.
+
+    :param aliases: library parameter -> the command's parameter that sets it, where they differ.
+    """
+    aliases = aliases or {}
+
+    def spell(name: str) -> str:
+        opts = _FLAGS.get()().get(aliases.get(name, name), ())
+        return next((o for o in opts if o.startswith("--")), opts[0]) if opts else name
+
+    return spell
 
 
 @contextmanager
