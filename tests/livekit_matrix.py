@@ -21,6 +21,7 @@ import json
 import logging
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -402,7 +403,9 @@ def _log_handlers(folder: Path) -> tuple[logging.Logger, list[logging.Handler]]:
     return metrics_logger, handlers
 
 
-async def _converse(conv: _Conversation, folder: Path) -> tuple[AgentSession, list[Any]]:
+async def _converse(
+    conv: _Conversation, folder: Path, attach: Sequence[Callable[[AgentSession], object]] = ()
+) -> tuple[AgentSession, list[Any]]:
     session: AgentSession = AgentSession(
         vad=ScriptedVAD(conv),
         stt=ScriptedSTT(conv),
@@ -422,6 +425,8 @@ async def _converse(conv: _Conversation, folder: Path) -> tuple[AgentSession, li
     session.output.audio = output
     metrics_logger, handlers = _log_handlers(folder)
     collected: list[Any] = []
+    for hook in attach:  # e.g. BudgetHook(...).attach, before LiveKit emits anything
+        hook(session)
 
     @session.on("metrics_collected")
     def _metrics(ev: MetricsCollectedEvent) -> None:
@@ -504,10 +509,17 @@ def _tracing() -> Any:
     return _EXPORTER
 
 
-def run(turns: tuple[Turn, ...], folder: Path, *, preemptive: bool = True) -> Run:
+def run(
+    turns: tuple[Turn, ...],
+    folder: Path,
+    *,
+    preemptive: bool = True,
+    attach: Sequence[Callable[[AgentSession], object]] = (),
+) -> Run:
     """Run the conversation and write every output format into ``folder``.
 
     :param preemptive: LiveKit's preemptive generation (on by default in 1.8).
+    :param attach: called with the session before it starts (``BudgetHook(...).attach``).
     """
     from otlp_files import otlp_json_line
 
@@ -517,7 +529,7 @@ def run(turns: tuple[Turn, ...], folder: Path, *, preemptive: bool = True) -> Ru
     files = {name: folder / name for name in ("log-json.jsonl", "log-console.log", "log-dev.log")}
 
     async def main() -> tuple[AgentSession, list[Any]]:
-        session, collected = await _converse(conv, folder)
+        session, collected = await _converse(conv, folder, attach)
         history = session.history.to_dict()
         report = SessionReport(
             job_id="AJ_matrix",

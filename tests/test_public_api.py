@@ -82,6 +82,7 @@ def test_public_names_are_written_once_and_the_type_checking_imports_agree() -> 
         "voicebudget.checker",
         "voicebudget.councils",
         "voicebudget.inference",
+        "voicebudget.telemetry",
         "voicebudget.traces",
         "voicebudget.tuning",
     ],

@@ -170,6 +170,10 @@ if TYPE_CHECKING:
         plan_fast_mode as plan_fast_mode,
         step_time_function as step_time_function,
     )
+    from voicebudget.telemetry import (
+        BudgetEvent as BudgetEvent,
+        Telemetry as Telemetry,
+    )
     from voicebudget.traces import (
         Anomaly as Anomaly,
         ReadOptions as ReadOptions,
@@ -341,6 +345,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "plan_fast_mode",
         "step_time_function",
     ),
+    "voicebudget.telemetry": ("BudgetEvent", "Telemetry"),
     "voicebudget.traces": (
         "Anomaly",
         "ReadOptions",

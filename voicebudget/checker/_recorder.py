@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import numbers
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal, NamedTuple
@@ -36,6 +36,7 @@ __all__ = [
     "StageSpan",
     "StageTimer",
     "Turn",
+    "TurnListener",
     "TurnRecorder",
     "TurnStatus",
 ]
@@ -53,6 +54,8 @@ UNTRACKED = "untracked"
 
 TurnStatus = Literal["open", "complete", "incomplete", "cancelled", "errored", "invalid"]
 Clock = Callable[[], int]
+TurnListener = Callable[["Turn"], object]
+"""Called with each turn of a recorder as it ends (:meth:`TurnRecorder.add_listener`)."""
 
 _NS_PER_MS = 1_000_000
 _INT64 = 2**63
@@ -261,15 +264,24 @@ class Turn:
     a barge-in; a cancellation after ``first_audio`` leaves the turn complete), ``errored`` (left by
     any other exception, which still propagates), ``invalid`` (``first_audio`` before ``speech_end``).
     Only complete turns enter the latency report; the others are listed in it.
+
+    :param listeners: called with the turn when it ends (the recorder's, see
+        :meth:`TurnRecorder.add_listener`).
     """
 
-    __slots__ = ("_clock", "_entered", "_marks", "_spans", "call", "created_ns", "index", "name", "reason", "status")
+    __slots__ = (
+        "_clock", "_entered", "_listeners", "_marks", "_spans", "call", "created_ns", "index", "name", "reason",
+        "status",
+    )  # fmt: skip
 
-    def __init__(self, index: int, name: str, clock: Clock, call: str | None = None) -> None:
+    def __init__(
+        self, index: int, name: str, clock: Clock, call: str | None = None, listeners: Sequence[TurnListener] = ()
+    ) -> None:
         self.index = index
         self.name = name
         self.call = call
         self._clock = clock
+        self._listeners = listeners
         self._marks: dict[str, int] = {}
         self._spans: list[_RawSpan] = []  # plain tuples while recording: cheaper than StageSpan
         self._entered = 0  # with-stage entries so far (their numbers)
@@ -356,15 +368,23 @@ class Turn:
 
     # -- ending ----------------------------------------------------------------------------------
 
-    def end(self, exc: BaseException | None = None) -> None:
-        """End the turn and set its status (a second call changes nothing).
+    def end(self, exc: BaseException | None = None, *, reason: str | None = None) -> None:
+        """End the turn, set its status (a second call changes nothing) and tell the recorder's listeners.
 
         :param exc: the exception the turn was left with, if any (it is not swallowed by the
             context manager forms; here it is only classified).
+        :param reason: why a turn that is not complete has no latency, in place of the status's own
+            reason (an integration knows better: ``"interrupted by the user before the first audio"``);
+            ignored for a complete turn.
+        :raises Exception: whatever a listener raises (the turn is ended by then).
         """
         if self.status != "open":
             return
         self.status, self.reason = _classify(self._marks, self.created_ns, exc)
+        if reason is not None and self.status != "complete":
+            self.reason = reason
+        for listener in self._listeners:
+            listener(self)
 
     def __enter__(self) -> Turn:
         return self
@@ -383,6 +403,11 @@ class Turn:
         self.end(exc)
 
     # -- reading ---------------------------------------------------------------------------------
+
+    @property
+    def clock(self) -> Clock:
+        """The recorder's clock (integer ns) the turn's instants are on."""
+        return self._clock
 
     @property
     def marks_ns(self) -> dict[str, int]:
@@ -460,6 +485,23 @@ class TurnRecorder:
         self.name = name
         self.clock = clock
         self._turns: list[Turn] = []
+        self._listeners: list[TurnListener] = []
+
+    def add_listener(self, listener: TurnListener) -> Callable[[], None]:
+        """Call ``listener(turn)`` each time a turn of this recorder ends, whatever its status (after the
+        status is set: :attr:`Turn.status`, :attr:`Turn.reason`); telemetry hangs off this
+        (:class:`voicebudget.telemetry.Telemetry`). Listeners run in the order they were added, inside
+        :meth:`Turn.end`; what one raises propagates from there.
+
+        :returns: a function that removes the listener again.
+        """
+        self._listeners.append(listener)
+
+        def remove() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return remove
 
     def turn(self, name: str | None = None, *, call: str | None = None) -> Turn:
         """Start a turn now (use it as a context manager, or call :meth:`Turn.end`).
@@ -472,7 +514,7 @@ class TurnRecorder:
         if call is not None and not isinstance(call, str):
             raise ValueError(f"call: expected text (the conversation's id), got {_kind(call)}")
         index = len(self._turns)
-        t = Turn(index, f"turn {index}" if name is None else name, self.clock, call)
+        t = Turn(index, f"turn {index}" if name is None else name, self.clock, call, self._listeners)
         self._turns.append(t)
         return t
 

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from voicebudget._budget import Budget
     from voicebudget.checker._analysis import RecorderReport
     from voicebudget.checker._guard import BudgetGuard, GuardDecision, GuardedTurn
+    from voicebudget.telemetry import Telemetry
 
 __all__ = ["BudgetHook"]
 
@@ -76,6 +77,8 @@ class BudgetHook:
     :param poll_ms: how often the guard is asked while the agent is thinking, ms.
     :param learn: the guard learns each complete turn the hook reads.
     :param clock: a monotonic integer-ns clock for the guarded turns (tests pass a fake one).
+    :param telemetry: sends each turn to OpenTelemetry as it is read (judged against ``budget`` unless it has
+        a budget of its own; docs/telemetry.md).
     :raises ValueError: a guard without ``commit``/``reply`` stages, or (with ``learn``) not built with
         ``phases=BudgetHook.PHASES``; ``vad_silence_s < 0`` or ``poll_ms <= 0``.
     """
@@ -95,6 +98,7 @@ class BudgetHook:
         poll_ms: float = 20.0,
         learn: bool = True,
         clock: Callable[[], int] = time.perf_counter_ns,
+        telemetry: Telemetry | None = None,
     ):
         if guard is not None and not set(self.PHASES) <= set(guard.stages):
             missing = sorted(set(self.PHASES) - set(guard.stages))
@@ -110,6 +114,8 @@ class BudgetHook:
             raise ValueError(f"need vad_silence_s >= 0 and poll_ms > 0; got {vad_silence_s}, {poll_ms}")
         self.budget = budget
         self.recorder = recorder if recorder is not None else TurnRecorder(name)
+        if telemetry is not None:
+            telemetry.attach(self.recorder, budget=budget)
         self.guard = guard
         self.vad_silence_s = vad_silence_s
         self.poll_s = poll_ms / 1000.0
@@ -215,12 +221,11 @@ class BudgetHook:
             if name in stages:
                 turn.add_stage(name, start_ms=cursor, end_ms=cursor + stages[name])
                 cursor += stages[name]
-        if trace_turn.complete and not trace_turn.flagged and trace_turn.total_ms is not None:
+        measured = trace_turn.complete and not trace_turn.flagged and trace_turn.total_ms is not None
+        if measured:
             turn.mark(FIRST_AUDIO, at_ms=trace_turn.total_ms)
-        turn.end()
-        if trace_turn.flagged or not trace_turn.complete:
-            turn.reason = reason or "no total"
-        elif self.guard is not None and self.learn:
+        turn.end(reason=None if measured else reason or "no total")
+        if measured and self.guard is not None and self.learn:
             self.guard.learn(turn)
 
     def report(self, budget: Budget | None = None) -> RecorderReport:

@@ -69,6 +69,7 @@ from voicebudget.checker._recorder import FIRST_AUDIO, SPEECH_END, Turn, TurnRec
 if TYPE_CHECKING:
     from voicebudget._budget import Budget
     from voicebudget.checker._analysis import RecorderReport
+    from voicebudget.telemetry import Telemetry
 
 __all__ = ["STAGES", "BudgetObserver"]
 
@@ -95,6 +96,8 @@ class BudgetObserver(BaseObserver):
     :param recorder: the recorder to add turns to, e.g. the pytest ``voice_budget`` fixture; default
         a new one named ``name``.
     :param name: the new recorder's name.
+    :param telemetry: sends each turn to OpenTelemetry as it ends (judged against ``budget`` unless it has a
+        budget of its own; docs/telemetry.md).
     """
 
     def __init__(
@@ -103,6 +106,7 @@ class BudgetObserver(BaseObserver):
         *,
         recorder: TurnRecorder | None = None,
         name: str = "pipecat",
+        telemetry: Telemetry | None = None,
         **kwargs: Any,
     ) -> None:
         try:
@@ -111,6 +115,8 @@ class BudgetObserver(BaseObserver):
             super().__init__(**kwargs)
         self.budget = budget
         self.recorder = recorder if recorder is not None else TurnRecorder(name)
+        if telemetry is not None:
+            telemetry.attach(self.recorder, budget=budget)
         self._moments: dict[str, int] = {}
         self._speech_end: int | None = None
         self._seen: set[int] = set()  # frame ids of this turn (older Pipecat reports every push)
@@ -176,9 +182,7 @@ class BudgetObserver(BaseObserver):
         if "tts_audio" in self._moments:
             self._flush()
             return
-        turn = self._build()
-        turn.end()
-        turn.reason = "interrupted by the user before the first audio"
+        self._build().end(reason="interrupted by the user before the first audio")
         self._reset()
 
     def _flush(self) -> None:

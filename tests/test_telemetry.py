@@ -1,0 +1,175 @@
+"""Telemetry out: the recorder's listeners, and OpenTelemetry metrics read back from the SDK's in-memory
+reader with exact figures (a settable clock)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("opentelemetry.sdk", reason="the OpenTelemetry SDK is not installed")
+
+from fake_clock import FakeClock  # noqa: E402
+from otel_memory import Otel  # noqa: E402
+
+from voicebudget import Budget, Turn, TurnRecorder  # noqa: E402
+from voicebudget.telemetry import TURN_BUCKETS_S, Telemetry  # noqa: E402
+
+
+def recorded(clock: FakeClock, recorder: TurnRecorder) -> None:
+    """Three turns: a complete one over 800 ms (950 ms), a complete one within it (400 ms), one without audio.
+
+    Turn 0: endpointing 0-250 ms and asr 0-200 ms in parallel (endpointing ends last: it is credited 0-200 ms,
+    asr 0 ms), llm 200-900 ms (ends after endpointing: credited 200-900 ms), first audio at 950 ms (50 ms
+    untracked).
+    """
+    with recorder.turn() as turn:
+        turn.mark("speech_end")
+        turn.add_stage("endpointing", start_ms=0.0, end_ms=250.0)
+        turn.add_stage("asr", start_ms=0.0, end_ms=200.0)
+        turn.add_stage("llm", start_ms=200.0, end_ms=900.0)
+        turn.mark("first_audio", at_ms=950.0)
+    clock.at_ms(10_000.0)
+    with recorder.turn() as turn:
+        turn.mark("speech_end")
+        turn.add_stage("llm", start_ms=0.0, end_ms=300.0)
+        turn.mark("first_audio", at_ms=400.0)
+    clock.at_ms(20_000.0)
+    with recorder.turn() as turn:
+        turn.mark("speech_end")
+        turn.add_stage("llm", start_ms=0.0, end_ms=120.0)
+
+
+def test_listeners_see_each_turn_once_as_it_ends_with_its_status_and_reason() -> None:
+    clock = FakeClock()
+    recorder = TurnRecorder("agent", clock=clock)
+    seen: list[tuple[int, str, str]] = []
+    remove = recorder.add_listener(lambda t: seen.append((t.index, t.status, t.reason)))
+    turn = recorder.turn()
+    turn.mark("speech_end")
+    assert seen == []  # still open
+    turn.end(reason="interrupted by the user before the first audio")
+    turn.end()  # a second end changes nothing and tells nobody
+    done = recorder.turn()
+    done.mark("speech_end")
+    done.mark("first_audio", at_ms=500.0)
+    done.end(reason="ignored: the turn is complete")
+    assert seen == [(0, "incomplete", "interrupted by the user before the first audio"), (1, "complete", "")]
+    remove()
+    remove()  # removing twice is harmless
+    with recorder.turn():
+        pass
+    assert len(seen) == 2
+    assert isinstance(recorder.turns[0], Turn)
+    assert recorder.turns[0].clock is clock
+
+
+def test_a_listener_that_raises_propagates_from_end_after_the_turn_is_ended() -> None:
+    recorder = TurnRecorder(clock=FakeClock())
+
+    def broken(turn: Turn) -> None:
+        raise RuntimeError("sink down")
+
+    recorder.add_listener(broken)
+    turn = recorder.turn()
+    with pytest.raises(RuntimeError, match="sink down"):
+        turn.end()
+    assert turn.status == "incomplete"
+
+
+def test_metrics_per_turn_equal_the_recorders_turns() -> None:
+    otel = Otel()
+    clock = FakeClock()
+    recorder = TurnRecorder("support-agent", clock=clock)
+    Telemetry(Budget(total_ms=800), meter_provider=otel.meter_provider).attach(recorder)
+    recorded(clock, recorder)
+
+    (total,) = otel.points("voicebudget.turn.duration")
+    assert total.count == 2
+    assert total.sum == pytest.approx(0.95 + 0.40)
+    assert total.explicit_bounds == TURN_BUCKETS_S
+    assert dict(total.attributes) == {"gen_ai.agent.name": "support-agent"}
+    # 0.4 s in (0.3, 0.4], 0.95 s in (0.9, 1.0]
+    assert [i for i, n in enumerate(total.bucket_counts) for _ in range(n)] == [
+        TURN_BUCKETS_S.index(0.4),
+        TURN_BUCKETS_S.index(1.0),
+    ]
+    assert otel.metric("voicebudget.turn.duration").unit == "s"
+
+    stages = otel.by("voicebudget.stage.duration", "voicebudget.stage")
+    assert {k: (p.count, round(p.sum, 9)) for k, p in stages.items()} == {
+        "endpointing": (1, 0.2),
+        "asr": (1, 0.0),  # ran, never held the turn up: 0 ms, as the report counts it
+        "llm": (2, 1.0),  # 700 + 300 ms
+        "untracked": (2, 0.15),  # 50 + 100 ms
+    }
+    # what the report says about the same turns
+    report = recorder.report(Budget(total_ms=800))
+    assert report.measured is not None
+    for stage, point in stages.items():
+        values = report.measured.stages_ms[stage]
+        values = values[values == values]  # not NaN
+        assert point.count == values.size
+        assert point.sum == pytest.approx(values.sum() / 1000)
+
+    counts = {
+        tuple(sorted((k, v) for k, v in p.attributes.items() if k != "gen_ai.agent.name")): p.value
+        for p in otel.points("voicebudget.turn.count")
+    }
+    assert counts == {
+        (
+            ("voicebudget.turn.status", "complete"),
+            ("voicebudget.turn.tail_driver", "llm"),
+            ("voicebudget.turn.verdict", "over"),
+        ): 1,
+        (
+            ("voicebudget.turn.status", "complete"),
+            ("voicebudget.turn.tail_driver", "llm"),
+            ("voicebudget.turn.verdict", "within"),
+        ): 1,
+        (("voicebudget.turn.status", "incomplete"),): 1,
+    }
+
+
+def test_the_integrations_budget_judges_unless_the_telemetry_has_its_own() -> None:
+    otel = Otel()
+    clock = FakeClock()
+    recorder = TurnRecorder(clock=clock)
+    Telemetry(meter_provider=otel.meter_provider, agent_name="a").attach(recorder, budget=Budget(total_ms=1000))
+    Telemetry(Budget(total_ms=300), meter_provider=otel.meter_provider, agent_name="b").attach(
+        recorder, budget=Budget(total_ms=1000)
+    )
+    recorded(clock, recorder)
+    verdicts = {
+        (p.attributes["gen_ai.agent.name"], p.attributes.get("voicebudget.turn.verdict")): p.value
+        for p in otel.points("voicebudget.turn.count")
+    }
+    # budget 1000 ms: 950 and 400 ms within; the telemetry's own 300 ms: both over
+    assert verdicts == {("a", "within"): 2, ("a", None): 1, ("b", "over"): 2, ("b", None): 1}
+
+
+def test_importing_voicebudget_imports_no_otel_sdk_nor_prometheus_client() -> None:
+    code = (
+        "import sys, voicebudget, voicebudget.telemetry, voicebudget.integrations\n"
+        "voicebudget.TurnRecorder, voicebudget.BudgetGuard\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('opentelemetry', 'prometheus_client'))\n"
+        "assert not bad, bad\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_the_base_install_leaves_otel_and_prometheus_to_extras_the_tests_install() -> None:
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    base = " ".join(project["dependencies"])
+    assert "opentelemetry" not in base
+    assert "prometheus" not in base
+    extras = project["optional-dependencies"]
+    assert [d.split(">")[0] for d in extras["otel"]] == ["opentelemetry-api"]
+    assert [d.split(">")[0] for d in extras["prometheus"]] == ["prometheus-client"]
+    test = {d.split(">")[0].split("[")[0] for d in extras["test"]}
+    assert {"opentelemetry-sdk", "prometheus-client"} <= test
