@@ -295,3 +295,66 @@ def test_run_shows_an_api_stage_cost_per_turn() -> None:
     assert by_name["baseline"]["cost_per_turn_usd"] is None  # a gpu stage: chip-hours, see `capacity`
     table = runner.invoke(app, ["run", str(SUPPORT), "-n", "2000"], env={"COLUMNS": "80"})
     assert "cost: $0.002325 per turn" in table.stdout
+
+
+SLOW_API = """
+name = "slow api"
+[pipeline]
+kind = "sequence"
+[pipeline.stages.llm]
+kind = "api"
+ttft = { kind = "lognormal", p50_ms = 1500, p95_ms = 2000 }
+tpot = { kind = "fixed", value_ms = 5 }
+usd_per_million_input_tokens = 0.15
+usd_per_million_output_tokens = 0.60
+"""
+
+
+@pytest.mark.parametrize("limits", ["", "requests_per_minute_limit = 30000\n"])
+def test_an_api_over_budget_carries_no_call_whatever_its_limits(tmp_path: Path, limits: str) -> None:
+    # issue 25 item 1: a priced API with no rate limits, p95 ~2,040 ms against 800, was "no limit", on the
+    # front, 1 replica for 500 calls, exit 0; its latency does not depend on the load, so it carries 0 calls
+    path = tmp_path / "api.toml"
+    path.write_text(SLOW_API + limits)
+    res = runner.invoke(app, ["capacity", str(path), "-f", "json", "-n", "2000", "--target-calls", "500"])
+    assert res.exit_code == 1, res.output
+    (d,) = json.loads(res.stdout)["deployments"]
+    assert d["max_concurrent_calls"] == 0
+    assert d["limited_by"] == "budget"
+    assert d["on_front"] is False
+    assert d["replicas_for_target"] is None
+    assert d["chips_for_target"] is None
+    assert d["percentile_ms_at_max"] > 1900  # the measured TTFT's p95 is 2,000 ms
+    table = runner.invoke(app, ["capacity", str(path), "-n", "2000"], env={"COLUMNS": "80"})
+    assert table.exit_code == 1
+    row = next(line for line in table.stdout.splitlines() if line.lstrip().startswith("baseline"))
+    assert row.split()[:3] == ["baseline", "0", "budget"]
+    assert "no limit" not in table.stdout
+    assert "on the front" not in table.stdout
+
+
+def test_an_api_within_budget_and_without_limits_has_no_limit(tmp_path: Path) -> None:
+    path = tmp_path / "api.toml"
+    path.write_text(SLOW_API)
+    res = runner.invoke(app, ["capacity", str(path), "-f", "json", "-n", "2000", "--budget-ms", "3000"])
+    assert res.exit_code == 0, res.output
+    (d,) = json.loads(res.stdout)["deployments"]
+    assert (d["max_concurrent_calls"], d["limited_by"], d["on_front"]) == (None, "no limit", True)
+
+
+def test_capacity_plot_does_not_place_an_over_budget_api(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from voicebudget.capacity import plan_capacity_file
+    from voicebudget.capacity._render import capacity_figure
+
+    path = tmp_path / "api.toml"
+    path.write_text(SLOW_API)
+    fig = capacity_figure(plan_capacity_file(path, samples=1000))
+    try:
+        labels = [line.get_label() for line in fig.axes[0].get_lines()]
+        assert "baseline (load-independent, over budget at any load)" in labels
+        assert not [off for coll in fig.axes[1].collections for off in coll.get_offsets()]  # no capacity, no point
+    finally:
+        plt.close(fig)

@@ -198,7 +198,8 @@ def test_capacity_plot_uses_the_colour_blind_palette_and_keeps_equal_curves_visi
     try:
         by_label = {line.get_label(): line for line in fig.axes[0].get_lines()}
         names = [d.name for d in result.deployments]
-        curves = [by_label.get(n) or by_label[f"{n} (load-independent)"] for n in names]
+        hosted = {"wafer-scale-api", "hosted-flash-lite"}  # over budget at any load: a dotted level, no capacity
+        curves = [by_label[f"{n} (load-independent, over budget at any load)" if n in hosted else n] for n in names]
         colours = [to_hex(c.get_color()).upper() for c in curves]
         assert len(set(colours)) == len(names)  # one colour per deployment
         assert set(colours) <= set(plot.STAGE_COLORS) - {"#F0E442"}  # Okabe-Ito, not the faint yellow
@@ -214,5 +215,10 @@ def test_capacity_plot_uses_the_colour_blind_palette_and_keeps_equal_curves_visi
         assert [a for a, _ in shared] == pytest.approx([b for _, b in shared], rel=0.05)  # the same p95 per load
         assert base.get_marker() != fast.get_marker()
         assert base.get_markersize() > fast.get_markersize()
+        # the cost panel places a deployment at its capacity: the two hosted APIs have none (0 calls)
+        placed = [off for coll in fig.axes[1].collections for off in coll.get_offsets()]
+        assert len(placed) == len(names) - len(hosted)
+        at_capacity = {d.name: d.percentile_ms_at_max for d in result.deployments if d.name not in hosted}
+        assert sorted(float(x) for x, _ in placed) == pytest.approx(sorted(at_capacity.values()))
     finally:
         plt.close(fig)

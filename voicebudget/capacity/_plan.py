@@ -82,11 +82,13 @@ class CapacityPoint:
 class DeploymentCapacity:
     """What one deployment carries.
 
-    :ivar max_concurrent_calls: the most calls within budget (0: not even one call; ``None``: no
-        limit found up to :data:`MAX_CALLS`, e.g. a hosted API without given rate limits).
+    :ivar max_concurrent_calls: the most calls within budget (0: not even one call, e.g. a hosted API
+        whose measured latency misses the budget, whatever its rate limits; ``None``: a hosted API
+        within budget and without given rate limits).
     :ivar limited_by: what stops more calls: ``"budget"`` (latency), ``"batch cap"``, ``"throughput"``
         (the scheduler's step budget fills: the queue would grow without bound), ``"memory"``,
-        ``"rate limit"``, ``"no limit"`` (a hosted API without given rate limits) or ``"search bound"``.
+        ``"rate limit"``, ``"no limit"`` (a hosted API within budget and without given rate limits) or
+        ``"search bound"``.
     :ivar percentile_ms_at_max: latency at the budget's percentile at that load, ms.
     :ivar cost_per_call_minute: US dollars per call-minute at that load (``None`` without a price).
     :ivar chips: chips of one deployment (``None`` for an API).
@@ -278,8 +280,9 @@ def _evaluate_job(job: _Job) -> DeploymentCapacity:
 
     bound = d.max_calls_by_rate_limit(traffic) if isinstance(d, HostedDeployment) else None
     if isinstance(d, HostedDeployment) and bound is None:
-        cap, limit = None, "no limit"
-        at(1)
+        # the latency does not depend on the load: within budget at one call, within it at any number
+        # (no limit given); over it at one call, over it at any: 0 calls, whatever the limits
+        cap, limit = (None, "no limit") if at(1) <= job.budget.total_ms else (0, "budget")
     else:
         cap_found, _ = find_capacity(at, job.budget.total_ms, max_calls=bound if bound is not None else MAX_CALLS)
         cap = cap_found

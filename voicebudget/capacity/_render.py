@@ -106,8 +106,11 @@ def capacity_figure(result: CapacityResult) -> Any:
                 color=color,
                 label=d.name,
             )  # nested when equal
-        elif pts:
-            ax1.axhline(pts[0].percentile_ms, color=color, ls=":", label=f"{d.name} (load-independent)")
+        elif pts and d.description.get("kind") == "api":  # a provider's fleet: the same at any load
+            over = ", over budget at any load" if d.max_concurrent_calls == 0 else ""
+            ax1.axhline(pts[0].percentile_ms, color=color, ls=":", label=f"{d.name} (load-independent{over})")
+        elif pts:  # over budget from the first call: one point, no curve
+            ax1.plot(pts[0].calls, pts[0].percentile_ms, marker=markers[i % len(markers)], color=color, label=d.name)
     ax1.axhline(
         result.budget.total_ms, color=BUDGET_COLOR, ls="--", lw=1.5, label=f"budget {result.budget.total_ms:g} ms"
     )
@@ -116,8 +119,8 @@ def capacity_figure(result: CapacityResult) -> Any:
     ax1.set_ylabel(f"voice-to-voice {pct}, ms")
     ax1.set_title(f"{pct} vs load")
     for i, d in enumerate(result.deployments):
-        if d.cost_per_call_minute is None or d.percentile_ms_at_max is None:
-            continue
+        if d.max_concurrent_calls == 0 or d.cost_per_call_minute is None or d.percentile_ms_at_max is None:
+            continue  # no capacity to place it at (over budget from the first call)
         ax2.scatter(
             d.percentile_ms_at_max,
             d.cost_per_call_minute,
