@@ -173,3 +173,142 @@ def test_the_base_install_leaves_otel_and_prometheus_to_extras_the_tests_install
     assert [d.split(">")[0] for d in extras["prometheus"]] == ["prometheus-client"]
     test = {d.split(">")[0].split("[")[0] for d in extras["test"]}
     assert {"opentelemetry-sdk", "prometheus-client"} <= test
+
+
+def test_one_span_per_turn_with_its_stages_verdict_and_budget_on_the_recorders_clock() -> None:
+    otel = Otel()
+    clock = FakeClock()
+    recorder = TurnRecorder("support-agent", clock=clock)
+    telemetry = Telemetry(
+        Budget(total_ms=800, stages={"llm": 500}),
+        meter_provider=otel.meter_provider,
+        tracer_provider=otel.tracer_provider,
+        logger_provider=otel.logger_provider,
+    )
+    telemetry.attach(recorder)
+    recorded(clock, recorder)
+    with recorder.turn(call="call-7") as turn:
+        turn.mark("speech_end")
+        turn.mark("first_audio", at_ms=250.0)
+    turn = recorder.turn()
+    turn.end(ValueError("bad frame"))
+
+    spans = otel.spans.get_finished_spans()
+    assert [s.name for s in spans] == ["invoke_agent support-agent"] * 5
+    assert all(s.parent is None for s in spans)  # root spans
+    first = spans[0]
+    assert first.end_time - first.start_time == 950_000_000  # speech_end -> first_audio, ns
+    assert dict(first.attributes) == {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": "support-agent",
+        "gen_ai.agent.invocation.end_reason": "completed",
+        "voicebudget.turn.index": 0,
+        "voicebudget.turn.name": "turn 0",
+        "voicebudget.turn.status": "complete",
+        "voicebudget.turn.voice_to_voice": 0.95,
+        "voicebudget.turn.verdict": "over",
+        "voicebudget.turn.tail_driver": "llm",
+        "voicebudget.budget.total": 0.8,
+        "voicebudget.budget.percentile": 95.0,
+        "voicebudget.budget.slack": pytest.approx(-0.15),
+        "voicebudget.stage.endpointing.duration": 0.2,
+        "voicebudget.stage.asr.duration": 0.0,
+        "voicebudget.stage.llm.duration": 0.7,
+        "voicebudget.stage.untracked.duration": 0.05,
+        "voicebudget.stage.llm.allocation": 0.5,
+    }
+    assert [e.name for e in first.events] == ["voicebudget.latency_budget"] * 2  # the turn, and llm over 500 ms
+    no_audio = spans[2]
+    assert no_audio.attributes["voicebudget.turn.reason"] == "no first_audio mark"
+    assert no_audio.end_time - no_audio.start_time == 120_000_000  # to the last instant recorded
+    assert "gen_ai.agent.invocation.end_reason" not in no_audio.attributes
+    assert spans[3].attributes["gen_ai.conversation.id"] == "call-7"
+    errored = spans[4]
+    assert errored.status.status_code.name == "ERROR"
+    assert errored.attributes["error.type"] == "ValueError"
+
+
+def test_budget_events_are_livekits_latency_budget_shape_as_callback_log_record_and_counter() -> None:
+    otel = Otel()
+    clock = FakeClock()
+    recorder = TurnRecorder("agent", clock=clock)
+    events: list[object] = []
+    Telemetry(
+        Budget(total_ms=800, stages={"llm": 500}),
+        meter_provider=otel.meter_provider,
+        tracer_provider=otel.tracer_provider,
+        logger_provider=otel.logger_provider,
+        warning_ms=350.0,
+        on_event=events.append,
+    ).attach(recorder)
+    recorded(clock, recorder)
+    # turn 0: 950 ms > 800 ms, llm 700 ms > 500 ms; turn 1: 400 ms >= the 350 ms warning; turn 2 has no latency
+    got = [(e.source, e.level, e.latency, e.threshold, e.budget, e.speech_id, e.stage) for e in events]  # type: ignore[attr-defined]
+    assert got == [
+        ("turn", "exceeded", 0.95, 0.8, 0.8, "turn 0", None),
+        ("stage", "exceeded", 0.7, 0.5, 0.5, "turn 0", "llm"),
+        ("turn", "warning", 0.4, 0.35, 0.8, "turn 1", None),
+    ]
+    assert set(events[0].to_dict()) >= {"type", "level", "latency", "threshold", "budget", "speech_id"}  # type: ignore[attr-defined]
+    assert events[0].type == "latency_budget"  # type: ignore[attr-defined]
+    logs = [r.log_record for r in otel.logs.get_finished_logs()]
+    assert [(r.event_name, r.severity_text, r.body["level"]) for r in logs] == [
+        ("voicebudget.latency_budget", "WARN", "exceeded"),
+        ("voicebudget.latency_budget", "WARN", "exceeded"),
+        ("voicebudget.latency_budget", "INFO", "warning"),
+    ]
+    spans = otel.spans.get_finished_spans()
+    assert logs[0].trace_id == spans[0].context.trace_id  # in the turn span's context
+    assert logs[2].trace_id == spans[1].context.trace_id
+    counted = {
+        (p.attributes["voicebudget.event.source"], p.attributes["voicebudget.event.level"]): p.value
+        for p in otel.points("voicebudget.budget_event.count")
+    }
+    assert counted == {("turn", "exceeded"): 1, ("stage", "exceeded"): 1, ("turn", "warning"): 1}
+
+
+def test_a_guard_policy_wrapped_by_telemetry_reports_the_decision_it_acted_on() -> None:
+    import numpy as np
+
+    from voicebudget import BudgetGuard
+
+    otel = Otel()
+    events: list[object] = []
+    telemetry = Telemetry(
+        meter_provider=otel.meter_provider,
+        logger_provider=otel.logger_provider,
+        on_event=events.append,
+        agent_name="guarded",
+    )
+    # 600 ms of commit, then a reply of 100 ms (95 turns in 100) or 1000 ms: 200 ms into the reply only the
+    # slow turns are left, and none of them fits 800 ms
+    reply = np.where(np.arange(1000) < 950, 100.0, 1000.0)
+    guard = BudgetGuard(
+        Budget(total_ms=800),
+        {"commit": np.full(1000, 600.0), "reply": reply},
+        min_rows=10,
+        policy=telemetry.policy(lambda d: "filler", speech_id="speech_9"),
+    )
+    clock = FakeClock()
+    live = guard.turn(clock=clock, start_ns=0)
+    live.enter("reply", at_ns=600 * 1_000_000)
+    clock.at_ms(700.0)
+    assert live.check().fits
+    clock.at_ms(800.0)
+    decision = live.check()
+    assert (decision.fits, decision.action) == (False, "filler")
+    clock.at_ms(850.0)
+    live.check()  # the policy acts once per turn: no second event
+    (event,) = events
+    # predicted: 800 ms spent + the rest at p95 (the slow turns' 1000 - 200 ms) = 1600 ms
+    assert (event.source, event.level, event.stage, event.speech_id) == ("guard", "warning", "reply", "speech_9")  # type: ignore[attr-defined]
+    assert event.latency == pytest.approx(1.6)  # type: ignore[attr-defined]
+    assert (event.threshold, event.budget, event.p_fit) == (0.8, 0.8, 0.0)  # type: ignore[attr-defined]
+    (record,) = [r.log_record for r in otel.logs.get_finished_logs()]
+    assert record.attributes["voicebudget.event.source"] == "guard"
+    assert record.attributes["voicebudget.event.p_fit"] == 0.0
+
+
+def test_warning_ms_must_be_a_finite_positive_number() -> None:
+    with pytest.raises(ValueError, match=r"warning_ms must be a finite number > 0 ms, got -1"):
+        Telemetry(warning_ms=-1.0)

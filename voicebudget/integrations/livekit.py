@@ -78,7 +78,8 @@ class BudgetHook:
     :param learn: the guard learns each complete turn the hook reads.
     :param clock: a monotonic integer-ns clock for the guarded turns (tests pass a fake one).
     :param telemetry: sends each turn to OpenTelemetry as it is read (judged against ``budget`` unless it has
-        a budget of its own; docs/telemetry.md).
+        a budget of its own), and the guard's first decision in a turn that it will not fit as a ``guard``
+        event (docs/telemetry.md).
     :raises ValueError: a guard without ``commit``/``reply`` stages, or (with ``learn``) not built with
         ``phases=BudgetHook.PHASES``; ``vad_silence_s < 0`` or ``poll_ms <= 0``.
     """
@@ -116,6 +117,7 @@ class BudgetHook:
         self.recorder = recorder if recorder is not None else TurnRecorder(name)
         if telemetry is not None:
             telemetry.attach(self.recorder, budget=budget)
+        self.telemetry = telemetry
         self.guard = guard
         self.vad_silence_s = vad_silence_s
         self.poll_s = poll_ms / 1000.0
@@ -165,8 +167,14 @@ class BudgetHook:
 
     async def _watch(self, live: GuardedTurn) -> None:
         decision = None
+        told = self.telemetry is None or self.guard is None
         while self._live is live:
             decision = live.check()
+            if not decision.fits and not told:  # the turn's first miss: a guard event
+                told = True
+                assert self.telemetry is not None
+                assert self.guard is not None
+                self.telemetry.record_decision(decision, budget=self.guard.budget)
             if live.acted:
                 break
             await asyncio.sleep(self.poll_s)
