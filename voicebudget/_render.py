@@ -5,6 +5,7 @@ Rendering only; every number comes from a :class:`~voicebudget.Report`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Iterable
 from typing import Any
 
@@ -158,23 +159,32 @@ def render_run(result: RunResult) -> RenderableType:
         if r.name in result.descriptions:
             parts.append(Text(result.descriptions[r.name], style="italic"))
         parts += [Text(f"{row['stage']}: {row['note']}") for row in result.wafer_paths.get(r.name, ())]
+        parts += [Text(f"{row['stage']}: {row['note']}") for row in result.concurrency.get(r.name, ())]
         parts.append(render_report(r, title=f"variant: {r.name}"))
-        if r.name in result.costs:
-            parts.append(Text(f"cost: ${result.costs[r.name]:.6f} per turn (list prices of its api stages)"))
+        if r.name in result.costs:  # a blank line after it: the next variant's description is its own paragraph
+            parts.append(Text(f"cost: ${result.costs[r.name]:.6f} per turn (list prices of its api stages)\n"))
         elif r.name in result.unpriced:
             parts.append(
                 Text(
                     "cost: unknown: its api stage has a price but no tokens per turn (give the stage "
-                    "prompt_tokens and output_tokens, or the scenario a [traffic] table)"
+                    "prompt_tokens and output_tokens, or the scenario a [traffic] table)\n"
                 )
             )
     if len(result.reports) > 1:
-        parts.append(_comparison(result.reports))
+        parts.append(_comparison(result.reports, result.costs))
     return Group(*parts)
 
 
-def _comparison(reports: Iterable[Report]) -> Table:
+def _cost(usd: float | None) -> str:
+    """US dollars per turn, two significant digits, never in exponent notation: ``$0.0023``."""
+    if usd is None:
+        return "-"
+    return f"${usd:.{max(2, 1 - math.floor(math.log10(usd)))}f}" if usd > 0 else "$0"
+
+
+def _comparison(reports: Iterable[Report], costs: dict[str, float] | None = None) -> Table:
     reports = list(reports)
+    costs = costs or {}
     label = reports[0].budget.label
     table = Table(
         title="variants side by side (ms, common random numbers)",
@@ -184,8 +194,12 @@ def _comparison(reports: Iterable[Report]) -> Table:
         caption_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
+        collapse_padding=bool(costs),  # one space between columns: a cost column still fits 80
     )  # fits 80 columns
-    for col in ("variant", "p50", label, f"Δ{label}", "within", "tail driver", "verdict"):
+    cols = ("variant", "p50", label, f"Δ{label}", "within", "tail driver") + (
+        ("$/turn", "") if costs else ("verdict",)
+    )  # PASS/FAIL needs no header to fit 80
+    for col in cols:
         table.add_column(
             col,
             justify="left" if col in ("variant", "tail driver") else "right",
@@ -200,6 +214,7 @@ def _comparison(reports: Iterable[Report]) -> Table:
             f"{row['delta_ms']:+.1f}",
             f"{row['within_budget_share']:.1%}",
             f"{row['tail_driver']} {row['tail_driver_ms']:.0f}" if row["tail_driver"] else "-",
+            *((_cost(costs.get(row["variant"])),) if costs else ()),
             "[green]PASS[/]" if row["passed"] else "[red]FAIL[/]",
         )
     return table
@@ -240,16 +255,19 @@ def render_markdown(result: RunResult) -> str:
         f"budget {result.budget.total_ms:.0f} ms at {label}.",
         "",
     ]
-    if len(result.reports) > 1:
+    folded = len(result.reports) > 1  # the comparison is the summary; each variant's stages fold away
+    if folded:
         base = result.reports[0].name
+        cost_head, cost_rule = (" $/turn (list prices) |", "---:|") if result.costs else ("", "")
         lines += [
             f"| variant | p50 ms | {label} ms | Δ{label} vs {base} | within budget | tail driver (mean ms, "
-            f"slowest {100 - result.budget.percentile:.3g}%) | verdict |",
-            "|---|---:|---:|---:|---:|---|---|",
+            f"slowest {100 - result.budget.percentile:.3g}%) |{cost_head} verdict |",
+            f"|---|---:|---:|---:|---:|---|{cost_rule}---|",
             *(
                 f"| {row['variant']} | {row['p50_ms']:.1f} | {row['at_percentile_ms']:.1f} | {row['delta_ms']:+.1f} | "
                 f"{row['within_budget_share']:.1%} | {row['tail_driver'] or '-'} ({row['tail_driver_ms']:.1f}) | "
-                f"{'PASS' if row['passed'] else 'FAIL'} |"
+                + (f"{_cost(result.costs.get(row['variant']))} | " if result.costs else "")
+                + f"{'PASS' if row['passed'] else 'FAIL'} |"
                 for row in comparison_rows(result.reports)
             ),
             "",
@@ -264,7 +282,9 @@ def render_markdown(result: RunResult) -> str:
             + (f"; cost ${result.costs[r.name]:.6f} per turn (list prices)." if r.name in result.costs else "."),
             "",
             *(f"- {row['stage']}: {row['note']}" for row in result.wafer_paths.get(r.name, ())),
-            *([""] if r.name in result.wafer_paths else []),
+            *(f"- {row['stage']}: {row['note']}" for row in result.concurrency.get(r.name, ())),
+            *([""] if r.name in result.wafer_paths or r.name in result.concurrency else []),
+            *([f"<details><summary>stages of {r.name}</summary>", ""] if folded else []),
             f"| stage | mean ms | p50 ms | p90 ms | p95 ms | p99 ms{extra_head} | tail share (>= {label}) |",
             "|---|---:|---:|---:|---:|---:|" + ("---:|" if extra else "") + "---:|",
         ]
@@ -273,6 +293,7 @@ def render_markdown(result: RunResult) -> str:
             lines.append(f"| {s.name} | {_cells(s.stats, extra)} | {s.tail_share:.1%} |")
             lines += [f"| &nbsp;&nbsp;└ {p.name} |{blank} {p.tail_share:.1%} |" for p in s.parts]
         lines += [f"| **{total_label(r)}** | {_cells(r.total, extra)} | 100% |", ""]
+        lines += ["</details>", ""] if folded else []
     return "\n".join(lines)
 
 

@@ -34,6 +34,10 @@ class RunResult:
         ``path`` is ``"hosted"`` (the provider's network + overhead added to chip time) or ``"on-prem"``
         (chip time only); variants without wafer stages are absent.
     :ivar unpriced: variants whose ``api`` stages give a price but no tokens per turn (so no cost).
+    :ivar concurrency: variant name -> one row per modelled stage (``gpu``, ``wafer``):
+        ``{"stage", "concurrency", "note"}``; ``run`` holds a stage's ``concurrency`` requests always in
+        flight (a closed loop), where ``capacity`` reads the same field as a batch cap (at most that many);
+        the note says so. Variants without modelled stages are absent.
     """
 
     scenario: str
@@ -45,6 +49,7 @@ class RunResult:
     costs: dict[str, float] = field(default_factory=dict)
     wafer_paths: dict[str, tuple[dict[str, str], ...]] = field(default_factory=dict)
     unpriced: tuple[str, ...] = ()
+    concurrency: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -74,6 +79,7 @@ class RunResult:
                     "description": self.descriptions.get(r.name, ""),
                     "cost_per_turn_usd": self.costs.get(r.name),
                     "wafer_paths": list(self.wafer_paths.get(r.name, ())),
+                    "concurrency": list(self.concurrency.get(r.name, ())),
                 }
                 for r in self.reports
             ],
@@ -228,6 +234,7 @@ def simulate(
     }
     paths = {name: rows for name, p in pipelines.items() if (rows := wafer_paths(p))}
     unpriced = tuple(name for name, p in pipelines.items() if name not in costs and _priced_api_stages(p))
+    loads = {name: rows for name, p in pipelines.items() if (rows := closed_loop_concurrency(p))}
     return RunResult(
         scenario.name,
         seed_int,
@@ -238,6 +245,28 @@ def simulate(
         costs,
         paths,
         unpriced,
+        loads,
+    )
+
+
+def closed_loop_concurrency(pipeline: Any) -> tuple[dict[str, Any], ...]:
+    """What each modelled stage's ``concurrency`` means in a simulation: ``{"stage", "concurrency", "note"}``
+    per stage, in tree order (``stage`` as in :func:`wafer_paths`). ``run`` keeps that many requests in
+    flight on every turn (a closed loop); ``capacity`` reads the same field as a batch cap (at most that
+    many, the load deciding how many), and the note says both."""
+    from voicebudget.inference._stage import ModelledStage
+
+    return tuple(
+        {
+            "stage": "/".join((name, *inner)),
+            "concurrency": stage.concurrency,
+            "note": f"concurrency {stage.concurrency}: always {stage.concurrency} request"
+            f"{'' if stage.concurrency == 1 else 's'} in flight (closed loop; capacity reads it as a batch cap: "
+            f"at most {stage.concurrency})",
+        }
+        for name, leaf in leaves(pipeline).items()
+        for inner, stage in walk(leaf)
+        if isinstance(stage, ModelledStage)
     )
 
 

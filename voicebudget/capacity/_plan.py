@@ -405,6 +405,11 @@ def plan_capacity(
         "included); wafer/LPU: Little's law at the request rate; hosted APIs: the measured latency, "
         "independent of your load, bounded by the rate limits given",
     ]
+    if any(isinstance(d, ModelledDeployment) for d in deployments):
+        notes.append(
+            "batch cap (a gpu/wafer stage's concurrency): at most that many requests in flight, the load "
+            "deciding how many (run holds a stage's concurrency always in flight)"
+        )
     notes += sorted(
         {
             f"{d.name}: {reach[1]}"
