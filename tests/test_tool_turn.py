@@ -96,6 +96,41 @@ def test_observed_columns_without_a_share_carry_the_trace_s_own() -> None:
     assert np.mean(ev.total > 0) == pytest.approx(0.25, abs=0.01)  # one row of four
 
 
+def test_observed_columns_inside_and_outside_the_tool_turn_draw_the_same_rows() -> None:
+    """A joint fit's columns share their table's rows across the whole turn: the tool turn's ``tool`` column
+    and the LLM column beside it come from the same observed turn (here: both slow, or both 0)."""
+    rows = {"kind": "observed", "table": "x", "interpolate": False}
+    stage = vb.Sequence.model_validate(
+        {
+            "stages": {
+                "llm": rows | {"values_ms": [0, 0, 0, 1000]},
+                "t": {
+                    "kind": "tool_turn",
+                    "tool": rows | {"values_ms": [0, 0, 0, 1000]},
+                    "second_pass": {"kind": "fixed", "value_ms": 0},
+                },
+            }
+        }
+    )
+    for seed in (1, 2, 3):
+        ev = vb.evaluate(stage, 50_000, seed)
+        assert set(np.unique(ev.total)) == {0.0, 2000.0}
+
+
+def test_two_tool_turns_draw_independent_streams() -> None:
+    tool = {"kind": "uniform", "low_ms": 0, "high_ms": 1000}
+    stage = vb.Sequence.model_validate(
+        {
+            "stages": {
+                "a": {"kind": "tool_turn", "tool": tool, "second_pass": {"kind": "fixed", "value_ms": 0}},
+                "b": {"kind": "tool_turn", "tool": tool, "second_pass": {"kind": "fixed", "value_ms": 0}},
+            }
+        }
+    )
+    ev = vb.evaluate(stage, 50_000, 7)
+    assert abs(np.corrcoef(ev.stages["a"], ev.stages["b"])[0, 1]) < 0.02
+
+
 def test_a_name_that_is_another_part_is_refused() -> None:
     with pytest.raises(vb.ScenarioError, match="one of the stage's other parts"):
         vb.parse_scenario(

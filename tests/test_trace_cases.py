@@ -7,10 +7,12 @@ A folder holds the trace (any name) and ``expected.json``:
 - ``format``: the reader expected to detect the file; ``options``: :class:`ReadOptions` fields;
 - ``turns``: per turn, in order, ``total_ms`` (null: no total), ``flagged`` and, when given, ``rules``,
   ``stages_ms`` (each listed stage), ``parts_ms``, ``framework_total_ms``, ``notes`` (a piece of each
-  note the turn must carry) and ``unknown_stages``;
+  note the turn must carry), ``unknown_stages`` and ``lower_bound`` (the total leaves out stages the
+  source does not time);
 - ``anomalies``: each must be found (``line``, ``field``, and a piece of its ``reason``); an empty list
   means none at all;
-- ``check``: ``included_totals_ms`` (sorted), ``tail_driver`` and ``tail_part`` of ``check``, or
+- ``check``: ``included_totals_ms`` (sorted), ``tail_driver``, ``tail_part`` and ``lower_bound_turns`` of
+  ``check``, or
   ``error``: a piece of the refusal when no turn is usable, or ``summary_only`` and ``passed`` for a
   platform that gives statistics, not turns (with ``summaries``: each call's verdict).
 
@@ -59,6 +61,7 @@ def _check_turn(turn: Any, want: dict[str, Any], tol: float) -> None:
         assert any(note in n for n in turn.notes), (turn.id, note, turn.notes)
     if "unknown_stages" in want:
         assert list(turn.unknown_stages) == want["unknown_stages"], turn.id
+    assert turn.lower_bound is want.get("lower_bound", False), turn.id
 
 
 def test_there_are_cases() -> None:
@@ -106,6 +109,7 @@ def test_case(folder: Path) -> None:
     if "tail_part" in expected_check:
         assert driver is not None
         assert driver.parts[0].name == expected_check["tail_part"]
+    assert result.lower_bounds == expected_check.get("lower_bound_turns", 0)
 
 
 def _cli_options(options: dict[str, Any]) -> list[str]:

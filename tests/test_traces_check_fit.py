@@ -305,3 +305,13 @@ def test_fit_on_zero_usable_turns_exits_2_and_writes_nothing(tmp_path: Path) -> 
         "speech_id speech_00ab12cd"
     ) in " ".join(result.stderr.split())
     assert not out.exists()
+
+
+def test_fit_on_lower_bound_turns_says_it_is_optimistic() -> None:
+    """A turn whose total is only a lower bound (LiveKit's console log of a tool turn) enters the fit, with a
+    warning naming the stages the trace does not time."""
+    from voicebudget.traces import fit
+
+    table = read_trace(DATA / "cases" / "livekit-console-tool-turn" / "agent-console.log")
+    result = fit([table])
+    assert any("1 of 3 turns gives only a lower bound" in w and "llm_tool_call, tool" in w for w in result.warnings)

@@ -87,12 +87,20 @@ class ToolTurn(Stage):
         """The same draws as :meth:`sample`, with each part's per-turn contribution: the tool (under its
         ``name``), ``tool_call`` and ``second_pass`` (``float64[n]`` ms each, summing to the samples).
 
-        The three sub-stages draw from one seed taken from ``rng``, each its own stream (as the engine
-        draws a ``sequence``); whether a turn calls the tool comes from a stream of its own.
+        The three sub-stages draw each from a stream of its own under this stage's stream (the run's seed
+        and this stage's place in the tree), so observed columns inside (a joint fit's ``tool``) draw the
+        same rows of their table as the run's other columns; whether a turn calls the tool comes from a
+        stream of its own. A generator not built by the engine gives a seed of its own instead.
         """
-        seed = int(rng.integers(0, 2**63 - 1))
-        drawn = evaluate(Sequence.model_construct(stages=self.children()), n, seed, name="tool_turn").stages
-        called = np.ones(n) if self.share is None else (stage_rng(seed, "tool_turn/share").random(n) < self.share)
+        seed_seq = getattr(rng.bit_generator, "seed_seq", None)
+        if isinstance(seed_seq, np.random.SeedSequence) and isinstance(seed_seq.entropy, int):
+            seed, prefix = seed_seq.entropy, "tool_turn#" + ".".join(str(k) for k in seed_seq.spawn_key)
+        else:
+            seed, prefix = int(rng.integers(0, 2**63 - 1)), "tool_turn"
+        named = {f"{prefix}/{key}": stage for key, stage in self.children().items()}
+        evaluation = evaluate(Sequence.model_construct(stages=named), n, seed, name=prefix)
+        drawn = {node.name.rsplit("/", 1)[1]: node.samples for node in evaluation.root.children}
+        called = np.ones(n) if self.share is None else (stage_rng(seed, prefix + "/share").random(n) < self.share)
         parts = {
             self.name: drawn["tool"] * called,
             "tool_call": drawn["tool_call"] * called,

@@ -126,6 +126,12 @@ class TraceCheck:
         return all(v.passed for v in self.summaries)
 
     @property
+    def lower_bounds(self) -> int:
+        """How many included turns have a total that is only a lower bound (:attr:`TraceTurn.lower_bound`):
+        when any has, the percentiles are lower bounds too."""
+        return sum(1 for t, inc in zip(self.turns, self.included, strict=True) if inc and t.lower_bound)
+
+    @property
     def anomalies(self) -> tuple[Anomaly, ...]:
         """Every anomaly of every file, in file then line order."""
         return tuple(a for tab in self.tables for a in tab.anomalies)
@@ -149,6 +155,7 @@ class TraceCheck:
             "summaries": [v.to_dict() for v in self.summaries],
             "source": "trace",
             "include_anomalies": self.include_anomalies,
+            "lower_bound_turns": self.lower_bounds,
             "sources": [t.source_dict() for t in self.tables],
             "split": {
                 "first_turn": self.first_turn.to_dict() if self.first_turn else None,

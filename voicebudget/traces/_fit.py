@@ -268,6 +268,13 @@ def fit(
     if not turns:
         raise ScenarioError(_why_none(tables, include_anomalies, "fit"), origin=", ".join(origins))
     warnings = _few_turns(len(turns))
+    if bounds := sum(t.lower_bound for t in turns):
+        unknown = sorted({s for t in turns for s in t.unknown_stages}, key=ON_PATH.index)
+        warnings += (
+            f"{bounds} of {count(len(turns), 'turn')} {'gives' if bounds == 1 else 'give'} only a lower bound of "
+            f"{'its' if bounds == 1 else 'their'} total (the trace does not time "
+            f"{', '.join(unknown)}): the fitted scenario is optimistic by what those stages took",
+        )
     budget = budget or Budget()
     cols = _columns(turns)
     voice = all(s in cols for s in _VOICE)

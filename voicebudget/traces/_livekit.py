@@ -559,12 +559,15 @@ class _Reader:
         speaking pass's TTFT (``llm_2_ttft``)."""
         last = llm[-1]
         if any(r.start is None or r.end is None for r in llm):
-            turn.flag(
-                last.line,
-                "timestamp",
-                None,
-                f"tool turn: {len(llm)} LLM requests for speech_id {turn.id}, but a line gives no timestamp and "
-                "duration, so the tool time between them is unknown",
+            # the console formatter prints whole seconds: what ran between the requests is unknown, but the
+            # passes' TTFTs are known, so the turn stays with its total as a lower bound (a failing agent
+            # must not pass because its slowest turns are left out)
+            self.first_output(turn, last.value, last.line, "ttft", "no first token", "llm_2_ttft")
+            turn.unknown_stages.extend(s for s in ("llm_tool_call", "tool") if s not in turn.unknown_stages)
+            turn.lower_bound = True
+            turn.note(
+                f"tool turn: {len(llm)} LLM requests, but the lines give no times to the millisecond, so the LLM "
+                "writing the calls and the tools are unknown: the total is a lower bound"
             )
             return
         ttft = _number(llm[0].value)
@@ -644,6 +647,7 @@ class _Reader:
             else:
                 self.require(builder)
                 needed = (*_STAGE.values(), *(("llm_2_ttft", "tool") if self.tool_passes(builder) else ()))
+                needed = tuple(s for s in needed if s not in builder.unknown_stages)
                 builder.close_with_residual(None, builder.line, "", required=needed)
             turns.append(builder.build(index))
             anomalies.extend(builder.anomalies)

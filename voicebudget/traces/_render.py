@@ -104,6 +104,7 @@ def _turn_table(turns: Sequence[TraceTurn], included: Sequence[bool], *, slowest
     groups: dict[str, list[tuple[TraceTurn, bool]]] = {}
     for turn, inc in rows:
         groups.setdefault(turn.origin, []).append((turn, inc))
+    notes: dict[int, int] = {}  # turn -> its number in the notes below the tables
     parts: list[Any] = [Text(f"turns, ms, t = 0 at the actual end of speech ({shown})", style="italic")]
     for origin, group in groups.items():  # one table per file: the file named once
         table = Table(
@@ -123,6 +124,8 @@ def _turn_table(turns: Sequence[TraceTurn], included: Sequence[bool], *, slowest
         for turn, inc in group:
             note = "first" if turn.index == 0 else ""
             note += " cold" if turn.cold else ""
+            note += " lower bound" if turn.lower_bound else ""
+            note += f" note {notes.setdefault(id(turn), len(notes) + 1)}" if turn.notes else ""
             note += " flagged" + (" (in)" if inc else "") if turn.flagged else ""
             table.add_row(
                 _esc(turn.id),
@@ -135,6 +138,10 @@ def _turn_table(turns: Sequence[TraceTurn], included: Sequence[bool], *, slowest
         parts.append(table)
     legend = "; ".join(f"{SHORT_NAMES[n][0]} = {SHORT_NAMES[n][1]}" for n in names if n in SHORT_NAMES)
     parts.append(Text(f"{legend}; line = the turn's first line in its file", style="dim"))
+    by_id = {id(t): t for t, _ in rows}
+    for key, number in notes.items():
+        turn = by_id[key]
+        parts.extend(Text(f"note {number} ({_esc(turn.id)}): {_esc(text)}") for text in turn.notes)
     return Group(*parts)
 
 
@@ -188,10 +195,16 @@ def render_check(result: TraceCheck, *, all_turns: bool = False) -> Any:
     if r is None:
         return _render_summaries(result)
     verdict = "[green]PASS[/]" if r.passed else "[red]FAIL[/]"
+    bounds = result.lower_bounds
+    lower = (
+        f"; {bounds} of them only lower bounds (a stage the source does not time), so the percentiles are too"
+        if bounds
+        else ""
+    )
     parts: list[Any] = [
         Text.from_markup(
             f"{verdict} {_esc(r.summary())}; {r.within_budget_share:.1%} of "
-            f"{count(r.n_turns, 'turn')} within {r.budget.total_ms:g} ms"
+            f"{count(r.n_turns, 'turn')} within {r.budget.total_ms:g} ms{lower}"
         )
     ]
     for tab in result.tables:

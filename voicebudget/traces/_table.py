@@ -153,7 +153,13 @@ class TraceTurn:
         call recording can be joined to it (:mod:`voicebudget.audio`).
     :ivar end_s: the turn's last server event on the source's clock (where :attr:`total_ms` ends), s.
     :ivar unknown_stages: stages the turn has whose time the source does not give (Pipecat 1.14's
-        OpenTelemetry TTS span without ``metrics.ttfb``); their time is inside ``other``.
+        OpenTelemetry TTS span without ``metrics.ttfb``); their time is inside ``other`` when the source
+        gives a total, else the total leaves them out and is a :attr:`lower_bound`.
+    :ivar lower_bound: the total leaves out stages the turn has but the source does not time
+        (:attr:`unknown_stages`; LiveKit's console log of a tool turn prints whole seconds, so the tools'
+        time is unknown): a lower bound of the turn, up to what the source cannot show either (a preemptive
+        LLM pass inside the endpointing wait, counted as every turn of such a log counts it). Such a turn
+        is not left out: a failing agent must not pass because its slowest turns are unreadable.
     """
 
     id: str
@@ -172,6 +178,7 @@ class TraceTurn:
     unknown_stages: tuple[str, ...] = ()
     start_s: float | None = None
     end_s: float | None = None
+    lower_bound: bool = False
 
     @property
     def complete(self) -> bool:
@@ -197,6 +204,8 @@ class TraceTurn:
             d["notes"] = list(self.notes)
         if self.unknown_stages:
             d["unknown_stages"] = list(self.unknown_stages)
+        if self.lower_bound:
+            d["lower_bound"] = True
         for name in (*ON_PATH, *OFF_PATH):
             if name in self.stages_ms:
                 d[f"{name}_ms"] = self.stages_ms[name]
@@ -278,6 +287,7 @@ class TurnBuilder:
     unknown_stages: list[str] = field(default_factory=list)
     start_s: float | None = None
     end_s: float | None = None
+    lower_bound: bool = False
 
     def note(self, text: str) -> None:
         """Record a fact about the turn that does not exclude it from the statistics."""
@@ -377,4 +387,5 @@ class TurnBuilder:
             unknown_stages=tuple(self.unknown_stages),
             start_s=self.start_s,
             end_s=self.end_s,
+            lower_bound=self.lower_bound,
         )

@@ -116,6 +116,14 @@ def livekit():
     dev.converter = lambda secs: datetime.fromtimestamp(secs, tz=UTC).timetuple()
     (C / "livekit-log-metrics-console").mkdir(exist_ok=True)
     (C / "livekit-log-metrics-console" / "agent-dev.log").write_text(write(dev, None, twice=True))
+    # `python agent.py console`: the same records through the console formatter, whole seconds (cli/log.py)
+    console = ColoredFormatter(
+        "\r%(asctime)s %(esc_levelcolor)s%(levelname)-4s%(esc_reset)s %(name)s %(message)s %(esc_gray)s%(extra)s",
+        datefmt="%H:%M:%S",
+    )
+    console.converter = dev.converter
+    (C / "livekit-console-tool-turn").mkdir(exist_ok=True)
+    (C / "livekit-console-tool-turn" / "agent-console.log").write_text(write(console, None))
     js = write(JsonFormatter(), None)
     (C / "livekit-docker-json-wrapped").mkdir(exist_ok=True)
     js = js.replace(str(Path(logging.__file__).parents[1]) + "/", "/usr/lib/python3.11/")
