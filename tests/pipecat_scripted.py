@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,10 +178,12 @@ async def run_conversation(
     *,
     extra: Sequence[FrameProcessor] = (),
     speech_s: float = 0.05,
+    after_turn: Callable[[int], Awaitable[None]] | None = None,
 ) -> Conversation:
     """Run a real Pipecat pipeline (PipelineWorker + WorkerRunner) turn by turn.
 
     :param extra: processors placed between the LLM and the TTS (e.g. a guard).
+    :param after_turn: awaited with each turn's index once it is answered, while the pipeline runs.
     """
     conv = Conversation(scripts)
     stt, llm, tts, out = services(conv)
@@ -207,6 +209,8 @@ async def run_conversation(
             await worker.queue_frame(VADUserStoppedSpeakingFrame(stop_secs=s.stop_secs))
             await asyncio.wait_for(conv.answered.wait(), timeout=10)
             await asyncio.sleep(0.05)  # the rest of the reply streams out
+            if after_turn is not None:
+                await after_turn(i)
         await worker.queue_frame(EndFrame())
 
     runner = WorkerRunner(handle_sigint=False)

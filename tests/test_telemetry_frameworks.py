@@ -17,7 +17,7 @@ from otel_memory import Otel  # noqa: E402
 
 from voicebudget import Budget  # noqa: E402
 from voicebudget.checker import RecorderReport  # noqa: E402
-from voicebudget.telemetry import TURN_BUCKETS_S, Telemetry  # noqa: E402
+from voicebudget.telemetry import TURN_BUCKETS_S, PrometheusMetrics, Telemetry  # noqa: E402
 
 
 def assert_metrics_equal_report(otel: Otel, report: RecorderReport) -> None:
@@ -146,7 +146,12 @@ def test_livekit_hook_reports_the_guards_first_miss_in_a_turn_as_a_guard_event()
     events: list[Any] = []
     telemetry = Telemetry(logger_provider=otel.logger_provider, on_event=events.append)
     clock = FakeClock()
-    hook = BudgetHook(guard=guard, clock=clock, vad_silence_s=0.5, poll_ms=1.0, telemetry=telemetry)
+    prometheus_client = pytest.importorskip("prometheus_client")
+    registry = prometheus_client.CollectorRegistry()
+    prometheus = PrometheusMetrics(registry=registry)
+    hook = BudgetHook(
+        guard=guard, clock=clock, vad_silence_s=0.5, poll_ms=1.0, telemetry=telemetry, prometheus=prometheus
+    )
 
     async def turn() -> None:
         session = AgentSession()
@@ -175,3 +180,5 @@ def test_livekit_hook_reports_the_guards_first_miss_in_a_turn_as_a_guard_event()
     # slow turns' rest at p95, 1000 - 200 ms
     assert event.latency == pytest.approx(1.6, abs=0.05)
     assert len(otel.logs.get_finished_logs()) == 1
+    labels = {"agent": "voicebudget", "source": "guard", "level": "warning"}
+    assert registry.get_sample_value("voicebudget_budget_events_total", labels) == 1

@@ -172,6 +172,7 @@ if TYPE_CHECKING:
     )
     from voicebudget.telemetry import (
         BudgetEvent as BudgetEvent,
+        PrometheusMetrics as PrometheusMetrics,
         Telemetry as Telemetry,
     )
     from voicebudget.traces import (
@@ -345,7 +346,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "plan_fast_mode",
         "step_time_function",
     ),
-    "voicebudget.telemetry": ("BudgetEvent", "Telemetry"),
+    "voicebudget.telemetry": ("BudgetEvent", "PrometheusMetrics", "Telemetry"),
     "voicebudget.traces": (
         "Anomaly",
         "ReadOptions",

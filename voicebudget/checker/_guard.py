@@ -391,6 +391,11 @@ class GuardedTurn:
         self._acted = False
 
     @property
+    def guard(self) -> BudgetGuard:
+        """The guard following the turn."""
+        return self._guard
+
+    @property
     def stage(self) -> str:
         """The stage the turn is in (the guard's first stage until :meth:`enter` is called)."""
         return self._stage

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from voicebudget._budget import Budget
     from voicebudget.checker._analysis import RecorderReport
     from voicebudget.checker._guard import BudgetGuard, GuardDecision, GuardedTurn
-    from voicebudget.telemetry import Telemetry
+    from voicebudget.telemetry import PrometheusMetrics, Telemetry
 
 __all__ = ["BudgetHook"]
 
@@ -80,6 +80,8 @@ class BudgetHook:
     :param telemetry: sends each turn to OpenTelemetry as it is read (judged against ``budget`` unless it has
         a budget of its own), and the guard's first decision in a turn that it will not fit as a ``guard``
         event (docs/telemetry.md).
+    :param prometheus: counts the same in Prometheus metrics (serve them with
+        :func:`voicebudget.telemetry.start_http_server`).
     :raises ValueError: a guard without ``commit``/``reply`` stages, or (with ``learn``) not built with
         ``phases=BudgetHook.PHASES``; ``vad_silence_s < 0`` or ``poll_ms <= 0``.
     """
@@ -100,6 +102,7 @@ class BudgetHook:
         learn: bool = True,
         clock: Callable[[], int] = time.perf_counter_ns,
         telemetry: Telemetry | None = None,
+        prometheus: PrometheusMetrics | None = None,
     ):
         if guard is not None and not set(self.PHASES) <= set(guard.stages):
             missing = sorted(set(self.PHASES) - set(guard.stages))
@@ -115,9 +118,10 @@ class BudgetHook:
             raise ValueError(f"need vad_silence_s >= 0 and poll_ms > 0; got {vad_silence_s}, {poll_ms}")
         self.budget = budget
         self.recorder = recorder if recorder is not None else TurnRecorder(name)
-        if telemetry is not None:
-            telemetry.attach(self.recorder, budget=budget)
-        self.telemetry = telemetry
+        self.sinks: list[Telemetry | PrometheusMetrics] = [s for s in (telemetry, prometheus) if s is not None]
+        """Where each turn and the guard's first miss in a turn go."""
+        for sink in self.sinks:
+            sink.attach(self.recorder, budget=budget)
         self.guard = guard
         self.vad_silence_s = vad_silence_s
         self.poll_s = poll_ms / 1000.0
@@ -167,14 +171,13 @@ class BudgetHook:
 
     async def _watch(self, live: GuardedTurn) -> None:
         decision = None
-        told = self.telemetry is None or self.guard is None
+        told = False
         while self._live is live:
             decision = live.check()
             if not decision.fits and not told:  # the turn's first miss: a guard event
                 told = True
-                assert self.telemetry is not None
-                assert self.guard is not None
-                self.telemetry.record_decision(decision, budget=self.guard.budget)
+                for sink in self.sinks:
+                    sink.record_decision(decision, budget=live.guard.budget)
             if live.acted:
                 break
             await asyncio.sleep(self.poll_s)

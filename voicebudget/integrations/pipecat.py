@@ -69,7 +69,7 @@ from voicebudget.checker._recorder import FIRST_AUDIO, SPEECH_END, Turn, TurnRec
 if TYPE_CHECKING:
     from voicebudget._budget import Budget
     from voicebudget.checker._analysis import RecorderReport
-    from voicebudget.telemetry import Telemetry
+    from voicebudget.telemetry import PrometheusMetrics, Telemetry
 
 __all__ = ["STAGES", "BudgetObserver"]
 
@@ -98,6 +98,8 @@ class BudgetObserver(BaseObserver):
     :param name: the new recorder's name.
     :param telemetry: sends each turn to OpenTelemetry as it ends (judged against ``budget`` unless it has a
         budget of its own; docs/telemetry.md).
+    :param prometheus: counts each turn in Prometheus metrics as it ends (the same way; serve them with
+        :func:`voicebudget.telemetry.start_http_server`).
     """
 
     def __init__(
@@ -107,6 +109,7 @@ class BudgetObserver(BaseObserver):
         recorder: TurnRecorder | None = None,
         name: str = "pipecat",
         telemetry: Telemetry | None = None,
+        prometheus: PrometheusMetrics | None = None,
         **kwargs: Any,
     ) -> None:
         try:
@@ -115,8 +118,9 @@ class BudgetObserver(BaseObserver):
             super().__init__(**kwargs)
         self.budget = budget
         self.recorder = recorder if recorder is not None else TurnRecorder(name)
-        if telemetry is not None:
-            telemetry.attach(self.recorder, budget=budget)
+        for sink in (telemetry, prometheus):
+            if sink is not None:
+                sink.attach(self.recorder, budget=budget)
         self._moments: dict[str, int] = {}
         self._speech_end: int | None = None
         self._seen: set[int] = set()  # frame ids of this turn (older Pipecat reports every push)

@@ -20,11 +20,17 @@ if TYPE_CHECKING:
     from voicebudget.telemetry._otel import (
         Telemetry as Telemetry,
     )
+    from voicebudget.telemetry._prometheus import (
+        PrometheusMetrics as PrometheusMetrics,
+        start_http_server as start_http_server,
+        stop_http_server as stop_http_server,
+    )
 
 # Module -> the public names it defines, imported on first use (PEP 562).
 _PUBLIC: dict[str, tuple[str, ...]] = {
     "voicebudget.telemetry._figures": ("BudgetEvent", "TURN_BUCKETS_S", "TurnFigures"),
     "voicebudget.telemetry._otel": ("Telemetry",),
+    "voicebudget.telemetry._prometheus": ("PrometheusMetrics", "start_http_server", "stop_http_server"),
 }
 
 _LAZY = lazy_table(_PUBLIC)
