@@ -11,10 +11,11 @@ average at that moment:
   drawing the same arrays (as many standard normals as the run draws variates, counted in process by
   wrapping each stage's random stream, as ``bench_simulate.py`` does).
 
-Each figure is the best of ``--repeat`` rounds. Bytecode is written once before timing (a warm-up run
-with ``PYTHONDONTWRITEBYTECODE`` unset): an installed package has its ``.pyc`` files, and compiling ~70
-modules from source would add ~0.1 s to every command. Cross-check a row with ``farm-bench --vs``, e.g.
-``farm-bench --vs "python -c 'import numpy, pydantic, rich, typer'" -- voicebudget --help``.
+Each figure is the best of ``--repeat`` rounds. Every process runs this checkout (``python -m voicebudget``
+with the checkout first on ``PYTHONPATH``, not the ``voicebudget`` script of whatever is installed), from
+bytecode written before timing (``compileall`` of the checkout, then a warm-up round with
+``PYTHONDONTWRITEBYTECODE`` unset for the libraries): an installed package has its ``.pyc`` files, and
+compiling ~70 modules from source would add ~0.1 s to every command. The output says so on its first line.
 
 Usage: ``python benchmarks/bench_startup.py [--repeat R] [--only NAME]``.
 """
@@ -23,15 +24,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
-import resource
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from _bench import checkout_env, child_cpu_seconds, compile_checkout, load, voicebudget_cmd
 
 IMPORT_FLOOR = "import numpy, pydantic, rich, typer"
 """The floor of the start-up rows: the libraries every command may need, imported and nothing else."""
@@ -90,7 +90,6 @@ def variates_per_turn() -> float:
 
 
 def rows() -> list[Row]:
-    exe = str(Path(sys.executable).with_name("voicebudget"))
     floor = [sys.executable, "-c", IMPORT_FLOOR]
     per_turn = variates_per_turn()
     whole, frac = divmod(per_turn, 1.0)
@@ -102,20 +101,12 @@ def rows() -> list[Row]:
         f"rng.standard_normal({round(frac * RUN_TURNS)})\n"
     )
     return [
-        Row("voicebudget --help", [exe, "--help"], floor, 1.5),
-        Row("voicebudget run --help", [exe, "run", "--help"], floor, 1.5),
-        Row("voicebudget models", [exe, "models"], floor, 2.0),
-        Row("voicebudget infer", [exe, "infer", "-m", "llama-3.1-8b", "-H", "h100-sxm"], floor, 2.0),
-        Row(f"voicebudget run ({RUN_TURNS:,} turns)", [exe, "run"], [sys.executable, "-c", draw], 2.0),
+        Row("voicebudget --help", voicebudget_cmd("--help"), floor, 1.5),
+        Row("voicebudget run --help", voicebudget_cmd("run", "--help"), floor, 1.5),
+        Row("voicebudget models", voicebudget_cmd("models"), floor, 2.0),
+        Row("voicebudget infer", voicebudget_cmd("infer", "-m", "llama-3.1-8b", "-H", "h100-sxm"), floor, 2.0),
+        Row(f"voicebudget run ({RUN_TURNS:,} turns)", voicebudget_cmd("run"), [sys.executable, "-c", draw], 2.0),
     ]
-
-
-def child_cpu_seconds(cmd: list[str], env: dict[str, str] | None = None) -> float:
-    """CPU time (user + system) of one run of ``cmd`` as a child process, seconds."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -124,23 +115,24 @@ def main() -> None:
     parser.add_argument("--only", default="", help="time only the rows whose name contains this")
     args = parser.parse_args()
     selected = [r for r in rows() if args.only in r.name]
-    writing = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    bytecode = compile_checkout()
+    env = checkout_env()
+    writing = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
     for row in selected:  # warm-up: write the bytecode an installed package would have
         child_cpu_seconds(row.command, writing)
         child_cpu_seconds(row.floor, writing)
-    print(f"CPU time (user + system) of a new process, best of {args.repeat} interleaved rounds")
+    print(f"CPU time (user + system) of a new process, best of {args.repeat} interleaved rounds; {bytecode}")
     met = 0
     for row in selected:
         best_a = best_b = float("inf")
         for _ in range(args.repeat):
-            best_a = min(best_a, child_cpu_seconds(row.command))
-            best_b = min(best_b, child_cpu_seconds(row.floor))
+            best_a = min(best_a, child_cpu_seconds(row.command, env))
+            best_b = min(best_b, child_cpu_seconds(row.floor, env))
         ratio = best_a / best_b
         met += ratio <= row.target
-        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
         print(
             f"{row.name:<34} {best_a * 1e3:7.1f} ms vs floor {best_b * 1e3:6.1f} ms: {ratio:4.2f}x "
-            f"(target <= {row.target:.1f}x, {'met' if ratio <= row.target else 'NOT met'}; load {load})"
+            f"(target <= {row.target:.1f}x, {'met' if ratio <= row.target else 'NOT met'}; {load()})"
         )
     print(f"{met} of {len(selected)} targets met")
 
