@@ -62,6 +62,10 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # typer 0.29 coerces every parameter's value through a pydantic TypeAdapter unless it is already a bool;
+    # the group's own --help is None when a subcommand is named, so `run --help` would load pydantic (~60 ms)
+    # for it. False is what an absent flag means.
+    context_settings={"default_map": {"help": False}},
 )
 
 COMMANDS: dict[str, Command] = {

@@ -7,7 +7,6 @@ pydantic; the package docstring says why).
 from __future__ import annotations
 
 import sys
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -33,6 +32,8 @@ DEFAULT_SCENARIO = "webrtc-cascade.toml"
 
 def default_scenario_path() -> Path:
     """The bundled default scenario (``voicebudget/data/webrtc-cascade.toml``)."""
+    from importlib import resources  # lazy: start-up (tempfile and zipfile come with it; help needs neither)
+
     return Path(str(resources.files("voicebudget") / "data" / DEFAULT_SCENARIO))
 
 

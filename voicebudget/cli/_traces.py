@@ -22,9 +22,8 @@ from voicebudget.cli._output import (
     user_errors,
     warn,
 )
-from voicebudget.traces._options import DEFAULT_STOP_SECS, FIT_METHODS
-from voicebudget.traces._read import FORMATS as TRACE_FORMATS
-from voicebudget.traces._table import ABSURD_MS
+from voicebudget.traces._formats import ABSURD_MS, DEFAULT_STOP_SECS, FIT_METHODS
+from voicebudget.traces._formats import FORMATS as TRACE_FORMATS
 
 LIBRARY_NAMES = {"fmt": "format_in"}
 """The traces library's parameter -> this module's option that sets it, where the names differ

@@ -1,37 +1,26 @@
 """What every trace reader is given (:class:`ReadOptions`) and what every reader is (:class:`TraceReader`).
 
 The table of readers itself is :data:`voicebudget.traces.READERS` (in ``_read.py``): detection, the
-CLI's ``--format-in`` choices and the unknown-format message are all read from it.
+CLI's ``--format-in`` choices are its names (:data:`~voicebudget.traces.FORMATS`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, ValidationError
 
 from voicebudget._errors import ScenarioError, param
 from voicebudget._model import DataModel
+from voicebudget.traces._formats import DEFAULT_STOP_SECS, DETECT_HEAD_CHARS, FIT_METHODS, FitMethod
 from voicebudget.traces._table import ABSURD_MS
 
 if TYPE_CHECKING:
     from voicebudget.traces._table import TraceTable
 
 __all__ = ["DEFAULT_STOP_SECS", "DETECT_HEAD_CHARS", "FIT_METHODS", "FitMethod", "ReadOptions", "TraceReader"]
-
-DEFAULT_STOP_SECS = 0.2
-"""Pipecat ``VADParams.stop_secs`` default, s (pipecat ``src/pipecat/audio/vad/vad_analyzer.py``)."""
-
-FitMethod = Literal["joint", "empirical", "lognormal"]
-"""How :func:`~voicebudget.traces.fit` turns observed stages into distributions (the default first)."""
-FIT_METHODS: tuple[str, ...] = get_args(FitMethod)
-"""The fit methods, the default first (the CLI's ``fit --method`` choices)."""
-
-DETECT_HEAD_CHARS = 65_536
-"""Detection looks at this many characters from the start of a file, never more (a detector's cost
-is bounded whatever the file's size)."""
 
 
 class ReadOptions(DataModel):

@@ -1,7 +1,8 @@
 """Reading a trace file: the table of readers, format detection from a file's head, then the reader.
 
-Adding a format is one :class:`~voicebudget.traces.TraceReader` entry in :data:`READERS`; detection,
-the CLI's ``--format-in`` choices and the unknown-format message all read this table (as anyio looks
+Adding a format is one :class:`~voicebudget.traces.TraceReader` entry in :data:`READERS` (and its name
+in :data:`FORMATS`, kept in ``_formats`` so that the CLI's ``--format-in`` choices load no reader; a
+test checks the two agree); detection and the unknown-format message read this table (as anyio looks
 up its backends by name).
 """
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from voicebudget._errors import ScenarioError, param
 from voicebudget._io import MAX_TRACE_BYTES, iter_lines, read_head, read_text
+from voicebudget.traces._formats import FORMATS
 from voicebudget.traces._livekit import looks_like_livekit, read_livekit, read_livekit_lines
 from voicebudget.traces._livekit_history import looks_like_livekit_history, read_livekit_history
 from voicebudget.traces._options import DETECT_HEAD_CHARS, ReadOptions, TraceReader
@@ -82,9 +84,6 @@ READERS: tuple[TraceReader, ...] = (
     ),
 )
 """Every trace reader, in detection order (the first whose ``detect`` accepts a file's head reads it)."""
-
-FORMATS: tuple[str, ...] = tuple(r.name for r in READERS)
-"""The trace formats :func:`read_trace` knows (names of :data:`READERS`)."""
 
 
 def _known() -> str:

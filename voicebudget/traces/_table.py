@@ -46,6 +46,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from voicebudget.traces._formats import ABSURD_MS
+
 __all__ = [
     "ABSURD_MS",
     "OFF_PATH",
@@ -57,13 +59,6 @@ __all__ = [
     "TraceTurn",
     "TurnBuilder",
 ]
-
-ABSURD_MS = 20_000.0
-"""Default ceiling for one stage, ms. A stage longer than 20 s is not a latency but a value measured
-from a stale anchor (e.g. a 200 s transcription delay timed from an earlier utterance); such values
-are flagged. Endpointing waits top out at a few seconds (LiveKit's ``max_endpointing_delay`` default
-3 s, livekit-agents ``voice/agent_session.py``), so 20 s leaves wide room. Change it with the
-``absurd_ms`` parameter of the readers, :func:`~voicebudget.traces.check` and ``fit``."""
 
 ON_PATH = (
     "endpointing",
