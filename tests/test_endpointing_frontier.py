@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -82,6 +84,13 @@ def test_cli_prints_plots_and_marks_the_scenario(root: Path, tmp_path: Path) -> 
     assert table.exit_code == 0, table.output
     assert "turns cut off" in table.output
     assert png.stat().st_size > 10_000
+    # docs/audio.md's picture, by the command it quotes
+    docs_png = tmp_path / "docs-frontier.png"
+    args = ["endpointing", str(scenario), "--pauses", str(root / "docs" / "examples" / "pauses-call-center.toml"),
+            "--false-end-rate", "0.1", "--plot", str(docs_png)]  # fmt: skip
+    assert runner.invoke(app, args).exit_code == 0
+    if os.environ.get("VOICEBUDGET_DOCS_IMAGES") == "1":
+        shutil.copyfile(docs_png, root / "docs" / "images" / "endpointing-frontier.png")
 
 
 def test_published_pause_files(root: Path) -> None:
