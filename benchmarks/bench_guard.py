@@ -24,7 +24,9 @@ SCENARIO = Path(__file__).resolve().parent.parent / "voicebudget" / "data" / "we
 
 def main() -> None:
     t0 = time.perf_counter()
-    guard = voicebudget.BudgetGuard.from_scenario(voicebudget.load_scenario(SCENARIO), samples=20_000, seed=1)
+    guard = voicebudget.BudgetGuard.from_scenario(
+        voicebudget.load_scenario(SCENARIO), samples=20_000, seed=1, phases={"commit": ["endpointing", "asr"]}
+    )
     build_ms = (time.perf_counter() - t0) * 1000
     live = guard.turn()
     live.enter("llm")

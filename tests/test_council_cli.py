@@ -60,7 +60,7 @@ def write(tmp_path: Path, text: str, name: str = "c.toml") -> Path:
                 'stage = { kind = "quantum", p50_ms = 200 }\n[[members]]\nname = "b"',
             ),
             "members.0.stage",
-            "'wafer'",
+            "unknown kind 'quantum'; known: fixed,",
         ),
         (('topology = "all"', 'topology = "router"'), "router", "needs a router"),
         (('topology = "all"', 'topology = "cascade"'), "scorer", "needs a scorer"),

@@ -148,7 +148,7 @@ INVALID = {
     "unknown kind": (
         'name="x"\n[pipeline]\nkind="sequence"\n[pipeline.stages.a]\nkind="gamma"\n',
         "pipeline.stages.a",
-        "'fixed', 'uniform'",
+        "unknown kind 'gamma'; known: fixed, uniform",
     ),
     "missing file": (
         'name="x"\n[pipeline]\nkind="sequence"\n[pipeline.stages.a]\nkind="empirical"\nfile="nope.csv"\n',

@@ -41,6 +41,7 @@ import yaml
 from pydantic import ValidationError
 
 from voicebudget._errors import ScenarioError, param
+from voicebudget._text import unknown
 
 __all__ = [
     "MAX_DATA_BYTES",
@@ -492,8 +493,10 @@ def _load_yaml(text: str, origin: str) -> tuple[Any, frozenset[str]]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         field = f"line {mark.line + 1}" if mark is not None else ""
-        problem = " ".join(p for p in (exc.context, exc.problem) if p)
-        raise ScenarioError(f"cannot parse YAML: {problem[:300]}", origin=origin, field=field) from None
+        problem = " ".join(p for p in (exc.context, exc.problem) if p)[:300]
+        if "'\\t'" in problem:  # PyYAML: "found character '\t' that cannot start any token"
+            problem += "; YAML indents with spaces, not tabs: use spaces"
+        raise ScenarioError(f"cannot parse YAML: {problem}", origin=origin, field=field) from None
     except yaml.YAMLError as exc:
         raise ScenarioError(f"cannot parse YAML: {str(exc)[:300]}", origin=origin) from None
     except RecursionError:
@@ -779,6 +782,10 @@ def read_document(
     if suffix not in DOCUMENT_SUFFIXES:
         if not path.exists():
             raise ScenarioError("file not found", origin=origin)
+        if path.is_dir():
+            raise ScenarioError(
+                f"is a folder, not a file; give a {', '.join(DOCUMENT_SUFFIXES)} file in it", origin=origin
+            )
         raise ScenarioError(f"unknown file type {suffix!r}; allowed: {', '.join(DOCUMENT_SUFFIXES)}", origin=origin)
     text = read_text(path, max_bytes=max_bytes, regular_only=regular_only)
     definitions: frozenset[str] = frozenset()
@@ -824,6 +831,10 @@ def validation_error(
             message = f"unknown field {str(path[-1])[:80]!r}" + _allowed_fields(doc, path[:-1], schema)
         elif err["type"] == "missing":
             message = "required field missing"
+        elif err["type"] == "union_tag_invalid":  # an unknown kind: the closest known one, then all
+            ctx = err.get("ctx", {})
+            known = [t.strip().strip("'") for t in str(ctx.get("expected_tags", "")).split(",") if t.strip()]
+            message = unknown(str(ctx.get("discriminator", "kind")).strip("'"), ctx.get("tag", ""), known)
         errors.append((".".join(str(p) for p in path), message))
     return ScenarioError.from_errors(origin, errors)
 

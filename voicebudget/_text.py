@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-__all__ = ["count"]
+import difflib
+from collections.abc import Iterable
+
+__all__ = ["closest", "count", "unknown"]
 
 
 def count(n: int, noun: str, plural: str | None = None, *, sep: bool = True) -> str:
@@ -13,3 +16,30 @@ def count(n: int, noun: str, plural: str | None = None, *, sep: bool = True) -> 
     """
     number = f"{n:,}" if sep else str(n)
     return f"{number} {noun if n == 1 else plural or noun + 's'}"
+
+
+def _plain(name: str) -> str:
+    return "".join(c for c in name.lower() if c.isalnum())
+
+
+def closest(name: str, known: Iterable[str]) -> str | None:
+    """The known name ``name`` was probably meant as: the same letters and digits (``"log-normal"`` for
+    ``"lognormal"``, ``"H100_SXM"`` for ``"h100-sxm"``), else the closest by :mod:`difflib`'s ratio
+    (at least 0.6); ``None`` when nothing is close."""
+    names = list(known)
+    same = [k for k in names if _plain(k) == _plain(name)]
+    if same:
+        return same[0]
+    by_plain = {_plain(k): k for k in names}
+    near = difflib.get_close_matches(_plain(name), list(by_plain), n=1, cutoff=0.6)
+    return by_plain[near[0]] if near else None
+
+
+def unknown(what: str, name: object, known: Iterable[str]) -> str:
+    """``unknown kind 'log-normal'; did you mean 'lognormal'? known: fixed, ...``: the message for a name
+    that is not one of ``known`` (listed in the order given), with the closest known one when there is one."""
+    names = list(known)
+    text = str(name)[:80]
+    guess = closest(text, names)
+    hint = f"; did you mean {guess!r}?" if guess is not None else ";"
+    return f"unknown {what} {text!r}{hint} known: {', '.join(names)}"

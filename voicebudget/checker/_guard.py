@@ -106,7 +106,9 @@ class BudgetGuard:
 
     ::
 
-        guard = voicebudget.BudgetGuard.from_scenario(scenario, samples=20_000, seed=1)
+        guard = voicebudget.BudgetGuard.from_scenario(
+            scenario, samples=20_000, seed=1, phases={"commit": ["endpointing", "asr"]}  # parallel: one phase
+        )
         live = guard.turn()                  # at the end of the user's speech
         live.enter("llm")                    # the turn reached the LLM
         decision = live.check()              # p_fit, rest_ms at p95, slack_ms
@@ -193,6 +195,8 @@ class BudgetGuard:
         :param budget: default the scenario's budget.
         :param options: passed to :class:`BudgetGuard` (``threshold``, ``policy``, ...).
         :raises KeyError: no such variant (the message lists them).
+        :raises ValueError: stages that run in parallel (``commit = "vad"``: endpointing and asr; an
+            ``all_of``, ``k_of_n`` or ``race``) are not one phase of ``phases``.
         """
         from voicebudget._algebra import evaluate
         from voicebudget._memory import check_memory
@@ -206,6 +210,7 @@ class BudgetGuard:
             raise ValueError(f"samples must be >= 1, got {samples}")
         pipeline = pipelines[variant]
         tree = pipeline.to_tree() if isinstance(pipeline, VoiceTurn) else pipeline
+        _check_parallel_phases(tree, options.get("phases") or {})
         seed_int = resolve_seed(seed)
 
         def contributions(k: int) -> Any:
@@ -430,3 +435,25 @@ class GuardedTurn:
     def acted(self) -> bool:
         """The policy was called in this turn."""
         return self._acted
+
+
+def _check_parallel_phases(tree: Any, phases: Mapping[str, Sequence[str]]) -> None:
+    """Stages under a parallel node (``all_of``, ``k_of_n``, ``race``) must be one phase: a live turn
+    cannot tell which of them gated the answer while they run (the class docstring).
+
+    :raises ValueError: a parallel node's stages are not all in one phase.
+    """
+    from voicebudget._algebra import AllOf, KOfN, Race, leaves, walk
+
+    member = {stage: phase for phase, stages in phases.items() for stage in stages}
+    for path, node in walk(tree):
+        if not isinstance(node, AllOf | KOfN | Race):
+            continue
+        names = list(leaves(node, path[-1] if path else "total"))
+        if len({member.get(n) for n in names}) != 1 or member.get(names[0]) is None:
+            vad = set(names) == {"endpointing", "asr"}
+            why = 'commit = "vad": asr finalises during the endpointing wait' if vad else "/".join(path) or "root"
+            raise ValueError(
+                f"stages {', '.join(names)} run in parallel ({why}): they must be one phase of phases, e.g. "
+                f"phases={{{'commit' if vad else (path[-1] if path else 'parallel')!r}: {names!r}}}"
+            )

@@ -10,6 +10,7 @@ a scenario file (``hardware = {...}`` instead of an id) or in code by building :
 from __future__ import annotations
 
 from voicebudget._errors import ModelError
+from voicebudget._text import unknown
 from voicebudget.inference._catalog_data import HARDWARE, MODEL_ALIASES, MODELS
 from voicebudget.inference._catalog_types import (
     PRECISION_BYTES,
@@ -50,7 +51,7 @@ def get_hardware(hw: str | Hardware) -> Hardware:
         return hw
     key = hw.strip().lower()
     if key not in HARDWARE:
-        raise ModelError(f"unknown hardware {hw!r}; known: {', '.join(sorted(HARDWARE))}")
+        raise ModelError(unknown("hardware", hw, sorted(HARDWARE)))
     return HARDWARE[key]
 
 
@@ -65,5 +66,5 @@ def get_model(model: str | ModelArch) -> ModelArch:
     key = MODEL_ALIASES.get(key, key)
     if key not in MODELS:
         known = sorted([*MODELS, *MODEL_ALIASES])
-        raise ModelError(f"unknown model {model!r}; known: {', '.join(known)}")
+        raise ModelError(unknown("model", model, known))
     return MODELS[key]

@@ -31,6 +31,7 @@ from pydantic import Field, model_validator
 
 from voicebudget._errors import ScenarioError, param
 from voicebudget._model import DataModel
+from voicebudget._text import unknown
 
 __all__ = ["SPECULATIVE_PRESETS", "SpeculativeDecoding", "SpeculativePreset", "get_speculative_preset"]
 
@@ -176,7 +177,7 @@ def get_speculative_preset(name: str) -> SpeculativePreset:
     key = name.strip().lower()
     if key not in SPECULATIVE_PRESETS:
         raise ScenarioError(
-            f"unknown speculative preset {name!r}; known: {', '.join(sorted(SPECULATIVE_PRESETS))} (or give A,G,C[,V])",
+            unknown("speculative preset", name, sorted(SPECULATIVE_PRESETS)) + " (or give A,G,C[,V])",
             origin=param("speculative"),
         )
     return SPECULATIVE_PRESETS[key]

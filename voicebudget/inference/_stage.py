@@ -37,6 +37,7 @@ from voicebudget._distributions import Distribution
 from voicebudget._errors import ModelError, VoiceBudgetError
 from voicebudget._model import DataModel
 from voicebudget._stage_models import TokenCount, _check_token_count, sample_tokens
+from voicebudget._text import unknown
 from voicebudget.inference._catalog import Hardware, ModelArch, Precision, get_hardware, get_model
 from voicebudget.inference._load import littles_law_fixed_point
 from voicebudget.inference._predict import estimate_inference
@@ -124,10 +125,9 @@ class ModelledStage(Stage):
     def _preset(cls, value: object) -> object:
         if isinstance(value, str):
             if value.strip().lower() not in SPECULATIVE_PRESETS:
-                known = ", ".join(sorted(SPECULATIVE_PRESETS))
                 raise ValueError(
-                    f"unknown speculative preset {value!r}; known: {known}"
-                    " (or a table: acceptance_rate, draft_tokens, draft_cost_ratio, verify_tokens)"
+                    unknown("speculative preset", value, sorted(SPECULATIVE_PRESETS))
+                    + " (or a table: acceptance_rate, draft_tokens, draft_cost_ratio, verify_tokens)"
                 )
             return SPECULATIVE_PRESETS[value.strip().lower()].speculative
         if value is not None and not isinstance(value, (dict, SpeculativeDecoding)):

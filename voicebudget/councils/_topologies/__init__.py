@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from voicebudget._text import unknown
 from voicebudget.councils._topologies._all import ALL
 from voicebudget.councils._topologies._base import CouncilTopology, QualityResult
 from voicebudget.councils._topologies._cascade import CASCADE
@@ -29,8 +30,7 @@ def get_topology(name: str) -> CouncilTopology:
     try:
         return TOPOLOGIES[name]
     except (KeyError, TypeError):
-        known = ", ".join(TOPOLOGIES)
-        raise ValueError(f"unknown topology {name!r}; known: {known}") from None
+        raise ValueError(unknown("topology", name, TOPOLOGIES)) from None
 
 
 def topology_names(which: Callable[[CouncilTopology], bool]) -> str:

@@ -1,0 +1,83 @@
+"""Mistakes a new user made on a first afternoon (issue 25, item 9), each answered in one line that says
+what to do: an unknown kind names the closest known one, a tab in YAML says "use spaces", a folder is
+called a folder, and a guard over parallel stages asks for one phase."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import voicebudget as vb
+from voicebudget._text import closest
+from voicebudget.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+runner = CliRunner()
+
+
+def _run(path: Path) -> str:
+    res = runner.invoke(app, ["run", str(path), "-n", "200"])
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output
+    return " ".join(res.stderr.split())
+
+
+def test_an_unknown_kind_suggests_the_closest_known_one(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(
+        'name = "x"\n[pipeline]\nkind = "sequence"\n'
+        'stages = { llm = { kind = "log-normal", p50_ms = 300, p95_ms = 400 } }\n'
+    )
+    err = _run(path)
+    assert "pipeline.stages.llm: unknown kind 'log-normal'; did you mean 'lognormal'? known: fixed, uniform," in err
+    path.write_text('name = "x"\n[pipeline]\nkind = "sequence"\nstages = { a = { kind = "zzz", value_ms = 1 } }\n')
+    assert "unknown kind 'zzz'; known: fixed" in _run(path)  # nothing close: no guess
+
+
+@pytest.mark.parametrize(
+    ("given", "meant"),
+    [("log-normal", "lognormal"), ("Log_Normal", "lognormal"), ("all-of", "all_of"), ("kofn", "k_of_n")],
+)
+def test_closest_reads_through_separators_and_case(given: str, meant: str) -> None:
+    known = ["fixed", "lognormal", "all_of", "k_of_n", "race"]
+    assert closest(given, known) == meant
+    assert closest("transformer", known) is None
+
+
+def test_unknown_catalog_names_suggest_too() -> None:
+    for args, meant in (
+        (["-m", "llama3.3-70b", "-H", "h100-sxm"], "unknown model 'llama3.3-70b'; did you mean 'llama-3.3-70b'?"),
+        (["-m", "llama-3.3-70b", "-H", "h100_sxm"], "unknown hardware 'h100_sxm'; did you mean 'h100-sxm'?"),
+    ):
+        res = runner.invoke(app, ["infer", *args])
+        assert res.exit_code == 2
+        assert meant in res.stderr
+
+
+def test_a_tab_in_yaml_says_use_spaces(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("name: x\npipeline:\n\tkind: sequence\n")
+    err = _run(path)
+    assert f"{path}: line 3: cannot parse YAML:" in err
+    assert err.endswith("YAML indents with spaces, not tabs: use spaces")
+
+
+def test_a_folder_given_as_a_scenario_is_called_a_folder(tmp_path: Path) -> None:
+    # it said "unknown file type ''"
+    err = _run(tmp_path)
+    assert err == f"error: {tmp_path}: is a folder, not a file; give a .toml, .yaml, .yml file in it"
+
+
+def test_guard_from_a_vad_scenario_needs_the_commit_phase() -> None:
+    # docs/checker.md: stages that run in parallel must be one phase; commit = "vad" makes endpointing and
+    # asr parallel, and from_scenario accepted them as two stages one after the other
+    scenario = vb.load_scenario(ROOT / "scenarios" / "support-line.toml")
+    with pytest.raises(ValueError, match=r"stages endpointing, asr run in parallel \(commit = \"vad\"") as info:
+        vb.BudgetGuard.from_scenario(scenario, samples=500, seed=1)
+    assert "phases={'commit': ['endpointing', 'asr']}" in str(info.value)
+    with pytest.raises(ValueError, match="must be one phase"):  # one of them in a phase is not enough
+        vb.BudgetGuard.from_scenario(scenario, samples=500, seed=1, phases={"wait": ["endpointing"]})
+    guard = vb.BudgetGuard.from_scenario(scenario, samples=500, seed=1, phases={"commit": ["endpointing", "asr"]})
+    assert guard.turn().check().rest_ms > 0
