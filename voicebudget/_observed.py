@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field, field_validator
 
-from voicebudget._algebra import Stage
+from voicebudget._algebra import Stage, stage_rng
 from voicebudget._errors import ModelError
 
 __all__ = ["Observed", "table_uniforms"]
@@ -95,7 +95,5 @@ def table_uniforms(rng: np.random.Generator, table: str, n: int) -> FloatArray:
             f"observed table {table!r}: the generator has no SeedSequence to derive the table's shared "
             "stream from; sample through voicebudget.simulate/evaluate or pass np.random.default_rng(seed)"
         )
-    from voicebudget._algebra import stage_rng
-
     # the table's stream is the engine's stream of a pseudo-stage named after the table
     return stage_rng(seed_seq.entropy, f"observed-table:{table}").random(n)

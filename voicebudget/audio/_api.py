@@ -16,7 +16,7 @@ from voicebudget.audio._join import CallJoin, join_trace
 from voicebudget.audio._load import CallerChannel
 from voicebudget.audio._vad import VadParams
 from voicebudget.traces._check import TraceCheck, check
-from voicebudget.traces._fit import TraceFit
+from voicebudget.traces._fit import TraceFit, fit
 from voicebudget.traces._options import FitMethod, ReadOptions
 
 __all__ = ["AudioCheck", "check_calls", "fit_calls"]
@@ -149,7 +149,6 @@ def fit_calls(
     :raises ScenarioError: as :func:`check_calls`; no usable turn.
     """
     from voicebudget.traces._api import read_traces
-    from voicebudget.traces._fit import fit
 
     budget = budget or Budget()
     if traces and len(traces) != len(recordings):

@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 
 from voicebudget._algebra import TreePath, evaluate, replace, walk
-from voicebudget._budget import Budget
-from voicebudget._errors import ScenarioError, param
+from voicebudget._budget import Budget, with_overrides
+from voicebudget._errors import ScenarioError, VoiceBudgetError, param
 from voicebudget._memory import check_memory
-from voicebudget._scenario import Scenario
+from voicebudget._scenario import Scenario, load_scenario
 from voicebudget._simulate import resolve_seed
 from voicebudget._traffic import CallTraffic
 from voicebudget._voice_turn import VoiceTurn
@@ -459,7 +459,6 @@ def deployments_from_options(
     :param batch_caps: requests in flight at most, per deployment (``None``: memory only).
     :raises ScenarioError: unknown model/hardware, or the model does not fit the chips.
     """
-    from voicebudget._errors import VoiceBudgetError
 
     base = _find_stage(scenario.pipeline, stage)
     try:
@@ -508,9 +507,6 @@ def plan_capacity_file(
     :raises ScenarioError: invalid file or options (the message names the file, field or option).
     """
     from pydantic import ValidationError
-
-    from voicebudget._budget import with_overrides
-    from voicebudget._scenario import load_scenario
 
     scenario = load_scenario(path)
     budget = with_overrides(scenario.budget, budget_ms, percentile)

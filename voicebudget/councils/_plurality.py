@@ -42,10 +42,13 @@ from numpy.typing import NDArray
 
 from voicebudget.councils._quality import (
     RHO_TINY,
+    _beta_quadrature,
+    _poisson_binomial,
     beta_params,
     competence_nodes,
     correct_count_pmf,
     majority_cap,
+    weighted_vote_accuracy,
 )
 
 __all__ = [
@@ -150,7 +153,6 @@ def plurality_accuracy(
 def plurality_from_nodes(node_w: FloatArray, q: FloatArray, m: int | None, c: float) -> float:
     """Plurality accuracy on solvable items of members with per-node correctness ``q[J, N]``
     (independent given the node), averaged with ``node_w[J]``."""
-    from voicebudget.councils._quality import _poisson_binomial
 
     pmf = np.asarray(node_w @ _poisson_binomial(q), dtype=np.float64)
     return float(pmf @ win_given_right(q.shape[1], m, c))
@@ -170,7 +172,6 @@ def plurality_cap(p: float, rho: float, c: float, unsolved: float = 0.0) -> floa
     if rho < RHO_TINY or ps in (0.0, 1.0):
         inside = 1.0 if ps > threshold else (0.5 if ps == threshold else 0.0)
         return (1.0 - unsolved) * inside
-    from voicebudget.councils._quality import _beta_quadrature
 
     theta, w = _beta_quadrature(*beta_params(ps, rho), n=400)
     # the rule's nodes are not split at the threshold: 400 nodes keep the error below ~1e-4
@@ -373,7 +374,6 @@ def weighted_plurality_accuracy(
     :raises ValueError: as :func:`plurality_accuracy`, or more than 8 members (the enumeration covers
         every assignment of answers).
     """
-    from voicebudget.councils._quality import weighted_vote_accuracy
 
     m = check_answer_space(answers, wrong_concentration, unsolved)
     p = _solvable(accuracies, unsolved)

@@ -35,7 +35,7 @@ from voicebudget._algebra import Choice, Stage, check_unique_names, evaluate, st
 from voicebudget._budget import Budget
 from voicebudget._distributions import Distribution
 from voicebudget._report import Report, build_report
-from voicebudget.councils._config import UserTime
+from voicebudget.councils._config import Council, UserTime
 from voicebudget.councils._latency import sample_stage
 
 if TYPE_CHECKING:
@@ -241,7 +241,6 @@ def _json_float(x: float) -> float | None:
 
 def _miss_figures(cache: ReplyCache, seed: int) -> tuple[float, float]:
     """Error rate and price of the miss path (from the council when it is one)."""
-    from voicebudget.councils._config import Council
     from voicebudget.councils._evaluate import evaluate_council
 
     e, usd = cache.miss_error_rate, cache.miss_usd

@@ -36,7 +36,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from voicebudget._errors import ScenarioError, param
-from voicebudget._io import parse_json, read_text
+from voicebudget._io import load_toml, parse_json, read_text, validation_error
 from voicebudget.inference._catalog import Hardware, ModelArch, model_from_hf_dict
 from voicebudget.inference._speculative import SPECULATIVE_PRESETS, SpeculativeDecoding, get_speculative_preset
 
@@ -75,7 +75,6 @@ def hardware_from_toml(path: str | Path) -> Hardware:
     :raises ScenarioError: unreadable file, TOML syntax error (with its line), or a missing, unknown or
         out-of-range field (each named with what is allowed).
     """
-    from voicebudget._io import load_toml, validation_error
 
     p = Path(path)
     where = str(p)
