@@ -38,7 +38,7 @@ def _modules() -> dict[str, tuple[Path, bool]]:
     return out
 
 
-def _targets(node: ast.Import | ast.ImportFrom, module: str, package: bool, known: dict[str, object]) -> list[str]:
+def _targets(node: ast.Import | ast.ImportFrom, module: str, package: bool, known: dict) -> list[str]:  # type: ignore[type-arg]
     if isinstance(node, ast.Import):
         return [a.name for a in node.names]
     base = module.split(".")
@@ -57,29 +57,33 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
+def _visit(
+    node: ast.AST, where: tuple[str, bool, list[str]], in_function: bool, found: list[_Import], known: dict
+) -> None:
+    """Collect the voicebudget imports under ``node`` of module ``where = (name, is a package, its lines)``."""
+    name, package, lines = where
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.Import | ast.ImportFrom):
+            line = child.lineno
+            commented = "#" in lines[line - 1] or (line > 1 and lines[line - 2].strip().startswith("#"))
+            for target in _targets(child, name, package, known):
+                if target.split(".")[0] == "voicebudget":
+                    found.append(_Import(name, target, line, in_function, commented))
+        elif isinstance(child, ast.If) and _is_type_checking(child.test):
+            for other in child.orelse:  # the else branch runs
+                _visit(other, where, in_function, found, known)
+        elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            _visit(child, where, True, found, known)
+        else:
+            _visit(child, where, in_function, found, known)
+
+
 def _imports() -> tuple[dict[str, tuple[Path, bool]], list[_Import]]:
     modules = _modules()
     found: list[_Import] = []
     for name, (path, package) in modules.items():
-        lines = path.read_text().splitlines()
-
-        def visit(node: ast.AST, in_function: bool, name: str = name, package: bool = package) -> None:
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.Import | ast.ImportFrom):
-                    line = child.lineno
-                    commented = "#" in lines[line - 1] or (line > 1 and lines[line - 2].strip().startswith("#"))
-                    for target in _targets(child, name, package, modules):  # type: ignore[arg-type]
-                        if target.split(".")[0] == "voicebudget":
-                            found.append(_Import(name, target, line, in_function, commented))
-                elif isinstance(child, ast.If) and _is_type_checking(child.test):
-                    for other in child.orelse:  # the else branch runs
-                        visit(other, in_function)
-                elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-                    visit(child, True)
-                else:
-                    visit(child, in_function)
-
-        visit(ast.parse(path.read_text()), False)
+        text = path.read_text()
+        _visit(ast.parse(text), (name, package, text.splitlines()), False, found, modules)
     return modules, found
 
 
