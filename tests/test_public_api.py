@@ -78,8 +78,10 @@ def test_public_names_are_written_once_and_the_type_checking_imports_agree() -> 
 @pytest.mark.parametrize(
     "package",
     [
+        "voicebudget.baseline",
         "voicebudget.capacity",
         "voicebudget.checker",
+        "voicebudget.ci",
         "voicebudget.councils",
         "voicebudget.inference",
         "voicebudget.telemetry",

@@ -484,6 +484,31 @@ def load_yaml(text: str, *, origin: str) -> Any:
     return _load_yaml(text, origin)[0]
 
 
+def compose_yaml(text: str, *, origin: str) -> yaml.Node | None:
+    """The YAML document's node graph (with each node's position), under the same limits as loading.
+
+    :raises ScenarioError: as :func:`load_yaml`.
+    """
+    loader = None
+    try:
+        loader = _Loader(text)
+        node = loader.get_single_node()
+        if node is not None:
+            _check_expansion(node)
+        return node
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        field = f"line {mark.line + 1}" if mark is not None else ""
+        raise ScenarioError(f"cannot parse YAML: {(exc.problem or '')[:300]}", origin=origin, field=field) from None
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"cannot parse YAML: {str(exc)[:300]}", origin=origin) from None
+    except RecursionError:
+        raise ScenarioError(f"YAML nested deeper than {MAX_NESTING} levels; refused", origin=origin) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
 def _load_yaml(text: str, origin: str) -> tuple[Any, frozenset[str]]:
     """The document and its top-level keys whose value carries an anchor (``base: &b {...}``)."""
     loader = None

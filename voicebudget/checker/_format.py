@@ -67,7 +67,8 @@ def breakdown(report: Report) -> str:
     n_tail = int(np.sum(report.total_samples_ms >= report.total.at_percentile_ms))
     lines = [
         f"voice budget {'met' if report.passed else 'exceeded'}: {report.summary()}",
-        f"  {count(report.n_turns, 'turn')} measured, {report.within_budget_share:.1%} within "
+        f"  {count(report.n_turns, 'turn')} {'simulated' if report.source == 'simulation' else 'measured'}, "
+        f"{report.within_budget_share:.1%} within "
         f"{report.budget.total_ms:.1f} ms;"
         f" tail = {'the turn' if n_tail == 1 else f'the {n_tail} turns'} at or above {label}",
         *_table(report),

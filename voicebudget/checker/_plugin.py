@@ -24,6 +24,7 @@ from voicebudget.checker._recorder import TurnRecorder
 if TYPE_CHECKING:
     from voicebudget._budget import Budget
     from voicebudget._report import Report
+    from voicebudget.ci._cases import Suite
 
 __all__ = [
     "pytest_addoption",
@@ -57,6 +58,8 @@ class _Result:
     n_turns: int
     entry: dict[str, Any]
     """The JSON variant: ``Report.to_dict()``, with ``budget`` when it differs from the session default."""
+    cases: tuple[dict[str, Any], ...] = ()
+    """The test's CI verdicts (:class:`voicebudget.ci.Case` as plain data): its total, each stage allocation."""
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -66,6 +69,7 @@ class _Result:
             "n_turns": self.n_turns,
             # execnet carries builtin types only: a JSON round trip turns numpy scalars into floats
             "entry": json.loads(json.dumps(self.entry, allow_nan=False)),
+            "cases": list(self.cases),
         }
 
 
@@ -75,9 +79,13 @@ class _Session:
 
     default: Budget
     json_path: Path | None
+    junit_path: Path | None = None
+    github: bool = False
     results: list[_Result] = field(default_factory=list)
     unchecked: list[tuple[str, str]] = field(default_factory=list)
     """(node id, why) of budgeted tests that recorded no complete turn."""
+    where: dict[str, tuple[str, int]] = field(default_factory=dict)
+    """node id -> (file, 1-based line) of budgeted tests, for the annotations of unchecked ones."""
     workers: int = 0
     """pytest-xdist workers whose results were merged in (0 without xdist)."""
 
@@ -96,6 +104,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write the reports of all budgeted tests as JSON (the layout of `voicebudget run --format json`).",
     )
     group.addoption(
+        "--voicebudget-junit",
+        metavar="PATH",
+        default=None,
+        help="write the budgeted tests' verdicts as JUnit XML: a test case per test and per stage allocation, "
+        "failures with the breakdown (docs/ci.md).",
+    )
+    group.addoption(
+        "--voicebudget-github",
+        action="store_true",
+        default=None,
+        help="GitHub Actions: annotate each test over budget at its line, and add a table of the budgeted tests "
+        "to the job summary ($GITHUB_STEP_SUMMARY).",
+    )
+    group.addoption(
         "--voicebudget-percentile",
         metavar="P",
         default=None,
@@ -108,6 +130,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="default voice-to-voice budget in ms for tests without total_ms in their marker (default 800).",
     )
     parser.addini("voicebudget_json", "path of the JSON report of budgeted tests (relative to the ini file).")
+    parser.addini("voicebudget_junit", "path of the JUnit XML of budgeted tests (relative to the ini file).")
+    parser.addini("voicebudget_github", "GitHub Actions annotations and job summary: true or false.", type="bool")
     parser.addini("voicebudget_percentile", "default target percentile of budgeted tests (default 95).")
     parser.addini("voicebudget_total_ms", "default voice-to-voice budget of budgeted tests, ms (default 800).")
     parser.addini(
@@ -119,7 +143,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", _MARKER_HELP)
-    config.stash[_SESSION] = _Session(_default_budget(config), _json_path(config))
+    github = config.getoption("voicebudget_github")
+    config.stash[_SESSION] = _Session(
+        _default_budget(config),
+        _ini_path(config, "voicebudget_json"),
+        _ini_path(config, "voicebudget_junit"),
+        bool(config.getini("voicebudget_github") if github is None else github),
+    )
     _default_anyio_backend(config)
 
 
@@ -178,11 +208,13 @@ def _default_budget(config: pytest.Config) -> Budget:
         raise pytest.UsageError(f"voicebudget default budget: {_pydantic_message(exc)}") from None
 
 
-def _json_path(config: pytest.Config) -> Path | None:
-    opt = config.getoption("voicebudget_json")
+def _ini_path(config: pytest.Config, name: str) -> Path | None:
+    """An output file: the option (relative to the invocation folder), else the ini key (relative to the ini
+    file)."""
+    opt = config.getoption(name)
     if opt is not None:
         return Path(config.invocation_params.dir, opt)
-    ini = config.getini("voicebudget_json")
+    ini = config.getini(name)
     if not ini:
         return None
     base = config.inipath.parent if config.inipath is not None else config.rootpath
@@ -245,7 +277,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             "(add a `voice_budget` argument and time the turns with it)",
             pytrace=False,
         )
-    default = item.config.stash[_SESSION].default
+    state = item.config.stash[_SESSION]
+    path, line, _ = item.location
+    state.where[item.nodeid] = (path, (line or 0) + 1)
+    default = state.default
     try:
         item.stash[_BUDGET] = default if marker is None else marker_budget(marker, default, item.nodeid)
         return
@@ -286,7 +321,7 @@ def _judge(item: pytest.Item, *, enforce: bool) -> None:
         item.config.stash[_SESSION].unchecked.append((item.nodeid, exc.detail))
     else:
         state = item.config.stash[_SESSION]
-        state.results.append(_result(item.nodeid, report, state.default))
+        state.results.append(_result(item.nodeid, report, state.default, state.where.get(item.nodeid)))
         if not enforce or report.passed:
             return
         message = breakdown(report)
@@ -294,13 +329,18 @@ def _judge(item: pytest.Item, *, enforce: bool) -> None:
         pytest.fail(message, pytrace=False)
 
 
-def _result(nodeid: str, report: Report, default: Budget) -> _Result:
-    from voicebudget.checker._format import summary_line
+def _result(nodeid: str, report: Report, default: Budget, where: tuple[str, int] | None) -> _Result:
+    from voicebudget.checker._format import breakdown, summary_line
+    from voicebudget.ci._cases import Location, report_cases
 
     entry = report.to_dict()
     if report.budget != default:
         entry["budget"] = {"total_ms": report.budget.total_ms, "percentile": report.budget.percentile}
-    return _Result(nodeid, summary_line(report), report.passed, report.n_turns, entry)
+    at = Location(*where) if where else None
+    cases = report_cases(report, nodeid, details=breakdown(report), total_at=at, stage_at=lambda _stage: at)
+    return _Result(
+        nodeid, summary_line(report), report.passed, report.n_turns, entry, tuple(c.to_dict() for c in cases)
+    )
 
 
 # -- pytest-xdist: workers send their results to the controller ---------------------------------
@@ -362,16 +402,60 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             "unchecked": [list(u) for u in state.unchecked],
         }
         return
-    if state.json_path is None:
-        return
-    doc = session_document(state, f"pytest {session.config.rootpath.name}")
-    state.json_path.parent.mkdir(parents=True, exist_ok=True)
-    state.json_path.write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    name = f"pytest {session.config.rootpath.name}"
+    if state.json_path is not None:
+        doc = session_document(state, name)
+        state.json_path.parent.mkdir(parents=True, exist_ok=True)
+        state.json_path.write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    if state.junit_path is not None:
+        from voicebudget.ci._junit import junit_xml
+
+        state.junit_path.parent.mkdir(parents=True, exist_ok=True)
+        state.junit_path.write_text(junit_xml([session_suite(state, name)], "voicebudget"), encoding="utf-8")
+
+
+def session_suite(state: _Session, name: str) -> Suite:
+    """The budgeted tests' CI verdicts as one suite: each test's cases (total, stage allocations), and an error
+    case for each budgeted test that recorded no complete turn."""
+    from voicebudget.ci._cases import Case, Location, Suite
+
+    cases = [Case.from_dict(c) for r in state.results for c in r.cases]
+    for nodeid, why in state.unchecked:
+        where = state.where.get(nodeid)
+        at = Location(*where) if where else None
+        cases.append(Case("voice budget checked", nodeid, "error", f"voice budget not checked: {why}", why, at))
+    props = (
+        ("budget_ms", f"{state.default.total_ms:g}"),
+        ("percentile", f"{state.default.percentile:g}"),
+        ("turns", str(sum(r.n_turns for r in state.results))),
+    )
+    return Suite(name, tuple(cases), props)
+
+
+def session_markdown(state: _Session, name: str) -> str:
+    """The budgeted tests as a markdown table (the job summary of ``--voicebudget-github``)."""
+    over = sum(not r.passed for r in state.results)
+    lines = [
+        f"### voicebudget ({name}): {len(state.results)} budgeted test(s), {over} over budget",
+        "",
+        "| test | value at the percentile | budget | within budget | tail driver | verdict |",
+        "|---|---:|---:|---:|---|---|",
+    ]
+    for r in state.results:
+        budget = r.entry.get("budget") or {"total_ms": state.default.total_ms, "percentile": state.default.percentile}
+        value = budget["total_ms"] - r.entry["slack_ms"]
+        lines.append(
+            f"| `{r.nodeid}` | p{budget['percentile']:g} {value:.1f} ms | {budget['total_ms']:g} ms | "
+            f"{r.entry['within_budget_share']:.1%} | {r.entry.get('tail_driver') or '-'} | "
+            f"{'PASS' if r.passed else '**FAIL**'} |"
+        )
+    lines += [f"| `{nodeid}` | - | - | - | - | not checked: {why} |" for nodeid, why in state.unchecked]
+    return "\n".join(lines) + "\n"
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     state = config.stash.get(_SESSION, None)
-    if state is None or not (state.results or state.unchecked or state.json_path):
+    if state is None or not (state.results or state.unchecked or state.json_path or state.junit_path):
         return
     terminalreporter.write_sep("=", "voice budget")
     for result in state.results:
@@ -384,3 +468,24 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     terminalreporter.write_line(line + (f" (from {state.workers} xdist workers)" if state.workers else ""))
     if state.json_path is not None:
         terminalreporter.write_line(f"voicebudget JSON report: {state.json_path}")
+    if state.junit_path is not None:
+        terminalreporter.write_line(f"voicebudget JUnit XML: {state.junit_path}")
+    if state.github:
+        _github(terminalreporter, state, f"pytest {config.rootpath.name}")
+
+
+def _github(terminalreporter: Any, state: _Session, name: str) -> None:
+    """Annotations (one line each, read by the Actions runner from the job's output) and the job summary."""
+    import os
+
+    from voicebudget.ci._github import SUMMARY_ENV, append_step_summary, workflow_commands
+
+    for line in workflow_commands([session_suite(state, name)], "voice budget"):
+        terminalreporter.write_line(line)
+    try:
+        written = append_step_summary(session_markdown(state, name), os.environ)
+    except OSError as exc:
+        terminalreporter.write_line(f"voicebudget: cannot write the job summary ${SUMMARY_ENV}: {exc}")
+        return
+    if written is not None:
+        terminalreporter.write_line(f"voicebudget job summary: {written}")

@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 
 from voicebudget._text import count
+from voicebudget.cli._ci import emit_github, emit_junit
 from voicebudget.cli._options import BudgetOpt, ForceOpt, PercentileOpt
 from voicebudget.cli._output import emit_json, fail, option_spelling, user_errors
 
@@ -31,6 +32,8 @@ class CompareFormat(StrEnum):
     table = "table"
     json = "json"
     markdown = "markdown"
+    junit = "junit"
+    github = "github"
 
 
 class MethodOpt(StrEnum):
@@ -133,8 +136,18 @@ def compare_cmd(
         emit_json(result.to_dict())
     elif fmt is CompareFormat.markdown:
         sys.stdout.write(render_markdown(result))
+    elif fmt is CompareFormat.junit:
+        # lazy: start-up (the library loads when the command runs)
+        from voicebudget.ci import compare_suites
+
+        emit_junit(compare_suites(result), "voicebudget compare")
     else:
         Console(highlight=False).print(render_comparison(result))
+        if fmt is CompareFormat.github:
+            # lazy: start-up (the library loads when the command runs)
+            from voicebudget.ci import compare_suites
+
+            emit_github(compare_suites(result), render_markdown(result), "compare")
     raise typer.Exit(result.exit_code)
 
 

@@ -19,11 +19,22 @@ PrecisionOpt = StrEnum("PrecisionOpt", {name: name for name in PRECISIONS})  # t
 
 
 class Format(StrEnum):
-    """Output formats of ``run``."""
+    """Output formats of ``run`` (``junit``, ``github``: docs/ci.md)."""
 
     table = "table"
     json = "json"
     markdown = "markdown"
+    junit = "junit"
+    github = "github"
+
+
+class CheckFormat(StrEnum):
+    """Output formats of ``check`` (``junit``, ``github``: docs/ci.md)."""
+
+    table = "table"
+    json = "json"
+    junit = "junit"
+    github = "github"
 
 
 class TableOrJson(StrEnum):

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from voicebudget.cli._ci import emit_github, emit_junit
 from voicebudget.cli._options import (
     AllowRootOpt,
     BudgetOpt,
@@ -72,11 +73,11 @@ def run(
         )
     if targets:
         _plot_run(results, targets)
-    _render_runs(results, fmt)
+    _render_runs(results, fmt, paths)
     raise typer.Exit(EXIT_OK if all(r.passed for r in results) else EXIT_OVER_BUDGET)
 
 
-def _render_runs(results: list[RunResult], fmt: Format) -> None:
+def _render_runs(results: list[RunResult], fmt: Format, paths: list[Path]) -> None:
     # lazy: start-up (the library loads when the command runs)
     from voicebudget._render import render_markdown, render_run
 
@@ -84,6 +85,19 @@ def _render_runs(results: list[RunResult], fmt: Format) -> None:
         emit_json(results[0].to_dict() if len(results) == 1 else [r.to_dict() for r in results])
     elif fmt is Format.markdown:
         sys.stdout.write("\n\n".join(render_markdown(r) for r in results) + "\n")
+    elif fmt in (Format.junit, Format.github):
+        # lazy: start-up (the library loads when the command runs)
+        from voicebudget.ci import run_suites
+
+        with user_errors():
+            suites = run_suites(results, paths)
+        if fmt is Format.junit:
+            emit_junit(suites, "voicebudget run")
+            return
+        console = Console(highlight=False)
+        for r in results:
+            console.print(render_run(r))
+        emit_github(suites, "\n\n".join(render_markdown(r) for r in results), "run")
     else:
         console = Console(highlight=False)
         for r in results:

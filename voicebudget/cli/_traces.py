@@ -11,7 +11,8 @@ import typer
 from rich.console import Console
 
 from voicebudget.cli import _audio
-from voicebudget.cli._options import BudgetOpt, ForceOpt, PercentileOpt, TableOrJson
+from voicebudget.cli._ci import emit_github, emit_junit
+from voicebudget.cli._options import BudgetOpt, CheckFormat, ForceOpt, PercentileOpt, TableOrJson
 from voicebudget.cli._output import (
     EXIT_OK,
     EXIT_OVER_BUDGET,
@@ -69,7 +70,7 @@ def check_cmd(
     traces: TracesArg,
     budget_ms: BudgetOpt = None,
     percentile: PercentileOpt = None,
-    fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+    fmt: Annotated[CheckFormat, typer.Option("--format", "-f", help="Output format.")] = CheckFormat.table,
     format_in: FormatInOpt = None,
     include_anomalies: IncludeOpt = False,
     stop_secs: StopSecsOpt = None,
@@ -96,6 +97,8 @@ def check_cmd(
 
     recordings, trace_files = _audio.split_inputs(traces)
     _audio.refuse_audio_options(recordings, trace=trace, floor_ms=transport_floor_ms, plot=plot)
+    if recordings and fmt in (CheckFormat.junit, CheckFormat.github):
+        fail(f"--format {fmt.value}: for traces; a call recording's check is shown as table or json")
     with user_errors(**LIBRARY_NAMES):
         budget = budget_override(Budget(), budget_ms, percentile)
         options = ReadOptions.checked(stop_secs=stop_secs, absurd_ms=absurd_ms, log_format=log_format)
@@ -103,7 +106,7 @@ def check_cmd(
             _audio.check_recordings(
                 recordings, [*trace_files, *(trace or [])], budget, caller=caller, include_anomalies=include_anomalies,
                 options=options, fmt_in=format_in.value if format_in else None, floor_ms=transport_floor_ms,
-                output=fmt, all_turns=turns, plot=plot,
+                output=TableOrJson(fmt.value), all_turns=turns, plot=plot,
             )  # fmt: skip
         try:
             result = check_traces(
@@ -114,7 +117,7 @@ def check_cmd(
                 options=options,
             )
         except NoUsableTurnsError as exc:  # still show what was read, then exit 2
-            if fmt is TableOrJson.json:
+            if fmt is CheckFormat.json:
                 emit_json({**exc.to_dict(), "error": cli_message(exc, LIBRARY_NAMES)})
             else:
                 # lazy: start-up (the library loads when the command runs)
@@ -122,13 +125,24 @@ def check_cmd(
 
                 Console(highlight=False).print(render_unusable(exc))
             raise
-    if fmt is TableOrJson.json:
+    if fmt is CheckFormat.json:
         emit_json(result.to_dict())
+    elif fmt is CheckFormat.junit:
+        # lazy: start-up (the library loads when the command runs)
+        from voicebudget.ci import check_suite
+
+        emit_junit([check_suite(result)], "voicebudget check")
     else:
         # lazy: start-up (the library loads when the command runs)
         from voicebudget.traces._render import render_check
 
         Console(highlight=False).print(render_check(result, all_turns=turns))
+        if fmt is CheckFormat.github:
+            # lazy: start-up (the library loads when the command runs)
+            from voicebudget.ci import check_suite, report_markdown
+
+            summary = report_markdown(result.report, result.name) if result.report is not None else ""
+            emit_github([check_suite(result)], summary, "check")
     raise typer.Exit(EXIT_OK if result.passed else EXIT_OVER_BUDGET)
 
 
