@@ -251,3 +251,16 @@ def test_shared_expert_fields_must_be_counts(tmp_path: Path, key: str, value: ob
     r = runner.invoke(app, ["infer", "--model-config", str(p), "-H", "h200"])
     assert r.exit_code == 2, r.output
     assert f"{key}: must be an integer >= 0, got {value!r}" in " ".join(r.output.split())
+
+
+@pytest.mark.parametrize("hardware", ["h100-sxm", "b200", "wse-3"])
+@pytest.mark.parametrize("experts", [2, 8])
+def test_every_expert_routed_reads_as_dense(tmp_path: Path, experts: int, hardware: str) -> None:
+    # num_experts_per_tok == num_local_experts divided by E - k = 0 (exit 3): every expert runs on every
+    # token, so the weights read per step are all of them, as for a dense model with the same totals
+    p = write_config(tmp_path, "moe", {**MIXTRAL, "num_local_experts": experts, "num_experts_per_tok": experts})
+    m = vb.model_from_hf_config(p)
+    assert (m.is_moe, m.expert_params, m.total_params) == (False, 0.0, m.active_params)
+    r = runner.invoke(app, ["infer", "--model-config", str(p), "-H", hardware, "-f", "json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["tpot_ms"] > 0

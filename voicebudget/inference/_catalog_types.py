@@ -267,8 +267,10 @@ class ModelArch(_Frozen):
 
     @property
     def is_moe(self) -> bool:
-        """Mixture-of-experts (routed experts)."""
-        return self.experts is not None and self.experts_per_token is not None and self.experts > 1
+        """Mixture-of-experts whose routing leaves experts idle (``experts_per_token < experts``). With
+        ``experts_per_token == experts`` every expert runs on every token: the weights read per step are
+        a dense model's, and one expert's size cannot be told from the two totals (they are equal)."""
+        return self.experts is not None and self.experts_per_token is not None and self.experts > self.experts_per_token
 
     @property
     def n_moe_layers(self) -> int:
