@@ -32,6 +32,10 @@ if TYPE_CHECKING:
         check as check,
         usable_turns as usable_turns,
     )
+    from voicebudget.traces._documents import (
+        DOCUMENTS as DOCUMENTS,
+        DocumentWrapper as DocumentWrapper,
+    )
     from voicebudget.traces._fit import (
         TraceFit as TraceFit,
         fit as fit,
@@ -91,6 +95,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "check",
         "usable_turns",
     ),
+    "voicebudget.traces._documents": ("DOCUMENTS", "DocumentWrapper"),
     "voicebudget.traces._fit": (
         "TraceFit",
         "fit",

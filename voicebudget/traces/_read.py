@@ -13,6 +13,7 @@ from pathlib import Path
 
 from voicebudget._errors import ScenarioError, param
 from voicebudget._io import MAX_TRACE_BYTES, iter_lines, read_head, read_text
+from voicebudget.traces._documents import DOCUMENTS, detect_document, document_text
 from voicebudget.traces._formats import FORMATS
 from voicebudget.traces._livekit import looks_like_livekit, read_livekit, read_livekit_lines
 from voicebudget.traces._livekit_history import looks_like_livekit_history, read_livekit_history
@@ -28,9 +29,18 @@ from voicebudget.traces._platforms import (
     read_vapi,
 )
 from voicebudget.traces._table import TraceTable
-from voicebudget.traces._wrappers import WRAPPERS, detect_wrappers, unwrap_lines, unwrap_text
+from voicebudget.traces._wrappers import WRAPPERS, LineWrapper, detect_wrappers, newest_first, unwrap_lines, unwrap_text
 
-__all__ = ["FORMATS", "READERS", "WRAPPERS", "TraceFormat", "detect_format", "get_reader", "read_trace"]
+__all__ = [
+    "DOCUMENTS",
+    "FORMATS",
+    "READERS",
+    "WRAPPERS",
+    "TraceFormat",
+    "detect_format",
+    "get_reader",
+    "read_trace",
+]
 
 TraceFormat = str
 """A reader's name, one of :data:`FORMATS`."""
@@ -105,9 +115,17 @@ def detect_format(text: str) -> TraceFormat | None:
     """The first reader in :data:`READERS` that accepts the text's head, or None.
 
     Only the first :data:`~voicebudget.traces.DETECT_HEAD_CHARS` characters are looked at, after the
-    log shippers' layers on its lines (:data:`WRAPPERS`: journald, Docker, CRI, ...) are stripped.
+    log shippers' layers on its lines (:data:`WRAPPERS`: journald, Docker, CRI, ...) are stripped; a
+    whole-document export (:data:`DOCUMENTS`: ``gcloud logging read``, ``aws logs filter-log-events``, ...)
+    is unwrapped first, from the whole text (None when it does not parse).
     """
     head = text[:DETECT_HEAD_CHARS]
+    document = detect_document(head)
+    if document is not None:
+        try:
+            head = document_text(text, document, "")[:DETECT_HEAD_CHARS]
+        except ScenarioError:
+            return None
     head = unwrap_text(head, detect_wrappers(head))
     for reader in READERS:
         if reader.detect(head):
@@ -142,9 +160,14 @@ def read_trace(
     if not regular:  # a pipe can be read once: keep its whole text
         text = read_text(path, max_bytes=MAX_TRACE_BYTES, errors="replace")
         head = text[:DETECT_HEAD_CHARS]
+    document = detect_document(head)  # a cloud export that is one JSON document: its entries' lines
+    if document is not None:
+        text = document_text(text or read_text(path, max_bytes=MAX_TRACE_BYTES, errors="replace"), document, origin)
+        head = text[:DETECT_HEAD_CHARS]
     wrappers = detect_wrappers(head)  # a log shipper's layer on every line: stripped before detection
-    if text is not None:
-        text = unwrap_text(text, wrappers)
+    reverse = newest_first(head, wrappers)
+    if reverse and text is None:
+        text = read_text(path, max_bytes=MAX_TRACE_BYTES, errors="replace")
     if reader is None:
         detected = detect_format(unwrap_text(head, wrappers))
         if detected is None:
@@ -153,16 +176,37 @@ def read_trace(
                 origin=origin,
             )
         reader = get_reader(detected)
-    if reader.read_lines is not None and text is None:
-        # line-based: stream the file (memory: one line plus the turns), see docs/traces.md
-        table = reader.read_lines(
-            lambda: unwrap_lines(iter_lines(path, max_bytes=MAX_TRACE_BYTES), wrappers), origin, options
-        )
-    else:
-        if text is None:
-            text = unwrap_text(read_text(path, max_bytes=MAX_TRACE_BYTES, errors="replace"), wrappers)
-        table = reader.read(text, origin, options)
+    table = _read(reader, path, text, wrappers, reverse, origin, options)
     if not table.turns and not table.summaries:
         raise ScenarioError(f"no turns found in this {reader.name} trace", origin=origin)
     turns = tuple(t if t.reader else replace(t, reader=reader.name) for t in table.turns)
-    return replace(table, turns=turns, wrappers=tuple(w.name for w in wrappers))
+    names = (*(() if document is None else (document.name,)), *(w.name for w in wrappers))
+    return replace(table, turns=turns, wrappers=names)
+
+
+def _read(
+    reader: TraceReader,
+    path: Path,
+    text: str | None,
+    wrappers: tuple[LineWrapper, ...],
+    reverse: bool,
+    origin: str,
+    options: ReadOptions,
+) -> TraceTable:
+    """Run the reader on the file (streamed when it reads lines and the file need not be held whole), on
+    ``text`` (a pipe's or an export's), or on the lines in reverse (an export written newest first; each
+    line keeps its number in the file)."""
+    if text is not None and reverse:
+        pairs = list(enumerate(text.split("\n"), start=1))[::-1]
+        lines = list(unwrap_lines(pairs, wrappers))
+        if reader.read_lines is not None:
+            return reader.read_lines(lambda: iter(lines), origin, options)
+        return reader.read("\n".join(x for _, x in lines), origin, options)
+    if reader.read_lines is not None and text is None:
+        # line-based: stream the file (memory: one line plus the turns), see docs/traces.md
+        return reader.read_lines(
+            lambda: unwrap_lines(iter_lines(path, max_bytes=MAX_TRACE_BYTES), wrappers), origin, options
+        )
+    if text is None:
+        text = read_text(path, max_bytes=MAX_TRACE_BYTES, errors="replace")
+    return reader.read(unwrap_text(text, wrappers), origin, options)

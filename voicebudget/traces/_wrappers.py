@@ -21,7 +21,20 @@ Google Cloud Logging ``LogEntry`` (``textPayload``, ``jsonPayload``),
 https://cloud.google.com/logging/docs/reference/v2/rest/v2/LogEntry; AWS CloudWatch Logs events
 (``FilteredLogEvent``: ``timestamp``, ``message``, ``logStreamName``, ``ingestionTime``) and ``aws
 logs tail`` (``<time> <log stream> <message>``); Heroku's log format
-(``<time> <source>[<dyno>]: <message>``), https://devcenter.heroku.com/articles/logging.
+(``<time> <source>[<dyno>]: <message>``), https://devcenter.heroku.com/articles/logging. Read
+2026-12-02: Grafana Loki ``logcli query --output=jsonl`` (``{"labels": ..., "line": ..., "timestamp": ...}``,
+grafana/loki ``pkg/logcli/output/jsonl.go``; newest first unless ``--forward``,
+https://grafana.com/docs/loki/latest/query/logcli/); Filebeat's file and console outputs (one JSON event per
+line: ``@timestamp``, ``message``, ``log``, ``input``, ``ecs``, ``host``, ``agent``; the Elastic Common
+Schema's base fields), https://www.elastic.co/guide/en/beats/filebeat/current/console-output.html,
+https://www.elastic.co/guide/en/ecs/current/ecs-base.html; Datadog log archives (NDJSON: ``_id``,
+``date``, ``message``, ``attributes``, ...), https://docs.datadoghq.com/logs/log_configuration/archives/
+("Format of the archives"); Fluent Bit's file output (``out_file``: ``tag: [time, {record}]``; ``plain``:
+the record) and ``json_lines`` (the record with its ``date`` key), a tailed line in the record's ``log``
+key, https://docs.fluentbit.io/manual/data-pipeline/outputs/file.
+
+A layer whose records carry their time (``time``) is checked for order: a head whose records run newest
+first (``logcli``'s default, ``gcloud logging read``'s) is read whole and reversed (:func:`newest_first`).
 """
 
 from __future__ import annotations
@@ -30,10 +43,21 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 from voicebudget.traces._jsonsafe import loads
 
-__all__ = ["WRAPPERS", "LineWrapper", "detect_wrappers", "unwrap_lines", "unwrap_text"]
+__all__ = [
+    "WRAPPERS",
+    "LineWrapper",
+    "detect_wrappers",
+    "iso_seconds",
+    "newest_first",
+    "structured_line",
+    "unwrap_lines",
+    "unwrap_text",
+]
 
 Unwrapped = tuple[str, bool] | None
 """The inner line and whether it continues on the next line (a partial chunk), or None: not this layer."""
@@ -48,12 +72,15 @@ class LineWrapper:
         layer; linear in the line's length.
     :ivar description: what writes it.
     :ivar source: where the layout was read.
+    :ivar time: ``time(line)`` -> the record's time in the shipper's own field, s (None: not given), for a
+        layer whose exports may run newest first; None when the layer is always in time order.
     """
 
     name: str
     unwrap: Callable[[str], Unwrapped]
     description: str
     source: str
+    time: Callable[[str], float | None] | None = None
 
 
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
@@ -67,6 +94,55 @@ _STAMPED = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6,9}(?:Z|[+-]\d
 _STAMPED_INNER = re.compile(r"^(?:\d{4}-\d{2}-\d{2}[ T]\d|\{|" + _MONTH + r" [ \d]\d \d)")
 _AWS_TAIL = re.compile(r"^" + _ISO + r" (\S{1,512}) (.*)$")
 _HEROKU = re.compile(r"^" + _ISO + r" [a-z]{1,32}\[[\w.\-]{1,64}\]: (.*)$")
+
+
+_ISO_PARTS = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?\s?(Z|[+-]\d{2}:?\d{2})?$"
+)
+
+
+def iso_seconds(value: object) -> float | None:
+    """An RFC 3339 / ISO 8601 time (up to nanoseconds; no zone: UTC) as seconds since the epoch, or
+    None when it is not one."""
+    if not isinstance(value, str):
+        return None
+    m = _ISO_PARTS.match(value.strip())
+    if m is None:
+        return None
+    zone = m.group(8)
+    tz = UTC
+    if zone and zone != "Z":
+        sign = -1 if zone[0] == "-" else 1
+        digits = zone[1:].replace(":", "")
+        tz = timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:])))
+    try:
+        y, mo, d, h, mi, sec = (int(m.group(i)) for i in range(1, 7))
+        whole = datetime(y, mo, d, h, mi, sec, tzinfo=tz)
+    except ValueError:
+        return None
+    return whole.timestamp() + int((m.group(7) or "0").ljust(9, "0")) / 1e9
+
+
+_LINE_START = re.compile(r"^(?:\s*[{\[]|\d{4}-\d{2}-\d{2}[ T]\d|\d{2}:\d{2}:\d{2}|" + _MONTH + r" [ \d]\d \d)")
+
+
+def structured_line(message: object, fields: object, time: object, *, time_key: str = "timestamp") -> str | None:
+    """The framework's own line back from a log service that parsed it into a message and fields (Cloud
+    Logging's ``jsonPayload``, Datadog's ``attributes``): the message as it is when it is a whole log line
+    (it starts with a time or is JSON) or nothing was parsed out of it, else the record as one JSON line
+    (``message`` and the fields; the service's own time under ``time_key`` when the fields lost theirs, as
+    Cloud Logging moves a record's ``timestamp`` into the entry)."""
+    if isinstance(message, dict):
+        fields, message = message, None
+    if not isinstance(fields, dict) or not fields:
+        return message.removesuffix("\n") if isinstance(message, str) else None
+    if isinstance(message, str) and _LINE_START.match(message):
+        return message.removesuffix("\n")
+    record: dict[str, Any] = {} if message is None else {"message": message}
+    record.update(fields)
+    if time is not None and not ({"timestamp", "time", "@timestamp"} & record.keys()):
+        record[time_key] = time
+    return json.dumps(record, ensure_ascii=False)
 
 
 def _regex(pattern: re.Pattern[str], group: int = 1) -> Callable[[str], Unwrapped]:
@@ -115,6 +191,65 @@ def _payload(value: object) -> str | None:
     return None
 
 
+def _loki(line: str) -> Unwrapped:
+    obj = _json_object(line, "line", "timestamp")
+    if obj is None or not isinstance(obj["line"], str) or not obj.keys() <= {"line", "timestamp", "labels"}:
+        return None
+    return obj["line"].removesuffix("\n"), False
+
+
+def _loki_time(line: str) -> float | None:
+    obj = _json_object(line, "line", "timestamp")
+    return None if obj is None else iso_seconds(obj["timestamp"])
+
+
+_ECS_ROOTS = frozenset(
+    "@timestamp @metadata message agent cloud container data_stream ecs event fields host input labels log "
+    "orchestrator service stream tags kubernetes".split()
+)
+"""A Filebeat event's own top-level fields (Filebeat's exported fields, ECS base fields); dotted keys count by
+their first part (``log.offset``)."""
+
+
+def _filebeat(line: str) -> Unwrapped:
+    if '"@timestamp"' not in line:
+        return None
+    obj = _json_object(line, "@timestamp", "message")
+    if obj is None or not isinstance(obj["message"], str):
+        return None
+    if any(k.split(".", 1)[0] not in _ECS_ROOTS for k in obj):
+        return None  # a decoded record (json.keys_under_root): its fields are the log line itself
+    return obj["message"].removesuffix("\n"), False
+
+
+def _datadog_archive(line: str) -> Unwrapped:
+    obj = _json_object(line, "_id", "date", "message")
+    if obj is None:
+        return None
+    text = structured_line(obj["message"], obj.get("attributes"), obj["date"])
+    return None if text is None else (text, False)
+
+
+def _datadog_time(line: str) -> float | None:
+    obj = _json_object(line, "_id", "date")
+    return None if obj is None else iso_seconds(obj["date"])
+
+
+_FLUENT_FILE = re.compile(r"^[^\s\[\]:]{1,256}: \[\[?-?\d{1,20}(?:\.\d{1,9})?(?:, ?\{[^{}]*\}\])?, (\{.*\})\]$")
+
+
+def _fluent_bit(line: str) -> Unwrapped:
+    m = _FLUENT_FILE.match(line)
+    if m is not None:
+        value, error = loads(m.group(1))
+        obj = value if error is None and isinstance(value, dict) else None
+    else:
+        obj = _json_object(line, "log")
+    if obj is None or not isinstance(obj.get("log"), str):
+        return None
+    return obj["log"].removesuffix("\n").removesuffix("\r"), False
+
+
 def _docker(line: str) -> Unwrapped:
     obj = _json_object(line, "log", "stream")
     if obj is None or not isinstance(obj["log"], str):
@@ -134,14 +269,30 @@ def _journald_json(line: str) -> Unwrapped:
     return (message, False) if isinstance(message, str) else None
 
 
+def gcp_entry(obj: dict[str, Any]) -> str | None:
+    """The log line of one Cloud Logging ``LogEntry``: its ``textPayload``, or its ``jsonPayload`` as one
+    JSON line (the entry's ``timestamp`` put back when the agent moved it out of the payload); None when
+    the entry is not one (no payload, no entry fields)."""
+    if not ({"timestamp", "receiveTimestamp", "logName", "insertId", "resource"} & obj.keys()):
+        return None
+    text = obj.get("textPayload")
+    if isinstance(text, str):
+        return text.removesuffix("\n")
+    payload = obj.get("jsonPayload")
+    return structured_line(None, payload, obj.get("timestamp")) if isinstance(payload, dict) else None
+
+
 def _gcp(line: str) -> Unwrapped:
     if '"textPayload"' not in line and '"jsonPayload"' not in line:
         return None
     obj = _json_object(line)
-    if obj is None or not ({"timestamp", "receiveTimestamp", "logName", "insertId", "resource"} & obj.keys()):
-        return None
-    text = _payload(obj.get("textPayload", obj.get("jsonPayload")))
-    return None if text is None else (text.removesuffix("\n"), False)
+    text = None if obj is None else gcp_entry(obj)
+    return None if text is None else (text, False)
+
+
+def _gcp_time(line: str) -> float | None:
+    obj = _json_object(line)
+    return None if obj is None else iso_seconds(obj.get("timestamp"))
 
 
 def _cloudwatch(line: str) -> Unwrapped:
@@ -169,14 +320,46 @@ WRAPPERS: tuple[LineWrapper, ...] = (
     LineWrapper(
         "gcp-logging",
         _gcp,
-        "Google Cloud Logging entries (Cloud Run, GKE exports): textPayload, or jsonPayload as JSON",
+        "Google Cloud Logging entries, one per line (Cloud Run, GKE exports; gcloud's JSON through jq -c): "
+        "textPayload, or jsonPayload as JSON",
         "https://cloud.google.com/logging/docs/reference/v2/rest/v2/LogEntry",
+        _gcp_time,
     ),
     LineWrapper(
         "cloudwatch-json",
         _cloudwatch,
         'AWS CloudWatch Logs events: {"timestamp": <ms>, "message": "<line>", "ingestionTime": ..., ...}',
         "CloudWatch Logs API FilteredLogEvent / OutputLogEvent",
+    ),
+    LineWrapper(
+        "loki-logcli",
+        _loki,
+        'Grafana Loki logcli query --output=jsonl: {"labels": {...}, "line": "<line>", "timestamp": "..."} '
+        "(newest first by default)",
+        "grafana/loki pkg/logcli/output/jsonl.go; grafana.com/docs/loki/latest/query/logcli/",
+        _loki_time,
+    ),
+    LineWrapper(
+        "filebeat-ecs",
+        _filebeat,
+        'Filebeat file/console output (ECS): {"@timestamp": ..., "message": "<line>", "log": {...}, ...}; a '
+        "record whose own fields were decoded beside the message is left as it is",
+        "elastic.co Filebeat reference, console output and exported fields; ECS base fields",
+    ),
+    LineWrapper(
+        "datadog-archive",
+        _datadog_archive,
+        'Datadog log archives (NDJSON): {"_id": ..., "date": ..., "message": "<line>", "attributes": {...}}; '
+        "a message Datadog parsed from JSON comes back with its attributes as one JSON line",
+        "https://docs.datadoghq.com/logs/log_configuration/archives/ (Format of the archives)",
+        _datadog_time,
+    ),
+    LineWrapper(
+        "fluent-bit",
+        _fluent_bit,
+        "Fluent Bit records without a stream key: file output 'tag: [time, {\"log\": \"<line>\"}]', plain or "
+        'json_lines {"date": ..., "log": "<line>"} (tail input\'s log key)',
+        "https://docs.fluentbit.io/manual/data-pipeline/outputs/file",
     ),
     LineWrapper(
         "cri",
@@ -247,6 +430,18 @@ def _one_layer(lines: list[str]) -> LineWrapper | None:
         if sum(wrapper.unwrap(x) is not None for x in lines) * 2 >= len(lines):
             return wrapper
     return None
+
+
+def newest_first(head: str, wrappers: tuple[LineWrapper, ...]) -> bool:
+    """True when the outermost layer's records on the head run newest first (more of its consecutive times
+    fall than rise): ``logcli query`` without ``--forward``, ``gcloud logging read`` without
+    ``--order=asc``. Such a file is read in reverse."""
+    if not wrappers or wrappers[0].time is None:
+        return False
+    times = [t for t in map(wrappers[0].time, _sample(head)) if t is not None]
+    falls = sum(b < a for a, b in zip(times, times[1:], strict=False))
+    rises = sum(b > a for a, b in zip(times, times[1:], strict=False))
+    return falls > rises
 
 
 def detect_wrappers(head: str) -> tuple[LineWrapper, ...]:
