@@ -357,7 +357,7 @@ WRAPPERS: tuple[LineWrapper, ...] = (
     LineWrapper(
         "fluent-bit",
         _fluent_bit,
-        "Fluent Bit records without a stream key: file output 'tag: [time, {\"log\": \"<line>\"}]', plain or "
+        'Fluent Bit records without a stream key: file output \'tag: [time, {"log": "<line>"}]\', plain or '
         'json_lines {"date": ..., "log": "<line>"} (tail input\'s log key)',
         "https://docs.fluentbit.io/manual/data-pipeline/outputs/file",
     ),

@@ -114,8 +114,8 @@ def aws():
         "livekit-log-metrics-json",
         "filter-log-events.json",
         json.dumps(doc, indent=4, ensure_ascii=False) + "\n",
-        "Item 1 of issue 20's audit: `aws logs filter-log-events --output json` ({\"events\": [FilteredLogEvent], "
-        "\"searchedLogStreams\": ...}, docs.aws.amazon.com CloudWatch Logs API FilterLogEvents) of an ECS task "
+        'Item 1 of issue 20\'s audit: `aws logs filter-log-events --output json` ({"events": [FilteredLogEvent], '
+        '"searchedLogStreams": ...}, docs.aws.amazon.com CloudWatch Logs API FilterLogEvents) of an ECS task '
         "whose stdout carried livekit-agents 1.8.9's JsonFormatter lines (each line one event's message).",
     )
 
@@ -127,7 +127,10 @@ def filebeat():
         event = {
             "@timestamp": _iso(_loguru_time(line) + 0.412, 3),
             "@metadata": {"beat": "filebeat", "type": "_doc", "version": "8.17.0"},
-            "log": {"offset": offset, "file": {"path": "/var/log/bot/bot.log", "device_id": "66306", "inode": "2097187"}},
+            "log": {
+                "offset": offset,
+                "file": {"path": "/var/log/bot/bot.log", "device_id": "66306", "inode": "2097187"},
+            },
             "message": line,
             "input": {"type": "filestream"},
             "ecs": {"version": "8.0.0"},
