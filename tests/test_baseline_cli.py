@@ -77,7 +77,7 @@ def test_too_few_turns_for_p95_is_not_comparable_unless_asked(tmp_path: Path) ->
     new = recorder_report(tmp_path / "new.json", rng.lognormal(np.log(400), 0.3, 12))
     result = runner.invoke(app, ["compare", str(base), str(new)], env={"COLUMNS": "300"})
     assert result.exit_code == 4
-    assert "a p95 of 12 turns rests on the 1 most extreme turn; gating needs 100 turns" in result.output
+    assert "a p95 of 12 turns rests on the slowest turn; gating needs 100 turns" in result.output
     assert runner.invoke(app, ["compare", str(base), str(new), "--allow-few-turns"]).exit_code == 0
 
 

@@ -218,8 +218,14 @@ def test_json_report_has_the_keys_of_run_format_json(pytester: pytest.Pytester) 
     assert doc["measured"]["schema"] == "voicebudget-turns"
     assert [s["name"] for s in doc["measured"]["sets"]] == ["test_agent.py::test_fast", "test_agent.py::test_slow"]
     assert len(doc["measured"]["sets"][1]["turns"]["total_ms"]) == doc["variants"][1]["n_turns"]
-    # no server, no scenario file, no api prices, no modelled wafer stages in a measured test
-    simulated_keys = set(run_doc["variants"][0]) - {"server_side", "description", "cost_per_turn_usd", "wafer_paths"}
+    # no server, no scenario file, no api prices, no modelled (wafer, gpu) stages in a measured test
+    simulated_keys = set(run_doc["variants"][0]) - {
+        "server_side",
+        "description",
+        "cost_per_turn_usd",
+        "wafer_paths",
+        "concurrency",
+    }
     for variant in doc["variants"]:
         assert set(variant) - {"budget"} == simulated_keys
         assert set(variant["total"]) == set(run_doc["variants"][0]["total"])
@@ -415,3 +421,24 @@ def test_anyio_tests_run_on_asyncio_unless_the_user_asks_for_trio(pytester: pyte
     pytester.makeini("[pytest]\nvoicebudget_anyio_backend = curio\n")
     result = run(pytester)
     result.stderr.fnmatch_lines(["*voicebudget_anyio_backend: expected 'asyncio' or 'all', got 'curio'*"])
+
+
+def test_a_p95_of_ten_turns_is_called_the_slowest_turn(pytester: pytest.Pytester) -> None:
+    # issue 25 item 7: a "p95" over 10 turns is the slowest turn's neighbourhood; the verdict says how many
+    # turns and that a p95 needs about 60 for the slowest 3 to inform it (the rule of voicebudget._tail)
+    pytester.makepyfile(test_agent=EXACT_TURNS)
+    result = run(pytester)
+    few = (
+        "  warning: a p95 of 10 turns rests on the slowest turn; a p95 needs about 60 turns for the slowest 3 "
+        "to inform it"
+    )
+    result.stdout.fnmatch_lines(["voice budget exceeded: p95 735.5 ms > 600.0 ms;*", "  10 turns measured*", few])
+    result.stdout.fnmatch_lines(
+        [
+            "*= voice budget =*",
+            "passed test_agent.py::test_fast: *(10 turns)",
+            few,
+            "FAILED test_agent.py::test_slow: *(10 turns)",
+            few,
+        ]
+    )

@@ -315,3 +315,20 @@ def test_fit_on_lower_bound_turns_says_it_is_optimistic() -> None:
     table = read_trace(DATA / "cases" / "livekit-console-tool-turn" / "agent-console.log")
     result = fit([table])
     assert any("1 of 3 turns gives only a lower bound" in w and "llm_tool_call, tool" in w for w in result.warnings)
+
+
+def test_check_warns_when_the_turns_are_too_few_for_the_percentile() -> None:
+    # issue 25 item 7: 20 LiveKit turns; a p95 needs about 60 for the slowest 3 to inform it, a p50 6
+    from typer.testing import CliRunner
+
+    from voicebudget.cli import app
+
+    trace = Path(__file__).parent / "data" / "traces" / "livekit-metrics.jsonl"
+    res = CliRunner().invoke(app, ["check", str(trace)])
+    assert "of 20 turns within" in res.stdout
+    assert res.stderr.strip() == (
+        "warning: a p95 of 20 turns rests on the slowest turn; a p95 needs about 60 turns for the slowest 3 to "
+        "inform it"
+    )
+    median = CliRunner().invoke(app, ["check", str(trace), "--percentile", "50"])
+    assert "warning" not in median.stderr

@@ -31,6 +31,7 @@ import numpy as np
 from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError, param
 from voicebudget._measured import TurnSet
+from voicebudget._tail import rests_on, turns_needed
 from voicebudget._text import count
 from voicebudget.baseline._bootstrap import (
     METHODS,
@@ -375,9 +376,9 @@ def _prefix(name: str, n_sets: int) -> str:
 
 
 def needed_turns(q: float) -> int:
-    """Turns a percentile needs to be gated on: :data:`MIN_TAIL_TURNS` beyond it on its far side."""
-    far = min(q, 100.0 - q) / 100.0
-    return math.inf if far <= 0 else math.ceil(MIN_TAIL_TURNS / far - 1e-9)  # type: ignore[return-value]
+    """Turns a percentile needs to be gated on: :data:`MIN_TAIL_TURNS` beyond it on its far side (the rule
+    of :func:`voicebudget._tail.turns_needed`, which ``check`` and the pytest plugin warn by)."""
+    return turns_needed(q, MIN_TAIL_TURNS)
 
 
 def compare_sets(
@@ -557,11 +558,7 @@ def _verdict(iv: DiffInterval, t: float) -> Verdict:
 
 
 def _few_words(q: float, n: int) -> str:
-    beyond = n * min(q, 100 - q) / 100
-    return (
-        f"a p{q:g} of {count(n, 'turn')} rests on the {max(1, math.ceil(beyond))} most extreme "
-        f"turn{'s' if math.ceil(beyond) > 1 else ''}; gating needs {needed_turns(q)} turns ({MIN_TAIL_TURNS} beyond it)"
-    )
+    return f"{rests_on(q, n)}; gating needs {needed_turns(q)} turns ({MIN_TAIL_TURNS} beyond it)"
 
 
 def _few_row(

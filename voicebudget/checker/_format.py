@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from voicebudget._report import Report, StageReport
+from voicebudget._tail import few_turns_warning
 from voicebudget._text import count
 
 __all__ = ["breakdown", "summary_line"]
@@ -76,13 +77,17 @@ def breakdown(report: Report) -> str:
     driver = report.tail_driver
     if driver is not None:
         lines.append(f"  tail driver: {driver.name} ({driver.tail_ms:.1f} ms, {driver.tail_share:.1%} of the tail)")
+    few = few_turns_warning(report.budget.percentile, report.n_turns)
+    if few is not None:
+        lines.append(f"  warning: {few}")
     for t in getattr(report, "excluded", ()):
         lines.append(f"  left out: {t}")
     return "\n".join(lines)
 
 
 def summary_line(report: Report) -> str:
-    """One line for the terminal summary: verdict, figures, tail driver, turn count."""
+    """One line for the terminal summary: verdict, figures, tail driver, turn count; a second line warns
+    when the turns are too few for the percentile (:func:`voicebudget._tail.few_turns_warning`)."""
     verdict = "passed" if report.passed else "FAILED"
     left_out = len(getattr(report, "excluded", ()))
     extra = f", {left_out} left out" if left_out else ""
@@ -94,4 +99,5 @@ def summary_line(report: Report) -> str:
     over = [s.name for s in report.stages if s.over_allocation]
     if over:
         line += f"; over allocation: {', '.join(over)}"
-    return line + f" ({count(report.n_turns, 'turn')}{extra})"
+    few = few_turns_warning(report.budget.percentile, report.n_turns)
+    return line + f" ({count(report.n_turns, 'turn')}{extra})" + (f"\n  warning: {few}" if few else "")

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from voicebudget._tail import few_turns_warning
 from voicebudget.cli import _audio
 from voicebudget.cli._ci import emit_github, emit_junit
 from voicebudget.cli._options import BudgetOpt, CheckFormat, ForceOpt, PercentileOpt, TableOrJson
@@ -143,6 +144,9 @@ def check_cmd(
 
             summary = report_markdown(result.report, result.name) if result.report is not None else ""
             emit_github([check_suite(result)], summary, "check")
+        report = result.report  # JSON and JUnit give n_turns; the table's reader gets the warning
+        if report is not None and (few := few_turns_warning(report.budget.percentile, report.n_turns)):
+            warn(few)
     raise typer.Exit(EXIT_OK if result.passed else EXIT_OVER_BUDGET)
 
 
