@@ -41,6 +41,11 @@ COMMANDS: dict[str, tuple[str, str, list[str]]] = {
         ],
     ),
     "compare": ("voicebudget.baseline", "compare_files", ["{tmp}/base.json", "{tmp}/new.json"]),
+    "guard-report": (
+        "voicebudget.checker._fillers",
+        "guard_report_file",
+        [str(ROOT / "scenarios" / "webrtc-cascade.toml")],
+    ),
 }
 
 

@@ -57,6 +57,22 @@ COMMANDS = [
     ["check", str(TRACES / "otel-livekit-broken.jsonl")],
     ["run", str(ROOT / "scenarios" / "telephony-pstn.toml"), "-n", "5000"],
     ["infer", "-m", "llama-3.3-70b", "-H", "h100-sxm", "--chips", "2", "--precision", "fp8", "--request-rate", "5"],
+    [
+        "guard-report",
+        str(ROOT / "scenarios" / "webrtc-cascade.toml"),
+        "--variant",
+        "wafer-scale-llm",
+        "-n",
+        "2000",
+        "--guard-turns",
+        "2000",
+        "-p",
+        "p-fit:0.5",
+        "-p",
+        "timeout:300",
+        "-p",
+        "median:budget@framework",
+    ],
 ]
 
 

@@ -16,6 +16,16 @@ if TYPE_CHECKING:
         ExcludedTurn as ExcludedTurn,
         RecorderReport as RecorderReport,
     )
+    from voicebudget.checker._fillers import (
+        FillerPolicy as FillerPolicy,
+        FillerReport as FillerReport,
+        FillerResult as FillerResult,
+        GuardPolicy as GuardPolicy,
+        MedianPolicy as MedianPolicy,
+        TimeoutPolicy as TimeoutPolicy,
+        evaluate_fillers as evaluate_fillers,
+        guard_report as guard_report,
+    )
     from voicebudget.checker._guard import (
         BudgetGuard as BudgetGuard,
         GuardDecision as GuardDecision,
@@ -35,6 +45,16 @@ if TYPE_CHECKING:
 # Module -> the public names it defines, imported on first use (PEP 562).
 _PUBLIC: dict[str, tuple[str, ...]] = {
     "voicebudget.checker._analysis": ("ExcludedTurn", "RecorderReport"),
+    "voicebudget.checker._fillers": (
+        "FillerPolicy",
+        "FillerReport",
+        "FillerResult",
+        "GuardPolicy",
+        "MedianPolicy",
+        "TimeoutPolicy",
+        "evaluate_fillers",
+        "guard_report",
+    ),
     "voicebudget.checker._guard": ("BudgetGuard", "GuardDecision", "GuardedTurn"),
     "voicebudget.checker._recorder": (
         "AUDIO_SENT",

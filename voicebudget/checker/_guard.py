@@ -47,7 +47,7 @@ from voicebudget.checker._recorder import Turn, TurnRecorder, instant_ns
 if TYPE_CHECKING:
     from voicebudget._scenario import Scenario
 
-__all__ = ["BudgetGuard", "GuardDecision", "GuardedTurn"]
+__all__ = ["BudgetGuard", "GuardDecision", "GuardedTurn", "simulated_rows"]
 
 FloatArray = NDArray[np.float64]
 Clock = Callable[[], int]
@@ -198,26 +198,9 @@ class BudgetGuard:
         :raises ValueError: stages that run in parallel (``commit = "vad"``: endpointing and asr; an
             ``all_of``, ``k_of_n`` or ``race``) are not one phase of ``phases``.
         """
-        from voicebudget._algebra import evaluate
-        from voicebudget._memory import check_memory
-        from voicebudget._simulate import resolve_seed
-        from voicebudget._voice_turn import VoiceTurn
-
-        pipelines = scenario.pipelines()
-        if variant not in pipelines:
-            raise KeyError(f"no variant {variant!r}; variants: {list(pipelines)}")
-        if samples < 1:
-            raise ValueError(f"samples must be >= 1, got {samples}")
-        pipeline = pipelines[variant]
-        tree = pipeline.to_tree() if isinstance(pipeline, VoiceTurn) else pipeline
-        _check_parallel_phases(tree, options.get("phases") or {})
-        seed_int = resolve_seed(seed)
-
-        def contributions(k: int) -> Any:
-            return evaluate(tree, k, seed_int).contributions(np.arange(k))
-
-        check_memory(samples, contributions)
-        return cls(budget or scenario.budget, contributions(samples), **options)
+        _check_parallel_phases(variant_tree(scenario, variant), options.get("phases") or {})
+        rows = simulated_rows(scenario, variant=variant, samples=samples, seed=seed)
+        return cls(budget or scenario.budget, rows, **options)
 
     @classmethod
     def from_recorder(
@@ -317,6 +300,19 @@ class BudgetGuard:
         tail = self._level(thr, rs[last:] - thr)  # excess over the threshold + later stages
         return grid, levels, tail
 
+    def _p_fit_many(self, k: int, elapsed_ms: FloatArray, in_stage_ms: FloatArray) -> FloatArray:
+        """:meth:`decide`'s ``p_fit`` in stage ``k`` at many instants at once (``float64[m]`` each; the same
+        grid level and thinned rank as :meth:`decide`, no checks): what ``voicebudget guard-report`` asks."""
+        grid, levels, tail = self._tables[k]
+        j = np.searchsorted(np.asarray(grid), in_stage_ms, side="left")  # smallest grid value >= in_stage
+        out = np.empty(in_stage_ms.shape)
+        for u in np.unique(j):
+            at = j == u
+            level, shift = (levels[u], in_stage_ms[at]) if u < len(levels) else (tail, 0.0)
+            pos = level.sums.searchsorted(self._total_ms - elapsed_ms[at] + shift, "right")
+            out[at] = np.where(pos > 0, level.counts[np.maximum(pos - 1, 0)], 0) / level.size
+        return out
+
     def _level(self, at_ms: float, sums: FloatArray) -> _Level:
         sums = np.sort(sums)
         m = sums.size
@@ -377,6 +373,64 @@ class BudgetGuard:
     def __repr__(self) -> str:
         turns = count(self.n_turns, "turn")
         return f"<BudgetGuard {self.budget.label} <= {self.budget.total_ms:g} ms: {turns}, {self._names}>"
+
+
+def variant_tree(scenario: Scenario, variant: str) -> Any:
+    """The stage tree of a scenario's variant (a voice turn as its tree).
+
+    :raises KeyError: no such variant (the message lists them).
+    """
+    from voicebudget._voice_turn import VoiceTurn
+
+    pipelines = scenario.pipelines()
+    if variant not in pipelines:
+        raise KeyError(f"no variant {variant!r}; variants: {list(pipelines)}")
+    pipeline = pipelines[variant]
+    return pipeline.to_tree() if isinstance(pipeline, VoiceTurn) else pipeline
+
+
+def parallel_phases(tree: Any) -> dict[str, list[str]]:
+    """One phase per outermost parallel node (``all_of``, ``k_of_n``, ``race``) of a stage tree: its stages,
+    which a live turn cannot tell apart while they run (what :func:`_check_parallel_phases` asks for). The
+    endpointing wait and ASR finalisation are the phase ``commit``, as the LiveKit hook names it; another
+    parallel node's phase is named after the node."""
+    from voicebudget._algebra import AllOf, KOfN, Race, leaves, walk
+
+    phases: dict[str, list[str]] = {}
+    for path, node in walk(tree):
+        if not isinstance(node, AllOf | KOfN | Race):
+            continue
+        names = list(leaves(node, path[-1] if path else "total"))
+        if any(n in phase for phase in phases.values() for n in names):
+            continue  # inside a parallel node already merged
+        phases["commit" if set(names) == {"endpointing", "asr"} else (path[-1] if path else "parallel")] = names
+    return phases
+
+
+def simulated_rows(
+    scenario: Scenario, *, variant: str = "baseline", samples: int, seed: int | np.random.Generator | None
+) -> dict[str, FloatArray]:
+    """Each stage's critical-path time per simulated turn of a scenario's variant (stage -> ``float64[samples]``
+    ms, pipeline order; a row sums to the turn's voice-to-voice latency).
+
+    :raises KeyError: no such variant (the message lists them).
+    :raises ValueError: ``samples < 1``.
+    """
+    from voicebudget._algebra import evaluate
+    from voicebudget._memory import check_memory
+    from voicebudget._simulate import resolve_seed
+
+    if samples < 1:
+        raise ValueError(f"samples must be >= 1, got {samples}")
+    tree = variant_tree(scenario, variant)
+    seed_int = resolve_seed(seed)
+
+    def contributions(k: int) -> Any:
+        return evaluate(tree, k, seed_int).contributions(np.arange(k))
+
+    check_memory(samples, contributions)
+    rows: dict[str, FloatArray] = contributions(samples)
+    return rows
 
 
 class GuardedTurn:

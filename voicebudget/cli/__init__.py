@@ -26,7 +26,7 @@ import typing
 
 import typer
 
-from voicebudget.cli import _audio, _baseline, _capacity, _councils, _inference, _run, _traces
+from voicebudget.cli import _audio, _baseline, _capacity, _councils, _fillers, _inference, _run, _traces
 from voicebudget.cli._guard import (
     EXITS,
     TRACEBACK_ENV,
@@ -77,6 +77,7 @@ COMMANDS: dict[str, Command] = {
     "check": _traces.check_cmd,
     "fit": _traces.fit_cmd,
     "endpointing": _audio.endpointing_cmd,
+    "guard-report": _fillers.guard_report_cmd,
     "council": _councils.council_cmd,
     "council-fit": _councils.council_fit_cmd,
     "tune": _councils.tune_cmd,
