@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -25,7 +26,12 @@ N_TURNS = 300
 FRAMES_PER_TURN = 20
 
 
-def observer_loop() -> Any:
+def observer_loop(make: Callable[[], Any] | None = None) -> Any:
+    """The observer fed N_TURNS turns of frames (and the same loop with an empty callback).
+
+    :param make: builds the observer (default ``BudgetObserver()``); benchmarks/bench_telemetry.py gives
+        one with telemetry attached.
+    """
     from loguru import logger
     from pipecat.clocks.system_clock import SystemClock
     from pipecat.frames.frames import (
@@ -84,7 +90,7 @@ def observer_loop() -> Any:
                 await nothing(event)
 
     def loop(n: int) -> None:
-        observer = BudgetObserver()
+        observer = BudgetObserver() if make is None else make()
         asyncio.run(run(observer))
         assert len(observer.recorder.turns) == N_TURNS
 

@@ -157,7 +157,37 @@ def councils_pins() -> list[str]:
     ]
 
 
-PINS: dict[str, Callable[[], list[str]]] = {"capacity.md": capacity_pins, "councils.md": councils_pins}
+def telemetry_pins() -> list[str]:
+    doc = run_json(
+        "guard-report scenarios/webrtc-cascade.toml --variant wafer-scale-llm --filler-ms 100 -p p-fit -p p-fit:0.2 "
+        "-p timeout:1000 -p timeout:300 -p median -p median:budget -f json"
+    )
+    by = {p["policy"]: p for p in doc["policies"]}
+    fit, q20, t300, budget_left = by["p-fit"], by["p-fit:0.2"], by["timeout:300"], by["median:budget"]
+    assert fit["fired"] == 1.0
+    assert fit["fire_p50_ms"] == 0.0  # "at the end of speech on every turn"
+    assert fit["still_over"] == 0.0  # "no late turn is left"
+    assert by["timeout:1000"]["fired"] == by["median:1500"]["fired"] == 0.0  # "never fires"
+
+    def pct(x: float) -> str:
+        return f"{x:.1%}"
+
+    return [
+        f"On this variant {pct(doc['over'])} of the replies are late",
+        f"but {pct(fit['wasted'])} of the turns get a filler they did not need",
+        f"it fires on {pct(q20['fired'])} of the turns, {pct(q20['wasted'])} wasted, and leaves "
+        f"{pct(q20['still_over'])} over",
+        f"at 300 ms it fires on {pct(t300['fired'])}",
+        f"fire on {pct(budget_left['fired'])} of the turns, {pct(budget_left['wasted'])} wasted, and leave "
+        f"{pct(budget_left['still_over'])} over",
+    ]
+
+
+PINS: dict[str, Callable[[], list[str]]] = {
+    "capacity.md": capacity_pins,
+    "councils.md": councils_pins,
+    "telemetry.md": telemetry_pins,
+}
 
 
 @pytest.mark.parametrize("page", sorted(PINS))

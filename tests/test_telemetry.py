@@ -312,3 +312,57 @@ def test_a_guard_policy_wrapped_by_telemetry_reports_the_decision_it_acted_on() 
 def test_warning_ms_must_be_a_finite_positive_number() -> None:
     with pytest.raises(ValueError, match=r"warning_ms must be a finite number > 0 ms, got -1"):
         Telemetry(warning_ms=-1.0)
+
+
+def test_docs_list_every_name_and_attribute_the_sinks_send() -> None:
+    import re
+    from pathlib import Path
+
+    prometheus_client = pytest.importorskip("prometheus_client")
+    from voicebudget import PrometheusMetrics
+
+    doc = (Path(__file__).parent.parent / "docs" / "telemetry.md").read_text(encoding="utf-8")
+    otel = Otel()
+    registry = prometheus_client.CollectorRegistry()
+    clock = FakeClock()
+    recorder = TurnRecorder("agent", clock=clock)
+    budget = Budget(total_ms=800, stages={"llm": 500})
+    telemetry = Telemetry(
+        budget,
+        meter_provider=otel.meter_provider,
+        tracer_provider=otel.tracer_provider,
+        logger_provider=otel.logger_provider,
+        warning_ms=350.0,
+    )
+    telemetry.attach(recorder)
+    PrometheusMetrics(budget, registry=registry).attach(recorder)
+    recorded(clock, recorder)
+    with recorder.turn(call="c") as turn:
+        turn.mark("speech_end")
+        turn.mark("first_audio", at_ms=100.0)
+    recorder.turn().end(ValueError("x"))
+    from voicebudget import GuardDecision
+
+    telemetry.record_decision(GuardDecision("llm", 700.0, 200.0, 100.0, 500.0, -400.0, 0.1, False, 80))
+
+    names: set[str] = set()
+    data = otel.reader.get_metrics_data()
+    for rm in data.resource_metrics:
+        for sm in rm.scope_metrics:
+            for m in sm.metrics:
+                names.add(m.name)
+                names.add(m.unit)
+                names.update(k for p in m.data.data_points for k in p.attributes)
+    for span in otel.spans.get_finished_spans():
+        names.update(re.sub(r"^voicebudget\.stage\.[^.]+\.", "voicebudget.stage.<stage>.", k) for k in span.attributes)
+        names.update(e.name for e in span.events)
+    for record in otel.logs.get_finished_logs():
+        names.add(record.log_record.event_name)
+        names.update(record.log_record.attributes)
+    for family in registry.collect():
+        names.add(family.name if family.type != "counter" else family.name + "_total")
+        names.update(k for s in family.samples for k in s.labels if k != "le")
+    missing = sorted(n for n in names if f"`{n}`" not in doc)
+    assert not missing, f"docs/telemetry.md does not list {missing}"
+    assert "voicebudget.stage.<stage>.duration" in names
+    assert "voicebudget.event.p_fit" in names
