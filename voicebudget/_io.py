@@ -9,6 +9,10 @@ the council loader, the tuner and the trace readers share one set of rules:
   ``\\r`` is dropped), never on U+2028 or form feeds as :meth:`str.splitlines` would;
 - **JSON**: nesting deeper than :data:`MAX_NESTING` and integers longer than Python's 4,300-digit
   conversion limit are input errors naming the file and line, not ``RecursionError``/``ValueError``;
+- **numbers**: an integer beyond the float range (over ~1.8e308, e.g. 310 digits) reads as ``inf`` (or
+  ``-inf``) in JSON, YAML and TOML alike, as ``1e400`` already does: later checks then see one kind of
+  too-large number (a field's "finite number" check, a trace reader's "not finite" flag), and no
+  conversion to float further in can overflow (:func:`finite_int`);
 - **YAML**: a safe loader where a key given twice is an error, merge keys (``<<``) work, a key must be
   a scalar, and alias expansion is counted on the node graph before anything is built, so a
   billion-laughs document of a few hundred bytes is refused at once (:data:`MAX_YAML_ALIAS_NODES`);
@@ -26,6 +30,7 @@ from __future__ import annotations
 import csv
 import errno
 import io
+import math
 import os
 import re
 import signal
@@ -58,6 +63,7 @@ __all__ = [
     "read_document",
     "check_target",
     "csv_rows",
+    "finite_int",
     "read_text",
     "reference_context",
     "write_atomic",
@@ -78,6 +84,36 @@ MAX_YAML_ALIAS_NODES = 100_000
 """Most nodes that YAML aliases may add when expanded (a billion-laughs document adds 10^8 and more)."""
 
 _BOM = "\ufeff"
+_FLOAT_MAX = 1.7976931348623157e308
+_LONG_INT = re.compile(r"\d{309}")  # the shortest integer beyond the float range has 309 digits
+_LONG_TOML_INT = re.compile(r"[0-9A-Fa-f_]{256}")  # ... and 257 in hexadecimal (TOML: 0x, 0o, 0b, 1_000)
+
+
+def finite_int(value: int) -> int | float:
+    """``value``, or ``inf``/``-inf`` when it is beyond the float range (what ``float(value)`` would
+    round it to, had it not raised ``OverflowError``)."""
+    if -_FLOAT_MAX <= value <= _FLOAT_MAX:
+        return value
+    return math.inf if value > 0 else -math.inf
+
+
+def _json_int(text: str) -> int | float:
+    return finite_int(int(text))
+
+
+def _finite_ints(doc: Any) -> Any:
+    """``doc`` (a parsed TOML document) with every integer beyond the float range as ``inf``/``-inf``."""
+    if isinstance(doc, bool):
+        return doc
+    if isinstance(doc, int):
+        return finite_int(doc)
+    if isinstance(doc, dict):
+        return {k: _finite_ints(v) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [_finite_ints(v) for v in doc]
+    return doc
+
+
 _CHUNK = 1 << 20
 
 
@@ -334,10 +370,11 @@ def parse_json(text: str, *, origin: str, line: int | None = None, allow_nan: bo
         raise ScenarioError(f"JSON nested deeper than {MAX_NESTING} levels; refused", origin=origin, field=where)
     import json
 
+    parse_int = _json_int if _LONG_INT.search(text) else None
     try:
         if allow_nan:
-            return json.loads(text)
-        return json.loads(text, parse_constant=_refuse_constant)
+            return json.loads(text, parse_int=parse_int)
+        return json.loads(text, parse_constant=_refuse_constant, parse_int=parse_int)
     except json.JSONDecodeError as exc:
         field = where or f"line {exc.lineno}"
         raise ScenarioError(f"cannot parse JSON: {exc.msg} (column {exc.colno})", origin=origin, field=field) from None
@@ -422,6 +459,13 @@ def _refuse_tag(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
 
 for _tag in _REFUSED_TAGS:
     _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | float:
+    return finite_int(loader.construct_yaml_int(node))
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 def _check_expansion(root: yaml.Node) -> None:
@@ -543,13 +587,14 @@ def load_toml(text: str, *, origin: str) -> dict[str, Any]:
     if text.count("[") + text.count("{") > MAX_NESTING and _toml_depth(text) > MAX_NESTING:
         raise ScenarioError(f"TOML nested deeper than {MAX_NESTING} levels; refused", origin=origin)
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"cannot parse TOML: {exc}", origin=origin) from None
     except RecursionError:
         raise ScenarioError(f"TOML nested deeper than {MAX_NESTING} levels; refused", origin=origin) from None
     except ValueError as exc:
         raise ScenarioError(f"cannot parse TOML: {_short(exc)}", origin=origin) from None
+    return _finite_ints(data) if _LONG_TOML_INT.search(text) else data
 
 
 def _toml_depth(text: str) -> int:

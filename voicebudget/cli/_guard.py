@@ -126,6 +126,7 @@ def crash_guard(command: Command, flags: Callable[[], OptionFlags] = dict) -> Co
     def guarded(*args: Any, **kwargs: Any) -> Any:
         try:
             with naming_options(flags), one_line_warnings():
+                _refuse_huge_numbers(kwargs, flags)
                 return command(*args, **kwargs)
         except PASS_THROUGH:
             raise
@@ -146,6 +147,20 @@ def crash_guard(command: Command, flags: Callable[[], OptionFlags] = dict) -> Co
             report_bug(exc)
 
     return guarded
+
+
+def _refuse_huge_numbers(kwargs: dict[str, Any], flags: Callable[[], OptionFlags]) -> None:
+    """Exit 2 naming the flag when an integer flag is beyond the float range (``-n 1000...0``, 310 digits):
+    files read such a number as ``inf`` (:func:`voicebudget._io.finite_int`); a flag cannot hold ``inf``,
+    so it is refused here, once for every command, before any work."""
+    from voicebudget._io import finite_int  # lazy: start-up (only when a command runs)
+
+    for name, value in kwargs.items():
+        values = value if isinstance(value, list | tuple) else [value]
+        for v in values:
+            if isinstance(v, int) and not isinstance(v, bool) and isinstance(finite_int(v), float):
+                spelled = "/".join(flags().get(name, ())) or name
+                fail(f"{spelled}: a {len(str(abs(v)))}-digit number is beyond the largest number read (~1.8e308)")
 
 
 def one_line_paragraphs(doc: str) -> str:

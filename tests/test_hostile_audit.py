@@ -1,0 +1,156 @@
+"""Hostile input, round 3, second pass (issue 22): what an audit of the first pass still found, each kind
+as the smallest input that showed it. The first pass's cases are in tests/test_hostile_inputs.py; the
+fuzzer of these kinds is tests/test_fuzz_kinds.py (small budget) and benchmarks/fuzz_kinds.py (large)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hfconfig_files import write_config
+from typer.testing import CliRunner
+
+import voicebudget as vb
+from voicebudget._io import load_toml, load_yaml, parse_json
+from voicebudget.cli import app
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parent.parent
+HUGE = 10**309  # the smallest power of ten beyond the float range: float(HUGE) raises OverflowError
+
+
+def cli(*args: str | Path) -> tuple[int, str]:
+    result = runner.invoke(app, [str(a) for a in args])
+    assert "Traceback" not in result.output
+    return result.exit_code, result.output
+
+
+def one_error_line(output: str) -> str:
+    """The output of a refused command: exactly one line, ``error: ...``."""
+    lines = output.strip().splitlines()
+    assert len(lines) == 1, output
+    assert lines[0].startswith("error: "), output
+    return lines[0]
+
+
+# --- 1. integers beyond the float range: read as inf, as 1e400 is, in every file format ---------------------
+
+
+@pytest.mark.parametrize(
+    "parse",
+    [
+        lambda text: parse_json(f'{{"a": [{text}]}}', origin="x.json")["a"][0],
+        lambda text: load_toml(f"a = [{text}]", origin="x.toml")["a"][0],
+        lambda text: load_yaml(f"a: [{text}]", origin="x.yaml")["a"][0],
+    ],
+    ids=["json", "toml", "yaml"],
+)
+def test_an_integer_beyond_the_float_range_reads_as_inf(parse: object) -> None:
+    assert parse(str(HUGE)) == float("inf")  # type: ignore[operator]
+    assert parse(str(-HUGE)) == float("-inf")  # type: ignore[operator]
+    assert parse(str(10**308)) == 10**308  # type: ignore[operator]  # within the range: the integer itself
+
+
+def test_hexadecimal_integers_beyond_the_float_range_read_as_inf() -> None:
+    big = "0x1" + "0" * 256  # 2^1024: 257 hex digits, no run of 309 decimal ones
+    assert load_toml(f"a = {big}", origin="x.toml")["a"] == float("inf")
+    assert load_yaml(f"a: {big}", origin="x.yaml")["a"] == float("inf")
+    assert load_toml(f"a = 0x{'f' * 255}", origin="x.toml")["a"] == 16**255 - 1  # within the range
+
+
+def test_a_livekit_duration_of_310_digits_is_flagged_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "lk.jsonl"
+    path.write_text(f'{{"type":"llm_metrics","ttft":{HUGE},"speech_id":"s"}}\n')  # exit 3: OverflowError
+    table = vb.read_trace(path)
+    assert ("ttft", "not a finite number") in {(a.field, a.reason) for a in table.anomalies}
+    for command in ("check", "fit"):
+        code, output = cli(command, path, *(["-o", tmp_path / "f.toml"] if command == "fit" else []))
+        assert code == 2, output
+        assert "not a finite number" in output
+
+
+def test_otlp_double_and_int_values_of_310_digits_are_flagged(tmp_path: Path) -> None:
+    span = {
+        "traceId": "t",
+        "spanId": "s0",
+        "name": "turn",
+        "startTimeUnixNano": "0",
+        "endTimeUnixNano": "5",
+        "attributes": [{"key": "turn.user_bot_latency_seconds", "value": {"doubleValue": HUGE}}],
+    }
+    for value in ({"doubleValue": HUGE}, {"intValue": HUGE}, {"intValue": str(HUGE)}):
+        span["attributes"][0]["value"] = value  # type: ignore[index]
+        path = tmp_path / "o.json"
+        path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))
+        table = vb.read_trace(path)
+        assert len(table.turns) == 1, value
+        assert table.turns[0].flagged, value
+        assert any("finite" in a.reason for a in table.anomalies), table.anomalies
+
+
+def test_a_chat_history_latency_of_310_digits_is_flagged(tmp_path: Path) -> None:
+    metrics = {"started_speaking_at": 103.5, "llm_node_ttft": 0.52, "tts_node_ttfb": 0.18, "e2e_latency": HUGE}
+    user = {"started_speaking_at": 100.0, "stopped_speaking_at": 102.0, "end_of_turn_delay": 0.6}
+    items = [
+        {"id": "u", "type": "message", "role": "user", "content": ["q"], "metrics": user},
+        {"id": "a", "type": "message", "role": "assistant", "content": ["a"], "metrics": metrics},
+    ]
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps({"items": items}))
+    table = vb.read_trace(path)
+    assert ("e2e_latency", "not a finite number") in {(a.field, a.reason) for a in table.anomalies}
+
+
+@pytest.mark.parametrize("key", ["num_hidden_layers", "hidden_size", "vocab_size", "num_local_experts"])
+def test_a_model_config_count_of_310_digits_exits_2_naming_it(tmp_path: Path, key: str) -> None:
+    cfg = {"num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, "intermediate_size": 14336}
+    cfg |= {"vocab_size": 128256, "num_experts_per_tok": 2, "num_local_experts": 8, key: HUGE}
+    path = write_config(tmp_path, "m", cfg)
+    code, output = cli("infer", "--model-config", path, "-H", "h100-sxm")
+    assert code == 2
+    assert one_error_line(output).startswith(f"error: {path}: {key}: ")
+
+
+@pytest.mark.parametrize("suffix", [".toml", ".yaml"])
+def test_samples_of_310_digits_in_a_scenario_exits_2_naming_it(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"s{suffix}"
+    if suffix == ".toml":
+        path.write_text(
+            f'name = "n"\nsamples = {HUGE}\n[pipeline]\nkind = "sequence"\n'
+            'stages.x = { kind = "fixed", value_ms = 1 }\n'
+        )
+    else:
+        path.write_text(
+            f"name: n\nsamples: {HUGE}\npipeline: {{kind: sequence, stages: {{x: {{kind: fixed, value_ms: 1}}}}}}\n"
+        )
+    code, output = cli("run", path)
+    assert code == 2
+    assert one_error_line(output) == f"error: {path}: samples: Input should be a finite number"
+
+
+def test_samples_of_310_digits_in_a_council_exits_2_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(
+        f'kind = "council"\nname = "c"\ntopology = "all"\nsamples = {HUGE}\n'
+        '[[members]]\nname = "a"\np = 0.8\nstage = { kind = "fixed", value_ms = 1 }\n'
+    )
+    code, output = cli("council", path)
+    assert code == 2
+    assert one_error_line(output) == f"error: {path}: samples: Input should be a finite number"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("run", "-n"),
+        ("council", ROOT / "councils" / "cascade-8b-70b.toml", "-n"),
+        ("capacity", ROOT / "scenarios" / "webrtc-cascade.toml", "-n"),
+        ("run", "--seed"),
+    ],
+)
+def test_an_integer_flag_of_310_digits_exits_2_naming_the_flag(args: tuple[str | Path, ...]) -> None:
+    code, output = cli(*args, str(HUGE))
+    assert code == 2
+    flag = "--samples/-n" if args[-1] == "-n" else "--seed"
+    assert one_error_line(output) == (f"error: {flag}: a 310-digit number is beyond the largest number read (~1.8e308)")
