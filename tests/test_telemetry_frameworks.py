@@ -180,5 +180,5 @@ def test_livekit_hook_reports_the_guards_first_miss_in_a_turn_as_a_guard_event()
     # slow turns' rest at p95, 1000 - 200 ms
     assert event.latency == pytest.approx(1.6, abs=0.05)
     assert len(otel.logs.get_finished_logs()) == 1
-    labels = {"agent": "voicebudget", "source": "guard", "level": "warning"}
+    labels = {"agent": "livekit", "source": "guard", "level": "warning"}  # the hook's recorder
     assert registry.get_sample_value("voicebudget_budget_events_total", labels) == 1

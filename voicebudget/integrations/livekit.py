@@ -176,8 +176,10 @@ class BudgetHook:
             decision = live.check()
             if not decision.fits and not told:  # the turn's first miss: a guard event
                 told = True
-                for sink in self.sinks:
-                    sink.record_decision(decision, budget=live.guard.budget)
+                for sink in self.sinks:  # named as the turns are (the recorder's name, unless the sink has one)
+                    sink.record_decision(
+                        decision, budget=live.guard.budget, agent_name=sink.agent_name or self.recorder.name
+                    )
             if live.acted:
                 break
             await asyncio.sleep(self.poll_s)

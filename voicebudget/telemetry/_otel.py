@@ -185,16 +185,22 @@ class Telemetry:
         return figures
 
     def record_decision(
-        self, decision: GuardDecision, *, budget: Budget | None = None, speech_id: str | None = None
+        self,
+        decision: GuardDecision,
+        *,
+        budget: Budget | None = None,
+        speech_id: str | None = None,
+        agent_name: str | None = None,
     ) -> BudgetEvent:
         """Send a guard decision that the turn will not fit as a ``guard`` event.
 
         :param budget: the guard's budget (default the telemetry's, else ``Budget()``).
         :param speech_id: the turn's name, when known.
+        :param agent_name: default the telemetry's ``agent_name``, else ``"voicebudget"``.
         :returns: the event.
         """
         event = decision_event(decision, self._budget(budget), speech_id)
-        self._emit(event, self.agent_name or SCOPE, None)
+        self._emit(event, agent_name or self.agent_name or SCOPE, None)
         return event
 
     def _budget(self, given: Budget | None) -> Budget:

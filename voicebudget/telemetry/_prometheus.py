@@ -126,14 +126,20 @@ class PrometheusMetrics:
         return figures
 
     def record_decision(
-        self, decision: GuardDecision, *, budget: Budget | None = None, speech_id: str | None = None
+        self,
+        decision: GuardDecision,
+        *,
+        budget: Budget | None = None,
+        speech_id: str | None = None,
+        agent_name: str | None = None,
     ) -> BudgetEvent:
         """Count a guard decision that the turn will not fit as a ``guard`` event.
 
+        :param agent_name: the ``agent`` label; default the metrics' ``agent_name``, else ``"voicebudget"``.
         :returns: the event.
         """
         event = decision_event(decision, self._budget(budget), speech_id)
-        self._count(event, self.agent_name or "voicebudget")
+        self._count(event, agent_name or self.agent_name or "voicebudget")
         return event
 
     def _count(self, event: BudgetEvent, agent: str) -> None:
