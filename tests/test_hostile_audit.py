@@ -154,3 +154,27 @@ def test_an_integer_flag_of_310_digits_exits_2_naming_the_flag(args: tuple[str |
     assert code == 2
     flag = "--samples/-n" if args[-1] == "-n" else "--seed"
     assert one_error_line(output) == (f"error: {flag}: a 310-digit number is beyond the largest number read (~1.8e308)")
+
+
+# --- 3. hardware figures far outside any chip: refused at load with the range, not inf ms -----------------
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("memory_bandwidth_bytes_per_s", "5e-324", "must be within 1e+08 to 1e+20 (the catalog spans 300 GB/s (l4)"),
+        ("bf16_flops_per_s", "1e-300", "must be within 1e+11 to 1e+21 (the catalog spans 121 TFLOP/s (l4)"),
+        ("memory_bandwidth_bytes_per_s", "864", "got 864"),  # 864 GB/s written without its unit
+    ],
+)
+def test_a_hardware_figure_outside_any_chip_is_refused(tmp_path: Path, field: str, value: str, message: str) -> None:
+    text = (ROOT / "docs" / "examples" / "l40s.toml").read_text()
+    lines = [f"{field} = {value}" if line.startswith(f"{field} ") else line for line in text.splitlines()]
+    path = tmp_path / "chip.toml"
+    path.write_text("\n".join(lines) + "\n")
+    for fmt in ("table", "json"):  # json exited 3 (inf is not JSON), the table printed "TTFT inf ms", exit 0
+        code, output = cli("infer", "--hardware-config", path, "-m", "llama-3.1-8b", "-f", fmt)
+        assert code == 2
+        line = one_error_line(output)
+        assert line.startswith(f"error: {path}: {field}: ")
+        assert message in line

@@ -95,8 +95,25 @@ class HostedPath(_Frozen):
         return self
 
 
+HARDWARE_RANGES: dict[str, tuple[float, float, str]] = {
+    "memory_bytes": (1e5, 1e15, "230 MB (groq-lpu) to 288 GB (mi355x)"),
+    "memory_bandwidth_bytes_per_s": (1e8, 1e20, "300 GB/s (l4) to 21 PB/s (wse-3)"),
+    "bf16_flops_per_s": (1e11, 1e21, "121 TFLOP/s (l4) to 125 PFLOP/s (wse-3)"),
+    "fp8_flops_per_s": (1e11, 1e21, "243 TFLOP/s (l4) to 5 PFLOP/s (mi355x)"),
+    "fp4_flops_per_s": (1e11, 1e21, "9 PFLOP/s (b200) to 15 PFLOP/s (gb300)"),
+    "scaleup_link_bytes_per_s": (1e6, 1e16, "32 GB/s (a100-pcie-80gb) to 900 GB/s (gb300)"),
+}
+"""A chip's figures that the model divides by -> (lowest, highest, what the catalog spans): at least
+1,000x beyond the catalog's own range either side (its entries cite their spec sheets; ``voicebudget
+hardware`` lists them). A figure outside is a typo or a unit slip (``864`` for 864 GB/s) that would give
+TTFTs of 10^16 ms or ``inf`` (5e-324 B/s), so a :class:`Hardware` refuses it."""
+
+
 class Hardware(_Frozen):
     """One accelerator chip (a GPU, a wafer, an LPU), per chip.
+
+    Its memory, bandwidth and FLOP/s figures must be within :data:`HARDWARE_RANGES` (1,000x beyond the
+    catalog's range either side).
 
     :param memory_kind: ``"hbm"`` for GPUs (weights streamed from HBM every step) or ``"sram"`` for
         chips that keep the weights on chip (wafer-scale, LPU).
@@ -148,6 +165,17 @@ class Hardware(_Frozen):
     price: ChipPrice | None = None
     hosted: HostedPath | None = None
     source: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _plausible_figures(self) -> Hardware:
+        for name, (low, high, spans) in HARDWARE_RANGES.items():
+            value = getattr(self, name)
+            if value is not None and not low <= value <= high:
+                raise ValueError(
+                    f"{name}: must be within {low:g} to {high:g} (the catalog spans {spans}; 1,000x beyond "
+                    f"either side), got {value:g}"
+                )
+        return self
 
     @model_validator(mode="after")
     def _sram_needs_timing(self) -> Hardware:
