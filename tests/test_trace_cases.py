@@ -9,8 +9,8 @@ A folder holds the trace (any name) and ``expected.json``:
   ``stages_ms`` (each listed stage), ``parts_ms``, ``framework_total_ms``, ``notes`` (a piece of each
   note the turn must carry), ``unknown_stages`` and ``lower_bound`` (the total leaves out stages the
   source does not time);
-- ``anomalies``: each must be found (``line``, ``field``, and a piece of its ``reason``); an empty list
-  means none at all;
+- ``anomalies``: each must be found (``line``, ``field``, a piece of its ``reason`` and, when given, the
+  ``turn`` it names); an empty list means none at all;
 - ``check``: ``included_totals_ms`` (sorted), ``tail_driver``, ``tail_part`` and ``lower_bound_turns`` of
   ``check``, or
   ``error``: a piece of the refusal when no turn is usable, or ``summary_only`` and ``passed`` for a
@@ -84,7 +84,13 @@ def test_case(folder: Path) -> None:
     if not want["anomalies"]:
         assert table.anomalies == ()
     for a in want["anomalies"]:
-        found = [x for x in table.anomalies if (x.line, x.field) == (a["line"], a["field"]) and a["reason"] in x.reason]
+        found = [
+            x
+            for x in table.anomalies
+            if (x.line, x.field) == (a["line"], a["field"])
+            and a["reason"] in x.reason
+            and x.turn == a.get("turn", x.turn)
+        ]
         assert found, (a, table.anomalies)
     expected_check = want["check"]
     if "error" in expected_check:

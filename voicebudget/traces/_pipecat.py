@@ -16,16 +16,19 @@ loguru layouts detected; ``--log-format`` gives another) and
   is flagged and has no total (never a total that silently leaves the endpointing wait out).
 - With a smart-turn analyzer (0.0.70+, and 1.x's default stop strategy) the VAD stop is not logged:
   ``End of Turn complete due to stop_secs. Silence in ms: X`` gives the end of speech exactly (X ms
-  before it), else the analyzer's first ``End of Turn result:`` (run at the VAD stop) minus
-  ``stop_secs``; in 0.0.x the transport's ``User stopped speaking`` that follows is the release.
+  before it), else the analyzer's last ``End of Turn result:`` before the release (the analysis runs at
+  each VAD stop) minus ``stop_secs``; in 0.0.x the transport's ``User stopped speaking`` that follows is
+  the release.
 - Per turn: ``endpointing`` = LLM request start (LLM TTFB line time - TTFB) - end of speech;
   ``llm_ttft`` = the LLM's TTFB, or its TTFAT (time to first *answer* token, logged since Aug 2026 as
   ``TTFAT: X s (Y s thinking)``) split into the parts ``ttfb`` and ``thinking``; ``first_phrase`` =
   ``text aggregation time``; ``tts_ttfb``; ``leading_silence`` from ``TTFA``; the total is the TTS TTFB
   line's time - end of speech (server side).
 - Pipecat's own user-to-bot latency (``UserBotLatencyLogObserver``, 0.0.70-0.0.108; the breakdown's
-  ``TOTAL`` line in 1.x) is read into
-  :attr:`TraceTurn.framework_total_ms`; a disagreement with the rebuilt total is listed as an anomaly.
+  ``TOTAL`` line in 1.x) is read into :attr:`TraceTurn.framework_total_ms` and compared with the rebuilt
+  total by :mod:`._pipecat_total`: the line's own time is Pipecat's end, so a larger figure is split into
+  an earlier start (``endpointing``) and a later end (``output``, unless the log shows the bot's audio),
+  and a smaller one is an anomaly on its turn naming the moment Pipecat measured from.
 - A turn whose LLM context ends with a non-user message (a user-idle re-prompt: the bot speaks with no
   user transcript) is flagged and left out.
 - Without any VAD line, the latency-breakdown events (``User turn: 0.825s``, ``<Service>#N: TTFB
@@ -37,9 +40,7 @@ loguru layouts detected; ``--log-format`` gives another) and
   ``llm_tool_call`` (first token -> call), ``tool`` (parts by function name), ``llm_2_ttft``.
 - The turn ends at the bot's first audio when the log shows it (the output transport's ``Bot started
   speaking``, a ``BotStartedSpeakingFrame`` of the ``DebugLogObserver``) more than
-  :data:`OUTPUT_HOP_MS` after the TTS first byte: the gap is the ``output`` stage. So does Pipecat's
-  own total (which ends at ``BotStartedSpeakingFrame``) when it exceeds the rebuilt one by more than
-  that: it is used, and a note on the turn says by how much.
+  :data:`OUTPUT_HOP_MS` after the TTS first byte: the gap is the ``output`` stage.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from voicebudget.traces._pipecat_rules import (
     classify,
     loguru_prefix,
 )
+from voicebudget.traces._pipecat_total import Moment, explain_total
 from voicebudget.traces._table import Anomaly, TraceTable, TraceTurn, TurnBuilder
 
 __all__ = ["DEFAULT_STOP_SECS", "looks_like_pipecat", "read_pipecat"]
@@ -66,12 +68,6 @@ __all__ = ["DEFAULT_STOP_SECS", "looks_like_pipecat", "read_pipecat"]
 TOTAL = "TTS first audio byte - actual end of speech (server-side voice-to-voice, from log timestamps)"
 TOTAL_BREAKDOWN = "user turn + LLM TTFB + text aggregation + TTS TTFB (Pipecat latency breakdown)"
 
-AGREE_BELOW_MS = 5.0
-"""Pipecat's own user-to-bot latency ends at ``BotStartedSpeakingFrame``, after the first TTS audio
-byte, so it may not fall below the rebuilt total by more than log rounding (5 ms)."""
-AGREE_ABOVE_MS = 250.0
-"""Pipecat's own total below the rebuilt one by more than :data:`AGREE_BELOW_MS` is matched against
-the rebuilt total measured from the VAD stop (pre-0.0.102 Pipecat): within this it is explained."""
 OUTPUT_HOP_MS = 20.0
 """Up to this gap between the TTS service's first audio byte and the bot's first audio (the output
 transport's ``Bot started speaking``, Pipecat's own ``BotStartedSpeakingFrame`` total) is the frame's
@@ -155,7 +151,9 @@ class _Turn:
     ttfat: tuple[float, float, float, int] | None = None  # (s, thinking s, ts, line)
     release: str | None = None  # the strategy that released the turn (Pipecat 1.x)
     context_role: tuple[str, int] | None = None
-    reported: tuple[float, int] | None = None  # Pipecat's own user-to-bot latency, s
+    reported: tuple[float, int, float | None] | None = None  # Pipecat's own user-to-bot latency: (s, line, ts)
+    anchor_at: tuple[float, int] | None = None  # the line t = 0 is read from: (ts, line)
+    release_at: tuple[float, int] | None = None  # the turn's release line: (ts, line)
     rule_set: str = "pipecat-0.0.x"
     passes: list[tuple[float, float | None, int]] = field(default_factory=list)  # LLM TTFBs: (s, ts, line)
     calls: list[tuple[str, str, float, int]] = field(default_factory=list)  # (event, function, ts, line)
@@ -250,15 +248,17 @@ class _Reader:
                 and cur.release is None
             ):
                 cur.release = "smart turn analyzer"  # 0.0.x logs this line when the analyzer ends the turn
+                cur.release_at = (ts, lineno)
                 return
             self.start(lineno, ts - self.stop_secs)
             assert self.current is not None
             self.current.rule_set = rule.rule_set
+            self.current.anchor_at = (ts, lineno)
             self.adopt_pending_stt()
         elif kind == "turn_release":
-            self.released(lineno, m.group("strategy"))
+            self.released(lineno, m.group("strategy"), ts)
         elif kind == "latency_total":
-            self.reported(lineno, float(m.group(1)))
+            self.reported(lineno, float(m.group(1)), ts)
         elif kind == "bot_started":
             self.bot_started(lineno, ts)
         elif kind in ("tool_started", "tool_call", "tool_result", "tool_event"):
@@ -346,8 +346,10 @@ class _Reader:
         self.log_stop_secs = value
 
     def smart_turn(self, lineno: int, ts: float, kind: str, m: re.Match[str]) -> None:
-        """Pipecat 0.0.x with a smart-turn analyzer: the VAD stop is not logged; the analyzer's first
-        result comes right after it, its silence timeout says how long ago speech ended."""
+        """Pipecat 0.0.x with a smart-turn analyzer: the VAD stop is not logged; the analyzer's result comes
+        right after it (the analysis runs at each VAD stop), its silence timeout says how long ago speech
+        ended. A second result before the turn's release is a later VAD stop: the user paused, went on, and
+        stopped again, so the turn is anchored there (as a second VAD stop line restarts a turn)."""
         cur = self.current
         open_turn = (
             cur is not None
@@ -365,15 +367,20 @@ class _Reader:
             assert cur is not None
             if math.isfinite(silence_ms) and 0.0 <= silence_ms <= self.absurd_ms:
                 cur.speech_end = ts - silence_ms / 1000.0
+                cur.anchor_at = (ts, lineno)
             else:
                 cur.builder.flag(lineno, "Silence in ms", silence_ms, "smart-turn silence out of range")
         elif not open_turn:
             self.start(lineno, ts - self.stop_secs)
             assert self.current is not None
             self.current.rule_set = "pipecat-0.0.x-smart-turn"
+            self.current.anchor_at = (ts, lineno)
             self.adopt_pending_stt()
+        else:
+            assert cur is not None
+            cur.speech_end, cur.anchor_at = ts - self.stop_secs, (ts, lineno)
 
-    def released(self, lineno: int, strategy: str) -> None:
+    def released(self, lineno: int, strategy: str, ts: float) -> None:
         cur = self.current
         if cur is None or cur.closed or "llm" in cur.values or cur.release is not None:
             self.start(lineno, None)
@@ -390,13 +397,14 @@ class _Reader:
             )
             return
         cur.release, cur.rule_set = strategy, "pipecat-1.x"
+        cur.release_at = (ts, lineno)
 
-    def reported(self, lineno: int, seconds: float) -> None:
+    def reported(self, lineno: int, seconds: float, ts: float) -> None:
         target = (
             self.current if self.current is not None and self.current.closed else (self.done[-1] if self.done else None)
         )
         if target is not None and target.reported is None:
-            target.reported = (seconds, lineno)
+            target.reported = (seconds, lineno, ts)
 
     def between_turns(self, lineno: int, ts: float, kind: str, m: re.Match[str]) -> None:
         """A service TTFB outside an open turn. An STT TTFB may land before the VAD stop line (the
@@ -440,7 +448,7 @@ class _Reader:
             return
         if rule.kind == "latency_total":
             if self.current is not None and self.current.reported is None and "from client" not in msg:
-                self.current.reported = (float(m.group(1)), lineno)
+                self.current.reported = (float(m.group(1)), lineno, None)
             return
         if rule.kind == "breakdown_user_turn":
             self.start(lineno, None)
@@ -559,6 +567,7 @@ class _Reader:
         total = None
         if tts is None and "output" in b.stages_ms and turn.speech_end is not None and turn.bot_started is not None:
             total = round((turn.bot_started[0] - turn.speech_end) * 1000.0, 3)
+            b.start_s, b.end_s = turn.speech_end, turn.bot_started[0]
         if (
             tts is not None
             and tts[1] is not None
@@ -632,48 +641,87 @@ class _Reader:
         if turn.reported is None:
             b.flag(turn.contributions[-1][3], "TOTAL", None, "contribution lines without their TOTAL line")
             return
-        seconds, line = turn.reported
+        seconds, line, _ = turn.reported
         b.framework_total_ms = seconds * 1000.0
         total = b.seconds(seconds, line=line, fld="TOTAL")
         b.close_with_residual(total, line, "TOTAL")
 
     def compare(self, turn: _Turn, b: TurnBuilder) -> None:
-        """Pipecat's own total against the rebuilt one. Larger beyond the output hop: it ends at the bot's
-        first audio, which came that much after the TTS first byte; it is the total, the excess the
-        ``output`` stage, and a note on the turn says so. Smaller beyond log rounding: an anomaly."""
+        """Pipecat's own total against the rebuilt one (:func:`~voicebudget.traces._pipecat_total.explain_total`):
+        a larger one is the total, split into an earlier start and a later end, with a note; a smaller one
+        beyond log rounding is an anomaly on the turn (the rebuilt total stands)."""
         assert turn.reported is not None
-        seconds, line = turn.reported
+        seconds, line, at = turn.reported
         b.framework_total_ms = seconds * 1000.0
         if b.total_ms is None or not math.isfinite(seconds):
             return
-        diff = seconds * 1000.0 - b.total_ms
-        if diff > OUTPUT_HOP_MS and not b.anomalies:
-            b.note(
-                f"Pipecat's own total {seconds * 1000.0:.0f} ms (line {line}, to BotStartedSpeakingFrame) is "
-                f"{diff:.0f} ms above the total rebuilt from the log ({b.total_ms:.0f} ms, to the TTS first byte): "
-                f"Pipecat's figure is used, the {diff:.0f} ms after the first audio byte counted as 'output'"
-            )
-            b.stages_ms["output"] = round(b.stages_ms.get("output", 0.0) + diff, 3)
-            b.total_ms = seconds * 1000.0
-            return
-        if -AGREE_BELOW_MS <= diff:
-            return
-        hint = ""
-        if -AGREE_BELOW_MS <= diff + self.stop_secs * 1000.0 <= AGREE_ABOVE_MS:
-            hint = (
-                f"; it matches when measured from the VAD stop line, as Pipecat before 0.0.102 did "
-                f"(no stop_secs = {self.stop_secs:g} s subtracted)"
-            )
-        self.loose.append(
-            Anomaly(
-                line,
-                "user-to-bot latency",
-                seconds,
-                f"{b.id}: Pipecat's own user-to-bot latency {seconds * 1000.0:.0f} ms differs from the rebuilt total "
-                f"{b.total_ms:.0f} ms by {diff:+.0f} ms{hint}",
-                self.origin,
-            )
+        verdict = explain_total(
+            b.id,
+            seconds * 1000.0,
+            line,
+            at,
+            b.total_ms,
+            turn.speech_end,
+            audio_end=b.end_s is not None and turn.bot_started is not None and b.end_s == turn.bot_started[0],
+            anchor=self.anchor_text(turn),
+            moments=self.moments(turn),
+            hop_ms=OUTPUT_HOP_MS,
         )
+        if verdict.anomaly:
+            self.loose.append(Anomaly(line, "user-to-bot latency", seconds, verdict.anomaly, self.origin, b.id))
+            return
+        if verdict.note and not b.anomalies:
+            b.note(verdict.note)
+        if verdict.total_ms is None or b.anomalies:
+            return
+        for stage, add in (("endpointing", verdict.endpointing_ms), ("output", verdict.output_ms)):
+            if add:
+                b.stages_ms[stage] = round(b.stages_ms.get(stage, 0.0) + add, 3)
+        b.total_ms = verdict.total_ms
+        if b.start_s is not None:
+            b.start_s += verdict.shift_s
+        if b.end_s is not None and verdict.output_ms:
+            b.end_s += verdict.output_ms / 1000.0
+
+    def anchor_text(self, turn: _Turn) -> str:
+        """What the rebuilt ``t = 0`` of a turn is, for a note."""
+        line = turn.anchor_at[1] if turn.anchor_at else turn.builder.line
+        if turn.rule_set == "pipecat-0.0.x-smart-turn":
+            waited = None if turn.speech_end is None or not turn.anchor_at else turn.anchor_at[0] - turn.speech_end
+            if waited is not None and abs(waited - self.stop_secs) > 1e-6:
+                return f"line {line}'s smart-turn silence timeout"
+            return (
+                f"the smart-turn analyzer's result, line {line}, minus stop_secs {self.stop_secs:g} s: late by the "
+                "model's inference time, which Pipecat logs only at TRACE"
+            )
+        return (
+            f"the VAD stop line {line} minus stop_secs {self.stop_secs:g} s; if the VAD's stop_secs is larger, give "
+            "it with --stop-secs"
+        )
+
+    def moments(self, turn: _Turn) -> list[Moment]:
+        """The logged moments an older Pipecat measured its figure from."""
+        found = []
+        if turn.anchor_at is not None:
+            what = (
+                "the smart-turn analyzer's result, run at the VAD stop: Pipecat 0.0.98-0.0.101 measured from the VAD "
+                "stop frame without subtracting stop_secs"
+                if turn.rule_set == "pipecat-0.0.x-smart-turn"
+                else "the VAD stop line's own time: Pipecat before 0.0.102 measured from the VAD stop without "
+                "subtracting stop_secs"
+            )
+            found.append(Moment(turn.anchor_at[0], turn.anchor_at[1], what))
+        if turn.release_at is not None:
+            found.append(
+                Moment(
+                    turn.release_at[0],
+                    turn.release_at[1],
+                    "the turn's release ('User stopped speaking', UserStoppedSpeakingFrame: Pipecat before 0.0.98 "
+                    "measured from it; with a turn analyzer it comes when the analyzer ends the turn, after the user "
+                    "stopped)",
+                )
+            )
+        return found
 
     def table(self) -> TraceTable:
         if self.current is not None and (self.current.values or self.current.builder.anomalies or self.breakdown):

@@ -326,8 +326,8 @@ RULE_SETS: dict[str, RuleSet] = {
             "0.0.70 - 0.0.108 (a smart-turn analyzer on the input transport)",
             "src/pipecat/audio/turn/smart_turn/base_smart_turn.py, src/pipecat/transports/base_input.py "
             "@ v0.0.70-v0.0.108",
-            "'End of Turn complete due to stop_secs. Silence in ms: X' minus X (exact); else the first "
-            "'End of Turn result: ...' (run at the VAD stop) minus stop_secs, late by the model's "
+            "'End of Turn complete due to stop_secs. Silence in ms: X' minus X (exact); else the last "
+            "'End of Turn result: ...' before the release (run at each VAD stop) minus stop_secs, late by the model's "
             "inference time (logged only at TRACE)",
             "the transport's 'User stopped speaking', logged when the analyzer ends the turn",
         ),

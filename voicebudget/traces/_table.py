@@ -94,7 +94,9 @@ class Anomaly:
     :ivar value: the value as found (seconds, as in the source; or the text of a broken line).
     :ivar reason: what is wrong with it.
     :ivar origin: the file.
-    :ivar turn: the turn id it belongs to (that turn is excluded from statistics by default), if known.
+    :ivar turn: the turn id it belongs to, if known. A turn whose own values an anomaly makes unreliable is
+        flagged (:attr:`TraceTurn.flagged`) and excluded from statistics by default; one that leaves the
+        rebuilt total standing (Pipecat's own smaller figure) names its turn without flagging it.
     """
 
     line: int
