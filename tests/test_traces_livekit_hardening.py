@@ -288,3 +288,24 @@ def test_a_flagged_value_holding_infinity_still_gives_a_json_document(tmp_path: 
         "file": str(path),
         "turn": "a",
     }
+
+
+def test_avatar_metrics_in_a_console_log_go_on_the_turn_they_follow(tmp_path: Path) -> None:
+    """`python agent.py console` prints whole seconds (no time to place by): log_metrics()' 'Avatar metrics'
+    line belongs to the turn it follows; the avatar's join (no playback latency) to none."""
+    lines = [
+        '16:59:52 INFO livekit.agents Avatar metrics {"model_provider": "tavus", "avatar_join_latency": 2.25}',
+        '17:00:00 INFO livekit.agents EOU metrics {"end_of_utterance_delay": 0.5, "transcription_delay": 0.3}',
+        '17:00:01 INFO livekit.agents LLM metrics {"ttft": 0.38, "completion_tokens": 32, "tokens_per_second": 33.68}',
+        '17:00:01 INFO livekit.agents TTS metrics {"ttfb": 0.17, "audio_duration": 2.6}',
+        '17:00:04 INFO livekit.agents Avatar metrics {"model_provider": "tavus", "playback_latency": 0.185}',
+        '17:00:20 INFO livekit.agents EOU metrics {"end_of_utterance_delay": 0.62, "transcription_delay": 0.3}',
+        '17:00:21 INFO livekit.agents LLM metrics {"ttft": 0.44, "completion_tokens": 32, "tokens_per_second": 33.68}',
+        '17:00:21 INFO livekit.agents TTS metrics {"ttfb": 0.21, "audio_duration": 2.6}',
+    ]
+    path = tmp_path / "console.log"
+    path.write_text("\n".join(lines) + "\n")
+    turns = read_trace(path).turns
+    assert [t.total_ms for t in turns] == pytest.approx([1235.0, 1270.0])
+    assert turns[0].stages_ms["output"] == pytest.approx(185.0)
+    assert "output" not in turns[1].stages_ms

@@ -29,8 +29,11 @@ tool runs and a later request of the same ``speech_id`` produces the speech (liv
 (start = ``timestamp - duration``: LiveKit stamps a request's metrics when it ends); the passes
 before it and the gaps between them are the ``llm_tool_call`` and ``tool`` stages, and its TTFT
 ``llm_2_ttft``. A later request or TTS segment after the speech began is not on the speaking path;
-the same request twice, or a second ``eou_metrics``, is a duplicate. Other types (``stt_metrics``, which is per request
-and has no ``speech_id``; ``vad_metrics``; ...) are skipped. A line may also be wrapped as
+the same request twice, or a second ``eou_metrics``, is a duplicate. Metrics without a ``speech_id`` that
+belong to a turn are placed by their time (:mod:`._livekit_extra`): 1.8's ``eot_inference_metrics``,
+``interruption_metrics``, ``decision_metrics``, and ``avatar_metrics`` whose ``playback_latency`` is the
+``output`` stage. Other types (``stt_metrics``, which is per request and has no ``speech_id``;
+``vad_metrics``; ...) are skipped. A line may also be wrapped as
 ``{"metrics": {...}}`` (an event logged whole). The turn total is LiveKit's documented turn latency
 ``end_of_utterance_delay + ttft + ttfb`` (docs.livekit.io, "Logs, metrics, and telemetry"), which
 leaves out the LLM's time to the first sentence and the transport to the listener; in a tool turn,
@@ -51,6 +54,7 @@ from datetime import datetime
 from typing import Any
 
 from voicebudget.traces._jsonsafe import iter_lines, json_kind, loads
+from voicebudget.traces._livekit_extra import AVATAR, BEFORE_COMMIT, Extra, place_extra
 from voicebudget.traces._livekit_rules import RULES, flag_stale_values
 from voicebudget.traces._options import ReadOptions
 from voicebudget.traces._pyrepr import looks_like_metrics_repr, parse_metrics_repr
@@ -97,9 +101,6 @@ CLOCK_SLACK_S = 0.005
 """Two readings of one moment on LiveKit's clock may differ by this much (rounding, a hop in the loop)."""
 LOG_ROUNDING_S = 0.01
 """``metrics.log_metrics()`` prints the delays and ``ttft`` rounded to 10 ms (``livekit/agents/metrics/utils.py``)."""
-_NEW_TYPES = ("eot_inference_metrics", "interruption_metrics", "decision_metrics")
-"""1.8's metrics without a ``speech_id`` (``metrics/base.py``): placed on the turn whose window holds them
-by their ``timestamp`` (:meth:`_Reader.place_extra`)."""
 _ECHO_WINDOW = 16
 """A metrics log line identical to one of the last 16 is the dev console's echo, read once."""
 
@@ -210,7 +211,7 @@ class _Reader:
         self.unplaced: list[tuple[int, str, str, str]] = []
         self.values: dict[str, list[tuple[TurnBuilder, int, str, Any]]] = {"ttft": [], "ttfb": []}
         self.positional: TurnBuilder | None = None  # the open turn of log_metrics() lines (no speech_id)
-        self.extra: list[tuple[str, int, dict[str, Any], float | None]] = []  # 1.8's eot/interruption/decision
+        self.extra: list[Extra] = []  # 1.8's eot/interruption/decision, avatar_metrics
         self.recent: deque[str] = deque(maxlen=_ECHO_WINDOW)
 
     def turn(self, turn_id: str, line: int, rules: str) -> TurnBuilder:
@@ -343,8 +344,8 @@ class _Reader:
         if kind == _REALTIME:
             self.realtime(lineno, obj, how)
             return
-        if kind in _NEW_TYPES:
-            self.extra.append((kind, lineno, obj, log_time))
+        if kind in BEFORE_COMMIT or kind == AVATAR:
+            self.extra.append(Extra(kind, lineno, obj, log_time, self.positional if how == "log" else None))
             return
         if kind not in _TYPES:
             return
@@ -591,45 +592,9 @@ class _Reader:
             turn.flag(turn.line, kind, None, f"no {kind} line for speech_id {turn.id} ({_WHAT[kind]} unknown)")
 
     def place_extra(self, pipeline: list[TurnBuilder]) -> None:
-        """LiveKit 1.8's metrics that carry no ``speech_id``, on the turn whose window holds them (from the
-        previous turn's commit to this one's, by their ``timestamp``):
-
-        - ``eot_inference_metrics`` (the end-of-turn model's prediction): the last one before the commit
-          splits ``endpointing`` into the parts ``turn_detector`` (its ``detection_delay``: the audio sent
-          -> the prediction back) and ``wait`` (the rest of the endpointing delay);
-        - ``interruption_metrics`` (adaptive interruption, barge-in) and ``decision_metrics`` (an LLM
-          decision call, e.g. answering-machine detection): a note on the turn (not on the reply's path).
-        """
-        commits = sorted(
-            ((p.commit, t) for t in pipeline if (p := self.passes.get(t.id)) is not None and p.commit is not None),
-            key=lambda x: x[0],
-        )
-        if not commits:
-            return
-        starts = [c for c, _ in commits]
-        for kind, line, obj, log_time in self.extra:
-            at = log_time if log_time is not None else _number(obj.get("timestamp"))
-            if at is None:
-                continue
-            i = bisect.bisect_left(starts, at - 0.005)
-            if i >= len(commits):
-                continue
-            turn = commits[i][1]
-            if kind == "eot_inference_metrics":
-                delay = _number(obj.get("detection_delay"))
-                wait = turn.stages_ms.get("endpointing")
-                if delay is not None and wait is not None and 0 <= delay * 1000.0 <= wait:
-                    turn.parts_ms["endpointing"] = {"turn_detector": delay * 1000.0, "wait": wait - delay * 1000.0}
-            elif kind == "interruption_metrics":
-                delay = _number(obj.get("detection_delay"))
-                if delay is not None:
-                    turn.note(f"barge-in detection (interruption_metrics, line {line}): {delay * 1000:.0f} ms from "
-                              "the speech onset to the model's verdict; not part of this reply's latency")  # fmt: skip
-            else:
-                duration = _number(obj.get("duration"))
-                if duration is not None:
-                    turn.note(f"an LLM decision call (decision_metrics, line {line}) took {duration * 1000:.0f} ms "
-                              "before this turn's commit")  # fmt: skip
+        """Metrics without a ``speech_id`` on their turns (:func:`~voicebudget.traces._livekit_extra.place_extra`)."""
+        commits = [(p.commit, t) for t in pipeline if (p := self.passes.get(t.id)) is not None and p.commit is not None]
+        place_extra(self.extra, commits)
 
     def table(self) -> TraceTable:
         self.resolve()

@@ -93,6 +93,18 @@ RULES: dict[str, LiveKitRule] = {
             "metrics/base.py, inference/eot/transports.py, inference/interruption.py, llm/decisions.py",
         ),
         LiveKitRule(
+            "livekit-avatar-metrics",
+            "1.5.11 - 1.8.x (AvatarMetrics: an avatar worker in the audio output chain; no speech_id)",
+            {
+                "output": "avatar_metrics.playback_latency (the first audio frame forwarded to the avatar -> its "
+                "playback started), on the last turn committed before its timestamp",
+            },
+            _VAD_ANCHOR,
+            "end_of_utterance_delay + ttft + ttfb + playback_latency",
+            "metrics/base.py (AvatarMetrics), metrics/utils.py (log_metrics 'Avatar metrics'), voice/avatar/_types.py, "
+            "voice/agent_activity.py (playback_latency = started_speaking_at - started_forwarding_at)",
+        ),
+        LiveKitRule(
             "livekit-metrics-0.x",
             "0.x VoicePipelineAgent (PipelineEOUMetrics, PipelineLLMMetrics, PipelineTTSMetrics)",
             {"endpointing": "end_of_utterance_delay", "llm_ttft": "ttft", "tts_ttfb": "ttfb", "turn id": "sequence_id"},

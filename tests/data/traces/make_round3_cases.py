@@ -234,6 +234,91 @@ def livekit():
     )
 
 
+def avatar():
+    """A LiveKit agent with an avatar worker in its audio output: livekit-agents' own AvatarMetrics (the join,
+    then one per reply with its playback_latency) beside two turns, as model_dump() lines and through
+    log_metrics() and the production JsonFormatter."""
+    from livekit.agents import metrics
+    from livekit.agents.cli.log import JsonFormatter
+    from livekit.agents.metrics import log_metrics
+    from livekit.agents.metrics.base import AvatarMetrics, Metadata
+
+    t = 1796144400.0  # 2026-12-01 17:00:00 UTC
+    tavus = Metadata(model_provider="tavus")
+    records = [
+        AvatarMetrics(timestamp=t - 8.0, session_started_time=t - 10.25, avatar_joined_time=t - 8.0, metadata=tavus)
+    ]
+    replies = ((t, 0.50, 0.38, 0.17, 0.185), (t + 20, 0.62, 0.44, 0.21, 0.24))
+    for i, (start, eou, ttft, ttfb, playback) in enumerate(replies):
+        sid = f"speech_av{i + 1}"
+        commit = start + eou
+        records += [
+            metrics.EOUMetrics(
+                timestamp=commit,
+                end_of_utterance_delay=eou,
+                transcription_delay=0.3,
+                on_user_turn_completed_delay=0.0,
+                speech_id=sid,
+            ),
+            metrics.LLMMetrics(
+                label="openai",
+                request_id=f"r{i}",
+                timestamp=commit + 0.95,
+                duration=0.95,
+                ttft=ttft,
+                cancelled=False,
+                completion_tokens=32,
+                prompt_tokens=900,
+                prompt_cached_tokens=0,
+                total_tokens=932,
+                tokens_per_second=32 / 0.95,
+                speech_id=sid,
+            ),
+            metrics.TTSMetrics(
+                label="cartesia",
+                request_id=f"a{i}",
+                timestamp=commit + ttft + 0.9,
+                ttfb=ttfb,
+                duration=0.9,
+                audio_duration=2.6,
+                cancelled=False,
+                characters_count=52,
+                streamed=True,
+                speech_id=sid,
+            ),
+            # the assistant's message is added when its speech ends: AvatarMetrics' timestamp is that event's
+            AvatarMetrics(timestamp=commit + ttft + ttfb + playback + 2.6, playback_latency=playback, metadata=tavus),
+        ]
+    out = C / "livekit-avatar-metrics"
+    out.mkdir(exist_ok=True)
+    (out / "metrics.jsonl").write_text("".join(json.dumps(m.model_dump()) + "\n" for m in records))
+
+    buf = io.StringIO()
+    handler = logging.StreamHandler(buf)
+    handler.setFormatter(JsonFormatter())
+    lg = logging.getLogger("livekit.agents")
+    lg.handlers, lg.propagate = [handler], False
+    lg.setLevel(logging.INFO)
+
+    def stamp(at):
+        def stamped(record):
+            record.created, record.msecs, record.process = at, (at % 1) * 1000, 4242
+            return True
+
+        return stamped
+
+    for m in records:
+        handler.filters = [stamp(m.timestamp)]
+        log_metrics(m)
+    js = buf.getvalue().replace(str(Path(logging.__file__).parents[1]) + "/", "/usr/lib/python3.11/")
+    import livekit.agents as lka
+
+    js = js.replace(str(Path(lka.__file__).parents[2]), "/app/.venv/lib/python3.11/site-packages")
+    out = C / "livekit-avatar-log-metrics"
+    out.mkdir(exist_ok=True)
+    (out / "agent.jsonl").write_text(js)
+
+
 def pipecat():
     import warnings
 
@@ -304,4 +389,5 @@ def pipecat():
 if __name__ == "__main__":
     sys.path.insert(0, "tests")
     livekit()
+    avatar()
     pipecat()
