@@ -234,8 +234,10 @@ def test_join_recovers_the_clock_offset_and_the_transport(
 
 def test_check_cli_joins_and_fit_learns_the_transport(joined_call: dict[str, Any], tmp_path: Path) -> None:
     c = joined_call
+    # the turns take ~750 ms and a busy machine adds to Pipecat's side: judge them on a roomy budget (the
+    # join is what this test is about)
     out = runner.invoke(app, ["check", str(c["wav"]), str(c["log"]), "--transport-floor-ms", str(FLOOR_MS),
-                              "--format", "json"])  # fmt: skip
+                              "--budget-ms", "2000", "--format", "json"])  # fmt: skip
     assert out.exit_code == 0, out.output
     doc = json.loads(out.output)
     join = doc["recordings"][0]["join"]
@@ -249,7 +251,7 @@ def test_check_cli_joins_and_fit_learns_the_transport(joined_call: dict[str, Any
     plot = tmp_path / "call.png"  # docs/audio.md's picture, by the command it quotes
     drawn = runner.invoke(app, ["check", str(c["wav"]), str(c["log"]), "--transport-floor-ms", str(FLOOR_MS),
                                 "--plot", str(plot)])  # fmt: skip
-    assert drawn.exit_code == 0, drawn.output
+    assert drawn.exit_code in (0, 1), drawn.output  # the verdict on 800 ms depends on the machine's load
     assert plot.stat().st_size > 10_000
     docs_image(plot, "audio-call.png")
 

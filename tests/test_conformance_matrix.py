@@ -261,7 +261,7 @@ def _livekit_sum_ms(truth: lm.Truth) -> float:
         if type(m).__name__ == "LLMMetrics" and m.speech_id == tts.speech_id  # type: ignore[attr-defined]
     )
     speaking = [p for p in passes if p[0] <= tts_start][-1]
-    llm_s = speaking[0] + speaking[1] - max(commit, passes[0][0])
+    llm_s = max(0.0, speaking[0] + speaking[1] - max(commit, passes[0][0]))  # a token before the commit: 0
     return (eou.end_of_utterance_delay + llm_s + tts.ttfb) * 1000.0  # type: ignore[attr-defined]
 
 
