@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from loguru import logger
 from pipecat.frames.frames import (
     BotStartedSpeakingFrame,
     EndFrame,
     Frame,
+    InputAudioRawFrame,
     LLMFullResponseEndFrame,
     LLMFullResponseStartFrame,
     LLMTextFrame,
@@ -31,9 +35,14 @@ from pipecat.frames.frames import (
     VADUserStoppedSpeakingFrame,
 )
 from pipecat.pipeline.pipeline import Pipeline
-from pipecat.pipeline.worker import PipelineWorker
+from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.workers.runner import WorkerRunner
+
+with warnings.catch_warnings():  # pipecat.audio.utils imports the stdlib's deprecated audioop (3.11, 3.12)
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from pipecat.audio.vad.vad_analyzer import VADAnalyzer, VADParams
+    from pipecat.processors.audio.vad_processor import VADProcessor
 
 
 @dataclass
@@ -70,6 +79,10 @@ class _Scripted(FrameProcessor):  # type: ignore[misc]
         super().__init__(**kwargs)
         self.conv = conversation
 
+    def can_generate_metrics(self) -> bool:
+        """Pipecat's own TTFB metrics (and their log lines) when the pipeline enables metrics."""
+        return True
+
     @property
     def script(self) -> Script:
         return self.conv.scripts[self.conv.turn]
@@ -95,7 +108,9 @@ class ScriptedSTT(_Scripted):
             self.later(self._transcribe(self.script))
 
     async def _transcribe(self, s: Script) -> None:
+        await self.start_ttfb_metrics()
         await self.wait("stt", s.stt_ms)
+        await self.stop_ttfb_metrics()
         await self.push_frame(TranscriptionFrame("what time is it", "user", "2026-01-01T00:00:00Z", finalized=True))
         await self.wait("turn_detection", s.turn_ms)
         await self.push_frame(UserStoppedSpeakingFrame())
@@ -112,7 +127,9 @@ class ScriptedLLM(_Scripted):
 
     async def _answer(self, s: Script) -> None:
         await self.push_frame(LLMFullResponseStartFrame())
+        await self.start_ttfb_metrics()
         await self.wait("llm", s.ttft_ms)
+        await self.stop_ttfb_metrics()
         if s.think_ms:
             await self.push_frame(LLMThoughtStartFrame())
             await self.push_frame(LLMThoughtTextFrame("the user wants the time"))
@@ -143,7 +160,9 @@ class ScriptedTTS(_Scripted):
 
     async def _speak(self, s: Script) -> None:
         await self.push_frame(TTSStartedFrame())
+        await self.start_ttfb_metrics()
         await self.wait("tts", s.ttfb_ms)
+        await self.stop_ttfb_metrics()
         await self.push_frame(TTSAudioRawFrame(b"\x00" * 640, 16_000, 1))
         await self.push_frame(TTSStoppedFrame())
 
@@ -217,3 +236,73 @@ async def run_conversation(
     await runner.add_workers(worker)
     await asyncio.gather(runner.run(), user())
     return conv
+
+
+RATE = 16_000
+CHUNK = b"\x00\x10" * int(RATE * 0.01)
+"""10 ms of 16-bit mono audio at 16 kHz, not silent (the scripted VAD hears speech in it)."""
+SILENCE = b"\x00" * len(CHUNK)
+
+
+class ScriptedVAD(VADAnalyzer):  # type: ignore[misc]
+    """Pipecat's VAD state machine on 10 ms windows: confidence 1 for a window with sound, 0 for silence."""
+
+    def num_frames_required(self) -> int:
+        return int(RATE * 0.01)
+
+    def voice_confidence(self, buffer: bytes) -> float:
+        return 1.0 if any(buffer) else 0.0
+
+
+async def _speak(worker: PipelineWorker, speech_s: float, stop_secs: float) -> None:
+    """The user's audio as fast as the pipeline takes it: ``speech_s`` of speech, then silence until Pipecat's
+    VAD has heard ``stop_secs`` of it (and a little more)."""
+    for chunk in [CHUNK] * round(speech_s / 0.01) + [SILENCE] * (round(stop_secs / 0.01) + 5):
+        await worker.queue_frame(InputAudioRawFrame(audio=chunk, sample_rate=RATE, num_channels=1))
+
+
+async def _logged_conversation(scripts: Sequence[Script], observers: list[Any]) -> Conversation:
+    conv = Conversation(scripts)
+    stop_secs = scripts[0].stop_secs
+    vad = VADProcessor(vad_analyzer=ScriptedVAD(params=VADParams(stop_secs=stop_secs, min_volume=0.0)))
+    worker = PipelineWorker(
+        Pipeline([vad, *services(conv)]),
+        params=PipelineParams(enable_metrics=True, audio_in_sample_rate=RATE, audio_out_sample_rate=RATE),
+        observers=observers,
+        cancel_on_idle_timeout=False,
+        enable_rtvi=False,
+    )
+    started = asyncio.Event()
+
+    @worker.event_handler("on_pipeline_started")  # type: ignore[untyped-decorator]
+    async def _started(worker: Any, frame: Any) -> None:
+        started.set()
+
+    async def user() -> None:
+        await asyncio.wait_for(started.wait(), timeout=10)
+        for i, s in enumerate(scripts):
+            conv.turn, conv.answered = i, asyncio.Event()
+            conv.injected.append({"endpointing": s.stop_secs * 1000})
+            await _speak(worker, 0.3, s.stop_secs)
+            await asyncio.wait_for(conv.answered.wait(), timeout=10)
+            await asyncio.sleep(0.05)  # the rest of the reply streams out
+        await worker.queue_frame(EndFrame())
+
+    runner = WorkerRunner(handle_sigint=False)
+    await runner.add_workers(worker)
+    await asyncio.gather(runner.run(), user())
+    return conv
+
+
+def run_logged_conversation(scripts: Sequence[Script], log: Path, observers: Sequence[Any] = ()) -> Conversation:
+    """Run a real Pipecat pipeline turn by turn with Pipecat's own VAD processor (fed audio, not frames) and its
+    metrics on, writing Pipecat's debug log to ``log``: the VAD stop, VAD params and each service's TTFB lines,
+    as a Pipecat agent's log has them (what ``voicebudget check`` and ``fit`` read). Every script must have the same
+    ``stop_secs`` (one VAD)."""
+    if len({s.stop_secs for s in scripts}) != 1:
+        raise ValueError("one VAD: every script needs the same stop_secs")
+    sink = logger.add(str(log), level="DEBUG")
+    try:
+        return asyncio.run(_logged_conversation(scripts, list(observers)))
+    finally:
+        logger.remove(sink)

@@ -22,6 +22,15 @@ if TYPE_CHECKING:
         Tolerance as Tolerance,
         compare_sets as compare_sets,
     )
+    from voicebudget.baseline._predict import (
+        PredictedSet as PredictedSet,
+        Prediction as Prediction,
+        PredictionRow as PredictionRow,
+        SimulatedChange as SimulatedChange,
+        check_prediction as check_prediction,
+        load_prediction as load_prediction,
+        simulate_change as simulate_change,
+    )
     from voicebudget.baseline._files import (
         compare_files as compare_files,
         load_budget as load_budget,
@@ -39,6 +48,15 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "SetComparison",
         "Tolerance",
         "compare_sets",
+    ),
+    "voicebudget.baseline._predict": (
+        "PredictedSet",
+        "Prediction",
+        "PredictionRow",
+        "SimulatedChange",
+        "check_prediction",
+        "load_prediction",
+        "simulate_change",
     ),
     "voicebudget.baseline._files": ("compare_files", "load_budget", "pin_baseline", "read_turn_sets", "write_baseline"),
 }

@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from statistics import NormalDist
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -42,6 +42,9 @@ from voicebudget.baseline._bootstrap import (
     diff_interval,
     draw_percentiles,
 )
+
+if TYPE_CHECKING:
+    from voicebudget.baseline._predict import PredictedSet, PredictionRow
 
 __all__ = [
     "DEFAULT_TOLERANCE",
@@ -123,6 +126,7 @@ PYTHON_SPELLING = {
     "allow_few_turns": "allow_few_turns=True",
     "ignore_stages": "ignore_stages=(...)",
     "budget": "budget=Budget(...)",
+    "stage_map": "Prediction(stage_map=...)",
 }
 """How a reason names a setting for Python callers (:attr:`CompareSettings.spell`'s default)."""
 
@@ -319,10 +323,20 @@ class Comparison:
     problems: tuple[str, ...] = ()
     """Reasons the reports do not compare as a whole (a baseline set missing from the new report)."""
     notes: tuple[str, ...] = ()
+    predicted: tuple[PredictedSet, ...] = ()
+    """With a prediction (``compare --predicted``): per set, the predicted change against the measured one
+    (:func:`voicebudget.baseline.check_prediction`)."""
+    prediction: str = ""
+    """What was predicted: ``fitted.toml:faster-llm vs fitted.toml:baseline``."""
 
     @property
     def regressions(self) -> tuple[tuple[str, Row], ...]:
         return tuple((s.name, r) for s in self.sets for r in s.regressions)
+
+    @property
+    def missed_predictions(self) -> tuple[tuple[str, PredictionRow], ...]:
+        """(set, row) of each measure whose measured change the prediction missed beyond its tolerance."""
+        return tuple((s.name, r) for s in self.predicted for r in s.missed)
 
     @property
     def not_comparable(self) -> tuple[str, ...]:
@@ -330,15 +344,21 @@ class Comparison:
 
     @property
     def exit_code(self) -> int:
-        """1 when any measure regressed, else 4 when anything was not comparable, else 0."""
-        if self.regressions:
+        """1 when any measure regressed, else 4 when anything was not comparable, else 0. With a prediction, 1 when
+        any measured change contradicts it instead (a change predicted to be slower is no failure when it is)."""
+        failed = self.missed_predictions if self.prediction else self.regressions
+        if failed:
             return EXIT_REGRESSION
-        return EXIT_NOT_COMPARABLE if self.not_comparable else EXIT_OK
+        unchecked = self.prediction and not any(s.rows for s in self.predicted)
+        return EXIT_NOT_COMPARABLE if self.not_comparable or unchecked else EXIT_OK
 
     @property
     def verdict(self) -> str:
         """One line: ``regression: total p95 +90.9 ms (+40.1 ... +130.2) > 75.6 ms``, ``not comparable: ...``, or
-        ``no regression``."""
+        ``no regression``; with a prediction ``prediction missed: total p95 optimistic by about 45 ms``, or
+        ``the measured change agrees with the prediction``."""
+        if self.prediction:
+            return self._prediction_verdict()
         if self.regressions:
             shown = "; ".join(
                 f"{_prefix(name, len(self.sets))}{r.measure} {r.label} {r.interval.estimate_ms:+.1f} ms "  # type: ignore[union-attr]
@@ -351,6 +371,22 @@ class Comparison:
             more = f" (+{len(reasons) - 2} more)" if len(reasons) > 2 else ""
             return "not comparable: " + "; ".join(reasons[:2]) + more
         return "no regression"
+
+    def _prediction_verdict(self) -> str:
+        missed = self.missed_predictions
+        if missed:
+            shown = "; ".join(
+                f"{_prefix(name, len(self.sets))}{r.measure} {r.label} {r.verdict} by about {abs(r.gap_ms):.0f} ms"
+                for name, r in missed
+            )
+            return f"prediction missed: {shown}"
+        checked = sum(len(s.rows) for s in self.predicted)
+        if not checked:
+            return "not comparable: no measure both predicted and measured"
+        tail = ""
+        if self.not_comparable:
+            tail = "; not comparable: " + "; ".join(self.not_comparable[:2])
+        return f"the measured change agrees with the prediction ({checked} checks){tail}"
 
     def to_dict(self) -> dict[str, Any]:
         s = self.settings
@@ -368,6 +404,8 @@ class Comparison:
             "problems": list(self.problems),
             "notes": list(self.notes),
             "sets": [x.to_dict() for x in self.sets],
+            "prediction": self.prediction or None,
+            "predicted": [x.to_dict() for x in self.predicted],
         }
 
 

@@ -14,6 +14,7 @@ from voicebudget._errors import ScenarioError
 from voicebudget._io import MAX_DATA_BYTES, parse_json, read_document, read_text, write_atomic
 from voicebudget._measured import TurnSet, turn_sets_from_document, turns_document
 from voicebudget.baseline._compare import CompareSettings, Comparison, compare_sets
+from voicebudget.baseline._predict import Prediction, check_prediction
 
 __all__ = ["compare_files", "load_budget", "pin_baseline", "read_turn_sets", "write_baseline"]
 
@@ -73,11 +74,19 @@ def load_budget(path: str | Path) -> Budget:
         raise ScenarioError(err["msg"], origin=origin, field=where) from None
 
 
-def compare_files(baseline: str | Path, new: str | Path, settings: CompareSettings | None = None) -> Comparison:
-    """Read a baseline and a new report, then :func:`~voicebudget.baseline.compare_sets` them.
+def compare_files(
+    baseline: str | Path,
+    new: str | Path,
+    settings: CompareSettings | None = None,
+    *,
+    prediction: Prediction | None = None,
+) -> Comparison:
+    """Read a baseline and a new report, then :func:`~voicebudget.baseline.compare_sets` them; with a
+    ``prediction``, check the measured change against it (:func:`~voicebudget.baseline.check_prediction`).
 
     :raises ScenarioError: a file has no valid measured turns.
     """
-    return compare_sets(
+    result = compare_sets(
         read_turn_sets(baseline), read_turn_sets(new), settings, baseline_origin=str(baseline), new_origin=str(new)
     )
+    return check_prediction(result, prediction) if prediction is not None else result

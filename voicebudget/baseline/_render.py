@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from voicebudget.baseline._compare import Comparison, Row, SetComparison
+from voicebudget.baseline._predict import PredictionRow
 
 __all__ = ["render_comparison", "render_markdown"]
 
@@ -69,9 +70,69 @@ def render_comparison(c: Comparison) -> RenderableType:
             parts += [Text("  " + r.sentence(c.settings.level)) for r in s.rows if r.verdict not in ("unchanged",)]
     parts += [Text(f"not comparable: {p}") for p in c.problems]
     parts += [Text(f"note: {n}") for n in c.notes]
+    parts += _predicted_parts(c)
     word = {0: "PASS", 1: "FAIL", 4: "NOT COMPARABLE"}[c.exit_code]
     parts.append(Text(f"{word} {c.verdict}", style="bold red" if c.exit_code else "bold green"))
     return Group(*parts)
+
+
+_PREDICTED_HEADERS = ["measure", "pct", "predicted", "interval", "measured", "interval", "verdict"]
+
+
+def _predicted_cells(r: PredictionRow) -> list[str]:
+    p = r.predicted
+    return [
+        r.measure,
+        r.label,
+        _ms(p.estimate_ms, sign=True),
+        f"{_ms(p.low_ms, sign=True)}..{_ms(p.high_ms, sign=True)}",
+        _ms(r.measured_ms, sign=True),
+        f"{_ms(r.measured_low_ms, sign=True)}..{_ms(r.measured_high_ms, sign=True)}",
+        r.verdict.upper() if r.missed else r.verdict,
+    ]
+
+
+def _shown(r: PredictionRow) -> bool:
+    """The rows whose sentence is printed: the missed ones and the total."""
+    return r.missed or r.measure == "total"
+
+
+def _predicted_parts(c: Comparison) -> list[RenderableType]:
+    if not c.prediction:
+        return []
+    parts: list[RenderableType] = [Text(f"predicted vs measured: {c.prediction} (change in ms, new - baseline)")]
+    for s in c.predicted:
+        if len(c.predicted) > 1:
+            parts.append(Text(f"{s.name}:"))
+        if s.rows:
+            table = Table(box=None, pad_edge=False, padding=(0, 1, 0, 0))
+            for i, header in enumerate(_PREDICTED_HEADERS):
+                table.add_column(header, justify="right" if 2 <= i <= 5 else "left")
+            for r in s.rows:
+                table.add_row(*(escape(x) for x in _predicted_cells(r)), style="bold red" if r.missed else None)
+            parts.append(table)
+            parts += [Text(f"  {r.measure} {r.label}: {r.sentence()}") for r in s.rows if _shown(r)]
+        parts += [Text(f"note: {n}") for n in s.notes]
+    return parts
+
+
+def _predicted_markdown(c: Comparison) -> list[str]:
+    if not c.prediction:
+        return []
+    out = [f"#### Predicted vs measured: `{_md(c.prediction)}`", ""]
+    for s in c.predicted:
+        if len(c.predicted) > 1:
+            out += [f"{_md(s.name)}:", ""]
+        if s.rows:
+            out += ["| " + " | ".join(_PREDICTED_HEADERS) + " |", "|" + "---|" * len(_PREDICTED_HEADERS)]
+            for r in s.rows:
+                cells = [f"**{x}**" if r.missed else x for x in _predicted_cells(r)]
+                out.append("| " + " | ".join(_md(x) for x in cells) + " |")
+            out.append("")
+            out += [f"- {_md(r.measure)} {r.label}: {_md(r.sentence())}" for r in s.rows if _shown(r)]
+        out += [f"- note: {_md(n)}" for n in s.notes]
+        out.append("")
+    return out
 
 
 def _md(text: str) -> str:
@@ -80,7 +141,10 @@ def _md(text: str) -> str:
 
 def render_markdown(c: Comparison) -> str:
     """GitHub-flavoured markdown: the verdict, the settings, one table per set, the sentences."""
-    word = {0: "✅ no regression", 1: "❌ regression", 4: "⚠️ not comparable"}[c.exit_code]
+    words = {0: "✅ no regression", 1: "❌ regression", 4: "⚠️ not comparable"}
+    if c.prediction:
+        words.update({0: "✅ as predicted", 1: "❌ not as predicted"})
+    word = words[c.exit_code]
     out = [
         f"### voicebudget compare: {word}",
         "",
@@ -103,5 +167,6 @@ def render_markdown(c: Comparison) -> str:
         out.append("")
     out += [f"- not comparable: {_md(p)}" for p in c.problems]
     out += [f"- note: {_md(n)}" for n in c.notes]
+    out += _predicted_markdown(c)
     out.append(f"**{_md(c.verdict)}**")
     return "\n".join(out) + "\n"

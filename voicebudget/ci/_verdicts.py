@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from voicebudget._errors import ScenarioError
 from voicebudget._io import read_document
 from voicebudget._report import Report
 from voicebudget.checker._format import breakdown
@@ -18,6 +19,7 @@ from voicebudget.ci._positions import field_lines, line_of, stage_path
 if TYPE_CHECKING:
     from voicebudget._simulate import RunResult
     from voicebudget.baseline._compare import Comparison, SetComparison
+    from voicebudget.baseline._predict import Prediction
     from voicebudget.traces._check import TraceCheck
 
 __all__ = ["check_suite", "compare_suites", "report_markdown", "run_suites", "scenario_locator"]
@@ -108,14 +110,51 @@ def check_suite(result: TraceCheck) -> Suite:
     return Suite(result.name, tuple(cases), props)
 
 
-def compare_suites(comparison: Comparison) -> list[Suite]:
+def compare_suites(comparison: Comparison, prediction: Prediction | None = None) -> list[Suite]:
     """One suite per compared set: a case per measure and percentile (a regression fails it, not comparable is
-    an error), and an error case for each reason the set or the reports do not compare."""
+    an error), and an error case for each reason the set or the reports do not compare. With the prediction that
+    was checked, a case per predicted measure (``predicted: llm_ttft p95``) that fails when the measurement
+    contradicts it, pointing at the line of the variant's stage in the scenario file (the variant's own table
+    for the total)."""
     level = comparison.settings.level
     suites = [_set_suite(s, level, comparison.settings.describe()) for s in comparison.sets]
+    if prediction is not None:
+        suites += _predicted_suites(comparison, prediction)
     if comparison.problems:
         cases = tuple(Case("comparable", "compare", "error", problem, problem) for problem in comparison.problems)
         suites.append(Suite("compare", cases))
+    return suites
+
+
+def _predicted_suites(comparison: Comparison, prediction: Prediction) -> list[Suite]:
+    path = prediction.scenario.origin
+    try:
+        lines = field_lines(path)
+        doc = read_document(path)
+    except ScenarioError:  # a scenario built in code: no file to point at
+        lines, doc = {}, {}
+    variant = prediction.variant
+
+    def at(stage: str) -> Location | None:
+        if not doc:
+            return None
+        where = ("variants", variant) if stage == "total" else stage_path(doc, stage, variant)
+        return Location(path, (line_of(lines, where) if where else None) or 1)
+
+    suites = []
+    for s in comparison.predicted:
+        cases = tuple(
+            Case(
+                f"predicted: {r.measure} {r.label}",
+                f"{s.name} (predicted)",
+                "failed" if r.missed else "passed",
+                f"{r.measure} {r.label}: {r.sentence()}" if r.missed else "",
+                f"{r.measure} {r.label}: {r.sentence()}\n{comparison.prediction}",
+                at(r.simulated),
+            )
+            for r in s.rows
+        )
+        suites.append(Suite(f"{s.name} (predicted)", cases, (("prediction", comparison.prediction),), path))
     return suites
 
 

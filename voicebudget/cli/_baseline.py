@@ -19,7 +19,12 @@ from voicebudget.cli._output import emit_json, fail, option_spelling, user_error
 if TYPE_CHECKING:
     from voicebudget.baseline import Tolerance
 
-LIBRARY_NAMES = {"ignore_stages": "ignore_stage", "budget": "budget_file"}
+LIBRARY_NAMES = {
+    "ignore_stages": "ignore_stage",
+    "budget": "budget_file",
+    "variant": "predicted",
+    "baseline_variant": "baseline_scenario",
+}
 """``CompareSettings``' fields -> the ``compare`` option that sets them, where the names differ."""
 
 EXIT_NOT_COMPARABLE = 4
@@ -101,6 +106,33 @@ def compare_cmd(
         list[str] | None, typer.Option("--ignore-stage", help="Leave a stage out (repeatable).")
     ] = None,
     fmt: Annotated[CompareFormat, typer.Option("--format", "-f", help="Output format.")] = CompareFormat.table,
+    predicted: Annotated[
+        str | None,
+        typer.Option(
+            "--predicted",
+            metavar="SCENARIO:VARIANT",
+            help="Check the measured change against this variant's simulated change (docs/ci.md).",
+        ),
+    ] = None,
+    baseline_scenario: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline-scenario",
+            metavar="SCENARIO[:VARIANT]",
+            help="What --predicted is measured against (default: its file's baseline).",
+        ),
+    ] = None,
+    samples: Annotated[
+        int | None, typer.Option("--samples", "-n", min=1, help="Simulated turns for --predicted.")
+    ] = None,
+    stage_map: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--stage-map",
+            metavar="SCENARIO_STAGE=MEASURED_STAGE",
+            help="A scenario stage that predicts a measured stage of another name (repeatable).",
+        ),
+    ] = None,
 ) -> None:
     """Compare measured turns with a baseline: per stage and total, p50 and the budget's percentile, the
     difference with a bootstrap interval over turns (over calls when the turns carry call ids); a
@@ -108,6 +140,10 @@ def compare_cmd(
 
     Exit code 0 no regression, 1 regression, 2 invalid input, 4 not comparable (too few turns for the
     percentile, a stage on one side only, different budgets or anchors), each with its reason.
+
+    With --predicted SCENARIO:VARIANT the measured change is checked against the variant's simulated change
+    (Monte Carlo interval plus the measurement's): exit 1 when the measurement contradicts the prediction beyond
+    the tolerance (a regression the model predicted is no failure).
     """
     # lazy: start-up (the library loads when the command runs)
     from voicebudget.baseline import CompareSettings, compare_files, load_budget
@@ -131,7 +167,17 @@ def compare_cmd(
             budget = with_overrides(budget or Budget(), budget_ms, percentile)
         if budget is not None:
             settings = dataclasses.replace(settings, budget=budget)
-        result = compare_files(baseline, new, settings)
+        prediction = None
+        if predicted is not None:
+            # lazy: start-up (the library loads when the command runs)
+            from voicebudget.baseline import load_prediction
+
+            prediction = load_prediction(
+                predicted, baseline_scenario, samples=samples, stage_map=_stage_map(stage_map or [])
+            )
+        elif baseline_scenario is not None or stage_map or samples is not None:
+            fail("--baseline-scenario, --stage-map and --samples go with --predicted SCENARIO:VARIANT")
+        result = compare_files(baseline, new, settings, prediction=prediction)
     if fmt is CompareFormat.json:
         emit_json(result.to_dict())
     elif fmt is CompareFormat.markdown:
@@ -140,15 +186,26 @@ def compare_cmd(
         # lazy: start-up (the library loads when the command runs)
         from voicebudget.ci import compare_suites
 
-        emit_junit(compare_suites(result), "voicebudget compare")
+        emit_junit(compare_suites(result, prediction), "voicebudget compare")
     else:
         Console(highlight=False).print(render_comparison(result))
         if fmt is CompareFormat.github:
             # lazy: start-up (the library loads when the command runs)
             from voicebudget.ci import compare_suites
 
-            emit_github(compare_suites(result), render_markdown(result), "compare")
+            emit_github(compare_suites(result, prediction), render_markdown(result), "compare")
     raise typer.Exit(result.exit_code)
+
+
+def _stage_map(pairs: list[str]) -> dict[str, str]:
+    """``--stage-map tts=tts_ttfb`` (repeatable) as scenario stage -> measured stage."""
+    out = {}
+    for pair in pairs:
+        sim, sep, measured = pair.partition("=")
+        if not sep or not sim.strip() or not measured.strip():
+            fail(f"--stage-map: give SCENARIO_STAGE=MEASURED_STAGE, got {pair!r}")
+        out[sim.strip()] = measured.strip()
+    return out
 
 
 def _tolerance(ms: float | None, share: str | None) -> Tolerance:

@@ -39,6 +39,11 @@ FEW_TURNS = 20
 ``n < 20`` turns the p95 lies between the two largest observed totals (numpy's linear interpolation
 puts it at rank ``0.95 * (n - 1)``), so the fitted tails repeat one or two turns."""
 _VOICE = ("endpointing", "llm_ttft", "tts_ttfb")
+SLOT_OF_COLUMN = {"tts_ttfb": "tts", "other": "framework", "llm_ttft": "llm"}
+"""A trace's column -> the ``voice_turn`` stage a fit puts it in, where the names differ (``llm_ttft`` is the
+``llm`` stage itself when the trace has no first phrase or tool, else a stage of its own name inside ``llm``; the
+other columns keep their names: ``endpointing``, ``asr``, ``first_phrase``, ``transport``). ``compare --predicted``
+reads it to pair a fitted scenario's stages with the measured ones."""
 _TABLE = "trace"
 
 
@@ -195,7 +200,7 @@ def _voice_turn(
 ) -> tuple[dict[str, Any], dict[str, str]]:
     stage = {k: _stage(v, method) for k, v in cols.items() if k not in TOOL_STAGES}
     tool_turn = _tool_turn(cols, method, tool_name)
-    llm: dict[str, Any] = stage["llm_ttft"]
+    llm: dict[str, Any] = stage["llm_ttft"]  # the llm stage itself (SLOT_OF_COLUMN), unless it has parts
     if "first_phrase" in stage or tool_turn is not None:
         llm_stages = {"llm_ttft": stage["llm_ttft"]}
         if tool_turn is not None:
@@ -209,10 +214,10 @@ def _voice_turn(
         "commit": "vad",
         "endpointing": stage["endpointing"],
         "asr": asr,
-        "framework": stage.get("other", _ZERO),
+        SLOT_OF_COLUMN["other"]: stage.get("other", _ZERO),
         "network": _ZERO,
         "llm": llm,
-        "tts": stage["tts_ttfb"],
+        SLOT_OF_COLUMN["tts_ttfb"]: stage["tts_ttfb"],
         "transport": stage.get("transport", _ZERO),
     }
     comments = {
