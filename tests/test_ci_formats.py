@@ -254,7 +254,8 @@ def test_check_junit_and_github_point_at_the_slowest_turn(tmp_path: Path) -> Non
     result = runner.invoke(app, ["check", str(trace), "--format", "github"], env={"GITHUB_STEP_SUMMARY": ""})
     (error,) = [line for line in result.output.splitlines() if line.startswith("::error")]
     # the slowest turn, turn-14 (2014 ms), starts on line 79 of the log
-    assert error.startswith(f"::error file={trace},line=79,title=voicebudget check%3A p95 <= 800 ms::p95 1851.6 ms")
+    shown = trace.relative_to(Path.cwd()).as_posix() if trace.is_relative_to(Path.cwd()) else str(trace)
+    assert error.startswith(f"::error file={shown},line=79,title=voicebudget check%3A p95 <= 800 ms::p95 1851.6 ms")
     assert "(not in a GitHub Actions job): no job summary written" in result.output
 
 
@@ -309,6 +310,10 @@ def test_annotation_text_is_escaped_as_the_actions_toolkit_does() -> None:
     case = Case("a, b: c", "x", "failed", "50% slower\nsecond line", location=Location("dir/a,b.toml", 3))
     (line,) = workflow_commands([Suite("s", (case,))], "t")
     assert line == "::error file=dir/a%2Cb.toml,line=3,title=t%3A a%2C b%3A c::50%25 slower%0Asecond line"
+    # an absolute path under the working directory (the repository's root in a job) is given relative to it
+    inside = Case("x", "x", "failed", "m", location=Location(str(Path.cwd() / "scenarios" / "x.toml"), 7))
+    (line,) = workflow_commands([Suite("s", (inside,))], "t")
+    assert line.startswith("::error file=scenarios/x.toml,line=7,")
 
 
 PLUGIN_TEST = """

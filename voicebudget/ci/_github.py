@@ -42,13 +42,25 @@ def workflow_commands(suites: Sequence[Suite], title: str = "voicebudget") -> li
                 continue
             props = {}
             if case.location is not None:
-                props["file"] = case.location.file
+                props["file"] = _relative(case.location.file)
                 if case.location.line:
                     props["line"] = str(case.location.line)
             props["title"] = f"{title}: {case.name}"
             spelled = ",".join(f"{k}={_property(v)}" for k, v in props.items())
             lines.append(f"::error {spelled}::{_data(case.message or case.name)}")
     return lines
+
+
+def _relative(file: str) -> str:
+    """An absolute path under the working directory (the repository's root in a job) as a relative one: GitHub
+    places an annotation by the file's path in the repository."""
+    path = Path(file)
+    if path.is_absolute():
+        try:
+            return path.relative_to(Path.cwd()).as_posix()
+        except ValueError:
+            return file
+    return file
 
 
 def append_step_summary(markdown: str, environ: Mapping[str, str]) -> Path | None:
