@@ -13,7 +13,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from voicebudget.councils._latency import CouncilSamples
-from voicebudget.councils._plurality import plurality_accuracy, plurality_cap, weighted_plurality_accuracy
+from voicebudget.councils._plurality import (
+    plurality_accuracy,
+    plurality_cap,
+    plurality_method,
+    weighted_plurality_accuracy,
+)
 from voicebudget.councils._quality import RHO_TINY, vote_accuracy
 from voicebudget.councils._topologies._base import FloatArray, ParallelTopology, QualityResult, majority_cap_of
 
@@ -43,12 +48,14 @@ class AllTopology(ParallelTopology):
             accuracy = vote_accuracy(p, council.rho, council.rule, council.gain)
             return QualityResult(accuracy, "exact", 0.0, best, majority_cap_of(council))
         u, c = council.unsolved, council.concentration
+        method = "exact"
         if council.rule == "gain":
             acc = float((council.gain or ())[len(p) - 1])
         else:
             score = plurality_accuracy if council.rule == "majority" else weighted_plurality_accuracy
             acc = score(p, rho=council.rho, answers=council.answers, wrong_concentration=c, unsolved=u)
-        return QualityResult(acc, "exact", 0.0, best, plurality_cap_of(council))
+            method = plurality_method(len(p), council.answers, c)
+        return QualityResult(acc, method, 0.0, best, plurality_cap_of(council))
 
     def knobs(self, n: int, k: Sequence[int], m: Sequence[int], rules: Sequence[Any]) -> Iterator[dict[str, Any]]:
         for rule in rules if n > 1 else (None,):  # the rule matters only when several answers are combined

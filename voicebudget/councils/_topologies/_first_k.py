@@ -18,6 +18,7 @@ from voicebudget.councils._plurality import (
     check_answer_space,
     plurality_from_nodes,
     plurality_log_odds_weights,
+    plurality_method,
     weighted_plurality_from_nodes,
 )
 from voicebudget.councils._quality import RHO_TINY, competence_nodes, conditional_accuracy, vote_accuracy
@@ -58,12 +59,10 @@ class FirstKTopology(ParallelTopology):
         best = max(council.p)
         subsets, counts = _subsets(draws)
         if council.answers is not None:
-            return QualityResult(_plurality(council, subsets, counts), "exact", 0.0, best, plurality_cap_of(council))
+            method = plurality_method(council.k or 1, council.answers, council.concentration)
+            return QualityResult(_plurality(council, subsets, counts), method, 0.0, best, plurality_cap_of(council))
         node_w, q = competence_nodes(council.p, council.rho)
-        members = range(len(council.members))
-        accs = np.array(
-            [_subset_accuracy(council, [i for i in members if mask >> i & 1], node_w, q) for mask in subsets]
-        )
+        accs = np.array([_subset_accuracy(council, np.flatnonzero(row).tolist(), node_w, q) for row in subsets])
         acc, se = subset_mean(accs, counts)
         return QualityResult(acc, "exact", se, best, majority_cap_of(council))
 
@@ -73,10 +72,10 @@ class FirstKTopology(ParallelTopology):
                 yield {"k": kk} | ({"rule": rule} if rule else {})
 
 
-def _subsets(draws: CouncilSamples) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
-    """The subsets of members whose answers were in (bit masks) and how many turns each occurred in."""
-    bits = (draws.read.astype(np.int64) << np.arange(draws.read.shape[0])[:, None]).sum(axis=0)
-    subsets, counts = np.unique(bits, return_counts=True)
+def _subsets(draws: CouncilSamples) -> tuple[NDArray[np.bool_], NDArray[np.intp]]:
+    """The subsets of members whose answers were in (``bool[S, members]``, one row per subset; not
+    bit masks, which overflow past 63 members) and how many turns each occurred in."""
+    subsets, counts = np.unique(draws.read.T, axis=0, return_counts=True)
     return subsets, counts
 
 
@@ -90,7 +89,7 @@ def _subset_accuracy(council: Council, idx: list[int], node_w: np.ndarray, q: np
     return conditional_accuracy(node_w, q[:, idx], council.rule)
 
 
-def _plurality(council: Council, subsets: NDArray[np.int64], counts: NDArray[np.intp]) -> float:
+def _plurality(council: Council, subsets: NDArray[np.bool_], counts: NDArray[np.intp]) -> float:
     """Exact plurality (weighted: log-odds weights floored at 0) of each subset of first finishers,
     weighted by its frequency."""
     assert council.answers is not None
@@ -99,8 +98,8 @@ def _plurality(council: Council, subsets: NDArray[np.int64], counts: NDArray[np.
     node_w, q = competence_nodes(solvable, council.rho)
     spread = check_answer_space(council.answers, c, u)
     acc = 0.0
-    for mask, count in zip(subsets, counts, strict=True):
-        idx = [i for i in range(len(p)) if mask >> i & 1]
+    for row, count in zip(subsets, counts, strict=True):
+        idx = np.flatnonzero(row).tolist()
         if council.rule == "gain":
             sub = float((council.gain or ())[len(idx) - 1])
         elif council.rule == "majority":
