@@ -332,3 +332,16 @@ def test_check_warns_when_the_turns_are_too_few_for_the_percentile() -> None:
     )
     median = CliRunner().invoke(app, ["check", str(trace), "--percentile", "50"])
     assert "warning" not in median.stderr
+
+
+@pytest.mark.parametrize("case", ["pipecat-tts-to-bot-audio-gap/pipecat.log", "livekit-avatar-metrics/metrics.jsonl"])
+def test_the_output_stage_stays_in_the_fitted_voice_turn(case: str, tmp_path: Path) -> None:
+    """Turns that end at the bot's first audio: the 'output' stage after the TTS byte is in the fitted turn
+    (it was dropped: the Pipecat gap case simulated 757 ms for its observed 1498 ms)."""
+    table = read_trace(DATA / "cases" / case)
+    path = fit([table]).write(tmp_path / "from-traces.toml")
+    assert "[pipeline.tts.stages.output]" in path.read_text()
+    total = simulate(load_scenario(path), samples=20_000, seed=7).reports[0].total
+    observed = [t.total_ms for t in table.turns]
+    assert total.p50_ms == pytest.approx(float(np.percentile(observed, 50)), rel=0.01)
+    assert total.p95_ms == pytest.approx(float(np.percentile(observed, 95)), rel=0.01)

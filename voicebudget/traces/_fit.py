@@ -220,6 +220,8 @@ def _voice_turn(
         SLOT_OF_COLUMN["tts_ttfb"]: stage["tts_ttfb"],
         "transport": stage.get("transport", _ZERO),
     }
+    if "output" in stage:  # the bot's first audio after the TTS first byte: on the path, after the TTS
+        pipeline["tts"] = {"kind": "sequence", "stages": {"tts_ttfb": stage["tts_ttfb"], "output": stage["output"]}}
     comments = {
         "pipeline.endpointing": "Observed: actual end of speech -> turn commit (LLM request sent).",
         "pipeline.asr": "Observed: end of speech -> final transcript; runs inside the endpointing wait (clamped"
@@ -229,7 +231,12 @@ def _voice_turn(
         "pipeline.llm": "Observed LLM: request -> first token (TTFT)"
         + (", then first token -> first phrase (text aggregation)." if "first_phrase" in stage else ".")
         + "\nWhat if it ran elsewhere: swap it in a variant (example at the end of this file).",
-        "pipeline.tts": "Observed TTS: first text -> first audio byte (TTFB).",
+        "pipeline.tts": "Observed TTS: first text -> first audio byte (TTFB)"
+        + (
+            ", then that byte -> the bot's first audio (output: output queue, transport, an avatar's playback)."
+            if "output" in stage
+            else "."
+        ),
         "pipeline.transport": "The trace is server side (audio leaving the agent). Add the path to the listener\n"
         'to judge voice-to-voice (WebRTC: { kind = "lognormal", p50_ms = 60, p95_ms = 150 })',
     }
