@@ -34,6 +34,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from doc_trace_tables import TRACE_TABLES
 from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,8 +150,10 @@ FAST_MODE_70B = (
 TABLES: dict[str, Callable[[], str]] = {
     "capacity-support-line": capacity_support_line,
     "capacity-70b-fast-mode": capacity_70b_fast_mode,
+    **TRACE_TABLES,
 }
-"""Tables assembled from commands, by the name their marker block gives."""
+"""Tables assembled from commands (or, for docs/traces.md, from the readers' own tables), by the name their
+marker block gives."""
 
 
 def render(kind: str, arg: str) -> str:

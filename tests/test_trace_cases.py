@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from doc_trace_tables import RULE_NAMES
 
 from voicebudget import ScenarioError
 from voicebudget.traces import ReadOptions, check, detect_format, read_trace
@@ -50,6 +51,7 @@ def _check_turn(turn: Any, want: dict[str, Any], tol: float) -> None:
     assert turn.flagged is want["flagged"], turn.id
     if "rules" in want:
         assert turn.rules == want["rules"]
+    assert turn.rules.split(" (")[0] in RULE_NAMES, turn.rules  # every rule a turn records is in a rule table
     for stage, value in want.get("stages_ms", {}).items():
         assert _close(turn.stages_ms.get(stage), value, tol), (turn.id, stage, turn.stages_ms)
     for stage, parts in want.get("parts_ms", {}).items():

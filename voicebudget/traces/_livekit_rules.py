@@ -53,16 +53,23 @@ RULES: dict[str, LiveKitRule] = {
     for r in (
         LiveKitRule(
             "livekit-metrics-1.x",
-            "1.0.x - 1.8.x (metrics_collected; model_dump() JSON lines, str() or repr() of the models)",
+            "1.0.x - 1.8.x (metrics_collected; model_dump() JSON lines, str() or repr() of the models: 1.6+ repr "
+            "leaves out defaults, type among them, taken from the class name)",
             {
                 "endpointing": "eou_metrics.end_of_utterance_delay",
                 "asr": "eou_metrics.transcription_delay",
                 "llm_ttft": "llm_metrics.ttft",
                 "tts_ttfb": "tts_metrics.ttfb",
+                "llm_tool_call, tool, llm_2_ttft": "a tool turn's llm_metrics of one speech_id (livekit agents issue "
+                "3824): the pass that speaks is the last one started before the first TTS request (start = timestamp "
+                "- duration); the passes before it and the gaps between them, and its ttft",
                 "turn id": "speech_id",
+                "cold": "tts_metrics.connection_reused false with acquire_time > 0 (a WebSocket TTS that opened its "
+                "connection for the turn; an HTTP one reports acquire_time 0 on every request)",
             },
             _VAD_ANCHOR,
-            "end_of_utterance_delay + ttft + ttfb (LiveKit's documented turn latency)",
+            "end_of_utterance_delay + ttft + ttfb (LiveKit's documented turn latency); a tool turn adds the first "
+            "request's start to the speaking request's start",
             "metrics/base.py (EOUMetrics, LLMMetrics, TTSMetrics)",
         ),
         LiveKitRule(
@@ -74,6 +81,9 @@ RULES: dict[str, LiveKitRule] = {
                 "llm_ttft": "'LLM metrics' ttft (rounded to 10 ms); the request's start: the record's time - "
                 "completion_tokens / tokens_per_second",
                 "tts_ttfb": "'TTS metrics' ttfb",
+                "llm_tool_call, tool, llm_2_ttft": "as livekit-metrics-1.x, from the records' times; the console "
+                "formatter ('python agent.py console', HH:MM:SS) cannot time the tools: the turn is a lower bound "
+                "(llm_tool_call and tool unknown)",
                 "turn id": "position (log_metrics logs no speech_id): each 'EOU metrics' opens a turn",
             },
             _VAD_ANCHOR,
@@ -103,6 +113,7 @@ RULES: dict[str, LiveKitRule] = {
             "end_of_utterance_delay + ttft + ttfb + playback_latency",
             "metrics/base.py (AvatarMetrics), metrics/utils.py (log_metrics 'Avatar metrics'), voice/avatar/_types.py, "
             "voice/agent_activity.py (playback_latency = started_speaking_at - started_forwarding_at)",
+            "2026-12-02",
         ),
         LiveKitRule(
             "livekit-metrics-0.x",
@@ -125,18 +136,23 @@ RULES: dict[str, LiveKitRule] = {
         ),
         LiveKitRule(
             "livekit-history-1.3+",
-            "1.3.0 - 1.8.x (ChatMessage.metrics, MetricsReport)",
+            "1.3.0 - 1.8.x (ChatMessage.metrics, MetricsReport; the chat history, or the session report's)",
             {
                 "endpointing": "user message end_of_turn_delay",
                 "asr": "user message transcription_delay",
                 "llm_ttft": "assistant llm_node_ttft",
                 "tts_ttfb": "assistant tts_node_ttfb",
                 "first_phrase": "assistant llm_node_ttfs - llm_node_ttft (1.7+)",
+                "output": "assistant playback_latency (1.8: the first audio frame forwarded -> playback started)",
+                "llm_ttft, tool, llm_2_ttft (tool turn)": "function_call / function_call_output items between the "
+                "user message and the reply (their created_at, or the session report's function_tools_executed "
+                "events); the reply's llm_node_ttft is the pass after the tools",
                 "total": "assistant e2e_latency, else assistant started_speaking_at - user stopped_speaking_at",
             },
             _VAD_ANCHOR,
             "e2e_latency (agent started speaking - user stopped speaking)",
-            "llm/chat_context.py (MetricsReport), voice/agent_activity.py",
+            "llm/chat_context.py (MetricsReport), voice/agent_activity.py; the session report "
+            "(ctx.make_session_report().to_dict(): chat_history and events, 1.3+): voice/report.py, voice/events.py",
         ),
         LiveKitRule(
             "livekit-history-realtime",
@@ -182,6 +198,8 @@ RULES: dict[str, LiveKitRule] = {
                 "asr": "lk.transcription_delay (same spans)",
                 "llm_ttft": "llm_node lk.response.ttft",
                 "tts_ttfb": "tts_node lk.response.ttfb",
+                "llm_tool_call, tool, llm_2_ttft": "a tool turn's llm_node spans, one per pass (a pass that called "
+                "tools lists them), and the gaps between them",
                 "total": "agent_turn lk.e2e_latency",
                 "turn id": "lk.speech_id",
             },

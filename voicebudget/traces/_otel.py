@@ -44,6 +44,7 @@ from voicebudget._errors import ScenarioError
 from voicebudget.traces._jsonsafe import iter_lines, json_kind, loads
 from voicebudget.traces._livekit_rules import flag_stale_values
 from voicebudget.traces._options import ReadOptions
+from voicebudget.traces._pipecat_rules import RULE_SETS
 from voicebudget.traces._table import ON_PATH, Anomaly, TraceTable, TurnBuilder
 
 __all__ = ["looks_like_otel", "read_otel", "read_otel_lines"]
@@ -606,7 +607,7 @@ class _Reader:
         unknown -= no_tts
         if unknown and "turn.user_bot_latency_seconds" in attrs:
             b.unknown_stages.extend(sorted(unknown, key=ON_PATH.index))
-            b.rules = "pipecat-otel-1.14"
+            b.rules = RULE_SETS["pipecat-otel-1.14"].name
         return (unknown if "turn.user_bot_latency_seconds" in attrs else set()) | no_tts
 
     def turn(
@@ -620,7 +621,7 @@ class _Reader:
     ) -> TurnBuilder:
         lk = total_key.startswith("lk.")
         b = TurnBuilder(tid, span.line, self.origin, self.absurd_ms)
-        b.rules = self.rules(attrs, span) if lk else "pipecat-otel"
+        b.rules = self.rules(attrs, span) if lk else RULE_SETS["pipecat-otel"].name
         for member in members:
             for where, what in member.bad:
                 b.flag(member.line, where, None, what)

@@ -65,8 +65,14 @@ from voicebudget.traces._table import Anomaly, TraceTable, TraceTurn, TurnBuilde
 
 __all__ = ["DEFAULT_STOP_SECS", "looks_like_pipecat", "read_pipecat"]
 
-TOTAL = "TTS first audio byte - actual end of speech (server-side voice-to-voice, from log timestamps)"
-TOTAL_BREAKDOWN = "user turn + LLM TTFB + text aggregation + TTS TTFB (Pipecat latency breakdown)"
+TOTAL = (
+    "the bot's first audio ('Bot started speaking', when over 20 ms after the TTS first byte), else the TTS first "
+    "audio byte - actual end of speech (server side, from log timestamps; Pipecat's own larger total when it logs one)"
+)
+TOTAL_BREAKDOWN = (
+    "Pipecat's latency breakdown: its TOTAL line (1.9+ contribution lines, to BotStartedSpeakingFrame), else user "
+    "turn + LLM TTFB + text aggregation + TTS TTFB"
+)
 
 OUTPUT_HOP_MS = 20.0
 """Up to this gap between the TTS service's first audio byte and the bot's first audio (the output
@@ -522,7 +528,7 @@ class _Reader:
 
     def finish(self, turn: _Turn) -> None:
         b = turn.builder
-        b.rules = "pipecat-breakdown" if self.breakdown else turn.rule_set
+        b.rules = RULE_SETS["pipecat-breakdown"].name if self.breakdown else turn.rule_set
         if turn.contributions:
             self.finish_contributions(turn)
             return
@@ -595,7 +601,7 @@ class _Reader:
         assert llm[1] is not None
         proc = turn.llm_processor
         if _REALTIME.search(proc):
-            b.rules = "pipecat-realtime"
+            b.rules = RULE_SETS["pipecat-realtime"].name
         else:
             b.unknown_stages.append("tts_ttfb")
             b.note(
@@ -613,7 +619,7 @@ class _Reader:
         """A turn from Pipecat 1.9+'s contribution lines: each line a stage of Pipecat's own timeline
         (:data:`~voicebudget.traces._pipecat_rules.CONTRIBUTIONS`), the TOTAL line the total."""
         b = turn.builder
-        b.rules = "pipecat-contributions"
+        b.rules = RULE_SETS["pipecat-contributions"].name
         handlers = [i for i, c in enumerate(turn.contributions) if CONTRIBUTIONS.get(c[0]) == "tool"]
         for i, (label, owner, seconds, line) in enumerate(turn.contributions):
             stage = CONTRIBUTIONS.get(label)
@@ -637,7 +643,7 @@ class _Reader:
             }
         )
         if "tts_ttfb" not in b.stages_ms:  # a speech-to-speech model speaks without a TTS service
-            b.rules = "pipecat-contributions (speech-to-speech)"
+            b.rules = RULE_SETS["pipecat-contributions"].name + " (speech-to-speech)"
         if turn.reported is None:
             b.flag(turn.contributions[-1][3], "TOTAL", None, "contribution lines without their TOTAL line")
             return

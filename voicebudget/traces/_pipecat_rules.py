@@ -220,7 +220,7 @@ LINE_RULES: tuple[LineRule, ...] = (
         "1.12 - 1.14 (FunctionCallObserver, its docstring's handler: logger.info(event.model_dump_json()))",
         "src/pipecat/observers/function_call_observer.py FunctionCallEvent @ pipecat-ai 1.14.0",
     ),
-    LineRule("breakdown_user_turn", re.compile(r"\bUser turn: " + NUM), "1.x - 1.14", _SRC_BD),
+    LineRule("breakdown_user_turn", re.compile(r"\bUser turn: " + NUM), "0.0.104 - 1.14", _SRC_BD),
     LineRule(
         "breakdown_contribution",
         re.compile(r"^ *" + NUM + r"s  (?P<label>[a-zA-Z][a-zA-Z ]{0,40}?) +\[(?P<owner>[^\]]{0,200})\]$"),
@@ -229,8 +229,8 @@ LINE_RULES: tuple[LineRule, ...] = (
         "('{duration:6.3f}s  {label:20} [{owner}]', one line per contribution, then the TOTAL line) "
         "@ pipecat-ai 1.14.0",
     ),
-    LineRule("breakdown_ttfb", re.compile(_PROC + r": TTFB " + NUM), "1.x - 1.14", _SRC_BD),
-    LineRule("breakdown_aggregation", re.compile(_PROC + r": text aggregation " + NUM), "1.x - 1.14", _SRC_BD),
+    LineRule("breakdown_ttfb", re.compile(_PROC + r": TTFB " + NUM), "0.0.104 - 1.14", _SRC_BD),
+    LineRule("breakdown_aggregation", re.compile(_PROC + r": text aggregation " + NUM), "0.0.104 - 1.14", _SRC_BD),
 )
 """Every message the reader uses, first match wins (TTFAT before TTFB: its line starts alike)."""
 
@@ -350,9 +350,37 @@ RULE_SETS: dict[str, RuleSet] = {
         ),
         RuleSet(
             "pipecat-breakdown",
-            "1.x - 1.8 (UserBotLatencyObserver breakdown events: chronological_events)",
-            _SRC_BD,
+            "0.0.104 - 1.14 (UserBotLatencyObserver's LatencyBreakdown.chronological_events, logged by the user's "
+            "on_latency_breakdown handler; deprecated since 1.9), a log with no VAD line",
+            _SRC_BD + " @ v0.0.104, v1.7.0, pipecat-ai 1.14.0",
             "Pipecat's own 'User turn' (from the actual end of speech)",
+            None,
+        ),
+        RuleSet(
+            "pipecat-realtime",
+            "0.0.x - 1.14 with a speech-to-speech LLM service (OpenAIRealtimeLLMService, GeminiLiveLLMService, "
+            "AWSNovaSonicLLMService, ...): no TTS line",
+            "src/pipecat/services/openai/realtime/, google/gemini_live/, aws/nova_sonic/; transports/base_output.py "
+            "@ pipecat-ai 1.14.0",
+            "as the turn's VAD line (above); the turn ends at 'Bot started speaking': the model's TTFB, then "
+            "'output' until the bot's audio",
+            None,
+        ),
+        RuleSet(
+            "pipecat-otel",
+            "0.0.104 - 1.x OpenTelemetry tracing (TurnTraceObserver): turn spans with turn.user_bot_latency_seconds "
+            "(since 0.0.104), turn.user_turn_seconds / turn.text_aggregation_seconds where written, and the "
+            "stt/llm/tts children's metrics.ttfb",
+            "src/pipecat/utils/tracing/turn_trace_observer.py, service_decorators.py @ v0.0.104, v1.7.0",
+            "VAD stop minus stop_secs (turn.user_bot_latency_seconds is measured from it)",
+            None,
+        ),
+        RuleSet(
+            "pipecat-otel-1.14",
+            "1.14 OpenTelemetry tracing (PipelineWorker(enable_tracing=True)): tts spans without metrics.ttfb, turn "
+            "spans without turn.user_turn_seconds; the turn is kept with its total, those stages unknown",
+            "src/pipecat/utils/tracing/turn_trace_observer.py, service_decorators.py (@traced_tts) @ pipecat-ai 1.14.0",
+            "VAD stop minus stop_secs (turn.user_bot_latency_seconds)",
             None,
         ),
         RuleSet(
@@ -367,7 +395,8 @@ RULE_SETS: dict[str, RuleSet] = {
     )
 }
 """The rule sets by name. A turn is read by ``pipecat-1.x`` when a turn-release line belongs to it,
-else by the rule set of the VAD line that opened it."""
+else by the rule set of the VAD line that opened it. A name may carry a qualifier on a turn
+(``pipecat-contributions (speech-to-speech)``: no speech-synthesis line)."""
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from voicebudget.traces._jsonsafe import iter_lines, json_kind, loads
@@ -42,6 +43,8 @@ from voicebudget.traces._options import ReadOptions
 from voicebudget.traces._table import Anomaly, Summary, TraceTable, TurnBuilder
 
 __all__ = [
+    "PLATFORM_RULES",
+    "PlatformRule",
     "looks_like_deepgram_agent",
     "looks_like_retell",
     "looks_like_vapi",
@@ -49,6 +52,71 @@ __all__ = [
     "read_retell",
     "read_vapi",
 ]
+
+
+@dataclass(frozen=True)
+class PlatformRule:
+    """How one platform's record maps onto the stages.
+
+    :ivar name: recorded on each turn it reads (:attr:`~voicebudget.traces.TraceTurn.rules`).
+    :ivar record: the platform's record and where it is published.
+    :ivar reads: what each stage is read from.
+    :ivar total: what a turn's total is.
+    :ivar source: the published schema or page it was read from (read 2026-12-01).
+    """
+
+    name: str
+    record: str
+    reads: str
+    total: str
+    source: str
+
+
+PLATFORM_RULES: dict[str, PlatformRule] = {
+    r.name: r
+    for r in (
+        PlatformRule(
+            "vapi-performance-metrics",
+            "Vapi call (GET /call/{id}, a list, the end-of-call-report webhook): artifact.performanceMetrics."
+            "turnLatencies[], ms",
+            "endpointing <- endpointingLatency + transcriberLatency (parts endpointing, transcriber), llm_ttft <- "
+            "modelLatency, tts_ttfb <- voiceLatency",
+            "turnLatency",
+            "https://api.vapi.ai/api-json (PerformanceMetrics, TurnLatency); "
+            "docs.vapi.ai/assistants/model-intelligence/understanding-latency; changelog 2025-08-09",
+        ),
+        PlatformRule(
+            "deepgram-latency-report",
+            "Deepgram Voice Agent server messages, one per line: LatencyReport, s",
+            "asr <- stt_latency, llm_ttft <- ttt_text_latency (a tool call first: ttt_tool_latency, then the "
+            "rest as tool), thinking <- ttt_thinking_latency, tts_ttfb <- tts_latency",
+            "total_latency (the user's utterance end -> first audio byte)",
+            "https://developers.deepgram.com/docs/voice-agent-latency-report",
+        ),
+        PlatformRule(
+            "deepgram-agent-started-speaking",
+            "Deepgram Voice Agent AgentStartedSpeaking messages (without any LatencyReport), s",
+            "llm_ttft <- ttt_latency, tts_ttfb <- tts_latency",
+            "total_latency",
+            "https://developers.deepgram.com/docs/voice-agent-agent-started-speaking",
+        ),
+        PlatformRule(
+            "retell-e2e-values",
+            "Retell call (GET /v2/get-call/{id}, call_ended/call_analyzed webhooks): latency.e2e.values, ms",
+            "(no stage: the components' lists are not aligned turn by turn)",
+            "each value of latency.e2e.values",
+            "https://docs.retellai.com/api-references/get-call",
+        ),
+        PlatformRule(
+            "retell-latency-summary",
+            "Retell call: latency.{e2e, asr, llm, tts, ...}.{p50, p90, p95, p99, min, max, num}, ms (no turns)",
+            "a summary per component, judged at the budget's percentile; the check says no per-turn data exists",
+            "(no turns)",
+            "https://docs.retellai.com/reliability/check-actual-latency; api-references/get-call",
+        ),
+    )
+}
+"""Every hosted platform's rule, by name."""
 
 
 def _number(value: Any) -> float | None:
@@ -145,7 +213,7 @@ def read_vapi(text: str, origin: str = "<trace>", options: ReadOptions | None = 
 
 def _vapi_turn(entry: Any, tid: str, line: int, origin: str, absurd_ms: float) -> TurnBuilder:
     b = TurnBuilder(tid, line, origin, absurd_ms)
-    b.rules = "vapi-performance-metrics"
+    b.rules = PLATFORM_RULES["vapi-performance-metrics"].name
     if not isinstance(entry, dict):
         b.flag(line, "turnLatencies", json_kind(entry), "a turn is not an object")
         return b
@@ -215,7 +283,8 @@ def read_deepgram_agent(text: str, origin: str = "<trace>", options: ReadOptions
 
 def _dg_turn(msg: dict[str, Any], tid: str, line: int, origin: str, absurd_ms: float) -> TurnBuilder:
     b = TurnBuilder(tid, line, origin, absurd_ms)
-    b.rules = "deepgram-latency-report" if msg.get("type") == "LatencyReport" else "deepgram-agent-started-speaking"
+    kind = "deepgram-latency-report" if msg.get("type") == "LatencyReport" else "deepgram-agent-started-speaking"
+    b.rules = PLATFORM_RULES[kind].name
 
     def sec(key: str) -> float | None:
         return b.seconds(msg.get(key), line=line, fld=key, missing_ok=True) if key in msg else None
@@ -290,7 +359,7 @@ def read_retell(text: str, origin: str = "<trace>", options: ReadOptions | None 
             if isinstance(values, list):
                 for i, value in enumerate(values):
                     b = TurnBuilder(f"{call_id}-{i + 1}", line, origin, absurd_ms)
-                    b.rules = "retell-e2e-values"
+                    b.rules = PLATFORM_RULES["retell-e2e-values"].name
                     ms = b.ms(float(value), line=line, fld="latency.e2e.values") if _number(value) is not None else None
                     if ms is None:
                         b.flag(line, "latency.e2e.values", value, "not a number")

@@ -69,7 +69,8 @@ READERS: tuple[TraceReader, ...] = (
         looks_like_livekit,
         read_livekit,
         "LiveKit Agents metrics, one per line: model_dump() JSON or pydantic str()/repr() of livekit.agents.metrics "
-        "(eou/llm/tts and realtime_model_metrics)",
+        "(eou/llm/tts, realtime_model_metrics, 1.8's eot/interruption/decision, avatar_metrics), or as "
+        "metrics.log_metrics() logs them (JsonFormatter, dev and console ColoredFormatter)",
         read_livekit_lines,
     ),
     TraceReader(
@@ -83,7 +84,8 @@ READERS: tuple[TraceReader, ...] = (
         "livekit-history",
         looks_like_livekit_history,
         read_livekit_history,
-        "LiveKit Agents chat history with per-message metrics (ChatContext.to_dict(); realtime models too)",
+        "LiveKit Agents chat history with per-message metrics (ChatContext.to_dict(); realtime models too), or "
+        "the session report (ctx.make_session_report().to_dict(): chat_history and events)",
     ),
     TraceReader(
         "pipecat",
