@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from hfconfig_files import write_config
+from time_limit import time_limit
 from typer.testing import CliRunner
 
 import voicebudget as vb
@@ -178,3 +179,56 @@ def test_a_hardware_figure_outside_any_chip_is_refused(tmp_path: Path, field: st
         line = one_error_line(output)
         assert line.startswith(f"error: {path}: {field}: ")
         assert message in line
+
+
+# --- 4. work a small file asks for: refused before any sampling, with the estimate ---------------------------
+
+ONE_STAGE = (
+    'name = "n"\nsamples = {samples}\n[pipeline]\nkind = "sequence"\nstages.x = {{ kind = "fixed", value_ms = 1 }}\n'
+)
+
+
+def test_variants_times_turns_beyond_the_work_limit_are_refused_up_front(tmp_path: Path) -> None:
+    # memory does not bound it (variants run one after the other): 5,000 variants at 200,000 turns ran 112 s
+    path = tmp_path / "s.toml"
+    path.write_text(ONE_STAGE.format(samples=100_000_000) + "".join(f"[variants.v{i}]\n" for i in range(5)))
+    with time_limit(10):
+        code, output = cli("run", path)
+    assert code == 2
+    assert one_error_line(output) == (
+        f"error: {path}: samples: 100,000,000 turns x 12 stages (6 variants) = 1,200,000,000 stage samples, over "
+        "the limit of 1,000,000,000 (about 20 to 40 s of CPU); at most 83,333,333 turns fit, or ask for fewer variants"
+    )
+    code, output = cli("run", path, "-n", "83333334")  # the flag is named when it asked
+    assert one_error_line(output).startswith("error: --samples/-n: 83,333,334 turns x 12 stages (6 variants)")
+
+
+def test_more_than_1000_variants_are_refused_before_merging(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"  # 20,001 empty variants took 191 s and 11 GB before the memory guard refused
+    path.write_text(ONE_STAGE.format(samples=1) + "".join(f"[variants.v{i}]\n" for i in range(1_001)))
+    with time_limit(10):
+        code, output = cli("run", path)
+    assert code == 2
+    assert one_error_line(output) == (
+        f"error: {path}: variants: 1,001 variants; at most 1,000 (each is simulated in full): split them into "
+        "several files"
+    )
+
+
+def test_council_members_times_turns_beyond_the_work_limit_are_refused(tmp_path: Path) -> None:
+    member = '[[members]]\nname = "m{i}"\np = 0.8\nstage = {{ kind = "fixed", value_ms = 1 }}\n'
+    path = tmp_path / "c.toml"
+    path.write_text('kind = "council"\nname = "c"\ntopology = "all"\n' + "".join(member.format(i=i) for i in range(9)))
+    code, output = cli("council", path, "-n", "100000001")
+    assert code == 2
+    assert one_error_line(output).startswith(
+        "error: --samples/-n: 100,000,001 turns x 10 stages (9 members) = 1,000,000,010 stage samples, over the "
+    )
+
+
+def test_the_library_refuses_any_number_of_turns_without_overflow() -> None:
+    scenario = vb.parse_scenario(
+        {"name": "n", "pipeline": {"kind": "sequence", "stages": {"x": {"kind": "fixed", "value_ms": 1}}}}
+    )
+    with pytest.raises(vb.ScenarioError, match=r"samples: 1e\+400 turns x 2 stages \(1 variant\) = 2e\+400 stage"):
+        vb.simulate(scenario, samples=10**400)  # float(samples) in the memory guard: OverflowError

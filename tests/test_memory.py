@@ -69,8 +69,10 @@ def test_sixteen_members_cost_sixteen_arrays_per_turn() -> None:
 
 @pytest.fixture
 def half_memory_4_gib(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A machine with 8 GB (half: 4 GiB), whatever this one has: case 33 needs ~13.5 GiB."""
+    """A machine with 8 GB (half: 4 GiB), whatever this one has: case 33 needs ~13.5 GiB (and no work
+    guard: these test the memory guard)."""
     monkeypatch.setattr(_memory, "available_bytes", lambda: 4 * 2**30)
+    monkeypatch.setattr(_memory, "MAX_STAGE_SAMPLES", 10**12)
 
 
 def invoke(*args: str) -> tuple[int, str]:
@@ -115,6 +117,7 @@ def test_council_uses_the_guard(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_tune_uses_the_guard(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_memory, "available_bytes", lambda: 2**28)
+    monkeypatch.setattr(_memory, "MAX_STAGE_SAMPLES", 10**12)  # the memory guard, not the work guard
     code, out = invoke("tune", str(ROOT / "councils" / "tune-intent.toml"), "-n", "5000000")
     assert code == 2
     assert "--samples/-n" in out

@@ -309,7 +309,7 @@ def test_run_plot_writes_a_png(tmp_path: Path) -> None:
         (["--budget-ms", "-1"], "--budget-ms: must be a finite number > 0 ms, got -1.0"),
         (["--plot", "/nonexistent-folder/x.png"], "folder /nonexistent-folder does not exist"),
         (["--plot", "out.txt"], "unknown image format '.txt'"),
-        (["--samples", "1000000000000"], "--samples/-n: 1,000,000,000,000 turns: simulating 3 variants needs ~"),
+        (["--samples", "1000000000000"], "--samples/-n: 1,000,000,000,000 turns x 27 stages (3 variants) = 27,000,"),
     ],
 )
 def test_bad_options_exit_2_naming_the_option(args: list[str], message: str) -> None:

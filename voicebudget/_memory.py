@@ -1,4 +1,5 @@
-"""The memory guard: refuse a run whose samples would not fit, before drawing them.
+"""The memory guard: refuse a run whose samples would not fit, before drawing them; and the work guard
+(:func:`check_work`): refuse a run that would draw more stage samples than :data:`MAX_STAGE_SAMPLES`.
 
 A run keeps ``float64[n_turns]`` arrays for every node of the pipeline, every part of a council stage
 (its members), every mixture component drawn, the report's copies and every variant's total, plus
@@ -31,8 +32,10 @@ __all__ = [
     "MemoryLimit",
     "PROBE_TURNS",
     "QUICK_TURNS",
+    "MAX_STAGE_SAMPLES",
     "available_bytes",
     "check_memory",
+    "check_work",
     "estimate_peak_bytes",
     "measure_peak_bytes",
     "memory_limit",
@@ -50,6 +53,49 @@ QUICK_TURNS = 2_000
 GUARD_FROM_TURNS = 100_000
 """Runs with fewer turns are not probed (at 8 bytes a value, exceeding even 1 GiB at 100,000 turns
 takes ~1,300 arrays per turn, e.g. a council of ~600 members)."""
+
+
+MAX_STAGE_SAMPLES = 1_000_000_000
+"""Most stage samples (turns x stage nodes, summed over what one run evaluates: variants, load levels,
+configurations) a run may draw. The engine draws and combines 25 to 55 million stage samples per CPU
+second (measured on a 2-core machine, a scenario of 501 one-stage variants and
+scenarios/webrtc-cascade.toml at 100,000 and 1,000,000 turns), so this is about 20 to 40 s of CPU. Memory
+does not bound it: variants run one after the other, so 5,000 variants of one stage at the default 200,000
+turns (a 394 KB file: 10^9 stage samples) took 112 s and 8 GB and was not refused."""
+
+
+def _count(n: int) -> str:
+    """``n`` with thousands separators, or ``1.2e+21`` when long (``10^400`` beyond the float range)."""
+    if n < 10**15:
+        return f"{n:,}"
+    digits = len(str(n))
+    return f"{n // 10 ** (digits - 3) / 100:.3g}e+{digits - 1}" if digits > 300 else f"{float(n):.3g}"
+
+
+def check_work(samples: int, nodes: int, *, what: str, fewer: str = "") -> None:
+    """Refuse a run of more than :data:`MAX_STAGE_SAMPLES` stage samples before any sampling (and before the
+    memory guard, whose probes run the computation), with the estimate.
+
+    :param samples: turns requested per evaluation.
+    :param nodes: stage nodes evaluated per turn, summed over the run's evaluations (every node of every
+        variant's tree; x the load levels or configurations evaluated).
+    :param what: what ``nodes`` counts, for the message (``"5,001 variants of 1 stage"``).
+    :param fewer: what else could be fewer, for the message (``"variants"``).
+    :raises ScenarioError: (``field = "samples"``) the message gives the estimate and the most turns that
+        fit.
+    """
+    total = samples * max(nodes, 1)  # Python ints: no overflow, whatever samples is
+    if total <= MAX_STAGE_SAMPLES:
+        return
+    fit = MAX_STAGE_SAMPLES // max(nodes, 1)
+    advice = f"at most {fit:,} turns fit" + (f", or ask for fewer {fewer}" if fewer else "")
+    if fit == 0:
+        advice = f"not even one turn fits: ask for fewer {fewer or 'stages'}"
+    raise ScenarioError(
+        f"{_count(samples)} turns x {what} = {_count(total)} stage samples, over the limit of "
+        f"{MAX_STAGE_SAMPLES:,} (about 20 to 40 s of CPU); {advice}",
+        field="samples",
+    )
 
 
 def measure_peak_bytes(run: Callable[[int], object], n: int) -> int:

@@ -28,10 +28,23 @@ from voicebudget._model import DataModel
 from voicebudget._traffic import CallTraffic
 from voicebudget._voice_turn import VoiceTurn
 
-__all__ = ["BASELINE", "PipelineSpec", "Scenario", "load_scenario", "parse_scenario", "scenario_json_schema"]
+__all__ = [
+    "BASELINE",
+    "MAX_VARIANTS",
+    "PipelineSpec",
+    "Scenario",
+    "load_scenario",
+    "parse_scenario",
+    "scenario_json_schema",
+]
 
 BASELINE = "baseline"
 """The name of the scenario's own pipeline among its variants."""
+
+MAX_VARIANTS = 1_000
+"""Most variants a scenario may have: each is merged, validated, simulated in full and printed as a row,
+so 20,001 empty ``[variants.vN]`` tables (349 KB) took 191 s and 11 GB before the memory guard refused
+them. A sweep wider than this is several files (or a loop over :func:`~voicebudget.simulate`)."""
 
 PipelineSpec = Annotated[
     Union[VoiceTurn, BargeInTurn, Sequence, AllOf, KOfN, Race, Choice],  # noqa: UP007
@@ -108,6 +121,13 @@ def _parse(data: Mapping[str, Any], origin: str, context: dict[str, Any]) -> Sce
     raw_variants = raw.pop("variants", {}) or {}
     if not isinstance(raw_variants, dict):
         raise ScenarioError("must be a table of variant name -> overrides", origin=origin, field="variants")
+    if len(raw_variants) > MAX_VARIANTS:
+        raise ScenarioError(
+            f"{len(raw_variants):,} variants; at most {MAX_VARIANTS:,} (each is simulated in full): split them "
+            "into several files",
+            origin=origin,
+            field="variants",
+        )
     pipeline_raw = raw.get("pipeline")
     merged: dict[str, Any] = {}
     descriptions: dict[str, str] = {}

@@ -13,7 +13,7 @@ from voicebudget._algebra import evaluate, leaves, walk
 from voicebudget._budget import Budget, with_overrides
 from voicebudget._errors import ModelError, ScenarioError, param
 from voicebudget._io import Roots
-from voicebudget._memory import check_memory
+from voicebudget._memory import check_memory, check_work
 from voicebudget._report import LatencyStats, Report, build_report
 from voicebudget._scenario import Scenario, load_scenario
 from voicebudget._voice_turn import VoiceTurn
@@ -117,8 +117,17 @@ def simulate_pipeline(
         raise ValueError(f"samples must be >= 1, got {samples}")
     budget = budget or Budget()
     seed_int = resolve_seed(seed)
+    nodes = stage_nodes(pipeline)
+    check_work(samples, nodes, what=f"{nodes:,} stages")
     check_memory(samples, lambda k: _judge(pipeline, budget, k, seed_int, name))
     return _judge(pipeline, budget, samples, seed_int, name)
+
+
+def stage_nodes(pipeline: Any) -> int:
+    """Stage nodes a turn of ``pipeline`` evaluates: every node of its tree (combinators, leaves, council
+    members, cache paths), for the work guard (:func:`~voicebudget._memory.check_work`)."""
+    tree = pipeline.to_tree() if isinstance(pipeline, VoiceTurn) else pipeline
+    return sum(1 for _ in walk(tree))
 
 
 def _judge(pipeline: Any, budget: Budget, samples: int, seed: int, name: str, run: _Run | None = None) -> Report:
@@ -219,7 +228,10 @@ def simulate(
         shared = _Run(k)  # per run: the stats of a stage depend on the number of turns
         return tuple(_judge(p, budget, k, seed_int, name, shared) for name, p in pipelines.items())
 
+    nodes = sum(stage_nodes(p) for p in pipelines.values())
     try:
+        variants = f"{len(pipelines):,} variant{'' if len(pipelines) == 1 else 's'}"
+        check_work(n, nodes, what=f"{nodes:,} stages ({variants})", fewer="variants")
         check_memory(n, run, what=f"simulating {len(pipelines)} variant{'' if len(pipelines) == 1 else 's'}")
         reports = run(n)
     except ScenarioError as exc:  # raised while simulating: name the scenario's file (or the argument)

@@ -24,7 +24,7 @@ import numpy as np
 from voicebudget._algebra import TreePath, evaluate, replace, walk
 from voicebudget._budget import Budget, with_overrides
 from voicebudget._errors import ScenarioError, VoiceBudgetError, param
-from voicebudget._memory import check_memory
+from voicebudget._memory import check_memory, check_work
 from voicebudget._scenario import Scenario, load_scenario
 from voicebudget._simulate import resolve_seed
 from voicebudget._traffic import CallTraffic
@@ -383,6 +383,14 @@ def plan_capacity(
             f"the pipeline has no stage {stage!r} to replace", origin=scenario.origin, field=f"pipeline.{stage}"
         )
     tree = scenario.pipeline.to_tree() if isinstance(scenario.pipeline, VoiceTurn) else scenario.pipeline
+    levels = 2 * MAX_CALLS.bit_length()  # the search's evaluations per deployment, at most (find_capacity)
+    nodes = sum(1 for _ in walk(tree))
+    check_work(
+        samples,
+        nodes * levels * len(deployments),
+        what=f"{len(deployments):,} deployments x up to {levels} load levels x {nodes:,} stages",
+        fewer="deployments",
+    )
     check_memory(
         samples, lambda k: evaluate(tree, k, seed_int), what="the pipeline", copies=workers if scheduler is None else 1
     )

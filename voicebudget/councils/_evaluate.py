@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from voicebudget._algebra import walk
 from voicebudget._budget import Budget, with_overrides
 from voicebudget._errors import ScenarioError, param
 from voicebudget._io import Roots
-from voicebudget._memory import check_memory
+from voicebudget._memory import check_memory, check_work
 from voicebudget._report import Report, build_report
 from voicebudget.councils._config import Council, load_council
 from voicebudget.councils._latency import sample_council
@@ -119,6 +120,8 @@ def evaluate_council(
         raise ValueError(f"samples must be >= 1, got {n}")
     seed_int = council.seed if seed is None else seed
     budget = budget or council.budget
+    nodes = sum(1 for _ in walk(council))
+    check_work(n, nodes, what=f"{nodes:,} stages ({len(council.members):,} members)", fewer="members")
     check_memory(n, lambda k: _evaluate(council, budget, k, seed_int), what=f"council {council.name!r}")
     return _evaluate(council, budget, n, seed_int)
 

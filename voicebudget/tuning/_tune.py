@@ -23,7 +23,7 @@ from voicebudget._algebra import evaluate
 from voicebudget._budget import Budget, with_overrides
 from voicebudget._errors import ScenarioError, param
 from voicebudget._io import Roots, read_document, reference_context, validation_error
-from voicebudget._memory import check_memory
+from voicebudget._memory import check_memory, check_work
 from voicebudget._scenario import Scenario, load_scenario
 from voicebudget._voice_turn import VoiceTurn
 from voicebudget.councils._config import Council
@@ -152,6 +152,7 @@ def tune_council(
         rest_k = _rest(scenario, k, seed, allowed_roots)
         return Evaluator(base, members, space, budget, k, seed, context, rest_k, *cache_draws(space, k, seed))
 
+    _check_work(configs, min(len(configs), max_exhaustive) if len(configs) <= max_exhaustive else trials, samples)
     _check_memory(at, configs, max(samples, refine), workers if scheduler is None else 1)
     rest = _rest(scenario, samples, seed, allowed_roots)
     hit_ms, hit = cache_draws(space, samples, seed)
@@ -204,6 +205,24 @@ def tune_council(
         len(shortlist),
         max(refine, samples),
     )
+
+
+def _check_work(configs: list[Configuration], evaluations: int, samples: int) -> None:
+    """The work guard (:func:`~voicebudget._memory.check_work`) on the first pass: ``evaluations``
+    configurations of up to the widest one's stages (its members, the council, an aggregator) each.
+
+    :raises ScenarioError: ``samples`` too large for the space.
+    """
+    widest = max((len(c["members"]) + 1 + bool(c.get("aggregator")) for c in configs), default=0)
+    try:
+        check_work(
+            samples,
+            evaluations * widest,
+            what=f"{evaluations:,} configurations x up to {widest:,} stages",
+            fewer="configurations (a smaller [search] space, or fewer trials)",
+        )
+    except ScenarioError as exc:
+        raise ScenarioError(exc.detail, origin=param("samples")) from None
 
 
 def _check_memory(at: Callable[[int], Evaluator], configs: list[Configuration], samples: int, copies: int) -> None:
