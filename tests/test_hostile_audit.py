@@ -232,3 +232,31 @@ def test_the_library_refuses_any_number_of_turns_without_overflow() -> None:
     )
     with pytest.raises(vb.ScenarioError, match=r"samples: 1e\+400 turns x 2 stages \(1 variant\) = 2e\+400 stage"):
         vb.simulate(scenario, samples=10**400)  # float(samples) in the memory guard: OverflowError
+
+
+# --- 6. a tune member beyond 1,000 hours: refused before the search, not reported after it -----------------
+
+
+@pytest.mark.parametrize("where", ["members", "pool"])
+def test_a_tune_member_summing_past_1000_hours_is_refused_before_the_search(tmp_path: Path, where: str) -> None:
+    slow = (
+        '{ kind = "sequence", stages.x = { kind = "fixed", value_ms = 3e9 }, '
+        'stages.y = { kind = "fixed", value_ms = 3e9 } }'
+    )  # each stage within 1,000 hours, their sum beyond
+    member = '[[{table}]]\nname = "{name}"\np = 0.8\nstage = {stage}\n'
+    fast = member.format(table="members", name="b", stage='{ kind = "fixed", value_ms = 1 }')
+    path = tmp_path / "t.toml"
+    if where == "members":
+        members = fast + member.format(table="members", name="a", stage=slow)
+        search, field = "[search]\nmembers = { n = [1, 2] }\n", "members.1.stage"
+    else:
+        members = fast
+        search = "[search]\nmembers = { n = [1, 2] }\n" + member.format(table="search.pool", name="a", stage=slow)
+        field = "search.pool.0.stage"
+    path.write_text('kind = "council"\nname = "My council"\ntopology = "all"\n' + members + search)
+    code, output = cli("tune", path, "-n", "200", "--workers", "1")
+    assert code == 2  # printed a Pareto front, then "2 evaluations failed: ... council 'My council': ..."
+    assert one_error_line(output) == (
+        f"error: {path}: {field}: member 'a': 200 of 200 turns take longer than 3,600,000,000 ms (1,000 hours) or "
+        "are not finite, so no configuration with it can be judged; refused before the search"
+    )

@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ValidationError
 
 from voicebudget._algebra import evaluate
-from voicebudget._budget import Budget, with_overrides
+from voicebudget._budget import MAX_LATENCY_MS, Budget, with_overrides
 from voicebudget._errors import ScenarioError, param
 from voicebudget._io import Roots, read_document, reference_context, validation_error
 from voicebudget._memory import check_memory, check_work
@@ -142,6 +142,13 @@ def tune_council(
         raise ScenarioError(
             "pool member names must differ from the council's members", origin=str(path), field="search.pool"
         )
+    _refuse_members_beyond_limit(
+        [(f"members.{i}.stage", mb) for i, mb in enumerate(council.members)]
+        + [(f"search.pool.{i}.stage", mb) for i, mb in enumerate(space.pool)],
+        max(samples, refine_samples or 0),
+        seed,
+        path,
+    )
     members = prepared_members(pool, space.concurrency)
     sensitive = batch_sensitive(members, space.concurrency)
     configs = list(space.configurations(list(pool), council.topology, sensitive))
@@ -205,6 +212,26 @@ def tune_council(
         len(shortlist),
         max(refine, samples),
     )
+
+
+def _refuse_members_beyond_limit(members: list[tuple[str, Any]], samples: int, seed: int, path: str | Path) -> None:
+    """Each member alone at the tune's turns and seed: a member whose own turns are not finite or take longer
+    than :data:`~voicebudget._budget.MAX_LATENCY_MS` (a sequence of stages each within it) would fail every
+    configuration it is in, after the search; it is refused before, naming its field path.
+
+    :raises ScenarioError: the first such member.
+    """
+    for field, member in members:
+        total = evaluate(member.stage, min(samples, 100_000), seed).total
+        if np.isfinite(total.min()) and total.max() <= MAX_LATENCY_MS:
+            continue
+        bad = int(np.sum(~(np.abs(total) <= MAX_LATENCY_MS)))
+        raise ScenarioError(
+            f"member {member.name!r}: {bad:,} of {total.size:,} turns take longer than {MAX_LATENCY_MS:,.0f} ms "
+            "(1,000 hours) or are not finite, so no configuration with it can be judged; refused before the search",
+            origin=str(path),
+            field=field,
+        )
 
 
 def _check_work(configs: list[Configuration], evaluations: int, samples: int) -> None:
