@@ -38,10 +38,9 @@ def rests_on(q: float, n: int) -> str:
 
 def few_turns_warning(q: float, n: int) -> str | None:
     """The warning for a measured percentile on too few turns, ``None`` from :func:`turns_needed` on:
-    ``"a p95 of 10 turns rests on the slowest turn; a p95 needs about 60 turns for the slowest 3 to inform
-    it"``."""
+    ``"a p95 of 10 turns rests on the slowest turn (a p95 wants 60+)"`` (short enough for one line of an
+    80-column terminal with its ``warning:`` prefix)."""
     need = turns_needed(q)
     if n >= need:
         return None
-    side = "slowest" if q >= 50 else "fastest"
-    return f"{rests_on(q, n)}; a p{q:g} needs about {need:,} turns for the {side} {TAIL_TURNS_TO_INFORM} to inform it"
+    return f"{rests_on(q, n)} (a p{q:g} wants {need:,}+)"
