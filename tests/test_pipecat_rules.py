@@ -4,9 +4,12 @@ from the log; linear time on hostile lines."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from voicebudget import ScenarioError
@@ -103,3 +106,67 @@ def test_garbled_value_is_flagged_without_a_function_column(tmp_path: Path) -> N
         (2, "LLM TTFB", "unparseable metrics line (cut short?)")
     ]
     assert table.turns[0].flagged
+
+
+def test_every_rule_has_a_needle_and_a_key() -> None:
+    """The reader runs a rule's pattern only when its needle is in the message: the needle must be text
+    every match holds (here: written out in the pattern), and hold one of the key words that sort
+    messages (issue 24: one pass, ~1 pattern in 25 run per line)."""
+    from voicebudget.traces._pipecat_rules import _KEYS
+
+    for rule in LINE_RULES:
+        assert rule.needle, rule.kind
+        assert rule.needle in rule.pattern.pattern.replace("\\", ""), rule.kind
+        assert any(key in rule.needle for key in _KEYS), rule.kind
+
+
+@given(
+    moment=st.datetimes(min_value=datetime(1971, 1, 1), max_value=datetime(2200, 1, 1)),
+    digits=st.integers(0, 9),
+    sep=st.sampled_from([" ", "T"]),
+    comma=st.booleans(),
+)
+def test_log_timestamps_read_as_the_standard_library_reads_them(
+    moment: datetime, digits: int, sep: str, comma: bool
+) -> None:
+    from voicebudget.traces._pipecat import _timestamp
+
+    text = moment.strftime(f"%Y-%m-%d{sep}%H:%M:%S")
+    if digits:
+        text += ("," if comma else ".") + f"{moment.microsecond:06d}{moment.microsecond % 1000:03d}"[:digits]
+    want = datetime.fromisoformat(text.replace(",", ".").replace("T", " ")).replace(tzinfo=UTC).timestamp()
+    assert _timestamp(text) == want
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "2025-13-01 10:00:00.000",
+        "2025-02-30 10:00:00",
+        "2025-01-01 24:00:00",
+        "2025-01-01 10:60:00",
+        "2025-01-01 10:00:60.5",
+    ],
+)
+def test_invalid_log_timestamps_are_refused(bad: str) -> None:
+    from voicebudget.traces._pipecat import _timestamp
+
+    with pytest.raises(ValueError):  # noqa: PT011  # the standard library's message
+        _timestamp(bad)
+
+
+def test_a_ttfb_without_its_s_is_not_read_in_a_log_that_writes_it(tmp_path: Path) -> None:
+    """Read in one pass, the log is read again when a TTFB without its "s" came before the first with
+    one: the result is as if the reader had known from the start."""
+    head = "2025-11-29 12:20:00.{} | DEBUG    | x:y:1 - "
+    lines = [
+        head.format("200") + "VADProcessor#0: User stopped speaking",
+        head.format("700") + "OpenAILLMService#0 TTFB: 0.3",  # not Pipecat's metric in this log
+        head.format("900") + "OpenAILLMService#0 TTFB: 0.4s",
+        head.format("990") + "CartesiaTTSService#0 TTFB: 0.05s",
+    ]
+    path = tmp_path / "a.log"
+    path.write_text("\n".join(lines) + "\n")
+    (turn,) = read_trace(path).turns
+    assert turn.stages_ms["llm_ttft"] == pytest.approx(400.0)
+    assert turn.total_ms == pytest.approx(990.0)  # VAD stop 0.2 s - stop_secs 0.2 s -> TTS TTFB line at 0.99 s

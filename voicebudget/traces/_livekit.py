@@ -162,15 +162,21 @@ def _resolution(obj: dict[str, Any]) -> float:
     is known to 0.1 s (a float's shortest form round-trips, so its digits are the ones written), and a
     whole number (``100.0``) to the second; ``time.time()`` as LiveKit writes it, to the microsecond."""
     step = 0.0
-    for key in ("timestamp", "duration", "end_of_utterance_delay", "transcription_delay"):
+    for key in _TIMED:
         value = obj.get(key)
+        if value is None:
+            continue
         if isinstance(value, float) and math.isfinite(value) and not value.is_integer():
             text = repr(value)
-            if "e" not in text and "." in text:
-                step = max(step, 10.0 ** -len(text.split(".", 1)[1]))
+            if "e" not in text:
+                step = max(step, 10.0 ** (text.find(".") + 1 - len(text)))
         elif isinstance(value, int | float) and not isinstance(value, bool) and value:
             step = max(step, 1.0)  # a whole number of seconds (100.0): known to the second at best
     return step
+
+
+_TIMED = ("timestamp", "duration", "end_of_utterance_delay", "transcription_delay")
+"""The keys of a metrics line whose printed digits say how fine its times are."""
 
 
 def _log_time(obj: dict[str, Any]) -> float | None:
@@ -216,7 +222,7 @@ class _Reader:
 
     def turn(self, turn_id: str, line: int, rules: str) -> TurnBuilder:
         if turn_id not in self.turns:
-            self.turns[turn_id] = TurnBuilder(turn_id, line, self.origin, self.absurd_ms)
+            self.turns[turn_id] = TurnBuilder(turn_id, line, self.origin, self.absurd_ms, reader="livekit")
             self.turns[turn_id].rules = rules
             self.passes[turn_id] = _Passes()
         return self.turns[turn_id]

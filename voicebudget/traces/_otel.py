@@ -37,7 +37,7 @@ import math
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any
 
 from voicebudget._errors import ScenarioError
@@ -45,7 +45,7 @@ from voicebudget.traces._jsonsafe import iter_lines, json_kind, loads
 from voicebudget.traces._livekit_rules import flag_stale_values
 from voicebudget.traces._options import ReadOptions
 from voicebudget.traces._pipecat_rules import RULE_SETS
-from voicebudget.traces._table import ON_PATH, Anomaly, TraceTable, TurnBuilder
+from voicebudget.traces._table import ON_PATH, Anomaly, TraceTable, TraceTurn, TurnBuilder
 
 __all__ = ["looks_like_otel", "read_otel", "read_otel_lines"]
 
@@ -71,6 +71,18 @@ _OPTIONAL = {"asr", "first_phrase"}
 _LK_TURNS = ("agent_turn", "assistant_turn", "realtime_assistant_turn")
 _LK_USER_TURN = "user_turn"
 _JSON_METRICS = ("lk.llm_metrics", "lk.tts_metrics", "lk.realtime_model_metrics")
+_KEEP = frozenset(
+    {
+        *(key for keys in _LK.values() for key in keys),
+        *(key.split(":")[-1] for keys in _PC.values() for key in keys),
+        *_JSON_METRICS,  # (read into their ".ttft"/".ttfb" keys, then dropped)
+        "lk.e2e_latency",
+        "turn.user_bot_latency_seconds",
+        "lk.speech_id",
+        "lk.function_tool.name",
+    }
+)
+"""The span attributes a turn is built from: the others are not kept."""
 _STALE = (
     "lk.response.ttft",
     "lk.response.ttfb",
@@ -99,6 +111,9 @@ class _Bad:
 
 @dataclass(slots=True)
 class _Span:
+    """What a turn needs of a span: its attributes are only those in :data:`_KEEP` (``livekit`` says
+    whether it had any ``lk.*`` one), so memory follows the turns, not the size of the export."""
+
     name: str
     trace: str
     id: str
@@ -107,8 +122,9 @@ class _Span:
     attrs: dict[str, Any]
     line: int
     offset: int
-    bad: list[tuple[str, str]] = field(default_factory=list)
+    bad: tuple[tuple[str, str], ...] = ()
     end_ns: int = 0
+    livekit: bool = False
 
 
 def _value(v: Any, path: str) -> Any:
@@ -150,29 +166,35 @@ def _value(v: Any, path: str) -> Any:
     return v
 
 
-def _attrs(raw: Any, path: str) -> tuple[dict[str, Any], list[tuple[str, str]]]:
-    """Attributes as a dict, and ``(path, what is wrong)`` for each malformed entry."""
+def _attrs(raw: Any, path: str) -> tuple[dict[str, Any], list[tuple[str, str]], bool]:
+    """The attributes in :data:`_KEEP` as a dict, ``(path, what is wrong)`` for each malformed entry, and
+    whether any attribute is LiveKit's (``lk.*``)."""
     if raw is None:
-        return {}, []
+        return {}, [], False
     if isinstance(raw, dict):
-        return {str(k): _value(v, f"{path}.{k}") for k, v in raw.items()}, []
-    if not isinstance(raw, list):
-        return {}, [(path, f"attributes is {json_kind(raw)}, not a list or object")]
-    out: dict[str, Any] = {}
-    bad: list[tuple[str, str]] = []
-    for i, a in enumerate(raw):
-        if isinstance(a, dict) and isinstance(a.get("key"), str) and isinstance(a.get("value"), dict):
-            out[sys.intern(a["key"])] = _value(a["value"], f"{path}[{i}].value")
-        else:
-            bad.append((f"{path}[{i}]", "malformed attribute (no key or no value)"))
+        keys = [str(k) for k in raw]
+        out = {k: _value(v, f"{path}.{k}") for k, v in zip(keys, raw.values(), strict=True) if k in _KEEP}
+        bad: list[tuple[str, str]] = []
+    elif not isinstance(raw, list):
+        return {}, [(path, f"attributes is {json_kind(raw)}, not a list or object")], False
+    else:
+        keys, out, bad = [], {}, []
+        for i, a in enumerate(raw):
+            if isinstance(a, dict) and isinstance(a.get("key"), str) and isinstance(a.get("value"), dict):
+                keys.append(a["key"])
+                if a["key"] in _KEEP:
+                    out[sys.intern(a["key"])] = _value(a["value"], f"{path}[{i}].value")
+            else:
+                bad.append((f"{path}[{i}]", "malformed attribute (no key or no value)"))
     for key in _JSON_METRICS:  # 1.2-1.4: the metrics model as a JSON string
-        if isinstance(out.get(key), str):
-            obj, _err = loads(out[key])
+        text = out.pop(key, None)
+        if isinstance(text, str):
+            obj, _err = loads(text)
             if isinstance(obj, dict):
                 for name in ("ttft", "ttfb"):
                     if name in obj:
                         out[f"{key}.{name}"] = obj[name]
-    return out, bad
+    return out, bad, any(k.startswith("lk.") for k in keys)
 
 
 def _list(node: Any, path: str, problems: list[tuple[str, str]]) -> list[Any]:
@@ -280,17 +302,19 @@ def _start(raw: Any, bad: list[tuple[str, str]]) -> int:
     return value
 
 
-def _span(raw: dict[str, Any], path: str, loc: _Locator, base: int) -> _Span:
+def _span(raw: dict[str, Any], path: str, loc: _Locator | None, base: int, lineno: int = 0) -> _Span:
+    """One span; where it is: found in ``loc``'s text from offset ``base`` on, or (no ``loc``) on line
+    ``lineno`` of the file (OTLP JSON lines: an attribute is then on its span's line)."""
     bad: list[tuple[str, str]] = []
     context = raw.get("context")
     ctx: dict[str, Any] = context if isinstance(context, dict) else {}
     sid = _ident(raw.get("spanId", raw.get("span_id", ctx.get("span_id"))), "spanId", bad)
-    offset = loc.find_span(sid, base) if sid else base
+    offset = loc.find_span(sid, base) if sid and loc is not None else base
     name = raw.get("name", "")
     if not isinstance(name, str):
         bad.append(("name", f"name is {json_kind(name)}, not a string"))
         name = ""
-    attrs, attr_bad = _attrs(raw.get("attributes"), f"{path}.attributes")
+    attrs, attr_bad, livekit = _attrs(raw.get("attributes"), f"{path}.attributes")
     return _Span(  # names, keys and trace ids repeat on every turn: interned, one copy each
         name=sys.intern(name),
         trace=sys.intern(_ident(raw.get("traceId", raw.get("trace_id", ctx.get("trace_id"))), "traceId", bad)),
@@ -299,9 +323,10 @@ def _span(raw: dict[str, Any], path: str, loc: _Locator, base: int) -> _Span:
         start_ns=_start(raw.get("startTimeUnixNano", raw.get("start_time_unix_nano")), bad),
         end_ns=_start(raw.get("endTimeUnixNano", raw.get("end_time_unix_nano")), bad),
         attrs=attrs,
-        line=loc.line_of(offset),
+        line=loc.line_of(offset) if loc is not None else lineno,
         offset=offset,
-        bad=bad + attr_bad,
+        bad=(*bad, *attr_bad),
+        livekit=livekit,
     )
 
 
@@ -398,7 +423,7 @@ class _Reader:
         return self.loc.attr_line(span, key) if self.loc is not None else span.line
 
     def flavour(self) -> str:
-        if any(s.name in _LK_TURNS or any(k.startswith("lk.") for k in s.attrs) for s in self.spans):
+        if any(s.name in _LK_TURNS or s.livekit for s in self.spans):
             return "livekit"
         return "pipecat"
 
@@ -509,9 +534,16 @@ class _Reader:
                 )
         for found in stale.values():
             flag_stale_values(found)
-        turns, anomalies = [], list(self.loose)
-        for index, b in enumerate(builders.values()):
-            turns.append(b.build(index))
+        # the spans are read: drop them, and each builder once its row is built (peak memory)
+        del stale, by_span, inner, joined, turn_spans
+        self.spans, self.children = [], {}
+        todo = list(builders.values())[::-1]
+        builders.clear()
+        turns: list[TraceTurn] = []
+        anomalies = list(self.loose)
+        while todo:
+            b = todo.pop()
+            turns.append(b.build(len(turns)))
             anomalies.extend(b.anomalies)
         anomalies.sort(key=lambda a: a.line)
         fmt, anchor, total = (
@@ -620,7 +652,7 @@ class _Reader:
         total_key: str,
     ) -> TurnBuilder:
         lk = total_key.startswith("lk.")
-        b = TurnBuilder(tid, span.line, self.origin, self.absurd_ms)
+        b = TurnBuilder(tid, span.line, self.origin, self.absurd_ms, reader="otel")
         b.rules = self.rules(attrs, span) if lk else RULE_SETS["pipecat-otel"].name
         for member in members:
             for where, what in member.bad:
@@ -734,22 +766,27 @@ def read_otel_lines(
         if err is not None:
             loose.append(Anomaly(lineno, "", line.strip()[:120], err, origin))
             continue
-        _collect(doc, _Locator(line), 0, spans, loose, origin, lineno=lineno)
+        _collect(doc, None, 0, spans, loose, origin, lineno=lineno)
     if not spans:
         return read_otel("\n".join(raw for _, raw in open_lines()), origin, options)
     return _table(_Reader(spans, loose, origin, absurd_ms))
 
 
 def _collect(
-    doc: Any, loc: _Locator, base: int, spans: list[_Span], loose: list[Anomaly], origin: str, lineno: int | None = None
+    doc: Any,
+    loc: _Locator | None,
+    base: int,
+    spans: list[_Span],
+    loose: list[Anomaly],
+    origin: str,
+    lineno: int = 0,
 ) -> None:
     """The spans of one JSON document at offset ``base`` of ``loc``'s text, and its nodes of the wrong
-    type as anomalies. ``lineno``: the document is that line of the file (``loc`` holds only it)."""
+    type as anomalies. No ``loc``: the document is line ``lineno`` of the file."""
     problems: list[tuple[str, str]] = []
     for raw, path in _spans_of(doc, "", problems):
-        span = _span(raw, path, loc, base)
-        spans.append(span if lineno is None else replace(span, line=lineno))
-    line = loc.line_of(base) if lineno is None else lineno
+        spans.append(_span(raw, path, loc, base, lineno))
+    line = loc.line_of(base) if loc is not None else lineno
     for path, what in problems:
         loose.append(Anomaly(line, path, None, f"not OTLP: {what}", origin))
 

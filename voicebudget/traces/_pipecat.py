@@ -45,6 +45,7 @@ loguru layouts detected; ``--log-format`` gives another) and
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Iterable
@@ -56,8 +57,12 @@ from voicebudget.traces._pipecat_rules import (
     CONTRIBUTIONS,
     LOG_PREFIXES,
     RULE_SETS,
+    Hit,
+    LineKind,
+    LineRule,
     LogPrefix,
     classify,
+    classify_both,
     loguru_prefix,
 )
 from voicebudget.traces._pipecat_total import Moment, explain_total
@@ -110,6 +115,7 @@ def looks_like_pipecat(text: str) -> bool:
     return _DETECT.search(text) is not None
 
 
+@functools.lru_cache(maxsize=256)
 def _role(processor: str) -> str | None:
     name = processor.split("#")[0]
     for role in ("STT", "LLM", "TTS"):
@@ -174,13 +180,18 @@ class _Turn:
         return "tts" in self.values or self.bot_started is not None
 
 
+Handler = Callable[[int, float, LineRule, re.Match[str]], None]
+"""What reads one kind of line: ``(line number, time in s, rule, match)``."""
+
+
 class _Reader:
-    def __init__(self, origin: str, options: ReadOptions, breakdown: bool, prefixes: tuple[LogPrefix, ...]) -> None:
-        self.origin, self.options, self.breakdown, self.prefixes = origin, options, breakdown, prefixes
+    def __init__(self, origin: str, options: ReadOptions, breakdown: bool) -> None:
+        self.origin, self.options, self.breakdown = origin, options, breakdown
         self.absurd_ms = options.absurd_ms
         self.log_stop_secs: float | None = None
         self.current: _Turn | None = None
-        self.s_suffix = False
+        self.s_suffix = False  # the log writes its TTFBs with an "s": those without one are not read
+        self.unsuffixed = False  # a TTFB without its "s" was read (before the log showed one with it)
         self.pending_stt: tuple[float, float, int] | None = None
         self.done: list[_Turn] = []
         self.loose: list[Anomaly] = []
@@ -195,7 +206,7 @@ class _Reader:
         cur = self.current
         if cur is not None and (cur.closed or "llm" in cur.values or cur.builder.anomalies or self.breakdown):
             self.done.append(cur)
-        builder = TurnBuilder(f"turn-{len(self.done) + 1}", lineno, self.origin, self.absurd_ms)
+        builder = TurnBuilder(f"turn-{len(self.done) + 1}", lineno, self.origin, self.absurd_ms, reader="pipecat")
         self.current = _Turn(builder, speech_end)
 
     def flag(self, lineno: int, fld: str, value: object, reason: str) -> None:
@@ -204,113 +215,148 @@ class _Reader:
         else:
             self.loose.append(Anomaly(lineno, fld, value, reason, self.origin))
 
-    def split(self, raw: str) -> tuple[str, str] | None:
-        for prefix in self.prefixes:
-            m = prefix.pattern.match(raw)
-            if m is not None:
-                return m.group("ts"), m.group("msg")
-        return None
-
-    def line(self, lineno: int, raw: str) -> None:
-        parts = self.split(raw)
+    def line(self, lineno: int, raw: str, parts: tuple[str, str] | None, hit: Hit | None) -> None:
+        """One non-blank log line (colours and trailing blanks stripped): ``parts`` its timestamp and
+        message (None: no known layout), ``hit`` the rule its message (or, without a layout, the line)
+        matches in this reader's mode."""
         if parts is None:
             if _TS_START.match(raw) or any(k in raw for k in _KEYWORDS):
-                if not (self.breakdown and classify(raw, breakdown=True) is not None):
+                if not (self.breakdown and hit is not None):
                     snippet = raw if len(raw) <= 120 else raw[:117] + "..."
                     self.flag(lineno, "", snippet, "unparseable log line (cut short?)")
                     return
             if self.breakdown:
-                self.breakdown_message(lineno, raw)
+                self.breakdown_message(lineno, raw, hit)
             return
         ts_text, msg = parts
         try:
-            ts = datetime.fromisoformat(ts_text.replace(",", ".").replace("T", " ")).replace(tzinfo=UTC).timestamp()
+            ts = _timestamp(ts_text)
         except ValueError:
             self.flag(lineno, "timestamp", ts_text, "invalid date or time")
             return
         if self.breakdown:
-            self.breakdown_message(lineno, msg)
-        else:
-            self.message(lineno, ts, msg.rstrip(), raw)
-
-    def message(self, lineno: int, ts: float, msg: str, raw: str) -> None:
-        found = classify(msg, breakdown=False)
-        if found is None:
+            self.breakdown_message(lineno, msg, hit)
+        elif hit is None:
             self.unmatched(lineno, ts, msg, raw)
-            return
-        rule, m = found
-        kind = rule.kind
-        if kind == "vad_params":
-            self.vad_params(lineno, m.group(1))
-        elif kind in ("smart_turn_result", "smart_turn_silence"):
-            self.smart_turn(lineno, ts, kind, m)
-        elif kind == "vad_stop":
-            cur = self.current
-            if (
-                cur is not None
-                and cur.rule_set == "pipecat-0.0.x-smart-turn"
-                and rule.rule_set == "pipecat-0.0.x"
-                and "llm" not in cur.values
-                and cur.release is None
-            ):
-                cur.release = "smart turn analyzer"  # 0.0.x logs this line when the analyzer ends the turn
-                cur.release_at = (ts, lineno)
-                return
-            self.start(lineno, ts - self.stop_secs)
-            assert self.current is not None
-            self.current.rule_set = rule.rule_set
-            self.current.anchor_at = (ts, lineno)
-            self.adopt_pending_stt()
-        elif kind == "turn_release":
-            self.released(lineno, m.group("strategy"), ts)
-        elif kind == "latency_total":
-            self.reported(lineno, float(m.group(1)), ts)
-        elif kind == "bot_started":
-            self.bot_started(lineno, ts)
-        elif kind in ("tool_started", "tool_call", "tool_result", "tool_event"):
-            self.tool_line(lineno, ts, kind, m)
+        else:
+            self.message(lineno, ts, msg, hit)
+
+    def message(self, lineno: int, ts: float, msg: str, hit: Hit) -> None:
+        """A message a rule reads (a log with VAD lines): the kinds that stand on their own go to their
+        handler; a turn's values go to the open turn, or are looked at as between turns."""
+        rule, m = hit
+        own = self.handlers.get(rule.kind)
+        if own is not None:
+            own(lineno, ts, rule, m)
         elif self.current is None:
-            self.between_turns(lineno, ts, kind, m)
-        elif kind == "ttfa":
+            self.between_turns(lineno, ts, rule.kind, m)
+        elif rule.kind == "ttfa":
             if self.current.silence is None:
                 self.current.silence = (float(m.group(3)), lineno)
-        elif kind == "llm_context":
-            if self.current.context_role is None and "llm" not in self.current.values:
-                role = _last_role(msg)
-                if role is not None:
-                    self.current.context_role = (role, lineno)
-        elif self.current.closed:
-            if not (kind == "ttfb" and self.current.after_tool and _role(m.group("proc")) == "llm"):
-                self.between_turns(lineno, ts, kind, m)  # (a tool reply after the speech began: off the path)
-        elif kind == "ttfb":
-            if not (self.s_suffix and "s" in m.groupdict() and not m.group("s")):
-                role = _role(m.group("proc"))
-                if role == "llm" and not self.current.llm_processor:
-                    self.current.llm_processor = m.group("proc")
-                if role == "llm" and self.current.after_tool and "llm" in self.current.values:
-                    self.next_pass(lineno, float(m.group(2)), ts)
-                else:
-                    self.value(lineno, role, float(m.group(2)), ts)
-        elif kind == "ttfat":
-            if self.current.ttfat is None and _role(m.group("proc")) == "llm":
-                self.current.ttfat = (float(m.group(2)), float(m.group(3)), ts, lineno)
-        elif kind == "text_aggregation" and self.current.agg is None:
+        elif rule.kind == "llm_context":
+            self.llm_context(lineno, msg)
+        elif not self.current.closed:
+            self.turn_values[rule.kind](lineno, ts, m)
+        elif not (rule.kind == "ttfb" and self.tool_reply(m)):  # (a tool reply after the speech began: off the path)
+            self.between_turns(lineno, ts, rule.kind, m)
+
+    def tool_reply(self, m: re.Match[str]) -> bool:
+        """An LLM's TTFB after a tool call of the turn."""
+        assert self.current is not None
+        return self.current.after_tool and _role(m.group("proc")) == "llm"
+
+    def llm_context(self, lineno: int, msg: str) -> None:
+        """The LLM's context printed before its first call: whose message it ends with."""
+        cur = self.current
+        assert cur is not None
+        if cur.context_role is None and "llm" not in cur.values:
+            role = _last_role(msg)
+            if role is not None:
+                cur.context_role = (role, lineno)
+
+    @functools.cached_property
+    def turn_values(self) -> dict[str, Callable[[int, float, re.Match[str]], None]]:
+        """The kinds that are values of the open turn -> their handler ``(line, time, match)``."""
+        return {"ttfb": self.ttfb, "ttfat": self.ttfat, "text_aggregation": self.text_aggregation}
+
+    def ttfat(self, lineno: int, ts: float, m: re.Match[str]) -> None:
+        assert self.current is not None
+        if self.current.ttfat is None and _role(m.group("proc")) == "llm":
+            self.current.ttfat = (float(m.group(2)), float(m.group(3)), ts, lineno)
+
+    def text_aggregation(self, lineno: int, ts: float, m: re.Match[str]) -> None:
+        assert self.current is not None
+        if self.current.agg is None:
             self.current.agg = self.check(lineno, "text aggregation time", float(m.group(2)))
 
-    def bot_started(self, lineno: int, ts: float) -> None:
+    @functools.cached_property
+    def handlers(self) -> dict[LineKind, Handler]:
+        """The kinds that do not need an open turn -> their handler ``(line, time, rule, match)``."""
+        return {
+            "vad_params": self.vad_params,
+            "smart_turn_result": self.smart_turn,
+            "smart_turn_silence": self.smart_turn,
+            "vad_stop": self.vad_stop,
+            "turn_release": self.released,
+            "latency_total": self.reported,
+            "bot_started": self.bot_started,
+            "tool_started": self.tool_line,
+            "tool_call": self.tool_line,
+            "tool_result": self.tool_line,
+            "tool_event": self.tool_line,
+        }
+
+    def vad_stop(self, lineno: int, ts: float, rule: LineRule, m: re.Match[str]) -> None:
+        """A VAD stop: a new turn from the end of speech (``stop_secs`` before the line), unless it is
+        Pipecat 0.0.x's release line of a turn its smart-turn analyzer opened."""
+        cur = self.current
+        if (
+            cur is not None
+            and cur.rule_set == "pipecat-0.0.x-smart-turn"
+            and rule.rule_set == "pipecat-0.0.x"
+            and "llm" not in cur.values
+            and cur.release is None
+        ):
+            cur.release = "smart turn analyzer"  # 0.0.x logs this line when the analyzer ends the turn
+            cur.release_at = (ts, lineno)
+            return
+        self.start(lineno, ts - self.stop_secs)
+        assert self.current is not None
+        self.current.rule_set = rule.rule_set
+        self.current.anchor_at = (ts, lineno)
+        self.adopt_pending_stt()
+
+    def ttfb(self, lineno: int, ts: float, m: re.Match[str]) -> None:
+        """A service's TTFB in the open turn (an LLM's after a tool call: the next pass). A TTFB written
+        without its ``s`` in a log whose TTFBs have it is not Pipecat's metric: skipped."""
+        assert self.current is not None
+        if "s" in m.groupdict() and not m.group("s"):
+            if self.s_suffix:
+                return
+            self.unsuffixed = True
+        role = _role(m.group("proc"))
+        if role == "llm" and not self.current.llm_processor:
+            self.current.llm_processor = m.group("proc")
+        if role == "llm" and self.current.after_tool and "llm" in self.current.values:
+            self.next_pass(lineno, float(m.group(2)), ts)
+        else:
+            self.value(lineno, role, float(m.group(2)), ts)
+
+    def bot_started(self, lineno: int, ts: float, rule: LineRule, m: re.Match[str]) -> None:
         """The output transport sent the bot's first audio: the end of the turn that has its TTS, or of
         a turn whose LLM made the audio itself (a speech-to-speech model: no TTS line)."""
         cur = self.current
         if cur is not None and (cur.closed or "llm" in cur.values) and cur.bot_started is None:
             cur.bot_started = (ts, lineno)
 
-    def tool_line(self, lineno: int, ts: float, kind: str, m: re.Match[str]) -> None:
+    def tool_line(self, lineno: int, ts: float, rule: LineRule, m: re.Match[str]) -> None:
         """A function call's moment: dispatched (``FunctionCallsStartedFrame``, ``Calling function``,
         FunctionCallObserver's started/in progress), or done (``FunctionCallResultFrame``, its
         completed/failed/timed out/cancelled)."""
         cur = self.current
         if cur is None or "llm" not in cur.values:
             return
+        kind: str = rule.kind
         if kind == "tool_event":
             event = m.group("event")
             kind = "tool_call" if event in ("started", "in_progress") else "tool_result"
@@ -342,8 +388,8 @@ class _Reader:
         elif any(f in raw for f in _METRIC_FUNCS) or (_is_cut(msg) and self.current is not None):
             self.flag(lineno, _cut_field(msg), msg[:120], "unparseable metrics line (cut short?)")
 
-    def vad_params(self, lineno: int, text: str) -> None:
-        value = float(text)
+    def vad_params(self, lineno: int, ts: float, rule: LineRule, m: re.Match[str]) -> None:
+        value = float(m.group(1))
         if not (math.isfinite(value) and 0.0 <= value <= 60.0):
             self.loose.append(
                 Anomaly(lineno, "stop_secs", value, "VAD stop_secs outside 0-60 s; not used", self.origin)
@@ -351,7 +397,7 @@ class _Reader:
             return
         self.log_stop_secs = value
 
-    def smart_turn(self, lineno: int, ts: float, kind: str, m: re.Match[str]) -> None:
+    def smart_turn(self, lineno: int, ts: float, rule: LineRule, m: re.Match[str]) -> None:
         """Pipecat 0.0.x with a smart-turn analyzer: the VAD stop is not logged; the analyzer's result comes
         right after it (the analysis runs at each VAD stop), its silence timeout says how long ago speech
         ended. A second result before the turn's release is a later VAD stop: the user paused, went on, and
@@ -363,7 +409,7 @@ class _Reader:
             and "llm" not in cur.values
             and cur.release is None
         )
-        if kind == "smart_turn_silence":
+        if rule.kind == "smart_turn_silence":
             silence_ms = float(m.group(1))
             if not open_turn:
                 self.start(lineno, None)
@@ -386,7 +432,8 @@ class _Reader:
             assert cur is not None
             cur.speech_end, cur.anchor_at = ts - self.stop_secs, (ts, lineno)
 
-    def released(self, lineno: int, strategy: str, ts: float) -> None:
+    def released(self, lineno: int, ts: float, rule: LineRule, m: re.Match[str]) -> None:
+        strategy = m.group("strategy")
         cur = self.current
         if cur is None or cur.closed or "llm" in cur.values or cur.release is not None:
             self.start(lineno, None)
@@ -405,7 +452,9 @@ class _Reader:
         cur.release, cur.rule_set = strategy, "pipecat-1.x"
         cur.release_at = (ts, lineno)
 
-    def reported(self, lineno: int, seconds: float, ts: float) -> None:
+    def reported(self, lineno: int, ts: float, rule: LineRule, m: re.Match[str]) -> None:
+        """Pipecat's own user-to-bot latency: the open turn's once it is closed, else the last turn's."""
+        seconds = float(m.group(1))
         target = (
             self.current if self.current is not None and self.current.closed else (self.done[-1] if self.done else None)
         )
@@ -437,11 +486,10 @@ class _Reader:
         if pending is not None and cur is not None and cur.speech_end is not None and pending[1] >= cur.speech_end:
             cur.values["stt"] = pending
 
-    def breakdown_message(self, lineno: int, msg: str) -> None:
-        found = classify(msg, breakdown=True)
-        if found is None:
+    def breakdown_message(self, lineno: int, msg: str, hit: Hit | None) -> None:
+        if hit is None:
             return
-        rule, m = found
+        rule, m = hit
         if rule.kind == "breakdown_contribution":
             cur = self.current
             if cur is None or cur.reported is not None or (not cur.contributions and cur.builder.stages_ms):
@@ -787,13 +835,61 @@ def read_pipecat(text: str, origin: str = "<trace>", options: ReadOptions | None
 _S_SUFFIX = re.compile(r"#\d+ TTFB: [\d.]+s$")
 
 
-def _message(line: str, prefixes: tuple[LogPrefix, ...]) -> str:
-    """The message of a log line (after its loguru prefix), or the line when no prefix matches."""
+@functools.lru_cache(maxsize=1024)
+def _second(text: str) -> int:
+    """Seconds from the epoch to ``YYYY-MM-DD HH:MM:SS`` (``T`` or a blank between), read as UTC.
+
+    :raises ValueError: not a date, or not a time of day.
+    """
+    hours, minutes, seconds = int(text[11:13]), int(text[14:16]), int(text[17:19])
+    if hours > 23 or minutes > 59 or seconds > 59:
+        raise ValueError(text)
+    day = int(datetime.fromisoformat(text[:10]).replace(tzinfo=UTC).timestamp())
+    return day + hours * 3600 + minutes * 60 + seconds
+
+
+def _timestamp(text: str) -> float:
+    """A log timestamp (``YYYY-MM-DD HH:MM:SS[.,]fraction``, ``T`` or a blank between date and time, as
+    :data:`~voicebudget.traces._pipecat_rules.LOG_PREFIXES` match it) as seconds from the epoch, read as
+    UTC: what :meth:`datetime.fromisoformat` gives (the fraction truncated to microseconds), ~10 times
+    faster. The part up to the seconds is parsed once per second of log.
+
+    :raises ValueError: an invalid date or time (month 13, 25 o'clock, ...).
+    """
+    if not text.isascii():  # other digits than 0-9: as the standard library reads them
+        return datetime.fromisoformat(text.replace(",", ".").replace("T", " ")).replace(tzinfo=UTC).timestamp()
+    micro = int(text[20:26].ljust(6, "0")) if len(text) > 20 else 0
+    return (_second(text[:19]) * 1_000_000 + micro) / 1_000_000
+
+
+def _split(line: str, prefixes: tuple[LogPrefix, ...]) -> tuple[str, str] | None:
+    """A log line's timestamp and message, by the first layout that matches it (None: none does)."""
     for prefix in prefixes:
-        m = prefix.pattern.match(line.rstrip())
+        m = prefix.pattern.match(line)
         if m is not None:
-            return m.group("msg")
-    return line
+            return m.group("ts", "msg")  # type: ignore[return-value]  # two groups: a pair
+    return None
+
+
+@dataclass
+class _Detected:
+    """What the whole log says about how to read it, known only at its end: whether it has VAD lines
+    (else its latency-breakdown lines are read, when it has those), and whether its TTFBs carry an ``s``."""
+
+    vad: bool = False
+    breakdown: bool = False
+    s_suffix: bool = False
+
+    def see(self, line: str, hit: Hit | None, breakdown_hit: Hit | None) -> bool:
+        """Take one line into account; True when it is the first that shows TTFBs with an ``s``."""
+        if not self.vad and hit is not None and ("stopped speaking" in line or "Stopped" in line):
+            self.vad = True
+        if not self.breakdown and breakdown_hit is not None:
+            self.breakdown = breakdown_hit[0].kind not in ("latency_total", "vad_params")
+        if not self.s_suffix and "TTFB: " in line and _S_SUFFIX.search(line) is not None:
+            self.s_suffix = True
+            return True
+        return False
 
 
 def read_pipecat_lines(
@@ -801,8 +897,13 @@ def read_pipecat_lines(
     origin: str = "<trace>",
     options: ReadOptions | None = None,
 ) -> TraceTable:
-    """:func:`read_pipecat` on a log given as lines, in two passes (the first finds whether the log
-    has VAD lines and how it writes TTFBs), keeping one line at a time in memory.
+    """:func:`read_pipecat` on a log given as lines, keeping one line at a time in memory.
+
+    One pass: each line is split into timestamp and message once, and its message classified once
+    (:func:`~voicebudget.traces._pipecat_rules.classify_both`: the VAD-mode and the breakdown-mode rule).
+    Until the log shows a VAD line, a second reader follows its latency-breakdown lines, in case it has
+    no VAD line at all. A log that writes a TTFB without its ``s`` before one with it (no Pipecat
+    version does) is read again knowing that.
 
     :param open_lines: gives the log's ``(line number from 1, line)`` pairs afresh on each call.
     :raises ScenarioError: as :func:`read_pipecat`.
@@ -816,20 +917,43 @@ def read_pipecat_lines(
             prefixes = (loguru_prefix(options.log_format),)
         except ValueError as exc:
             raise ScenarioError(f"{param('log_format')}: {exc}", origin=origin) from None
-    vad = has_breakdown = s_suffix = False
-    for _, raw in open_lines():
-        x = _ANSI.sub("", raw)
-        if not vad and ("stopped speaking" in x or "Stopped" in x) and classify(_message(x, prefixes), breakdown=False):
-            vad = True
-        if not has_breakdown:
-            found = classify(_message(x, prefixes), breakdown=True)
-            has_breakdown = found is not None and found[0].kind not in ("latency_total", "vad_params")
-        if not s_suffix and _S_SUFFIX.search(x.rstrip()):
-            s_suffix = True
-    reader = _Reader(origin, options, not vad and has_breakdown, prefixes)
-    reader.s_suffix = s_suffix
-    for lineno, raw in open_lines():
-        x = _ANSI.sub("", raw)
-        if x.strip():
-            reader.line(lineno, x.rstrip())
+    detected, reader = _read_once(open_lines, origin, options, prefixes, s_suffix=False)
+    if detected.s_suffix and reader.unsuffixed:
+        detected, reader = _read_once(open_lines, origin, options, prefixes, s_suffix=True)
     return reader.table()
+
+
+def _read_once(
+    open_lines: Callable[[], Iterable[tuple[int, str]]],
+    origin: str,
+    options: ReadOptions,
+    prefixes: tuple[LogPrefix, ...],
+    *,
+    s_suffix: bool,
+) -> tuple[_Detected, _Reader]:
+    """One pass over the log: what it showed, and the reader of the mode it turned out to need."""
+    detected = _Detected(s_suffix=s_suffix)
+    reader = _Reader(origin, options, False)
+    reader.s_suffix = s_suffix
+    breakdown: _Reader | None = _Reader(origin, options, True)
+    for lineno, raw in open_lines():
+        line = (_ANSI.sub("", raw) if "\x1b" in raw else raw).rstrip()
+        if not line:
+            continue
+        parts = _split(line, prefixes)
+        msg = line if parts is None else parts[1]
+        if breakdown is None:  # the log has VAD lines: only what is read with them matters now
+            hit, breakdown_hit = classify(msg, breakdown=False), None
+        else:
+            hit, breakdown_hit = classify_both(msg)
+        if detected.see(line, hit, breakdown_hit):
+            reader.s_suffix = detected.s_suffix
+        reader.line(lineno, line, parts, hit)
+        if breakdown is not None:
+            if detected.vad:
+                breakdown = None  # a log with VAD lines: its breakdown lines are not read
+            else:
+                breakdown.line(lineno, line, parts, breakdown_hit)
+    if breakdown is not None and detected.breakdown:
+        return detected, breakdown
+    return detected, reader

@@ -285,6 +285,7 @@ class TurnBuilder:
     start_s: float | None = None
     end_s: float | None = None
     lower_bound: bool = False
+    reader: str = ""
 
     def note(self, text: str) -> None:
         """Record a fact about the turn that does not exclude it from the statistics."""
@@ -385,4 +386,5 @@ class TurnBuilder:
             start_s=self.start_s,
             end_s=self.end_s,
             lower_bound=self.lower_bound,
+            reader=self.reader,
         )
