@@ -152,13 +152,12 @@ def crash_guard(command: Command, flags: Callable[[], OptionFlags] = dict) -> Co
 def _refuse_huge_numbers(kwargs: dict[str, Any], flags: Callable[[], OptionFlags]) -> None:
     """Exit 2 naming the flag when an integer flag is beyond the float range (``-n 1000...0``, 310 digits):
     files read such a number as ``inf`` (:func:`voicebudget._io.finite_int`); a flag cannot hold ``inf``,
-    so it is refused here, once for every command, before any work."""
-    from voicebudget._io import finite_int  # lazy: start-up (only when a command runs)
-
+    so it is refused here, once for every command, before any work (compared here, not through ``_io``,
+    which would load YAML and pydantic for every command: ``voicebudget models`` needs neither)."""
     for name, value in kwargs.items():
         values = value if isinstance(value, list | tuple) else [value]
         for v in values:
-            if isinstance(v, int) and not isinstance(v, bool) and isinstance(finite_int(v), float):
+            if isinstance(v, int) and not isinstance(v, bool) and abs(v) > sys.float_info.max:
                 spelled = "/".join(flags().get(name, ())) or name
                 fail(f"{spelled}: a {len(str(abs(v)))}-digit number is beyond the largest number read (~1.8e308)")
 
