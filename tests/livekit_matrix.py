@@ -2,8 +2,10 @@
 ``Agent`` with ``@function_tool`` tools (and a handoff to a second agent), its audio recognition (VAD
 end of speech, endpointing delay, end-of-utterance metrics), LLM and TTS nodes, metrics and events,
 chat history, session report and OpenTelemetry tracing. Only the providers are scripted: the VAD's
-and STT's view of the user's audio, the LLM's stream and the TTS's audio, each with known delays, and
-an audio output that plays in real time.
+and STT's view of the user's audio, the LLM's stream (a thinking model's hidden reasoning before its
+answer too) and the TTS's audio, each with known delays, and an audio output that plays in real time;
+or, instead of all four, a realtime (speech-to-speech) model: a ``RealtimeModel`` whose session detects
+the user's turn itself and answers with audio (LiveKit's own tests script one the same way).
 
 Every output format LiveKit ships is captured from the same run: the metrics as ``model_dump()`` JSON
 lines, their ``str()`` in log lines, ``metrics.log_metrics()`` through LiveKit's production
@@ -29,7 +31,7 @@ from typing import Any
 from livekit import rtc
 from livekit.agents import Agent, AgentSession, function_tool, llm, stt, tts, utils, vad
 from livekit.agents.cli.log import ColoredFormatter, JsonFormatter
-from livekit.agents.metrics import log_metrics
+from livekit.agents.metrics import RealtimeModelMetrics, log_metrics
 from livekit.agents.types import DEFAULT_API_CONNECT_OPTIONS, APIConnectOptions
 from livekit.agents.voice.events import MetricsCollectedEvent
 from livekit.agents.voice.io import AudioInput, AudioOutput, AudioOutputCapabilities
@@ -56,6 +58,9 @@ class Turn:
     :ivar handoff: the first round's tool hands off to the second agent, which replies.
     :ivar barge_in: the user speaks again while the agent speaks.
     :ivar playout_ms: the audio output starts playing this long after the first audio frame.
+    :ivar think_ms: the LLM's hidden reasoning before its answer's first token (a thinking model: no
+        chunk the caller sees, ``reasoning_tokens`` in its usage).
+    :ivar model_vad_ms: a realtime model's own silence before it says the user stopped speaking.
     """
 
     speech_ms: float = 400.0
@@ -67,6 +72,8 @@ class Turn:
     ttfb_ms: float = 120.0
     playout_ms: float = 0.0
     barge_in: bool = False
+    think_ms: float = 0.0
+    model_vad_ms: float = 300.0
 
 
 @dataclass
@@ -103,6 +110,7 @@ class _Conversation:
     passes_done: int = 0
     truth: list[Truth] = field(default_factory=list)
     preemptive: bool = True
+    realtime: bool = False
     speeches: asyncio.Queue[tuple[float, float]] = field(default_factory=asyncio.Queue)  # (start, end)
     stt_events: asyncio.Queue[float] = field(default_factory=asyncio.Queue)  # speech ends to transcribe
     spoke: asyncio.Event = field(default_factory=asyncio.Event)
@@ -235,6 +243,8 @@ class _LLMStream(llm.LLMStream):
 
     async def _run(self) -> None:
         turn, n = self.turn, self.n
+        if turn.think_ms and n == len(turn.tools):  # the answering pass reasons first, hidden
+            await asyncio.sleep(turn.think_ms / 1000)
         await asyncio.sleep((turn.ttft_ms if n == 0 else turn.tool_ttft_ms) / 1000)
         if n < len(turn.tools):
             calls = [
@@ -246,7 +256,10 @@ class _LLMStream(llm.LLMStream):
             for piece in ("It is sunny ", "in Paris today."):
                 self._event_ch.send_nowait(self._chunk(content=piece))
                 await asyncio.sleep(0.01)
-        usage = llm.CompletionUsage(completion_tokens=12, prompt_tokens=80, total_tokens=92)
+        reasoning = 40 if turn.think_ms and n == len(turn.tools) else 0
+        usage = llm.CompletionUsage(
+            completion_tokens=12 + reasoning, prompt_tokens=80, total_tokens=92 + reasoning, reasoning_tokens=reasoning
+        )
         self._event_ch.send_nowait(llm.ChatChunk(id=f"chatcmpl-{id(self)}", usage=usage))
 
 
@@ -284,6 +297,153 @@ class _TTSStream(tts.SynthesizeStream):
                 output_emitter.push(b"\x00\x00" * (RATE // 100))
             output_emitter.flush()
             text = ""
+
+
+class ScriptedRealtimeModel(llm.RealtimeModel):
+    """A speech-to-speech model with its own turn detection: its session hears the scripted speech,
+    says the user stopped ``model_vad_ms`` after it ends, creates a response and sends its first audio
+    ``ttft_ms`` later, and reports LiveKit's ``RealtimeModelMetrics`` as a provider plugin does (the
+    response's creation as ``timestamp``, first audio token ``ttft``)."""
+
+    def __init__(self, conv: _Conversation) -> None:
+        super().__init__(
+            capabilities=llm.RealtimeCapabilities(
+                message_truncation=True,
+                turn_detection=True,
+                user_transcription=True,
+                auto_tool_reply_generation=True,
+                audio_output=True,
+                manual_function_calls=False,
+                mutable_chat_context=True,
+                mutable_instructions=True,
+            )
+        )
+        self.conv = conv
+
+    @property
+    def model(self) -> str:
+        return "scripted-realtime"
+
+    @property
+    def provider(self) -> str:
+        return "matrix"
+
+    def session(self, *, turn_detection_disabled: bool = False) -> llm.RealtimeSession:
+        return _RealtimeSession(self)
+
+    async def aclose(self) -> None:
+        pass
+
+
+class _RealtimeSession(llm.RealtimeSession):
+    def __init__(self, model: ScriptedRealtimeModel) -> None:
+        super().__init__(model)
+        self.conv = model.conv
+        self._ctx = llm.ChatContext.empty()
+        self._tool_ctx = llm.ToolContext.empty()
+        self._task = asyncio.create_task(self._hear())
+
+    @property
+    def chat_ctx(self) -> llm.ChatContext:
+        return self._ctx
+
+    @property
+    def tools(self) -> llm.ToolContext:
+        return self._tool_ctx
+
+    async def update_instructions(self, instructions: str) -> None:
+        pass
+
+    async def update_chat_ctx(self, chat_ctx: llm.ChatContext) -> None:
+        self._ctx = chat_ctx
+
+    async def update_tools(self, tools: list[Any]) -> None:
+        self._tool_ctx = llm.ToolContext(tools)
+
+    def update_options(self, *, tool_choice: Any = None) -> None:
+        pass
+
+    def push_audio(self, frame: rtc.AudioFrame) -> None:
+        pass
+
+    def push_video(self, frame: rtc.VideoFrame) -> None:
+        pass
+
+    def generate_reply(self, *, instructions: Any = None, tool_choice: Any = None, tools: Any = None) -> Any:
+        return asyncio.get_running_loop().create_future()  # the harness's turns all come from speech
+
+    def commit_audio(self) -> None:
+        pass
+
+    def clear_audio(self) -> None:
+        pass
+
+    def interrupt(self) -> None:
+        pass
+
+    def truncate(self, *, message_id: str, modalities: Any, audio_end_ms: int, audio_transcript: Any = None) -> None:
+        pass
+
+    async def aclose(self) -> None:
+        self._task.cancel()
+
+    async def _hear(self) -> None:
+        """The model's own speech detection on the scripted speech, then its response."""
+        while True:
+            start, end = await self.conv.speeches.get()
+            turn = self.conv.current
+            await asyncio.sleep(max(0.0, start + 0.05 - time.time()))
+            self.emit("input_speech_started", llm.InputSpeechStartedEvent())
+            await asyncio.sleep(max(0.0, end + turn.model_vad_ms / 1000 - time.time()))
+            self.emit("input_speech_stopped", llm.InputSpeechStoppedEvent(user_transcription_enabled=True))
+            item = utils.shortuuid("item_")
+            self.emit(
+                "input_audio_transcription_completed",
+                llm.InputTranscriptionCompleted(item_id=item, transcript="what is the weather in Paris", is_final=True),
+            )
+            await self._respond(turn)
+
+    async def _respond(self, turn: Turn) -> None:
+        created = time.time()
+        response = utils.shortuuid("resp_")
+        messages = utils.aio.Chan[llm.MessageGeneration]()
+        functions = utils.aio.Chan[llm.FunctionCall]()
+        text, audio = utils.aio.Chan[str](), utils.aio.Chan[rtc.AudioFrame]()
+        modalities: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
+        modalities.set_result(["audio", "text"])
+        messages.send_nowait(llm.MessageGeneration(utils.shortuuid("msg_"), text, audio, modalities))
+        messages.close()
+        functions.close()
+        self.emit(
+            "generation_created",
+            llm.GenerationCreatedEvent(messages, functions, user_initiated=False, response_id=response),
+        )
+        await asyncio.sleep(turn.ttft_ms / 1000)
+        first_audio = time.time()
+        text.send_nowait("It is sunny in Paris today.")
+        text.close()
+        n = RATE // 100
+        for _ in range(40):  # 0.4 s of audio in 10 ms frames
+            audio.send_nowait(rtc.AudioFrame(b"\x00\x00" * n, sample_rate=RATE, num_channels=1, samples_per_channel=n))
+        audio.close()
+        done = time.time()
+        self.emit(
+            "metrics_collected",
+            RealtimeModelMetrics(
+                label="matrix.ScriptedRealtimeModel",
+                request_id=response,
+                timestamp=created,
+                duration=done - created,
+                ttft=first_audio - created,
+                cancelled=False,
+                input_tokens=120,
+                output_tokens=40,
+                total_tokens=160,
+                tokens_per_second=40 / max(done - created, 1e-3),
+                input_token_details=RealtimeModelMetrics.InputTokenDetails(audio_tokens=120),
+                output_token_details=RealtimeModelMetrics.OutputTokenDetails(audio_tokens=40),
+            ),
+        )
 
 
 class SilenceInput(AudioInput):
@@ -406,20 +566,28 @@ def _log_handlers(folder: Path) -> tuple[logging.Logger, list[logging.Handler]]:
 async def _converse(
     conv: _Conversation, folder: Path, attach: Sequence[Callable[[AgentSession], object]] = ()
 ) -> tuple[AgentSession, list[Any]]:
-    session: AgentSession = AgentSession(
-        vad=ScriptedVAD(conv),
-        stt=ScriptedSTT(conv),
-        llm=ScriptedLLM(conv),
-        tts=ScriptedTTS(conv),
-        turn_handling={
-            "turn_detection": "vad",
-            "endpointing": {"min_delay": MIN_ENDPOINTING_S, "max_delay": 3.0},
-            "interruption": {"min_duration": 0.2},
-            "preemptive_generation": {"enabled": conv.preemptive},
-        },
-        aec_warmup_duration=None,
-        user_away_timeout=None,
-    )
+    if conv.realtime:  # the model hears the user, detects the turn and speaks: no VAD, STT or TTS
+        session: AgentSession = AgentSession(
+            llm=ScriptedRealtimeModel(conv),
+            turn_handling={"turn_detection": "realtime_llm"},
+            aec_warmup_duration=None,
+            user_away_timeout=None,
+        )
+    else:
+        session = AgentSession(
+            vad=ScriptedVAD(conv),
+            stt=ScriptedSTT(conv),
+            llm=ScriptedLLM(conv),
+            tts=ScriptedTTS(conv),
+            turn_handling={
+                "turn_detection": "vad",
+                "endpointing": {"min_delay": MIN_ENDPOINTING_S, "max_delay": 3.0},
+                "interruption": {"min_duration": 0.2},
+                "preemptive_generation": {"enabled": conv.preemptive},
+            },
+            aec_warmup_duration=None,
+            user_away_timeout=None,
+        )
     output = RealtimeOutput(conv)
     session.input.audio = SilenceInput()
     session.output.audio = output
@@ -467,7 +635,8 @@ async def _converse(
         end = start + turn.speech_ms / 1000
         conv.truth[-1].speech_end = end
         conv.speeches.put_nowait((start, end))
-        conv.stt_events.put_nowait(end)
+        if not conv.realtime:
+            conv.stt_events.put_nowait(end)
         await asyncio.wait_for(conv.spoke.wait(), timeout=15)
         await asyncio.sleep(0.15 if turn.barge_in else 1.2)  # the reply plays out, or the user barges in
     await asyncio.sleep(0.5)
@@ -515,17 +684,20 @@ def run(
     *,
     preemptive: bool = True,
     attach: Sequence[Callable[[AgentSession], object]] = (),
+    realtime: bool = False,
 ) -> Run:
     """Run the conversation and write every output format into ``folder``.
 
     :param preemptive: LiveKit's preemptive generation (on by default in 1.8).
     :param attach: called with the session before it starts (``BudgetHook(...).attach``).
+    :param realtime: a realtime model (:class:`ScriptedRealtimeModel`) instead of VAD, STT, LLM and TTS.
     """
     from otlp_files import otlp_json_line
 
     exporter = _tracing()
     conv = _Conversation(turns)
     conv.preemptive = preemptive
+    conv.realtime = realtime
     files = {name: folder / name for name in ("log-json.jsonl", "log-console.log", "log-dev.log")}
 
     async def main() -> tuple[AgentSession, list[Any]]:

@@ -1,6 +1,7 @@
 """A real Pipecat conversation for the conformance matrix: Pipecat's own pipeline, VAD state machine,
-user turn strategy, OpenAI LLM service (fed by a scripted client), function calling, TTS service base,
-output transport and observers; only the network ends are scripted (the OpenAI client's stream, the TTS
+user turn strategy, OpenAI LLM service (fed by a scripted client), function calling, Pipecat Flows (in
+``pipecat.flows`` since 1.x: a node transition is a handoff), TTS service base, output transport and
+observers; only the network ends are scripted (the OpenAI client's stream, the TTS
 provider's audio, the user's audio).
 
 Every output format Pipecat ships is captured from the same run: loguru's default format at DEBUG, a
@@ -100,6 +101,8 @@ class Turn:
     :ivar output_ms: the TTS's first audio is a 10 ms chunk; the rest comes this much later (the output
         transport waits for a whole 40 ms chunk before the bot starts speaking).
     :ivar barge_in: the user speaks again while the bot is speaking (an interruption).
+    :ivar handoff: the first round's tool is a Pipecat Flows transition: its handler returns the next node
+        (another agent's instructions and tools), and the node's own LLM run is the reply.
     """
 
     stt_ms: float = 60.0
@@ -110,6 +113,7 @@ class Turn:
     ttfb_ms: float = 110.0
     output_ms: float = 0.0
     barge_in: bool = False
+    handoff: bool = False
 
 
 @dataclass
@@ -379,14 +383,49 @@ def _tool_handler(conv: _Conversation, tool: Tool) -> Any:
     return handler
 
 
+def _flows_nodes(handoffs: dict[str, Tool]) -> dict[str, Any]:
+    """Pipecat Flows nodes: the first agent, whose transition tools hand off to the second (billing), which
+    answers at once (its ``respond_immediately`` LLM run is the reply)."""
+    from pipecat.flows import FlowsFunctionSchema, NodeConfig
+
+    def billing() -> NodeConfig:
+        return {"name": "billing", "task_messages": [{"role": "developer", "content": "You are billing."}]}
+
+    def transition(tool: Tool) -> Any:
+        async def handler(args: Any, flow_manager: Any) -> tuple[dict[str, Any], NodeConfig]:
+            await asyncio.sleep(tool.run_ms / 1000)
+            return {"status": "transferred"}, billing()
+
+        return handler
+
+    functions = [
+        FlowsFunctionSchema(
+            name=t.name,
+            description="hand off to billing",
+            properties={"city": {"type": "string"}},
+            required=[],
+            handler=transition(t),
+        )
+        for t in handoffs.values()
+    ]
+    first: NodeConfig = {
+        "name": "weather",
+        "role_message": "You are a weather assistant.",
+        "task_messages": [{"role": "developer", "content": "Answer the weather, hand billing questions over."}],
+        "functions": functions,  # type: ignore[typeddict-item]
+        "respond_immediately": False,  # the user speaks first
+    }
+    return {"initial": first}
+
+
 async def _converse(turns: tuple[Turn, ...], exporter: Any | None, realtime: bool) -> tuple[list[Truth], list[Truth]]:
     conv = _Conversation(turns)
-    names = {t.name: t for round_ in (x.tools for x in turns) for r in round_ for t in r}
+    handoffs = {r[0].name: r[0] for x in turns if x.handoff for r in x.tools[:1]}
+    names = {t.name: t for round_ in (x.tools for x in turns) for r in round_ for t in r if t.name not in handoffs}
     context = LLMContext(**_tools(names))
     strategies = UserTurnStrategies(stop=[SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=SPEECH_TIMEOUT_S)])
-    user_agg, assistant_agg = LLMContextAggregatorPair(
-        context, user_params=LLMUserAggregatorParams(user_turn_strategies=strategies)
-    )
+    pair = LLMContextAggregatorPair(context, user_params=LLMUserAggregatorParams(user_turn_strategies=strategies))
+    user_agg, assistant_agg = pair
     llm = OpenAILLMService(
         api_key="scripted",
         settings=OpenAILLMService.Settings(model="gpt-4.1-mini", system_instruction="You are a weather assistant."),
@@ -419,9 +458,16 @@ async def _converse(turns: tuple[Turn, ...], exporter: Any | None, realtime: boo
         enable_rtvi=False,
     )
     speech, silence = _speech_chunk(), b"\x00" * int(RATE * CHUNK_S)
+    flows = None
+    if handoffs:  # Pipecat Flows registers the transition tools on the LLM and sets each node's tools
+        from pipecat.flows import FlowManager
+
+        flows = FlowManager(llm=llm, context_aggregator=pair, worker=worker)
 
     async def user() -> None:
         await asyncio.sleep(0.3)  # the pipeline starts
+        if flows is not None:
+            await flows.initialize(_flows_nodes(handoffs)["initial"])
         for i, turn in enumerate(turns):
             conv.turn, conv.passes_done, conv.answered = i, 0, asyncio.Event()
             conv.truth.append(Truth())
