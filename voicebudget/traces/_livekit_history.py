@@ -218,6 +218,7 @@ class _History:
                 "asr",
                 b.seconds(user[0].get("transcription_delay"), line=user[1], fld="transcription_delay", missing_ok=True),
             )
+        user = self.stopped_from_events(user, metrics, events or [])
         metrics = self.started_from_events(metrics, user, events or [])
         tool_turn = tools is not None and bool(tools.calls)
         for key, stage in (("llm_node_ttft", "llm_2_ttft" if tool_turn else "llm_ttft"), ("tts_node_ttfb", "tts_ttfb")):
@@ -237,7 +238,8 @@ class _History:
         total = self.total(b, metrics, line, user)
         if pipeline:
             self.preemptive(b, total, line)
-        b.close_with_residual(total, line, "e2e_latency", required=required)
+        if total is not None or pipeline:  # a realtime reply's stages (its playback latency) are no total
+            b.close_with_residual(total, line, "e2e_latency", required=required)
         stopped = _number(user[0].get("stopped_speaking_at")) if user is not None else None
         started = _number(metrics.get("started_speaking_at"))
         if stopped is not None and started is not None:  # the turn on LiveKit's clock (a recording joins it)
@@ -245,12 +247,18 @@ class _History:
         if b in self.pending_tool and "other" in b.stages_ms:
             b.stages_ms["tool"] = b.stages_ms.pop("other")  # the first pass and the tools, not timed apart
         if b.total_ms is None and not pipeline:
+            why = (
+                "a greeting has no user turn"
+                if user is None
+                else "LiveKit 1.8 writes no stopped_speaking_at on a realtime model's user message: the session "
+                "report's user_state_changed events give it"
+            )
             b.flag(
                 line,
                 "started_speaking_at",
                 metrics.get("started_speaking_at"),
                 "no voice-to-voice for this reply: it needs the user message's stopped_speaking_at before it "
-                "and its own started_speaking_at (a greeting has no user turn)",
+                f"and its own started_speaking_at ({why})",
             )
         self.builders.append(b)
 
@@ -262,6 +270,27 @@ class _History:
         ttft = b.stages_ms.get("llm_2_ttft", b.stages_ms.get("llm_ttft"))
         if ttfs is not None and ttft is not None:
             b.set_stage("first_phrase", b.ms(ttfs - ttft, line=line, fld="llm_node_ttfs"))
+
+    @staticmethod
+    def stopped_from_events(
+        user: tuple[dict[str, Any], int] | None, metrics: dict[str, Any], events: list[dict[str, Any]]
+    ) -> tuple[dict[str, Any], int] | None:
+        """A session report's ``user_state_changed`` -> ``listening`` (LiveKit's own "user stopped
+        speaking", ``agent_activity``) before the reply started speaking, as the user message's
+        ``stopped_speaking_at`` when it lacks one: LiveKit 1.8 writes none on a realtime model's user
+        message (its turn detection is the model's)."""
+        started = _number(metrics.get("started_speaking_at"))
+        if user is None or started is None or _number(user[0].get("stopped_speaking_at")) is not None:
+            return user
+        stops = [
+            at
+            for ev in events
+            if ev.get("type") == "user_state_changed"
+            and ev.get("new_state") == "listening"
+            and (at := _number(ev.get("created_at"))) is not None
+            and at <= started
+        ]
+        return ({**user[0], "stopped_speaking_at": max(stops)}, user[1]) if stops else user
 
     @staticmethod
     def started_from_events(

@@ -157,10 +157,16 @@ RULES: dict[str, LiveKitRule] = {
         LiveKitRule(
             "livekit-history-realtime",
             "1.3.0 - 1.8.x with a realtime model (messages carry only started/stopped_speaking_at)",
-            {"total": "assistant started_speaking_at - user stopped_speaking_at (voice-to-voice)"},
-            "the user's stopped_speaking_at",
+            {
+                "total": "assistant started_speaking_at - user stopped_speaking_at (voice-to-voice); 1.8.9 with the "
+                "model's own turn detection writes no user stopped_speaking_at: a session report's "
+                "user_state_changed -> listening event before the reply gives it, the history alone gives no "
+                "total (flagged)",
+            },
+            "the user's stopped_speaking_at (LiveKit's 'user stopped speaking')",
             "assistant started_speaking_at - user stopped_speaking_at",
-            "llm/chat_context.py (MetricsReport), voice/agent_activity.py (realtime generation)",
+            "llm/chat_context.py (MetricsReport), voice/agent_activity.py (realtime generation, "
+            "_on_input_speech_stopped), voice/report.py",
         ),
         LiveKitRule(
             "livekit-otel-1.2",
