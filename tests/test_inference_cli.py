@@ -216,15 +216,17 @@ def test_audited_b200_fp4_deployment_is_not_refused() -> None:
     doc = _json(args)
     assert doc["memory"]["kv_cache_bytes"] == pytest.approx(1400 * (300 + 145) * 2 * 80 * 8 * 128 * 1.0)
     assert doc["memory"]["weights_bytes"] == pytest.approx(69e9 * 0.5625)
-    # A bf16 KV cache doubles it: 204 GB + 38.8 > 162 GB usable -> exit 2 naming the gap.
-    res = runner.invoke(app, [*args, "--kv-precision", "bf16"])
-    assert res.exit_code == 2
-    assert "does not fit" in res.output
-    assert "resident tokens" in res.output
-    # --memory-utilization 0.95 leaves room for 171 GB; still short for the bf16 cache.
-    res = runner.invoke(app, [*args, "--kv-precision", "bf16", "--memory-utilization", "0.95"])
-    assert res.exit_code == 2
-    assert "(95% of 1 x 180 GB)" in res.output
+    # A bf16 KV cache doubles it: 204 GB + 38.8 > 166 GB usable, so the KV cache admits fewer and the rest wait
+    # for a slot (issue 21 item 1: queued, not refused): (0.9 x (180 - 38.8) GB) / (445 x 320 KiB) = 871 running.
+    kv_bf16 = 445 * 2 * 80 * 8 * 128 * 2.0
+    doc = _json([*args, "--kv-precision", "bf16"])
+    assert doc["running_requests"] == int(0.9 * (180e9 - 69e9 * 0.5625) // kv_bf16) == 871
+    assert doc["queue_wait_ms"] > 0
+    assert doc["ttft_ms"] > doc["queue_wait_ms"]
+    assert any("1,400 requests in flight but the KV cache holds 871: 529 wait for a slot" in n for n in doc["notes"])
+    # --memory-utilization 0.95 leaves room for 171 GB: more of them run.
+    doc = _json([*args, "--kv-precision", "bf16", "--memory-utilization", "0.95"])
+    assert doc["running_requests"] == int((0.95 * 180e9 - 69e9 * 0.5625) // kv_bf16)
     bad = runner.invoke(app, [*args, "--memory-utilization", "1.5"])
     assert bad.exit_code == 2
     assert "--memory-utilization must be in (0, 1]" in bad.output
@@ -251,7 +253,7 @@ def test_mi300x_vs_h100_under_load_follows_mlperf() -> None:
 def test_wafer_prediction_is_chip_time_and_names_its_software_generation() -> None:
     doc = _json(["infer", "-m", "llama-3.1-405b", "-H", "wse-3"])
     assert any(n.startswith("chip time only") for n in doc["notes"])
-    assert any("software generation 2024-11: Cerebras Inference from the Oct/Nov 2024" in n for n in doc["notes"])
+    assert any("software generation 2025-05: Cerebras Inference as its 2025 model pages" in n for n in doc["notes"])
     table = runner.invoke(app, ["infer", "-m", "llama-3.1-405b", "-H", "wse-3"])
     assert "chip time only" in table.stdout
     gpu = _json(["infer", "-m", "llama-3.1-8b", "-H", "h100-sxm"])

@@ -1,26 +1,38 @@
-"""The inference model against a table of published measurements collected for issue 21, kept apart from the
-calibration rows (tests/data/inference-measurements.csv: source, publication date and date read on every row).
+"""The inference model against published measurements collected for issue 21, kept apart from the calibration and
+held-out rows (tests/data/inference-measurements.csv: source, publication date and date read on every row).
 
-Each row is predicted as its benchmark ran: an MLPerf Inference Server run as a closed loop at the concurrency
-Little's law gives from its own log (completed samples/s x mean latency) for the mean TTFT and TPOT, and as an
-open loop at its completed rate for the TTFT quantiles. ``predicted_before`` is the model as issue 21 was filed
-(commit cfc3ad3), computed once with the same inputs (``python tests/test_inference_measurements.py`` prints
-both); a row it could not predict (beyond its capacity) has no figure.
+How each row is predicted, as its benchmark ran:
 
-The summary line gives the per-class median |error| before and after, and leave-one-source-out medians over
-every source of the three tables (calibration, held-out, this one): the GPU constants are re-chosen from a small
-grid on all rows but one source's, then that source is predicted (open-loop rows, ~20 ms each, are judged but not
-refitted). Rows are not asserted one by one (a held-out row may be off); the medians are bounded below.
+- an MLPerf Inference Server or Interactive run: a closed loop at the concurrency Little's law gives from its own
+  log (completed samples/s x mean latency) for the mean TTFT and TPOT, and an open loop at its completed rate for
+  the TTFT p50 and p99, with the submitter's step budget (``max_num_tokens``) when its config gives one;
+- a static-batch sweep (``static:``): the whole batch prefilled in one step, then ``O - 1`` decode steps of the
+  batch (``voicebudget.step_time_function``): the batch's latency, or output tokens/s per chip;
+- a maximum-throughput table (``capacity:``): the deployment's capacity in requests/s (``estimate_open_loop``) times
+  the output tokens;
+- a provider speed page: tokens/s per user with the chip's default (newest) software generation.
+
+``predicted_before`` and ``loso_before`` in tests/data/inference-measurements-before.csv are the same figures for the
+model as this round began (main at 0f1340f), computed once with the same code path
+(``python tests/test_inference_measurements.py --before`` with that model on the path); a row it could not predict
+(beyond its capacity) has no figure.
+
+Leave-one-source-out uses these rows only (no calibration row): for each source, the GPU constants
+(:class:`voicebudget.GPUCalibration`, every field) are re-chosen by coordinate descent on the other sources'
+closed-loop and static rows (mean |log error|), then that source's rows are predicted with them; open-loop rows are
+judged with their fold's constants (as are the capacity rows: both take ~20 ms a prediction), wafer/LPU rows have
+no GPU constant. A constant whose move alone changes the
+held-out rows' error by more than it changes the fit is reported as a warning.
 """
 
 from __future__ import annotations
 
 import csv
-import itertools
+import functools
 import math
 import statistics
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,11 +44,12 @@ import voicebudget as vb
 HERE = Path(__file__).resolve().parent
 TABLE = HERE / "data" / "inference-measurements.csv"
 BEFORE = HERE / "data" / "inference-measurements-before.csv"
+CALIBRATION = (HERE / "data" / "inference-calibration.csv", HERE / "data" / "inference-calibration-added.csv")
 CLASSES = ("decode", "ttft", "loaded", "wafer", "open-loop")
-"""The issue's four classes, and the open-loop TTFT quantiles of MLPerf Server runs at their completed rate,
-printed apart: those runs sit at the edge of their capacity by construction, where the open-loop fixed point
-amplifies a step-time error several-fold (docs/inference.md), so they have no goal."""
-GOALS = {"decode": 0.15, "ttft": 0.25, "loaded": 0.30, "wafer": 0.25, "open-loop": 1.0}
+GOALS = {"decode": 0.15, "ttft": 0.25, "loaded": 0.30, "wafer": 0.25, "open-loop": 0.50}
+"""The issue's four goals, and 50% for the open-loop TTFT quantiles of MLPerf runs at their completed rate (those
+runs sit at the edge of their capacity by construction; a row the model puts above 90% of capacity is a lower
+bound and is judged as one: right when the measurement is at or above it)."""
 
 
 @dataclass(frozen=True)
@@ -48,67 +61,110 @@ class Row:
     hardware: str
     deployment: vb.Deployment
     workload: vb.Workload
-    metric: str  # an InferenceResult field, or "open:<OpenLoopResult field>" with request_rate
+    metric: str  # an InferenceResult field, "open:<OpenLoopResult field>" or "static:latency_ms|tokens_per_s_per_chip"
     measured: float
     rate: float | None
+    batch: int
     published: str
     read: str
     url: str
 
 
-def rows() -> list[Row]:
+def _row(r: dict[str, str]) -> Row:
+    dep: dict[str, Any] = {}
+    if r["chips"]:
+        dep |= {"chips": int(r["chips"]), "tensor_parallel": int(r["tensor_parallel"]), "precision": r["precision"]}
+    if r["concurrency"] and not r["metric"].startswith("static:"):
+        dep["concurrency"] = int(r["concurrency"])
+    if r["chunk"]:
+        dep["prefill_chunk_tokens"] = int(r["chunk"])
+    if r["software"]:
+        dep["software"] = r["software"]
+    return Row(
+        r["id"],
+        r["source"],
+        r["cls"],
+        r["model"],
+        r["hardware"],
+        vb.Deployment(**dep),
+        vb.Workload(prompt_tokens=int(r["prompt_tokens"]), output_tokens=int(r["output_tokens"])),
+        r["metric"],
+        float(r["value"]),
+        float(r["request_rate_per_s"]) if r["request_rate_per_s"] else None,
+        int(r["concurrency"] or 1),
+        r["published"],
+        r["read"],
+        r["url"],
+    )
+
+
+@functools.cache
+def rows() -> tuple[Row, ...]:
     with TABLE.open(encoding="utf-8") as f:
-        raw = list(csv.DictReader(f))
-    out = []
-    for r in raw:
-        dep: dict[str, Any] = {"chips": int(r["chips"]), "tensor_parallel": int(r["tensor_parallel"])}
-        dep["precision"] = r["precision"]
-        if r["concurrency"]:
-            dep["concurrency"] = int(r["concurrency"])
-        out.append(
-            Row(
-                r["id"],
-                r["source"],
-                r["cls"],
-                r["model"],
-                r["hardware"],
-                vb.Deployment(**dep),
-                vb.Workload(prompt_tokens=int(r["prompt_tokens"]), output_tokens=int(r["output_tokens"])),
-                r["metric"],
-                float(r["value"]),
-                float(r["request_rate_per_s"]) if r["request_rate_per_s"] else None,
-                r["published"],
-                r["read"],
-                r["url"],
-            )
-        )
-    return out
+        return tuple(_row(r) for r in csv.DictReader(f))
+
+
+def _static(row: Row, cal: vb.GPUCalibration) -> float:
+    """A static batch: all ``b`` prompts in one step, then ``O - 1`` steps of ``b`` decoding sequences."""
+    step = vb.step_time_function(row.model, row.hardware, row.deployment, row.workload, calibration=cal)
+    b, p, o = float(row.batch), float(row.workload.prompt_tokens), float(row.workload.output_tokens)
+    latency_ms = step(0.0, b * p) + (o - 1.0) * step(b, 0.0)
+    if row.metric == "static:latency_ms":
+        return latency_ms
+    assert row.deployment.chips is not None
+    return b * o / (latency_ms / 1e3) / row.deployment.chips
 
 
 def predict(row: Row, calibration: vb.GPUCalibration | None = None) -> float | None:
-    """The model's figure for a row; ``None`` when it calls the row's load beyond the deployment's capacity."""
+    """The model's figure for a row; ``None`` when it calls the row's load beyond the deployment's capacity. An
+    open-loop TTFT the model flags as a lower bound (above 90% of capacity) is returned negated."""
     cal = calibration or vb.GPUCalibration()
     try:
         if row.metric.startswith("open:"):
             assert row.rate is not None
             r = vb.estimate_open_loop(row.model, row.hardware, row.deployment, row.workload, row.rate, calibration=cal)
-            return float(getattr(r, row.metric.split(":", 1)[1]))
+            value = float(getattr(r, row.metric.split(":", 1)[1]))
+            return -value if r.ttft_lower_bound else value
+        if row.metric.startswith("static:"):
+            return _static(row, cal)
+        if row.metric == "capacity:output_tokens_per_s":  # the largest request rate served, x output tokens
+            r = vb.estimate_open_loop(row.model, row.hardware, row.deployment, row.workload, 1e-3, calibration=cal)
+            return r.capacity_requests_per_s * row.workload.output_tokens
         res = vb.estimate_inference(row.model, row.hardware, row.deployment, row.workload, calibration=cal)
         return float(getattr(res, row.metric))
     except vb.ModelError:
         return None
 
 
-def before() -> dict[str, float | None]:
+def error(row: Row, predicted: float | None) -> float | None:
+    """Signed relative error; a lower bound (negative prediction) at or below the measurement counts as exact."""
+    if predicted is None:
+        return None
+    if predicted < 0:
+        return 0.0 if -predicted <= row.measured else -predicted / row.measured - 1.0
+    return predicted / row.measured - 1.0
+
+
+def before() -> dict[str, tuple[float | None, float | None]]:
+    """``{id: (predicted_before, loso_before error)}``."""
     with BEFORE.open(encoding="utf-8") as f:
-        return {r["id"]: (float(r["predicted_before"]) if r["predicted_before"] else None) for r in csv.DictReader(f)}
+        out = {}
+        for r in csv.DictReader(f):
+            out[r["id"]] = (
+                float(r["predicted_before"]) if r["predicted_before"] else None,
+                float(r["loso_before"]) if r["loso_before"] else None,
+            )
+        return out
 
 
-def _medians(errs: dict[str, tuple[str, float | None]]) -> dict[str, tuple[float, int, int]]:
+Errors = dict[str, tuple[str, float | None]]
+
+
+def _medians(errs: Errors) -> dict[str, tuple[float, int, int]]:
     """Per class: (median |error| of the predicted rows, rows predicted, rows in the class)."""
     out = {}
     for c in CLASSES:
-        vals = [abs(e) for k, (cls, e) in errs.items() if cls == c and e is not None]
+        vals = [abs(e) for cls, e in errs.values() if cls == c and e is not None]
         n = sum(1 for cls, _ in errs.values() if cls == c)
         if n:
             out[c] = (statistics.median(vals) if vals else math.nan, len(vals), n)
@@ -116,179 +172,192 @@ def _medians(errs: dict[str, tuple[str, float | None]]) -> dict[str, tuple[float
 
 
 def _fmt(meds: dict[str, tuple[float, int, int]]) -> str:
-    return ", ".join(f"{c} {m:.1%} ({k}/{n} rows)" for c, (m, k, n) in meds.items())
+    return ", ".join(f"{c} {m:.1%} ({k}/{n})" for c, (m, k, n) in meds.items())
 
 
-def test_every_row_is_sourced_and_dated() -> None:
+def _open_loop(table: tuple[Row, ...], predicted: dict[str, float | None]) -> str:
+    """The open-loop rows as numbers, lower bounds (and whether they hold) and rows beyond modelled capacity."""
+    rows_ = [r for r in table if r.cls == "open-loop"]
+    numbers = [abs(v / r.measured - 1) for r in rows_ if (v := predicted[r.id] or 0.0) > 0]
+    bounds = [r for r in rows_ if (predicted[r.id] or 0) < 0]
+    held = sum(-(predicted[r.id] or 0) <= r.measured for r in bounds)
+    beyond = sum(predicted[r.id] is None for r in rows_)
+    median = f"{statistics.median(numbers):.1%}" if numbers else "-"
+    return (
+        f"open loop: {len(numbers)} predicted as numbers (median |error| {median}), {len(bounds)} lower bounds "
+        f"({held} at or below the measurement), {beyond} beyond the modelled capacity"
+    )
+
+
+# --- leave one source out ---------------------------------------------------------------------------------
+
+STEPS = (0.7, 0.85, 1.2, 1.4)
+"""Multiples of a constant's current value tried in each coordinate-descent move (bounded by its field limits)."""
+
+
+def _fields(cal: vb.GPUCalibration) -> tuple[str, ...]:
+    return tuple(type(cal).model_fields)
+
+
+def _candidates(cal: vb.GPUCalibration, name: str) -> list[vb.GPUCalibration]:
+    out = []
+    for k in STEPS:
+        value = getattr(cal, name) * k
+        if value == getattr(cal, name):
+            continue
+        try:
+            out.append(type(cal)(**(cal.model_dump() | {name: value})))
+        except ValueError:  # outside the field's limits (an efficiency above 1)
+            continue
+    return out
+
+
+def _loss(errs: Iterable[float | None]) -> float:
+    """Mean |log error| of the predicted rows (symmetric in too fast and too slow), plus 1 per row not predicted."""
+    vals = list(errs)
+    ok = [abs(math.log1p(e)) for e in vals if e is not None]
+    return (statistics.fmean(ok) if ok else 0.0) + sum(e is None for e in vals)
+
+
+def leave_one_source_out(
+    table: tuple[Row, ...] | None = None,
+) -> tuple[Errors, dict[str, dict[str, float]], list[str]]:
+    """Errors of every row predicted with constants chosen without its source, the constants per source, and the
+    warnings (a constant whose move alone shifts the held-out rows' error more than it shifts the fit)."""
+    table = table or rows()
+    default = vb.GPUCalibration()
+    fitted = [r for r in table if r.cls != "wafer" and not r.metric.startswith(("open:", "capacity:"))]
+
+    @functools.cache
+    def err(cal_key: tuple[float, ...], row_id: str) -> float | None:
+        cal = vb.GPUCalibration(**dict(zip(_fields(default), cal_key, strict=True)))
+        row = next(r for r in table if r.id == row_id)
+        return error(row, predict(row, cal))
+
+    def key(cal: vb.GPUCalibration) -> tuple[float, ...]:
+        return tuple(getattr(cal, f) for f in _fields(default))
+
+    def loss(cal: vb.GPUCalibration, subset: list[Row]) -> float:
+        return _loss(err(key(cal), r.id) for r in subset)
+
+    errs: Errors = {}
+    chosen: dict[str, dict[str, float]] = {}
+    warnings: list[str] = []
+    for source in sorted({r.source for r in table}):
+        train = [r for r in fitted if r.source != source]
+        held = [r for r in table if r.source == source]
+        cal = default
+        for _ in range(2):  # two sweeps of coordinate descent
+            for name in _fields(default):
+                best = min([cal, *_candidates(cal, name)], key=lambda c: loss(c, train))
+                cal = best
+        chosen[source] = {f: getattr(cal, f) for f in _fields(default) if getattr(cal, f) != getattr(default, f)}
+        for r in held:
+            errs[r.id] = (r.cls, err(key(cal), r.id) if r.cls != "wafer" else error(r, predict(r)))
+        held_gpu = [r for r in held if r.cls != "wafer"]
+        for name, value in chosen[source].items():
+            one = default.model_copy(update={name: value})
+            d_fit = loss(one, train) - loss(default, train)
+            d_held = loss(one, held_gpu) - loss(default, held_gpu) if held_gpu else 0.0
+            if d_held > abs(d_fit):  # the move hurts the held-out source by more than it helps (or hurts) the fit
+                warnings.append(f"{name}={value:.3g} without {source}: held-out {d_held:+.3f} vs fit {d_fit:+.3f}")
+    return errs, chosen, warnings
+
+
+# --- tests --------------------------------------------------------------------------------------------------
+
+
+def test_every_row_is_sourced_dated_and_not_a_calibration_row() -> None:
     table = rows()
+    assert len(table) >= 60
     assert len({r.id for r in table}) == len(table)
+    assert len({r.source for r in table}) >= 10
+    calibration: set[tuple[str, str]] = set()
+    for path in CALIBRATION:
+        with path.open(encoding="utf-8") as f:
+            calibration |= {(r["metric"], r["value"]) for r in csv.DictReader(f)}
     for r in table:
         assert r.cls in CLASSES
         assert r.url
         assert r.source
         assert r.published[:2] == "20"
         assert r.read.startswith("2026-")
+        metric = r.metric.removeprefix("open:").replace("tpot_ms", "tpot_p50_ms")
+        assert (metric, f"{r.measured:g}") not in calibration, r.id
     assert set(before()) == {r.id for r in table}
 
 
-# --- leave one source out ---------------------------------------------------------------------------------
-
-GRID = {
-    "low_precision_compute_efficiency": (0.48, 0.56, 0.64),
-    "tau_seq_ms": (0.005, 0.01, 0.02),
-    "tau_layer_ms": (0.04, 0.05, 0.06),
-}
-"""The constants the leave-one-source-out fit re-chooses (the others stay at their defaults)."""
+def _now() -> Errors:
+    predicted = _predicted()
+    return {r.id: (r.cls, error(r, predicted[r.id])) for r in rows()}
 
 
-@dataclass(frozen=True)
-class Judged:
-    """One row of any of the three tables, as the cross-validation sees it."""
-
-    id: str
-    source: str
-    cls: str
-    measured: float
-    tol: float
-    run: Callable[[vb.GPUCalibration], float | None]
-    refit: bool  # closed-loop GPU rows take part in the grid; wafer and open-loop rows are judged at the defaults
-
-
-def _all_rows() -> list[Judged]:
-    sys.path.insert(0, str(HERE))
-    import test_inference_calibration as cal_t  # the sibling test modules hold the other tables
-    import test_inference_validation as val_t
-
-    out: list[Judged] = []
-    cal_rows = {r["id"]: r for r in cal_t._rows()}
-    classes = {"G1": "decode", "G3": "decode", "G5a": "loaded", "M18": "loaded", "M3": "loaded"}
-    for k, case in cal_t.CASES.items():
-        sram = vb.get_hardware(case.hardware).memory_kind == "sram"
-        cls = "wafer" if sram else classes.get(k, "ttft")
-
-        def run(c: vb.GPUCalibration, case: Any = case) -> float | None:
-            r = vb.estimate_inference(case.model, case.hardware, case.deployment, case.workload, calibration=c)
-            return float(getattr(r, case.metric))
-
-        src = cal_rows[k]["source"].split(" (")[0].split(";")[0]
-        out.append(Judged(k, "calibration: " + src, cls, float(cal_rows[k]["value"]), case.tol, run, not sram))
-    for v in val_t.ROWS:
-
-        def run_v(c: vb.GPUCalibration, v: Any = v) -> float | None:
-            if v.metric.startswith("open:"):
-                r = vb.estimate_open_loop(v.model, v.hardware, v.deployment, v.workload, v.request_rate, calibration=c)
-                return float(getattr(r, v.metric.split(":", 1)[1]))
-            res = vb.estimate_inference(v.model, v.hardware, v.deployment, v.workload, calibration=c)
-            return float(getattr(res, v.metric))
-
-        src = v.source.split(",")[0].split(" (")[0].split(";")[0]
-        refit = v.cls != "wafer" and not v.metric.startswith("open:")
-        out.append(Judged(v.id, "held-out: " + src, v.cls, v.measured, val_t.GOALS[v.cls], run_v, refit))
-    for r in rows():
-        refit = not r.metric.startswith("open:")
-        out.append(
-            Judged(
-                r.id,
-                r.source,
-                r.cls,
-                r.measured,
-                GOALS[r.cls],
-                lambda c, r=r: predict(r, c),
-                refit,
-            )
-        )
-    return out
-
-
-def _loss(errs: list[float]) -> float:
-    """Mean |log error| (symmetric in too fast and too slow)."""
-    return statistics.fmean(abs(math.log1p(e)) for e in errs) if errs else 0.0
-
-
-def leave_one_source_out() -> tuple[dict[str, tuple[str, float | None]], dict[str, dict[str, float]]]:
-    """Errors of every row predicted with constants chosen without its source, and the constants per source."""
-    judged = _all_rows()
-    combos = [dict(zip(GRID, vals, strict=True)) for vals in itertools.product(*GRID.values())]
-    cals = [vb.GPUCalibration(**c) for c in combos]
-    table: dict[tuple[int, str], float | None] = {}
-    for i, c in enumerate(cals):
-        for j in judged:
-            if j.refit:
-                p = j.run(c)
-                table[(i, j.id)] = None if p is None else p / j.measured - 1.0
-    default = {j.id: j.run(vb.GPUCalibration()) for j in judged if not j.refit}
-    errs: dict[str, tuple[str, float | None]] = {}
-    chosen: dict[str, dict[str, float]] = {}
-    for source in sorted({j.source for j in judged}):
-        train = [j for j in judged if j.refit and j.source != source]
-
-        def score(i: int, train: list[Judged] = train) -> float:
-            vals = [table[(i, j.id)] for j in train]
-            return _loss([v for v in vals if v is not None]) + 10.0 * sum(v is None for v in vals)
-
-        best = min(range(len(cals)), key=score)
-        chosen[source] = combos[best]
-        for j in judged:
-            if j.source != source:
-                continue
-            if j.refit:
-                errs[j.id] = (j.cls, table[(best, j.id)])
-            else:
-                p = default[j.id]
-                errs[j.id] = (j.cls, None if p is None else p / j.measured - 1.0)
-    return errs, chosen
+@functools.cache
+def _predicted() -> dict[str, float | None]:
+    return {r.id: predict(r) for r in rows()}
 
 
 def test_measurements_and_cross_validation(summary_line: Callable[[str], None]) -> None:
     table = rows()
-    now = {r.id: (r.cls, (lambda p: None if p is None else p / r.measured - 1.0)(predict(r))) for r in table}
+    now = _now()
     old = before()
-    then = {r.id: (r.cls, None if old[r.id] is None else old[r.id] / r.measured - 1.0) for r in table}
+    then: Errors = {r.id: (r.cls, error(r, old[r.id][0])) for r in table}
     meds_now, meds_then = _medians(now), _medians(then)
     per_row = ", ".join(f"{k} {'-' if e is None else f'{e:+.0%}'}" for k, (_, e) in now.items())
     summary_line(
-        f"issue-21 measurements ({len(table)} rows, {len({r.source for r in table})} sources): median |error| "
-        f"before {_fmt(meds_then)}; after {_fmt(meds_now)}; {per_row}"
+        f"issue-21 measurements ({len(table)} rows, {len({r.source for r in table})} sources; median |error| per "
+        f"class, rows predicted/in class, a lower bound at or below its measurement counted exact): before "
+        f"{_fmt(meds_then)} [{_open_loop(table, {k: v for k, (v, _) in old.items()})}]; after {_fmt(meds_now)} "
+        f"[{_open_loop(table, _predicted())}]; {per_row}"
     )
-    loso, chosen = leave_one_source_out()
-    meds_loso = _medians(loso)
-    moved = sorted(
-        {f"{k}={v:g}" for c in chosen.values() for k, v in c.items() if v != getattr(vb.GPUCalibration(), k)}
-    )
+    readme = " ".join((HERE.parent / "README.md").read_text(encoding="utf-8").split())
+    assert f"on {len(table)} more collected from" in readme  # the README's count follows the table
+    loso, chosen, warnings = leave_one_source_out()
+    loso_then: Errors = {r.id: (r.cls, old[r.id][1]) for r in table}
+    moved = sorted({f"{k}={v:.3g}" for c in chosen.values() for k, v in c.items()})
     summary_line(
-        f"leave-one-source-out ({len(chosen)} sources, {len(loso)} rows): median |error| {_fmt(meds_loso)}; "
-        f"constants re-chosen away from the defaults in some fold: {', '.join(moved) or 'none'}"
+        f"leave-one-source-out ({len(chosen)} sources, {len(loso)} rows, no calibration row): median |error| before "
+        f"{_fmt(_medians(loso_then))}; after {_fmt(_medians(loso))}; constants re-chosen in some fold: "
+        f"{', '.join(moved) or 'none'}; warnings ({len(warnings)}): {'; '.join(warnings) or 'none'}"
     )
-    # the closed-loop rows are all predicted, and each class's median is no worse than before (or within its goal)
-    assert all(e is not None for k, (c, e) in now.items() if c != "open-loop")
-    for c, (m, _, _) in meds_now.items():
-        assert m <= max(meds_then[c][0], GOALS[c]), f"{c}: {m:.1%} worse than before ({meds_then[c][0]:.1%})"
-    for c, (m, _, _) in meds_loso.items():
-        assert m <= 2 * GOALS[c], f"leave-one-source-out {c}: {m:.1%} > twice the goal {GOALS[c]:.0%}"
+    for c, (m, k, n) in meds_now.items():
+        assert k == n or c == "open-loop", f"{c}: only {k} of {n} rows predicted"
+        assert m <= meds_then[c][0] + 1e-3, f"{c}: {m:.1%} worse than before ({meds_then[c][0]:.1%})"
+        assert m <= AFTER_BOUNDS[c], f"{c}: {m:.1%} > {AFTER_BOUNDS[c]:.0%}"
+    for c, (m, _, _) in _medians(loso).items():
+        assert m <= LOSO_BOUNDS[c], f"leave-one-source-out {c}: {m:.1%} > {LOSO_BOUNDS[c]:.0%}"
+    bounds = [r for r in table if (_predicted()[r.id] or 0.0) < 0]
+    assert all(-(_predicted()[r.id] or 0.0) <= r.measured for r in bounds)  # every lower bound holds
+
+
+AFTER_BOUNDS = {"decode": 0.05, "ttft": 0.50, "loaded": 0.09, "wafer": 0.15, "open-loop": 0.01}
+LOSO_BOUNDS = {"decode": 0.14, "ttft": 0.39, "loaded": 0.11, "wafer": 0.15, "open-loop": 0.01}
+"""Upper bounds of the per-class medians (all rows, and leave one source out): the median reached this round
+rounded up, a ratchet where the goal is not met (TTFT, goal 25%) and a guard against drift where it is
+(docs/inference.md gives the table). Open loop: every lower bound must hold (asserted below) and the class median
+counts them exact, so its bound only says no open-loop row predicted as a number moved in."""
 
 
 @pytest.mark.parametrize("row", [r for r in rows() if r.cls != "open-loop"], ids=lambda r: r.id)
 def test_closed_loop_row_is_predicted(row: Row) -> None:
-    """Every audited deployment fits (the memory check admits what the audited system ran: N1/N2 are the single
-    B200 at fp4 with 1,412 requests in flight) and its prediction is finite and under 60 s."""
+    """Every audited deployment fits (the memory check admits what the audited system ran) and its prediction is
+    finite and under 60 s."""
     p = predict(row)
     assert p is not None
-    assert 0 < p < 60_000
+    assert 0 < p < 60_000 or row.metric.startswith("static:")
 
 
-if __name__ == "__main__":  # write the before column: run with the old model on the path (see the docstring)
+def _write_before() -> None:  # pragma: no cover - run by hand with the old model on the path
+    table = rows()
+    loso, _, _ = leave_one_source_out(table)
     with BEFORE.open("w", encoding="utf-8", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["id", "predicted_before"])
-        for r in rows():
-            try:
-                if r.metric.startswith("open:"):
-                    assert r.rate is not None
-                    o = vb.estimate_open_loop(r.model, r.hardware, r.deployment, r.workload, r.rate)
-                    p: float | None = float(getattr(o, r.metric.split(":", 1)[1]))
-                else:
-                    p = float(getattr(vb.estimate_inference(r.model, r.hardware, r.deployment, r.workload), r.metric))
-            except vb.ModelError:
-                p = None
-            w.writerow([r.id, "" if p is None else f"{p:.2f}"])
-            print(r.id, p)  # noqa: T201
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["id", "predicted_before", "loso_before"])
+        for r in table:
+            p = predict(r)
+            e = loso[r.id][1]
+            w.writerow([r.id, "" if p is None else f"{p:.2f}", "" if e is None else f"{e:.4f}"])
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--before"]:
+    _write_before()

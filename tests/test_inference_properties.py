@@ -1,6 +1,7 @@
-"""Properties of the loaded-regime model (issue 21): TTFT is non-decreasing in the load up to capacity and
-continuous in the prompt length, bounded near capacity (flagged as a lower bound above 90% of it), and no
-catalog deployment at a load it can carry is predicted above 60 s."""
+"""Properties of the loaded-regime model (issue 21): TTFT is non-decreasing in the load up to capacity and beyond it
+(flagged loads included), continuous in the prompt length, bounded near capacity (flagged as a lower bound above 90%
+of the prefill capacity, 75% for Poisson arrivals), and no catalog deployment, on any catalog GPU, at a load it can
+carry (every request running, the others' prompts within the step budget) is predicted above 60 s."""
 
 from __future__ import annotations
 
@@ -19,13 +20,19 @@ DEPLOYMENTS = [
 ]
 
 
+def carried(r: vb.InferenceResult) -> bool:
+    """A load the deployment can carry: the KV cache and the step budget hold every request in flight, and the
+    others' prompts fit the prefill budget."""
+    return r.running_requests >= r.concurrency and r.prefill_load < 1.0
+
+
 def _ttft(i: int, c: int, p: int, o: int) -> vb.InferenceResult | None:
     model, hw, dep = DEPLOYMENTS[i]
     try:
         return vb.estimate_inference(
             model, hw, dep.model_copy(update={"concurrency": c}), vb.Workload(prompt_tokens=p, output_tokens=o)
         )
-    except vb.ModelError:  # beyond what the chips' memory holds: not a load it can carry
+    except vb.ModelError:  # one request does not fit the chips' memory
         return None
 
 
@@ -42,8 +49,11 @@ def test_closed_loop_ttft_is_non_decreasing_in_concurrency(i: int, c: int, step:
     if low is None or high is None:
         return
     assert high.ttft_ms >= low.ttft_ms * (1 - 1e-9), (low.ttft_ms, high.ttft_ms)
-    if high.prefill_load < 1.0:  # a load it can carry: the others' prompts fit the prefill budget
+    if carried(high):
         assert high.ttft_ms < 60_000
+    if high.running_requests < high.concurrency:  # past the admission limit: the wait for a slot is in TTFT
+        assert high.queue_wait_ms > 0
+        assert any("wait for a slot" in n for n in high.notes)
 
 
 @settings(max_examples=60, deadline=None)
@@ -80,24 +90,38 @@ def test_open_loop_ttft_is_non_decreasing_and_bounded_near_capacity(i: int, shar
     for q in ("ttft_p50_ms", "ttft_p90_ms", "ttft_p99_ms"):
         assert getattr(hi, q) >= getattr(lo, q) * (1 - 1e-6)
         assert getattr(hi, q) < 60_000
-    assert hi.ttft_lower_bound == (hi.load > 0.9)
+    assert hi.ttft_lower_bound == (hi.load > 0.75)
     if hi.ttft_lower_bound:
         assert "TTFT not predictable, shown as a lower bound" in hi.notes[0]
 
 
+GPUS = sorted(h.id for h in vb.HARDWARE.values() if h.memory_kind == "hbm")
+
+
 @pytest.mark.parametrize("model", sorted(vb.MODELS))
 def test_no_catalog_deployment_predicts_over_a_minute_at_a_load_it_carries(model: str) -> None:
-    wl = vb.Workload(prompt_tokens=1000, output_tokens=200)
-    for hw in ("h100-sxm", "b200"):
-        for c in (1, 16, 128, 1024):
-            try:
-                r = vb.estimate_inference(model, hw, vb.Deployment(concurrency=c), wl)
-            except vb.ModelError:
-                continue  # does not fit at this concurrency
-            if r.prefill_load >= 1.0:
-                continue  # the others' prompts exceed the prefill budget: not a load it can carry
-            assert r.ttft_ms < 60_000, (model, hw, c, r.ttft_ms)
-            assert r.tpot_ms < 60_000
+    """Every catalog model on every catalog GPU (fewest chips, then 8 chips), short and long prompts, concurrency
+    1-4,096: a load the deployment carries is predicted under 60 s, TTFT and TPOT, unless one request alone takes
+    over 6 s there (a 32,000-token prompt of a 405B model on PCIe A100s takes 42 s): then its TTFT stays within 10
+    times that (the prefill queue at 90% of capacity is 4.5 prefills); a load it does not carry says why in its notes
+    (a wait for a slot, or a lower bound above 90% of the prefill capacity)."""
+    limit = vb.get_model(model).max_context_tokens or 10**9
+    workloads = [vb.Workload(prompt_tokens=p, output_tokens=o) for p, o in ((1000, 200), (8000, 300), (32000, 500))]
+    for hw in GPUS:
+        for chips in (None, 8):
+            for wl in (w for w in workloads if w.prompt_tokens + w.output_tokens <= limit):
+                alone = None
+                for c in (1, 16, 128, 1024, 4096):
+                    try:
+                        r = vb.estimate_inference(model, hw, vb.Deployment(chips=chips, concurrency=c), wl)
+                    except vb.ModelError:
+                        continue  # one request does not fit these chips (or the layout does not split the heads)
+                    alone = alone or r.ttft_ms
+                    if carried(r):
+                        assert r.ttft_ms < max(60_000, 10 * alone), (model, hw, chips, wl, c, r.ttft_ms, alone)
+                        assert r.tpot_ms < 60_000, (model, hw, chips, wl, c, r.tpot_ms)
+                    else:
+                        assert any("wait for a slot" in n or "TTFT not predictable" in n for n in r.notes)
 
 
 def test_a_closed_loop_past_90_percent_of_prefill_capacity_says_so() -> None:
@@ -124,9 +148,10 @@ def test_a_closed_loop_past_90_percent_of_prefill_capacity_says_so() -> None:
 
 
 def test_fast_mode_band_for_405b_on_8_b200() -> None:
-    """Issue 21 item 8: the trade is a band, not a point. Llama-3.1-405B fp8 on 8 x B200 (1000 in / 300 out):
-    2.5x is out of reach below 128 in flight; Anthropic's published 6x for 2.5x pins the baseline near 144,
-    where the default constants give 5.2x and the uncertain ones 2.6-5.7x (out of reach in a third of them)."""
+    """Issue 21 item 8: the trade is a band, not a point. Llama-3.1-405B fp8 on 8 x B200 (1000 in / 300 out), after
+    the per-sequence costs of item 3: with the default constants 2.5x is out of reach below 64 in flight and costs
+    25x there (a knife edge), 2.71x at 96, and 1.7-7.6x at 96 over the uncertain constants (unreachable in one of
+    nine); Anthropic's published 6x for 2.5x lies in that range: it pins the standard tier near 96 in flight."""
     band = vb.fast_mode_band(
         "llama-3.1-405b",
         "b200",
@@ -135,18 +160,19 @@ def test_fast_mode_band_for_405b_on_8_b200() -> None:
         vb.Workload(prompt_tokens=1000, output_tokens=300),
     )
     rows = {r.baseline_concurrency: r for r in band.rows}
-    assert band.min_reachable_baseline == 128
-    assert rows[96].price_ratio is None
-    assert rows[128].price_ratio == pytest.approx(12.8, rel=0.01)
-    assert rows[144].price_ratio == pytest.approx(5.21, rel=0.01)
-    assert band.published_baseline == 144
-    assert rows[144].price_min == pytest.approx(2.60, rel=0.01)
-    assert rows[144].price_max == pytest.approx(5.74, rel=0.01)
-    assert rows[144].reachable_share == pytest.approx(2 / 3)
+    assert band.min_reachable_baseline == 64
+    assert rows[48].price_ratio is None
+    assert rows[64].price_ratio == pytest.approx(25.5, rel=0.01)
+    assert rows[96].price_ratio == pytest.approx(2.71, rel=0.01)
+    assert band.published_baseline == 96
+    assert rows[96].price_min == pytest.approx(1.67, rel=0.01)
+    assert rows[96].price_max == pytest.approx(7.64, rel=0.01)
+    assert rows[96].reachable_share == pytest.approx(8 / 9)
+    assert rows[96].price_min < 6.0 < rows[96].price_max
     # more in flight on the standard tier makes the same speed-up cheaper (default constants)
     priced = [r.price_ratio for r in band.rows if r.price_ratio is not None]
     assert priced == sorted(priced, reverse=True)
-    assert "6x price pins the baseline near 144" in band.message
+    assert "6x price pins the baseline near 96" in band.message
 
 
 def test_infer_fast_mode_prints_the_band() -> None:

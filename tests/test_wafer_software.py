@@ -24,14 +24,14 @@ def _tok_s(model: str, hw: str, software: str | None) -> float:
 
 def test_every_sram_timing_names_its_generation_latest_first() -> None:
     gens = {h.id: [t.generation for t in h.sram_generations] for h in vb.HARDWARE.values() if h.sram}
-    assert gens["wse-3"] == ["2024-11", "2024-08"]
-    assert gens["groq-lpu"] == ["2024-02"]
+    assert gens["wse-3"] == ["2025-05", "2024-11", "2024-08"]
+    assert gens["groq-lpu"] == ["2026-05", "2024-02"]
     assert all(g != "user" for ids in gens.values() for g in ids)  # catalog timings are all named
 
 
 def test_launch_generation_closed_form_and_its_source() -> None:
     # Llama-3.1-70B bf16 needs 4 wafers: T = 80 tau_layer + 3 tau_hop + tau_step.
-    launch, latest = _tok_s("llama-3.1-70b", "wse-3", "2024-08"), _tok_s("llama-3.1-70b", "wse-3", None)
+    launch, latest = _tok_s("llama-3.1-70b", "wse-3", "2024-08"), _tok_s("llama-3.1-70b", "wse-3", "2024-11")
     assert launch == pytest.approx(1e3 / (80 * 0.0041 + 3 * 0.51 + 0.37))
     assert latest == pytest.approx(1e3 / (80 * 0.0041 + 3 * 0.002 + 0.37))
     # The hop was solved from Artificial Analysis' launch-day >446 tok/s (catalog source): within 1%.
@@ -39,11 +39,15 @@ def test_launch_generation_closed_form_and_its_source() -> None:
     assert latest / launch == pytest.approx(3.17, rel=0.01)  # the software moved it ~3x (to 2,148 with spec. dec.)
     # One wafer has no hop: Llama-3.1-8B (S1, Aug 2024, 1800 tok/s) is the same under both generations.
     assert _tok_s("llama-3.1-8b", "wse-3", "2024-08") == pytest.approx(_tok_s("llama-3.1-8b", "wse-3", "2024-11"))
-    assert _tok_s("llama-3.1-70b", "wse-3", "2024-11") == latest  # the default is the latest
+    # The default is the newest generation (2025-05): per-layer and per-step times x 0.75 over 2024-11.
+    newest = _tok_s("llama-3.1-70b", "wse-3", None)
+    assert newest == pytest.approx(1e3 / (0.75 * (80 * 0.0041 + 0.37) + 3 * 0.002))
+    assert newest == _tok_s("llama-3.1-70b", "wse-3", "2025-05")
 
 
 def test_unknown_or_misplaced_generation_is_refused() -> None:
-    with pytest.raises(vb.ModelError, match=r"unknown software generation '2023' for .*known: 2024-11, 2024-08"):
+    known = r"known: 2025-05, 2024-11, 2024-08"
+    with pytest.raises(vb.ModelError, match=r"unknown software generation '2023' for .*" + known):
         _tok_s("llama-3.1-70b", "wse-3", "2023")
     with pytest.raises(vb.ModelError, match="is a GPU"):
         _tok_s("llama-3.1-8b", "h100-sxm", "2024-08")
@@ -64,7 +68,7 @@ def test_cli_software_option_and_hardware_listing() -> None:
     )
     bad = runner.invoke(app, ["infer", "-m", "llama-3.1-70b", "-H", "wse-3", "--software", "2023"])
     assert bad.exit_code == 2
-    assert "known: 2024-11, 2024-08" in bad.output
+    assert "known: 2025-05, 2024-11, 2024-08" in bad.output
     assert runner.invoke(app, ["infer", "-m", "llama-3.1-8b", "-H", "h100-sxm", "--software", "2024-08"]).exit_code == 2
     rate = runner.invoke(
         app, ["infer", "-m", "llama-3.1-8b", "-H", "h100-sxm", "--software", "x", "--request-rate", "1"]
@@ -74,12 +78,13 @@ def test_cli_software_option_and_hardware_listing() -> None:
     rows = {r["id"]: r for r in json.loads(runner.invoke(app, ["hardware", "-f", "json"]).stdout)}
     wse = rows["wse-3"]["software_generations"]
     assert [(g["generation"], g["default"], g["tau_hop_ms"]) for g in wse] == [
-        ("2024-11", True, 0.002),
+        ("2025-05", True, 0.002),
+        ("2024-11", False, 0.002),
         ("2024-08", False, 0.51),
     ]
     assert rows["h100-sxm"]["software_generations"] == []
     table = runner.invoke(app, ["hardware"]).stdout
-    assert "2024-11 *" in table
+    assert "2025-05 *" in table
     assert "2024-08" in table
 
 

@@ -10,7 +10,17 @@ import typer
 from rich.console import Console
 
 from voicebudget.cli._options import PrecisionOpt, TableOrJson
-from voicebudget.cli._output import choice_value, emit_json, fail, user_errors
+from voicebudget.cli._output import choice_value, emit_json, fail, spell_fields, user_errors
+
+DEPLOYMENT_FLAGS = {
+    "chips": "chips",
+    "tensor_parallel": "tp",
+    "pipeline_parallel": "pp",
+    "replicas": "replicas",
+    "prefill_chunk_tokens": "chunk_tokens",
+    "memory_utilization": "memory_utilization",
+}
+"""``Deployment`` fields -> the ``infer`` parameters that set them (notes name the options, not the fields)."""
 
 
 def infer(
@@ -61,6 +71,15 @@ def infer(
             "--memory-utilization",
             help="Share of chip memory for weights + KV cache (as vLLM's gpu memory utilization; "
             "default: weights + 90% of the rest, TensorRT-LLM's KV-cache rule).",
+        ),
+    ] = None,
+    chunk_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--chunk-tokens",
+            min=16,
+            help="Step budget, tokens: decoding sequences + prompt chunks per step (vLLM's and TensorRT-LLM's "
+            "batched-token limit; default 8192 on chips of 70 GiB or more other than A100, else 2048).",
         ),
     ] = None,
     request_rate: Annotated[
@@ -175,6 +194,7 @@ def infer(
                     precision=choice_value(precision),
                     kv_precision=choice_value(kv_precision),
                     memory_utilization=memory_utilization,
+                    prefill_chunk_tokens=chunk_tokens,
                 ),
                 Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens),
                 request_rate,
@@ -197,12 +217,16 @@ def infer(
                 concurrency=concurrency,
                 kv_precision=choice_value(kv_precision),
                 memory_utilization=memory_utilization,
+                prefill_chunk_tokens=chunk_tokens,
                 software=software,
             ),
             Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens),
             price=chip_price,
             speculative=spec,
         )
+    result = result.model_copy(
+        update={"notes": tuple(spell_fields(n, DEPLOYMENT_FLAGS, "Deployment") for n in result.notes)}
+    )
     band = None
     if fast_mode is not None:
         from voicebudget.inference import fast_mode_band  # lazy: start-up (only with --fast-mode)
@@ -219,6 +243,7 @@ def infer(
                     precision=choice_value(precision),
                     kv_precision=choice_value(kv_precision),
                     memory_utilization=memory_utilization,
+                    prefill_chunk_tokens=chunk_tokens,
                 ),
                 fast_mode,
                 Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens),

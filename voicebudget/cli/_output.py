@@ -4,6 +4,7 @@ the mapping of the library's errors to exit codes, and the checks of output path
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -87,6 +88,22 @@ def option_spelling(aliases: Mapping[str, str] | None = None) -> Callable[[str],
         return next((o for o in opts if o.startswith("--")), opts[0]) if opts else name
 
     return spell
+
+
+def spell_fields(text: str, fields: Mapping[str, str], prefix: str) -> str:
+    """``text`` (a library note naming input fields as Python spells them, ``Deployment.pipeline_parallel``) with
+    each ``<prefix>.<field>`` in ``fields`` spelled as the running command's option (``--pp``); a field no option
+    sets keeps its Python name.
+
+    :param fields: the input field -> the command's parameter that sets it (``{"pipeline_parallel": "pp"}``).
+    """
+    spell = option_spelling(fields)
+
+    def one(m: re.Match[str]) -> str:
+        flag = spell(m[1])
+        return flag if flag.startswith("-") else m[0]
+
+    return re.sub(re.escape(prefix) + r"\.(" + "|".join(map(re.escape, fields)) + r")\b", one, text)
 
 
 @contextmanager

@@ -38,6 +38,9 @@ if TYPE_CHECKING:
         model_from_hf_config as model_from_hf_config,
         parse_speculative as parse_speculative,
     )
+    from voicebudget.inference._gpu import (
+        default_step_budget as default_step_budget,
+    )
     from voicebudget.inference._load import (
         estimate_at_arrival_rate as estimate_at_arrival_rate,
     )
@@ -103,6 +106,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "model_from_hf_config",
         "parse_speculative",
     ),
+    "voicebudget.inference._gpu": ("default_step_budget",),
     "voicebudget.inference._load": ("estimate_at_arrival_rate",),
     "voicebudget.inference._predict": (
         "DEFAULT_CALIBRATION",

@@ -13,6 +13,8 @@ concurrency ratio / speed-up, so 6x at 2.5x implies a concurrency ratio of 15.
 
 from __future__ import annotations
 
+import itertools
+
 from pydantic import BaseModel, ConfigDict
 
 from voicebudget._errors import ModelError
@@ -172,11 +174,12 @@ def plan_fast_mode(
 
 UNCERTAIN_CONSTANTS: dict[str, tuple[float, ...]] = {
     "tau_layer_ms": (0.025, 0.05, 0.1),
-    "tau_seq_ms": (0.005, 0.01, 0.02),
+    "tau_seq_rank_ms": (0.015, 0.03, 0.045),
 }
-"""The fitted constants a fast-mode price is most sensitive to, each over the range the calibration and
-held-out rows do not rule out (issue 21: ``tau_layer`` 0.025 -> 0.1 ms moved 405B's 2.5x from 2.85x of the
-price to unreachable; ``tau_seq`` 0.005-0.02 ms is the range the leave-one-source-out folds chose from)."""
+"""The fitted constants a fast-mode price is most sensitive to, each over a range the rows do not rule out:
+``tau_layer`` 0.025 -> 0.1 ms moved 405B's 2.5x from 2.85x of the price to unreachable (issue 21); the per-sequence
+cost per tensor-parallel rank, fitted on two static-batch sweeps (0.03 ms), sets how much a large baseline batch
+costs at tp 8, and half or 1.5 times it keeps both sweeps within ~25% (docs/inference.md)."""
 
 DEFAULT_BASELINES = (16, 32, 48, 64, 96, 128, 144, 160, 192, 256, 384, 512)
 """Baseline concurrencies the band scans (requests in flight on the standard tier)."""
@@ -218,6 +221,10 @@ class FastModeBand(BaseModel):
     message: str
 
 
+def _ranges() -> str:
+    return " and ".join(f"{k.removesuffix('_ms')} {min(v):g}-{max(v):g} ms" for k, v in UNCERTAIN_CONSTANTS.items())
+
+
 def fast_mode_band(
     model: str | ModelArch,
     hardware: str | Hardware,
@@ -232,7 +239,8 @@ def fast_mode_band(
     multiple over :data:`UNCERTAIN_CONSTANTS` (a band, not one point: the trade is steep in the baseline).
 
     :param deployment: chips, parallelism, precision (its ``concurrency`` is replaced by each baseline).
-    :param baselines: baseline concurrencies to scan; those whose KV cache does not fit are left out.
+    :param baselines: baseline concurrencies to scan; those the deployment does not carry (the KV cache or the step
+        budget admits fewer, or the others' prompts exceed the step budget) are left out.
     :param published_price: a published price multiple for the target (Anthropic fast mode: 6x for 2.5x) to
         find the baseline load it implies; ``None``: not looked for.
     :returns: :class:`FastModeBand`, one row per baseline that fits.
@@ -241,9 +249,8 @@ def fast_mode_band(
     if target_speedup < 1:
         raise ModelError(f"target_speedup must be >= 1, got {target_speedup}")
     combos = [
-        GPUCalibration(tau_layer_ms=a, tau_seq_ms=b)
-        for a in UNCERTAIN_CONSTANTS["tau_layer_ms"]
-        for b in UNCERTAIN_CONSTANTS["tau_seq_ms"]
+        GPUCalibration(**dict(zip(UNCERTAIN_CONSTANTS, values, strict=True)))
+        for values in itertools.product(*UNCERTAIN_CONSTANTS.values())
     ]
     rows = []
     for b in baselines:
@@ -251,7 +258,10 @@ def fast_mode_band(
         try:
             default = plan_fast_mode(model, hardware, dep, target_speedup, workload)
         except ModelError:
-            continue  # this baseline's KV cache does not fit
+            continue  # one request does not fit
+        base = estimate_inference(model, hardware, dep, workload)
+        if base.running_requests < b or base.prefill_load >= 1.0:
+            continue  # a baseline the deployment does not carry (requests queue, or prompts exceed the budget)
         prices = []
         for cal in combos:
             p = plan_fast_mode(model, hardware, dep, target_speedup, workload, calibration=cal)
@@ -267,7 +277,7 @@ def fast_mode_band(
             )
         )
     if not rows:
-        raise ModelError("no baseline concurrency fits the deployment's memory")
+        raise ModelError("the deployment carries none of the baseline concurrencies scanned")
     reach = [r.baseline_concurrency for r in rows if r.price_ratio is not None]
     pinned = None
     if published_price is not None:
@@ -284,8 +294,7 @@ def fast_mode_band(
     if at is not None and at.price_min is not None:
         msg += (
             f"; a {published_price:g}x price pins the baseline near {pinned} in flight, where the price is "
-            f"{at.price_min:.1f}-{at.price_max:.1f}x over tau_layer 0.025-0.1 ms and tau_seq 0.005-0.02 ms "
-            f"(reachable in {at.reachable_share:.0%} of them)"
+            f"{at.price_min:.1f}-{at.price_max:.1f}x over {_ranges()} (reachable in {at.reachable_share:.0%} of them)"
         )
     return FastModeBand(
         target_speedup=target_speedup,

@@ -41,7 +41,12 @@ from voicebudget.inference._types import Bound, GPUCalibration, MemoryUse, StepB
 
 __all__ = [
     "KV_FREE_MEMORY_FRACTION",
+    "admitted_requests",
+    "default_step_budget",
+    "fits",
+    "OPEN_LOOP_PREDICTABLE_LOAD",
     "PREDICTABLE_LOAD",
+    "PROMPT_SHARE_FLOOR",
     "GPUPlan",
     "lower_bound_note",
     "decode_step",
@@ -67,11 +72,19 @@ PREDICTABLE_LOAD = 0.9
 order of magnitude of queueing): it is shown at this share, as a lower bound, and a note says so."""
 
 
-def lower_bound_note(load: float) -> str:
-    """The sentence a prediction carries when its prefill load is above :data:`PREDICTABLE_LOAD`."""
+OPEN_LOOP_PREDICTABLE_LOAD = 0.75
+"""The same line for Poisson arrivals (``estimate_open_loop``): MLPerf Server runs the model put at 76-92% of its
+capacity came out 26-92% too fast in TTFT (issue 21's collected rows, tests/test_inference_measurements.py), and
+the discrete-event check already finds the tails up to a quarter optimistic at 70-85% (docs/inference.md): above
+75% of capacity the open-loop TTFT is shown at 75%, as a lower bound."""
+
+
+def lower_bound_note(load: float, line: float = PREDICTABLE_LOAD) -> str:
+    """The sentence a prediction carries when its prefill load is above ``line`` (:data:`PREDICTABLE_LOAD`, or
+    :data:`OPEN_LOOP_PREDICTABLE_LOAD` for Poisson arrivals)."""
     return (
         f"at {load:.0%} of prefill capacity: TTFT not predictable, shown as a lower bound (its queueing at "
-        f"{PREDICTABLE_LOAD:.0%} of capacity); a few percent of capacity error is an order of magnitude of wait here"
+        f"{line:.0%} of capacity); a few percent of capacity error is an order of magnitude of wait here"
     )
 
 
@@ -100,10 +113,15 @@ class GPUPlan:
     @functools.cached_property
     def peak_flops(self) -> float:
         """Achieved GEMM FLOP/s per chip: peak of the format x its fitted efficiency."""
-        peak = self.hardware.flops_per_s(self.compute_precision)
-        low = peak > self.hardware.bf16_flops_per_s
-        eff = self.cal.low_precision_compute_efficiency if low else self.cal.compute_efficiency
-        return peak * eff * self.hardware.software_efficiency
+        hw = self.hardware
+        peak = hw.flops_per_s(self.compute_precision)
+        if hw.fp4_flops_per_s is not None and peak >= hw.fp4_flops_per_s:  # fp4 GEMMs on fp4 tensor cores
+            eff = self.cal.fp4_compute_efficiency
+        elif peak > hw.bf16_flops_per_s:
+            eff = self.cal.low_precision_compute_efficiency
+        else:
+            eff = self.cal.compute_efficiency
+        return peak * eff * hw.software_efficiency
 
     @functools.cached_property
     def kv_bytes_per_token(self) -> float:
@@ -134,6 +152,16 @@ class GPUPlan:
         if per_expert == 0.0:
             return dense
         return dense + per_expert * e * (1.0 - float((1.0 - k / e) ** max(tokens, 1.0)))
+
+    @functools.cached_property
+    def total_weights(self) -> float:
+        """:func:`total_weights_bytes` of this plan's model and precision (one replica's copy), bytes."""
+        return total_weights_bytes(self.model, self.precision)
+
+    @functools.cached_property
+    def capacity_bytes(self) -> float:
+        """Memory of one replica's chips, bytes."""
+        return self.chips_per_replica * self.hardware.memory_bytes
 
     @functools.cached_property
     def bandwidth(self) -> float:
@@ -211,8 +239,19 @@ def gemm_ms(plan: GPUPlan, weights_ms: float, compute_ms: float, prompt_share: f
     return max(weights_ms, compute_ms) + plan.cal.gemm_overlap_loss * min(weights_ms, prompt)
 
 
-def _overhead_ms(plan: GPUPlan) -> float:
-    return plan.model.layers * plan.cal.tau_layer_ms + plan.cal.tau_step_ms
+def _overhead_ms(plan: GPUPlan, sequences: float = 0.0) -> float:
+    """Fixed costs of a step carrying ``sequences`` decoding sequences, ms: per layer, per step, and per sequence
+    (``tau_seq_ms``, plus ``tau_seq_rank_ms`` for each tensor-parallel rank beyond the first)."""
+    cal = plan.cal
+    per_seq = cal.tau_seq_ms + (plan.tp - 1) * cal.tau_seq_rank_ms
+    return plan.model.layers * cal.tau_layer_ms + cal.tau_step_ms + sequences * per_seq
+
+
+def _kv_read_ms(plan: GPUPlan, sequences: float, context_tokens: float) -> float:
+    """Decode attention's KV-cache read of ``sequences`` sequences at ``context_tokens`` each, ms, spread over the
+    replica's chips."""
+    kv_bytes = sequences * context_tokens * plan.kv_bytes_at(context_tokens)
+    return 1e3 * kv_bytes / (plan.chips_per_replica * plan.bandwidth)
 
 
 StepTerms = tuple[float, float, float, float, float, float, float]
@@ -233,12 +272,12 @@ def step_terms(
     n = queries + prefill_tokens
     weights = 1e3 * plan.weights_read(n / plan.pp) / (plan.tp * plan.bandwidth)
     compute = 1e3 * 2.0 * m.active_params * n / (chips * plan.peak_flops)
-    kv = 1e3 * decode_tokens * context_tokens * plan.kv_bytes_at(context_tokens) / (chips * plan.bandwidth)
+    kv = _kv_read_ms(plan, decode_tokens, context_tokens)
     attn_flops = m.attention_flops_per_pair("decode") * queries * context_tokens * m.window_share(
         context_tokens
     ) + m.attention_flops_per_pair("prefill") * prefill_tokens * prefill_context * m.window_share(prefill_context)
     attention = 1e3 * attn_flops / (chips * plan.peak_flops)
-    overhead = _overhead_ms(plan) + decode_tokens * plan.cal.tau_seq_ms
+    overhead = _overhead_ms(plan, decode_tokens)
     comm = _collectives_ms(plan, n / plan.pp)
     total = max(weights, compute) + kv + attention + overhead + comm
     return weights, compute, kv, attention, overhead, comm, total
@@ -337,14 +376,9 @@ def prefill_ms(
         n = c + others_decoding
         weights = 1e3 * plan.weights_read(n) / (plan.tp * plan.bandwidth)
         compute = 1e3 * 2.0 * m.active_params * n / (flops_chips * plan.peak_flops)
-        kv = (
-            1e3
-            * others_decoding
-            * others_context
-            * plan.kv_bytes_at(others_context)
-            / (plan.chips_per_replica * plan.bandwidth)
-        )
-        return gemm_ms(plan, weights, compute, c / n) + kv + _overhead_ms(plan) + _collectives_ms(plan, n)
+        kv = _kv_read_ms(plan, others_decoding, others_context)
+        overhead = _overhead_ms(plan, others_decoding)
+        return gemm_ms(plan, weights, compute, c / n) + kv + overhead + _collectives_ms(plan, n)
 
     total = step(prompt_tokens) if prompt_tokens <= chunk_tokens else prompt_tokens / chunk_tokens * step(chunk_tokens)
     attn_flops = (
@@ -359,11 +393,52 @@ def prefill_ms(
 
 def memory_need(plan: GPUPlan, concurrency_per_replica: int, context_tokens: float) -> MemoryUse:
     """Weights + KV cache of one replica vs its usable memory (``capacity_bytes`` before utilisation)."""
-    w = total_weights_bytes(plan.model, plan.precision)
     kv = concurrency_per_replica * context_tokens * plan.kv_bytes_at(context_tokens)
     return MemoryUse.model_construct(
-        weights_bytes=w, kv_cache_bytes=kv, capacity_bytes=plan.chips_per_replica * plan.hardware.memory_bytes
+        weights_bytes=plan.total_weights, kv_cache_bytes=kv, capacity_bytes=plan.capacity_bytes
     )
+
+
+LARGE_CHIP_BYTES = 70 * 2**30
+"""vLLM's threshold for its larger scheduler defaults (device memory of at least 70 GiB, A100 excluded)."""
+
+LARGE_STEP_BUDGET = 8192
+"""Step budget on chips of at least :data:`LARGE_CHIP_BYTES` other than A100: vLLM's ``max_num_batched_tokens``
+for its OpenAI-compatible server there (``EngineArgs.get_batch_defaults``, vllm/engine/arg_utils.py: 8192 "for GPUs
+like H100 and MI300x", 2048 otherwise and on A100, where "setting large max_num_batched_tokens ... reduces
+throughput", PR #17885), which is also TensorRT-LLM's ``max_num_tokens`` default (``BuildConfig.max_num_tokens``
+8192); read 2026-12-02."""
+
+SMALL_STEP_BUDGET = 2048
+"""Step budget on smaller chips and A100: vLLM's OpenAI-server default there (as :data:`LARGE_STEP_BUDGET`)."""
+
+PROMPT_SHARE_FLOOR = 1.0 / 8.0
+"""Share of the step budget a running batch leaves to prompt tokens at least: a scheduler that gave every token
+of a step to decoding sequences would never start a new prompt, so stacks cap the running batch below the budget
+(vLLM's default ``max_num_seqs`` 1,024 against ``max_num_batched_tokens`` 8,192 leaves 7/8; the 1/8 floor is that
+ratio, an assumption for other settings). Above ``7/8`` of the budget, requests wait for a slot."""
+
+
+def default_step_budget(hw: Hardware) -> int:
+    """The continuous-batching step budget serving stacks default to on ``hw``, tokens: :data:`LARGE_STEP_BUDGET` on
+    chips of at least 70 GiB other than A100, else :data:`SMALL_STEP_BUDGET` (vLLM's rule)."""
+    large = hw.memory_bytes >= LARGE_CHIP_BYTES and not hw.id.startswith("a100")
+    return LARGE_STEP_BUDGET if large else SMALL_STEP_BUDGET
+
+
+def admitted_requests(plan: GPUPlan, utilization: float | None, context_tokens: float) -> int:
+    """Requests one replica's KV cache holds at ``context_tokens`` resident tokens each (at least 0): the memory
+    :func:`usable_bytes` leaves after the weights, over one request's KV bytes."""
+    per_request = context_tokens * plan.kv_bytes_at(context_tokens)
+    room = _usable(plan.total_weights, plan.capacity_bytes, utilization) - plan.total_weights
+    return max(int(room // per_request), 0) if per_request > 0 else 2**62
+
+
+def fits(plan: GPUPlan, requests: int, context_tokens: float, utilization: float | None) -> bool:
+    """Weights + the KV cache of ``requests`` requests at ``context_tokens`` resident tokens fit one replica's
+    usable memory (:func:`usable_bytes`; the plain-float twin of :func:`memory_need` + :func:`check_fits`)."""
+    need = plan.total_weights + requests * context_tokens * plan.kv_bytes_at(context_tokens)
+    return need <= _usable(plan.total_weights, plan.capacity_bytes, utilization)
 
 
 KV_FREE_MEMORY_FRACTION = 0.9
@@ -377,11 +452,15 @@ def usable_bytes(use: MemoryUse, utilization: float | None) -> float:
     """Memory weights + KV cache may take, bytes: ``utilization`` of the capacity (vLLM's
     ``gpu_memory_utilization``) when given, else the weights plus :data:`KV_FREE_MEMORY_FRACTION` of the rest
     (TensorRT-LLM's rule; never less than 90% of the capacity when the weights fit)."""
+    return _usable(use.weights_bytes, use.capacity_bytes, utilization)
+
+
+def _usable(weights: float, capacity: float, utilization: float | None) -> float:
     if utilization is not None:
-        return use.capacity_bytes * utilization
-    if use.weights_bytes >= use.capacity_bytes:  # the weights alone do not fit: no rest to share
-        return use.capacity_bytes * KV_FREE_MEMORY_FRACTION
-    return use.weights_bytes + KV_FREE_MEMORY_FRACTION * (use.capacity_bytes - use.weights_bytes)
+        return capacity * utilization
+    if weights >= capacity:  # the weights alone do not fit: no rest to share
+        return capacity * KV_FREE_MEMORY_FRACTION
+    return weights + KV_FREE_MEMORY_FRACTION * (capacity - weights)
 
 
 def _usable_rule(use: MemoryUse, utilization: float | None) -> str:

@@ -29,6 +29,8 @@ class GPUStage(ModelledStage):
     :param output_tokens: mean reply length (sets other users' prefill load per step).
     :param first_phrase_tokens: tokens until the first phrase the TTS can speak.
     :param jitter_cv: per-turn log-normal noise on TTFT and TPOT (module docstring).
+    :param prefill_chunk_tokens: the server's step budget, tokens (``Deployment.prefill_chunk_tokens``; default the
+        serving stacks' default for the chip, :func:`voicebudget.default_step_budget`).
     """
 
     kind: Literal["gpu"] = "gpu"
@@ -36,6 +38,7 @@ class GPUStage(ModelledStage):
     queue_model: ClassVar[QueueModel] = "open_loop"
     waits_for_batch_step: ClassVar[bool] = True
     tensor_parallel: int | None = Field(default=None, ge=1)
+    prefill_chunk_tokens: int | None = Field(default=None, ge=16)
 
     def deployment(self) -> Deployment:
         """The :class:`Deployment` these fields describe."""
@@ -44,4 +47,5 @@ class GPUStage(ModelledStage):
             tensor_parallel=self.tensor_parallel,
             precision=self.precision,
             concurrency=self.concurrency,
+            prefill_chunk_tokens=self.prefill_chunk_tokens,
         )

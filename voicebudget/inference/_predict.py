@@ -18,17 +18,20 @@ from voicebudget.inference._catalog import (
 from voicebudget.inference._catalog_types import divisors
 from voicebudget.inference._gpu import (
     PREDICTABLE_LOAD,
+    PROMPT_SHARE_FLOOR,
     GPUPlan,
+    admitted_requests,
     check_fits,
     decode_step,
     decode_step_ms,
+    default_step_budget,
+    fits,
     lower_bound_note,
     memory_need,
     prefill_ms,
     step_bound,
     step_breakdown,
     step_terms,
-    usable_bytes,
 )
 from voicebudget.inference._speculative import SpeculativeDecoding
 from voicebudget.inference._types import Deployment, GPUCalibration, InferenceResult, StepBreakdown, Workload
@@ -86,9 +89,10 @@ def estimate_inference(
     :returns: the frozen :class:`InferenceResult` (times in ms).
     :raises ModelError: unknown ids; prompt + output tokens beyond the model's maximum context; a
         tensor-parallel degree that does not split the attention heads or another impossible parallel
-        layout; weights + KV cache that do not fit the chips (the message names the gap and the chip
-        count that would fit); ``deployment.memory_utilization`` on an SRAM-resident chip (its share of
-        SRAM is its timing's ``usable_sram_fraction``: the value would be ignored).
+        layout; weights + one request's KV cache that do not fit the chips (the message names the gap and
+        the chip count that would fit; more requests than the KV cache holds wait for a slot instead);
+        ``deployment.memory_utilization`` on an SRAM-resident chip (its share of SRAM is its timing's
+        ``usable_sram_fraction``: the value would be ignored).
     """
     m, hw = get_model(model), get_hardware(hardware)
     dep, wl = deployment or Deployment(), workload or Workload()
@@ -166,8 +170,7 @@ def _plan(m: ModelArch, hw: Hardware, dep: Deployment, cal: GPUCalibration, tp: 
 
 
 def _fits(plan: GPUPlan, dep: Deployment, wl: Workload) -> bool:
-    use = memory_need(plan, math.ceil(dep.concurrency / plan.replicas), resident_tokens(wl))
-    return use.weights_bytes + use.kv_cache_bytes <= usable_bytes(use, dep.memory_utilization)
+    return fits(plan, math.ceil(dep.concurrency / plan.replicas), resident_tokens(wl), dep.memory_utilization)
 
 
 def _fewest(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal: GPUCalibration) -> GPUPlan | None:
@@ -190,7 +193,7 @@ def _resolve_gpu(
     if dep.tensor_parallel is not None:
         _check_tp(m, hw, dep.tensor_parallel)
     if dep.chips is None:
-        plan = _fewest(m, hw, dep, wl, cal)
+        plan = _fewest(m, hw, dep, wl, cal) or _fewest(m, hw, dep.model_copy(update={"concurrency": 1}), wl, cal)
         if plan is None:
             raise ModelError(
                 f"{m.name} does not fit on {hw.name} even with {MAX_PIPELINE_STAGES} pipeline stages "
@@ -219,12 +222,15 @@ def _resolve_gpu(
     for pp in pps:
         if chips % (tp * pp):
             raise ModelError(f"chips ({chips}) must be a multiple of tensor_parallel x pipeline_parallel ({tp * pp})")
-        plan = _plan(m, hw, dep, cal, tp, pp, chips // (tp * pp))
-        if _fits(plan, dep, wl):
-            return plan, False
-    plan = _plan(m, hw, dep, cal, tp, pps[-1], chips // (tp * pps[-1]))
-    fewest = _fewest(m, hw, dep.model_copy(update={"tensor_parallel": None, "pipeline_parallel": None}), wl, cal)
-    conc = math.ceil(dep.concurrency / plan.replicas)
+    plans = [_plan(m, hw, dep, cal, tp, pp, chips // (tp * pp)) for pp in pps]
+    one = dep.model_copy(update={"concurrency": 1})
+    for d in (dep, one):  # all requests in flight held at once; else at least one (the rest wait for a slot)
+        for plan in plans:
+            if _fits(plan, d, wl):
+                return plan, False
+    plan = plans[-1]
+    fewest = _fewest(m, hw, one.model_copy(update={"tensor_parallel": None, "pipeline_parallel": None}), wl, cal)
+    conc = 1
     ctx = resident_tokens(wl)
     check_fits(
         plan,
@@ -249,22 +255,29 @@ def _estimate_gpu(
     _, reported, kv = _precisions(m, dep)
     c = max(dep.concurrency / plan.replicas, 1.0)
     p, o = float(wl.prompt_tokens), float(wl.output_tokens)
-    others = c - 1.0
-    budget = max(dep.prefill_chunk_tokens - others, 1.0)
-    step = _serving_step(plan, c, p, o, budget)
+    k = float(dep.prefill_chunk_tokens or default_step_budget(hw))
+    admitted = admitted_requests(plan, dep.memory_utilization, resident_tokens(wl))
+    b = max(min(c, float(admitted), k * (1.0 - PROMPT_SHARE_FLOOR)), 1.0)  # running requests per replica
+    others = b - 1.0
+    budget = k - others  # the step budget the running decodes leave to prompts, at least PROMPT_SHARE_FLOOR of it
+    step = _serving_step(plan, b, p, o, budget)
     tpot, gain = step.total_ms, None
     if spec is not None:
-        tpot = _speculative_tpot(plan, spec, c, p, o, budget)
+        tpot = _speculative_tpot(plan, spec, b, p, o, budget)
         gain = step.total_ms / tpot
     own = prefill_ms(plan, p, budget, others, p + o / 2.0)
     wait, load = _closed_loop_wait(plan, others, p, o, budget, own, tpot)
-    ttft = own + wait
-    conc = math.ceil(dep.concurrency / plan.replicas)
-    use = memory_need(plan, conc, resident_tokens(wl))
+    # A closed loop past the admission limit: c - b requests wait for a slot; Little's law on the running ones
+    # (b per request time R) and on all c gives the wait (c / b - 1) R.
+    queue = (c / b - 1.0) * (own + wait + max(o - 1.0, 0.0) * tpot) if c > b else 0.0
+    ttft = own + wait + queue
+    use = memory_need(plan, math.ceil(b), resident_tokens(wl))
     n_chips = plan.tp * plan.pp * plan.replicas
     notes: tuple[str, ...] = (f"chips not given: the fewest that fit ({n_chips})",) if chosen else ()
     notes += _layout_notes(m, hw, dep, plan)
     notes += _precision_notes(m, hw, dep)
+    if c > b:
+        notes += (_queue_note(c, b, admitted, k, queue, plan.replicas),)
     if load > PREDICTABLE_LOAD:
         notes += (lower_bound_note(load),)
     return InferenceResult.model_construct(
@@ -284,9 +297,12 @@ def _estimate_gpu(
         ttft_ms=ttft,
         ttft_lower_bound=load > PREDICTABLE_LOAD,
         prefill_load=load,
+        step_budget_tokens=int(k),
+        running_requests=min(dep.concurrency, math.floor(b) * plan.replicas),
+        queue_wait_ms=queue,
         tpot_ms=tpot,
         tokens_per_s_per_user=1e3 / tpot,
-        throughput_tokens_per_s=dep.concurrency * 1e3 / tpot,
+        throughput_tokens_per_s=min(float(dep.concurrency), b * plan.replicas) * 1e3 / tpot,
         cost_per_million_output_tokens=None,
         price=None,
         bound=step.bound,
@@ -294,6 +310,19 @@ def _estimate_gpu(
         memory=use,
         speculative_speedup=gain,
         notes=notes + _speculative_notes(spec, gain),
+    )
+
+
+def _queue_note(c: float, b: float, admitted: int, budget: float, queue_ms: float, replicas: int) -> str:
+    per = " per replica" if replicas > 1 else ""
+    why = (
+        f"the KV cache holds {admitted:,}"
+        if admitted <= budget * (1.0 - PROMPT_SHARE_FLOOR)
+        else f"the step budget of {budget:,.0f} tokens runs at most {b:,.0f} (7/8 of it)"
+    )
+    return (
+        f"{c:,.0f} requests in flight{per} but {why}: {c - b:,.0f} wait for a slot, {queue_ms / 1e3:,.1f} s on average "
+        "(in TTFT); a closed loop past its admission limit, not a load this deployment carries"
     )
 
 
@@ -474,12 +503,13 @@ def _layout_notes(m: ModelArch, hw: Hardware, dep: Deployment, plan: GPUPlan) ->
         if plan.pp == 1 and plan.replicas > 1:
             out += (
                 f"{dep.chips} chips at tp {plan.tp}: {plan.replicas} replicas (data parallel, the load split evenly); "
-                "give pipeline_parallel for pipeline stages instead",
+                "give Deployment.pipeline_parallel for pipeline stages instead",
             )
         elif plan.pp > 1:
             out += (
                 f"{dep.chips} chips at tp {plan.tp}: one replica of tp {plan.tp} does not hold the model, so "
-                f"{plan.pp} pipeline stages x {plan.replicas} replica(s); give replicas or pipeline_parallel to choose",
+                f"{plan.pp} pipeline stages x {plan.replicas} replica(s); give Deployment.replicas or "
+                "Deployment.pipeline_parallel to choose",
             )
     if m.is_mla and plan.tp > 1:
         out += (

@@ -47,7 +47,15 @@ import numpy as np
 from voicebudget._algebra import FloatArray
 from voicebudget._errors import ModelError
 from voicebudget.inference._catalog import Hardware, ModelArch, get_hardware, get_model
-from voicebudget.inference._gpu import PREDICTABLE_LOAD, GPUPlan, decode_step_ms, lower_bound_note
+from voicebudget.inference._gpu import (
+    OPEN_LOOP_PREDICTABLE_LOAD,
+    PROMPT_SHARE_FLOOR,
+    GPUPlan,
+    admitted_requests,
+    decode_step_ms,
+    default_step_budget,
+    lower_bound_note,
+)
 from voicebudget.inference._types import Deployment, GPUCalibration, OpenLoopResult, Workload
 
 __all__ = ["estimate_open_loop", "step_time_function"]
@@ -104,12 +112,21 @@ def step_time_function(
 
 
 def _mean_step(
-    step: Callable[[float, float], float], lam_per_ms: float, p: float, o: float, budget: float
+    step: Callable[[float, float], float],
+    lam_per_ms: float,
+    p: float,
+    o: float,
+    budget: float,
+    running_cap: float = math.inf,
 ) -> float | None:
     """Solve ``T = step(lam (O-1) T, lam P T)`` for the smallest root; ``None`` when none exists below the
-    step budget (the scheduler cannot keep up)."""
+    step budget with at most ``running_cap`` sequences decoding (the scheduler cannot keep up, or the KV cache
+    cannot hold the decoding population)."""
     per_t = lam_per_ms * (max(o - 1.0, 0.0) + p)  # tokens per step per ms of step
     t_max = budget / per_t if per_t > 0 else math.inf
+    dec = lam_per_ms * max(o - 1.0, 0.0)
+    if dec > 0:
+        t_max = min(t_max, running_cap / dec)
 
     def g(t: float) -> float:
         return step(lam_per_ms * max(o - 1.0, 0.0) * t, lam_per_ms * p * t) - t
@@ -342,18 +359,21 @@ def estimate_open_loop(
     from voicebudget.inference._predict import estimate_inference
 
     p, o = float(workload.prompt_tokens), float(workload.output_tokens)
-    budget = float(deployment.prefill_chunk_tokens)
+    budget = float(deployment.prefill_chunk_tokens or default_step_budget(plan.hardware))
+    admitted = float(admitted_requests(plan, deployment.memory_utilization, p + o / 2.0))
 
     def step(nd: float, npf: float) -> float:
         return decode_step_ms(plan, nd, p + o / 2.0, npf, p / 2.0)
 
     lam = request_rate_per_s / plan.replicas / 1e3  # per ms per replica
-    capacity = _capacity(step, p, o, budget) * plan.replicas
+    cap = min(admitted, budget * (1.0 - PROMPT_SHARE_FLOOR))
+    capacity = _capacity(step, p, o, budget, cap) * plan.replicas
     load = request_rate_per_s / capacity
-    quantiles = _at_rate(step, lam, p, o, budget) if request_rate_per_s < capacity else None
-    if quantiles is not None and load > PREDICTABLE_LOAD:  # TTFT at 90% of capacity: a lower bound
-        lam_bound = PREDICTABLE_LOAD * capacity / plan.replicas / 1e3
-        bound = _at_rate(step, lam_bound, p, o, budget)
+    quantiles = _at_rate(step, lam, p, o, budget, cap) if request_rate_per_s < capacity else None
+    line = OPEN_LOOP_PREDICTABLE_LOAD
+    if quantiles is not None and load > line:  # TTFT at 75% of capacity: a lower bound
+        lam_bound = line * capacity / plan.replicas / 1e3
+        bound = _at_rate(step, lam_bound, p, o, budget, cap)
         if bound is not None:
             quantiles = (bound[0], bound[1], quantiles[2], quantiles[3], quantiles[4], quantiles[5])
     if quantiles is None:
@@ -385,8 +405,8 @@ def estimate_open_loop(
         request_rate_per_s=request_rate_per_s,
         capacity_requests_per_s=capacity,
         load=load,
-        ttft_lower_bound=load > PREDICTABLE_LOAD,
-        notes=(lower_bound_note(load),) if load > PREDICTABLE_LOAD else (),
+        ttft_lower_bound=load > line,
+        notes=(lower_bound_note(load, line),) if load > line else (),
         replicas=plan.replicas,
         ttft_p50_ms=p50,
         ttft_p90_ms=p90,
@@ -403,11 +423,16 @@ def estimate_open_loop(
 
 
 def _at_rate(
-    step: Callable[[float, float], float], lam: float, p: float, o: float, budget: float
+    step: Callable[[float, float], float],
+    lam: float,
+    p: float,
+    o: float,
+    budget: float,
+    running_cap: float = math.inf,
 ) -> tuple[tuple[float, ...], float, float, float, float, float] | None:
     """TTFT quantiles, mean, prefill utilisation, TPOT, decode batch and prompt tokens per step at ``lam``
     requests per ms per replica; ``None`` when the scheduler cannot keep up."""
-    t = _mean_step(step, lam, p, o, budget)
+    t = _mean_step(step, lam, p, o, budget, running_cap)
     if t is None or lam * p * t >= budget - lam * max(o - 1.0, 0.0) * t:
         return None
     n_d, n_p = lam * max(o - 1.0, 0.0) * t, lam * p * t
@@ -415,16 +440,19 @@ def _at_rate(
     return None if q is None else (*q, n_d, n_p)
 
 
-def _capacity(step: Callable[[float, float], float], p: float, o: float, budget: float) -> float:
-    """Largest arrival rate (requests/s per replica) with a fixed point below the step budget."""
+def _capacity(
+    step: Callable[[float, float], float], p: float, o: float, budget: float, running_cap: float = math.inf
+) -> float:
+    """Largest arrival rate (requests/s per replica) with a fixed point below the step budget and the KV cache's
+    admission limit ``running_cap``."""
     lo, hi = 0.0, 1.0
-    while _mean_step(step, hi / 1e3, p, o, budget) is not None:
+    while _mean_step(step, hi / 1e3, p, o, budget, running_cap) is not None:
         lo, hi = hi, hi * 2.0
         if hi > 1e7:  # pragma: no cover - no real deployment serves this
             break
     for _ in range(40):
         mid = 0.5 * (lo + hi)
-        if _mean_step(step, mid / 1e3, p, o, budget) is not None:
+        if _mean_step(step, mid / 1e3, p, o, budget, running_cap) is not None:
             lo = mid
         else:
             hi = mid

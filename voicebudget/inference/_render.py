@@ -207,13 +207,19 @@ def render_inference(r: InferenceResult) -> Table:
         else "no public per-chip price (--price-per-chip-hour)"
     )
     layout = f"tp {r.tensor_parallel} x pp {r.pipeline_parallel} x {r.replicas} replica(s)"
+    ttft = f"{r.ttft_ms:.1f} ms" + (" (lower bound)" if r.ttft_lower_bound else "")
+    if r.queue_wait_ms > 0:
+        ttft += f", of which {r.queue_wait_ms:.1f} ms waiting for a slot"
+    concurrency = str(r.concurrency)
+    if r.kind == "gpu" and r.running_requests < r.concurrency:
+        concurrency += f" ({r.running_requests} running, the rest queued)"
     for k, v in (
-        ("TTFT", f"{r.ttft_ms:.1f} ms"),
+        ("TTFT", ttft),
         ("TPOT (ITL)", f"{r.tpot_ms:.2f} ms"),
         ("tokens/s per user", f"{r.tokens_per_s_per_user:.1f}"),
         ("throughput", f"{r.throughput_tokens_per_s:.0f} tokens/s"),
         ("chips", f"{r.chips} ({layout})" + (" - fewest that fit" if r.chips_chosen else "")),
-        ("concurrency", str(r.concurrency)),
+        ("concurrency", concurrency),
         ("workload", f"{r.prompt_tokens} in / {r.output_tokens} out"),
         ("bound", r.bound),
         ("cost per 1M output tokens", cost),
@@ -225,6 +231,8 @@ def render_inference(r: InferenceResult) -> Table:
         ),
     ):
         t.add_row(k, v)
+    if r.kind == "gpu":
+        t.add_row("step budget", f"{r.step_budget_tokens:,} tokens (decoding sequences + prompt chunks per step)")
     if r.speculative_speedup is not None:
         t.add_row("speculative decoding", f"x{r.speculative_speedup:.2f} decode speed-up at this concurrency")
     for note in r.notes:

@@ -52,10 +52,14 @@ class Deployment(_Frozen):
     :param precision: weight precision; ``None``: the model's native precision.
     :param kv_precision: KV-cache precision; ``None``: fp8 when weights are fp8/fp4, else bf16.
     :param concurrency: requests in flight across the deployment (a closed loop: each user sends its
-        next request when the last one finishes, as in NIM/genai-perf sweeps).
-    :param prefill_chunk_tokens: token budget of one continuous-batching step (chunked prefill);
-        default 2048, vLLM's ``max_num_batched_tokens`` for online serving; TensorRT-LLM's ``max_num_tokens``
-        defaults to 8192 (its ``BuildConfig``): set yours.
+        next request when the last one finishes, as in NIM/genai-perf sweeps). More than the KV cache (or the
+        step budget) admits wait for a slot: the prediction adds that wait to TTFT and says so.
+    :param prefill_chunk_tokens: token budget of one continuous-batching step (decode tokens + chunked prefill:
+        vLLM's ``max_num_batched_tokens``, TensorRT-LLM's ``max_num_tokens``); ``None``: what the serving stacks
+        default to on the chip (:func:`voicebudget.inference.default_step_budget`: 8,192 on chips of 70 GiB or more
+        other than A100, 2,048 otherwise). The decoding sequences take one token each; the prompts share the rest.
+        A running batch leaves at least 1/8 of it to prompts, so a scheduler admits at most 7/8 of it as running
+        requests (the others queue).
     :param memory_utilization: share of chip memory for weights + KV cache, as vLLM's ``gpu_memory_utilization``
         (the rest: activations, CUDA graphs, fragmentation); ``None`` (default): the weights plus 90% of the memory
         left after them, TensorRT-LLM's ``kv_cache_free_gpu_mem_fraction`` rule that audited MLPerf deployments
@@ -72,7 +76,7 @@ class Deployment(_Frozen):
     precision: Precision | None = None
     kv_precision: Precision | None = None
     concurrency: int = Field(default=1, ge=1)
-    prefill_chunk_tokens: int = Field(default=2048, ge=16)
+    prefill_chunk_tokens: int | None = Field(default=None, ge=16)
     memory_utilization: float | None = Field(default=None, gt=0, le=1)
     software: str | None = Field(default=None, min_length=1, max_length=40)
 
@@ -91,7 +95,7 @@ class GPUCalibration(_Frozen):
     G1, G1p, G3, G3p, G5a, P4, P8, M18, M3, and the short-prompt rows P4s, P8s of
     tests/data/inference-calibration-added.csv), minimising the worst error relative to each row's
     tolerance (benchmarks/bench_infer.py re-runs the fit); see docs/inference.md. Seven constants for
-    eleven rows.
+    eleven rows; ``fp4_compute_efficiency`` and ``tau_seq_rank_ms`` (issue 21) from the rows named below.
 
     :param memory_efficiency: achieved / peak HBM bandwidth when streaming weights and KV cache.
     :param compute_efficiency: achieved / peak dense bf16/fp16 tensor throughput in GEMMs.
@@ -102,6 +106,14 @@ class GPUCalibration(_Frozen):
     :param tau_seq_ms: cost per decoding sequence per step (sampling, logits processing, scheduler
         and block-table bookkeeping, per-sequence attention work): why decode steps slow down with
         batch size even where weights dominate the bytes read.
+    :param fp4_compute_efficiency: the same for fp4 GEMMs on fp4 tensor cores, relative to their peak: 0.40,
+        solved from TensorRT-LLM v1.0's maximum throughput of Llama-3.3-70B FP4 on one B200 at 2,048 in / 128
+        out (1,339 tok/s; docs/source/performance/perf-overview.md, read 2026-12-02), 0.71 of the fp8 figure
+        (the H200 FP8 row of the same table and shape is within 3% at 0.56).
+    :param tau_seq_rank_ms: cost per decoding sequence per step per tensor-parallel rank beyond the first (the
+        step's per-sequence inputs and sampled tokens crossing the group): 0.03, fitted on two static-batch
+        sweeps, Llama 3.1 405B FP8 on 8 x MI300X (Oracle OCI blog, 2024-10-10) and TensorRT-LLM v0.6.1's
+        Llama-2-70B H100 FP8 rows (tests/data/inference-measurements.csv; docs/inference.md).
     :param gemm_overlap_loss: share of a prompt chunk's GEMM FLOPs (at most the weight read) that its
         prefill step does not hide behind the weight stream (0: the bare roofline ``max``; 1: none).
         It matters only near the ridge point, i.e. for short prompts: fitted to TensorRT-LLM's
@@ -115,6 +127,8 @@ class GPUCalibration(_Frozen):
     tau_step_ms: float = Field(default=0.2, ge=0)
     tau_seq_ms: float = Field(default=0.01, ge=0)
     gemm_overlap_loss: float = Field(default=0.4, ge=0, le=1)
+    fp4_compute_efficiency: float = Field(default=0.40, gt=0, le=1)
+    tau_seq_rank_ms: float = Field(default=0.03, ge=0)
 
 
 class StepBreakdown(_Frozen):
@@ -141,11 +155,16 @@ class MemoryUse(_Frozen):
 class InferenceResult(_Frozen):
     """Prediction for one model on one deployment under one workload (all times ms).
 
-    :ivar ttft_ms: time to first token at this concurrency (mean queue wait + prefill); a lower bound when
-        ``ttft_lower_bound``.
+    :ivar ttft_ms: time to first token at this concurrency (mean queue wait + prefill, plus ``queue_wait_ms`` when
+        more requests are in flight than run); a lower bound when ``ttft_lower_bound``.
     :ivar ttft_lower_bound: the prefill load is above 90% of capacity, where TTFT is not predictable: ``ttft_ms``
         is its value at 90% (a note says so).
     :ivar prefill_load: share of the prefill capacity the other users' prompts take (``rho``; 0 at concurrency 1).
+    :ivar step_budget_tokens: the continuous-batching step budget used (decode tokens + prompt tokens per step).
+    :ivar running_requests: requests running across the deployment: the concurrency, or fewer when the KV cache
+        (or the step budget) admits fewer; the rest wait for a slot (0 on SRAM chips, which model no admission).
+    :ivar queue_wait_ms: the mean wait for a slot of the requests beyond ``running_requests`` (a closed loop past
+        its admission limit: ``(concurrency / running - 1) x`` a running request's time), included in ``ttft_ms``.
     :ivar tpot_ms: time per output token (inter-token latency) at this concurrency.
     :ivar tokens_per_s_per_user: ``1000 / tpot_ms``.
     :ivar throughput_tokens_per_s: output tokens/s of the whole deployment.
@@ -178,6 +197,9 @@ class InferenceResult(_Frozen):
     ttft_ms: float
     ttft_lower_bound: bool = False
     prefill_load: float = 0.0
+    step_budget_tokens: int = 0
+    running_requests: int = 0
+    queue_wait_ms: float = 0.0
     tpot_ms: float
     tokens_per_s_per_user: float
     throughput_tokens_per_s: float
@@ -206,8 +228,9 @@ class OpenLoopResult(_Frozen):
     :ivar request_rate_per_s: the arrival rate across the deployment.
     :ivar capacity_requests_per_s: the rate at which the step budget fills (the queue diverges).
     :ivar load: ``request_rate_per_s / capacity_requests_per_s``.
-    :ivar ttft_lower_bound: ``load`` above 90%, where TTFT is not predictable: the TTFT quantiles and mean are
-        those at 90% of capacity, a lower bound (``notes`` says so); TPOT and the concurrency stay at the rate.
+    :ivar ttft_lower_bound: ``load`` above 75% (``OPEN_LOOP_PREDICTABLE_LOAD``), where TTFT is not predictable:
+        the TTFT quantiles and mean are those at 75% of capacity, a lower bound (``notes`` says so); TPOT and the
+        concurrency stay at the rate.
     :ivar notes: what the prediction assumed or could not predict, one sentence each.
     :ivar ttft_p50_ms: TTFT median (wait for the running step + for a prefill slot + prefill).
     :ivar ttft_p90_ms: TTFT 90th percentile.
