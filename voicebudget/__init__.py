@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     )
     from voicebudget._errors import (
         BudgetExceeded as BudgetExceeded,
+        ImplausibleValue as ImplausibleValue,
         ModelError as ModelError,
         ScenarioError as ScenarioError,
         VoiceBudgetError as VoiceBudgetError,
@@ -234,6 +235,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     ),
     "voicebudget._errors": (
         "BudgetExceeded",
+        "ImplausibleValue",
         "ModelError",
         "ScenarioError",
         "VoiceBudgetError",

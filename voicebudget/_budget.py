@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+import warnings
 
 from pydantic import Field, ValidationError, field_validator
 
-from voicebudget._errors import ScenarioError, param
+from voicebudget._errors import ImplausibleValue, ScenarioError, param
 from voicebudget._model import DataModel
 
 __all__ = ["MAX_LATENCY_MS", "Budget", "with_overrides"]
@@ -90,12 +91,14 @@ def with_overrides(budget: Budget, budget_ms: float | None = None, percentile: f
 
     :raises ScenarioError: a value out of range; the error's origin is the parameter at fault
         (``budget_ms: must be a finite number > 0 ms, got -1.0``).
+    :warns ImplausibleValue: a ``budget_ms`` under 50 ms or over a minute (``budget_ms: 0.8 ms is under
+        50 ms, ...; seconds typed as ms? 0.8 s is 800 ms``; :mod:`voicebudget._plausible`).
     """
     update = {k: v for k, v in (("total_ms", budget_ms), ("percentile", percentile)) if v is not None}
     if not update:
         return budget
     try:
-        return Budget.model_validate({**budget.model_dump(), **update})
+        new = Budget.model_validate({**budget.model_dump(), **update})
     except ValidationError as exc:
         err = exc.errors()[0]
         name, allowed = {
@@ -103,3 +106,10 @@ def with_overrides(budget: Budget, budget_ms: float | None = None, percentile: f
             "percentile": ("percentile", "a number in (0, 100]"),
         }[str(err["loc"][0])]
         raise ScenarioError(f"must be {allowed}, got {err['input']!r} ({err['msg']})", origin=param(name)) from None
+    if budget_ms is not None:
+        # lazy: _plausible imports the distributions, which import this module
+        from voicebudget._plausible import budget_total_warning
+
+        if (message := budget_total_warning(new.total_ms)) is not None:
+            warnings.warn(ImplausibleValue(f"{param('budget_ms')}: {message}"), stacklevel=2)
+    return new

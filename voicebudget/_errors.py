@@ -10,6 +10,10 @@ Every exception the library raises on purpose derives from :class:`VoiceBudgetEr
 
 The CLI maps ``ScenarioError`` and ``ModelError`` to exit code 2 and ``BudgetExceeded`` to exit code 1.
 
+One warning category, not an error: :class:`ImplausibleValue` (a :class:`UserWarning`), issued with
+:func:`warnings.warn` for a value outside the plausible range of what it measures (``p50_ms = 0.26`` for
+an ASR, a 0.8 ms budget); the run goes on, and the CLI prints it as one ``warning:`` line.
+
 A message that names a function's parameter marks it with :func:`param`: Python callers read the
 parameter (``budget_ms: must be a finite number > 0 ms``), and the CLI, which knows which of its options
 sets it, shows the option instead (``--budget-ms: must be ...``, :meth:`VoiceBudgetError.naming`). The
@@ -25,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from voicebudget._report import Report
 
-__all__ = ["BudgetExceeded", "ModelError", "ScenarioError", "VoiceBudgetError", "param"]
+__all__ = ["BudgetExceeded", "ImplausibleValue", "ModelError", "ScenarioError", "VoiceBudgetError", "param"]
 
 _MARK, _AS = "\x1f", "\x1e"  # ASCII unit and record separators: never part of a message's own text
 _MARKED = re.compile(f"{_MARK}([A-Za-z_][A-Za-z0-9_]*)(?:{_AS}([^{_MARK}]*))?{_MARK}")
@@ -127,3 +131,22 @@ class BudgetExceeded(VoiceBudgetError):
     def __init__(self, message: str, report: Report | Any) -> None:
         super().__init__(message)
         self.report = report
+
+
+class ImplausibleValue(UserWarning):
+    """A value outside the plausible range of what it measures, most often a latency in seconds typed
+    where the field is in ms: ``scenarios/x.toml: pipeline.asr.p50_ms: 0.26 ms is implausible for an ASR
+    finalisation (published medians 221 to 1,136 ms); seconds typed as ms? 0.26 s is 260 ms``.
+
+    Issued by :func:`~voicebudget.load_scenario`, :func:`~voicebudget.parse_scenario`,
+    :func:`~voicebudget.load_council` and the functions that take ``budget_ms`` (ranges and sources:
+    ``voicebudget/_plausible.py``). ``str(warning)`` names parameters as Python spells them;
+    :meth:`naming` as the CLI's options (``--budget-ms: 0.8 ms is under 50 ms ...``).
+    """
+
+    def __str__(self) -> str:
+        return unmarked(super().__str__())
+
+    def naming(self, spell: Callable[[str], str]) -> str:
+        """The message with each parameter it names spelled by ``spell`` (as :meth:`VoiceBudgetError.naming`)."""
+        return _MARKED.sub(lambda m: spell(m[1]), super().__str__())

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler
 from pydantic_core import CoreSchema, PydanticCustomError
@@ -107,6 +108,11 @@ class DataModel(BaseModel):
     """
 
     model_config = MODEL_CONFIG
+
+    plausible_as: ClassVar[Mapping[str, str]] = {}
+    """Field -> what its value measures (a key of :data:`voicebudget._plausible.RANGES`: ``"asr"``, ``"llm"``,
+    ...), so that a value outside that range warns (``p50_ms = 0.26`` for an ASR); fields not named are
+    walked through without a range."""
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: type[BaseModel], handler: GetCoreSchemaHandler, /) -> CoreSchema:

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from voicebudget._report import LatencyStats, Report
 from voicebudget._simulate import RunResult
-from voicebudget._text import count
+from voicebudget._text import as_given, count
 
 __all__ = ["comparison_rows", "render_markdown", "render_report", "render_run", "waterfall"]
 
@@ -48,7 +48,7 @@ def render_report(report: Report, title: str | None = None) -> RenderableType:
             else [
                 ""
                 if s.allocation_ms is None
-                else f"{s.allocation_ms:.0f}" + (" [red]over[/]" if s.over_allocation else "")
+                else as_given(s.allocation_ms) + (" [red]over[/]" if s.over_allocation else "")
             ]
         )
         table.add_row(
@@ -80,7 +80,7 @@ def render_report(report: Report, title: str | None = None) -> RenderableType:
         )
     line = Text.from_markup(
         f"{verdict} {report.summary()}; {report.within_budget_share:.1%} of turns within "
-        f"{report.budget.total_ms:.0f} ms; slack at {label}: {report.slack_ms:+.1f} ms"
+        f"{as_given(report.budget.total_ms)} ms; slack at {label}: {report.slack_ms:+.1f} ms"
     )
     return Group(table, waterfall(report), line, Text(""))
 
@@ -152,7 +152,7 @@ def render_run(result: RunResult) -> RenderableType:
     parts: list[RenderableType] = [
         Text.from_markup(
             f"[bold]{escape(result.scenario)}[/]\nseed {result.seed}, {count(result.samples, 'turn')} per variant, "
-            f"budget {result.budget.total_ms:.0f} ms at {result.budget.label}\n"
+            f"budget {as_given(result.budget.total_ms)} ms at {result.budget.label}\n"
         )
     ]
     for r in result.reports:
@@ -252,7 +252,7 @@ def render_markdown(result: RunResult) -> str:
         f"## {result.scenario}",
         "",
         f"Seed {result.seed}, {count(result.samples, 'turn')} per variant; "
-        f"budget {result.budget.total_ms:.0f} ms at {label}.",
+        f"budget {as_given(result.budget.total_ms)} ms at {label}.",
         "",
     ]
     folded = len(result.reports) > 1  # the comparison is the summary; each variant's stages fold away

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from voicebudget._budget import MAX_LATENCY_MS, Budget
 from voicebudget._errors import BudgetExceeded, ModelError, ScenarioError
-from voicebudget._text import count
+from voicebudget._text import as_given, count
 
 __all__ = ["LatencyStats", "Report", "StagePart", "StageReport", "build_report"]
 
@@ -226,7 +226,7 @@ class Report:
         at or beyond the target percentile (it can exceed the percentile's value), not a part of it."""
         label = self.budget.label
         cmp = "<=" if self.slack_ms >= 0 else ">"
-        total = f"{label} {self.total.at_percentile_ms:.1f} ms {cmp} {self.budget.total_ms:.1f} ms"
+        total = f"{label} {self.total.at_percentile_ms:.1f} ms {cmp} {as_given(self.budget.total_ms, 1)} ms"
         driver = self.tail_driver
         if driver is not None:  # a mean over the tail turns, not a part of the percentile: say so
             part = f"; {driver.parts[0].name} {driver.parts[0].tail_ms:.1f} ms" if driver.parts else ""
@@ -235,9 +235,9 @@ class Report:
                 f"{100 - self.budget.percentile:.3g}% of turns{part})"
             )
         over = [
-            f"{s.name} {label} {s.stats.at_percentile_ms:.1f} ms > allocation {s.allocation_ms:.1f} ms"
+            f"{s.name} {label} {s.stats.at_percentile_ms:.1f} ms > allocation {as_given(s.allocation_ms, 1)} ms"
             for s in self.stages
-            if s.over_allocation
+            if s.over_allocation and s.allocation_ms is not None
         ]
         if over and self.slack_ms >= 0:
             return "; ".join(over) + f"; total {total}"

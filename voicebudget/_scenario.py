@@ -6,7 +6,10 @@ with a ``kind``, which replaces what was there (so switching ``llm`` from ``kind
 :func:`load_scenario` is the one place that reads files.
 
 Errors name the origin, the field path and what is allowed, e.g.
-``scenarios/x.toml: pipeline.asr.p95_ms: must be >= p50_ms (247.0), got 200.0``.
+``scenarios/x.toml: pipeline.asr.p95_ms: must be >= p50_ms (247.0), got 200.0``. A valid value outside
+the plausible range of what it measures (``p50_ms = 0.26`` for an ASR: seconds typed as ms) is a warning
+(:class:`~voicebudget.ImplausibleValue`, :mod:`voicebudget._plausible`), kept in
+:attr:`Scenario.implausible`.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError
 from voicebudget._io import Roots, read_document, reference_context, validation_error
 from voicebudget._model import DataModel
+from voicebudget._plausible import implausible_values, warn_each
 from voicebudget._traffic import CallTraffic
 from voicebudget._voice_turn import VoiceTurn
 
@@ -77,12 +81,22 @@ class Scenario(DataModel):
     traffic: CallTraffic | None = None
 
     _origin: str = PrivateAttr(default="<scenario>")
+    _implausible: tuple[str, ...] = PrivateAttr(default=())
 
     @property
     def origin(self) -> str:
         """The file this scenario was read from (``"<scenario>"`` when built in code); errors raised
         later, while simulating or judging, name it."""
         return self._origin
+
+    @property
+    def implausible(self) -> tuple[str, ...]:
+        """The values outside the plausible range of what they measure, one message each, naming the file
+        and the field path (``scenarios/x.toml: pipeline.asr.p50_ms: 0.26 ms is implausible for an ASR
+        finalisation (...)``); a variant's value is named once, where the variant sets it. Empty for a
+        scenario built in code; :func:`load_scenario` and :func:`parse_scenario` fill it and warn each
+        (:class:`~voicebudget.ImplausibleValue`)."""
+        return self._implausible
 
     def pipelines(self) -> dict[str, Any]:
         """Every pipeline to run, baseline first: name -> pipeline."""
@@ -99,10 +113,12 @@ def load_scenario(path: str | Path, *, allowed_roots: Roots = ()) -> Scenario:
     :param allowed_roots: further folders that ``file`` references may read from.
     :raises ScenarioError: the file is missing, unreadable, not TOML/YAML, or invalid; the message
         names the file, the field path and what is allowed.
+    :warns ImplausibleValue: one per value outside the plausible range of what it measures
+        (:attr:`Scenario.implausible`).
     """
     path = Path(path)
     data = read_document(path, fields=_TOP_LEVEL)
-    return _parse(data, str(path), reference_context(path, allowed_roots=allowed_roots))
+    return _warned(_parse(data, str(path), reference_context(path, allowed_roots=allowed_roots)))
 
 
 def parse_scenario(data: Mapping[str, Any], *, origin: str = "<scenario>", base_dir: str | Path = ".") -> Scenario:
@@ -112,8 +128,35 @@ def parse_scenario(data: Mapping[str, Any], *, origin: str = "<scenario>", base_
     :param origin: the file name used in error messages (and kept as :attr:`Scenario.origin`).
     :param base_dir: where relative ``file`` fields resolve.
     :raises ScenarioError: invalid document; every error is listed with its field path.
+    :warns ImplausibleValue: one per value outside the plausible range of what it measures
+        (:attr:`Scenario.implausible`).
     """
-    return _parse(data, origin, {"base_dir": str(base_dir)})
+    return _warned(_parse(data, origin, {"base_dir": str(base_dir)}))
+
+
+def _warned(scenario: Scenario) -> Scenario:
+    warn_each(scenario.implausible, stacklevel=3)
+    return scenario
+
+
+def _implausible(scenario: Scenario) -> tuple[str, ...]:
+    """Every implausible value of the scenario, ``origin: field.path: message``; a variant's value only where
+    the variant changes it (the baseline's, merged into every variant, is named once)."""
+    top = {name: getattr(scenario, name) for name in Scenario.model_fields if name not in ("pipeline", "variants")}
+    found = [f for name, value in top.items() if isinstance(value, DataModel) for f in implausible_values(value, name)]
+    baseline = implausible_values(scenario.pipeline)
+    found += [(_join("pipeline", path), message) for path, message in baseline]
+    for name, pipeline in scenario.variants.items():
+        found += [
+            (_join(f"variants.{name}", path), message)
+            for path, message in implausible_values(pipeline)
+            if (path, message) not in baseline
+        ]
+    return tuple(f"{scenario.origin}: {path}: {message}" for path, message in found)
+
+
+def _join(prefix: str, path: str) -> str:
+    return f"{prefix}.{path}" if path else prefix
 
 
 def _parse(data: Mapping[str, Any], origin: str, context: dict[str, Any]) -> Scenario:
@@ -157,6 +200,7 @@ def _parse(data: Mapping[str, Any], origin: str, context: dict[str, Any]) -> Sce
     except ValidationError as exc:
         raise validation_error(exc, origin, doc, raw_variants, schema=_schema()) from None
     scenario._origin = origin
+    scenario._implausible = _implausible(scenario)
     return scenario
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-__all__ = ["closest", "count", "unknown"]
+__all__ = ["as_given", "closest", "count", "unknown"]
 
 
 def count(n: int, noun: str, plural: str | None = None, *, sep: bool = True) -> str:
@@ -43,3 +43,19 @@ def unknown(what: str, name: object, known: Iterable[str]) -> str:
     guess = closest(text, names)
     hint = f"; did you mean {guess!r}?" if guess is not None else ";"
     return f"unknown {what} {text!r}{hint} known: {', '.join(names)}"
+
+
+def as_given(x: float, decimals: int = 0) -> str:
+    """A number as it was given: ``0.8`` stays ``"0.8"`` (``f"{x:.0f}"`` would print ``"1"``), ``800.0`` is
+    ``"800"``, ``0.26`` is ``"0.26"``; with ``decimals``, at least that many (``as_given(800, 1)`` is
+    ``"800.0"``, ``as_given(0.25, 1)`` ``"0.25"``). The shortest text that reads back as the same float
+    (Python's ``repr``), without thousands separators; exponents stay (``1e-05``).
+
+    :param decimals: the fewest digits after the point.
+    """
+    text = repr(float(x))
+    if "e" in text or "n" in text:  # 1e-05, inf, nan
+        return text
+    whole, _, frac = text.partition(".")
+    frac = frac.rstrip("0").ljust(decimals, "0")
+    return f"{whole}.{frac}" if frac else whole

@@ -71,6 +71,9 @@ class VoiceTurn(Stage):
         return self
 
     group: ClassVar[bool] = True
+    plausible_as: ClassVar[Mapping[str, str]] = {
+        name: name for name in ("endpointing", "asr", "network", "llm", "tts", "transport")
+    }
 
     def children(self) -> dict[str, Any]:
         """The stages of the turn by their names, in :data:`STAGE_ORDER`."""

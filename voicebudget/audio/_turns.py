@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from voicebudget._text import as_given
 from voicebudget.audio._vad import SpeechSegment
 
 __all__ = ["AudioCall", "AudioTurn", "BargeIn", "pair_turns"]
@@ -183,13 +184,17 @@ def pair_turns(
             pauses.append(gap)
             in_turn.append(gap)
             if gap > budget_ms:
-                why = f"no reply: the caller spoke again after {gap:.0f} ms of silence (budget {budget_ms:.0f} ms)"
+                why = (
+                    f"no reply: the caller spoke again after {gap:.0f} ms of silence (budget {as_given(budget_ms)} ms)"
+                )
                 turns.append(AudioTurn(seg.end_ms, None, "no_reply", why, gap, tuple(in_turn[:-1]), over_agent))
             continue
         else:
             left = duration_ms - seg.end_ms
             if left > budget_ms:
-                why = f"no reply: {left:.0f} ms of silence to the end of the recording (budget {budget_ms:.0f} ms)"
+                why = (
+                    f"no reply: {left:.0f} ms of silence to the end of the recording (budget {as_given(budget_ms)} ms)"
+                )
                 turns.append(AudioTurn(seg.end_ms, None, "no_reply", why, left, tuple(in_turn), over_agent))
             continue
         per_turn.append(len(in_turn))  # a caller turn ends with a reply: the pauses it had

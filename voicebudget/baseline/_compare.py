@@ -32,7 +32,7 @@ from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError, param
 from voicebudget._measured import TurnSet
 from voicebudget._tail import rests_on, turns_needed
-from voicebudget._text import count
+from voicebudget._text import as_given, count
 from voicebudget.baseline._bootstrap import (
     METHODS,
     Column,
@@ -459,7 +459,7 @@ def _budgets_differ(a: Budget, b: Budget) -> bool:
 def _describe_budget(b: Budget) -> str:
     alloc = b.allocations_ms()
     extra = f", stages {', '.join(f'{k} {v:g} ms' for k, v in alloc.items())}" if alloc else ""
-    return f"{b.total_ms:g} ms at {b.label}{extra}"
+    return f"{as_given(b.total_ms)} ms at {b.label}{extra}"
 
 
 def _compare_pair(base: TurnSet, new: TurnSet, settings: CompareSettings, rng: np.random.Generator) -> SetComparison:

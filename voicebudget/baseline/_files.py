@@ -13,6 +13,7 @@ from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError
 from voicebudget._io import MAX_DATA_BYTES, parse_json, read_document, read_text, write_atomic
 from voicebudget._measured import TurnSet, turn_sets_from_document, turns_document
+from voicebudget._plausible import implausible_values, warn_each
 from voicebudget.baseline._compare import CompareSettings, Comparison, compare_sets
 from voicebudget.baseline._predict import Prediction, check_prediction
 
@@ -58,6 +59,7 @@ def load_budget(path: str | Path) -> Budget:
     its ``tolerance`` table for ``compare``.
 
     :raises ScenarioError: unreadable file, no ``budget`` table, or an invalid field (naming it).
+    :warns ImplausibleValue: a ``total_ms`` under 50 ms or over a minute (:mod:`voicebudget._plausible`).
     """
     origin = str(path)
     doc = read_document(path)
@@ -67,11 +69,13 @@ def load_budget(path: str | Path) -> Budget:
             "no [budget] table (total_ms, percentile, stages, tolerance)", origin=origin, field="budget"
         )
     try:
-        return Budget.model_validate(raw)
+        budget = Budget.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in ("budget", *err["loc"]))
         raise ScenarioError(err["msg"], origin=origin, field=where) from None
+    warn_each(f"{origin}: {field}: {message}" for field, message in implausible_values(budget, "budget"))
+    return budget
 
 
 def compare_files(

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from voicebudget._text import count
+from voicebudget._text import as_given, count
 from voicebudget.capacity._plan import CapacityResult
 
 __all__ = ["capacity_figure", "plot_capacity", "render_capacity"]
@@ -34,7 +34,7 @@ def render_capacity(result: CapacityResult) -> Group:
     """The table of deployments (calls within budget, what limits them, latency, cost) and notes."""
     pct = f"p{result.budget.percentile:g}"
     title = (
-        f"{escape(result.scenario)}: concurrent calls per deployment within {result.budget.total_ms:g} ms "
+        f"{escape(result.scenario)}: concurrent calls per deployment within {as_given(result.budget.total_ms)} ms "
         f"at {pct} ({pct} in ms at that load; {count(result.samples, 'turn')} per load level, seed {result.seed})"
     )
     table = Table(
@@ -112,7 +112,11 @@ def capacity_figure(result: CapacityResult) -> Any:
         elif pts:  # over budget from the first call: one point, no curve
             ax1.plot(pts[0].calls, pts[0].percentile_ms, marker=markers[i % len(markers)], color=color, label=d.name)
     ax1.axhline(
-        result.budget.total_ms, color=BUDGET_COLOR, ls="--", lw=1.5, label=f"budget {result.budget.total_ms:g} ms"
+        result.budget.total_ms,
+        color=BUDGET_COLOR,
+        ls="--",
+        lw=1.5,
+        label=f"budget {as_given(result.budget.total_ms)} ms",
     )
     ax1.set_xscale("log")
     ax1.set_xlabel("concurrent calls (one deployment)")
@@ -144,7 +148,9 @@ def capacity_figure(result: CapacityResult) -> Any:
     ax2.set_ylabel("US$ per call-minute")
     ax2.set_yscale("log")
     ax2.set_title("cost vs latency at capacity (colours as left; front: black edge)")
-    fig.suptitle(f"{result.scenario}: concurrent calls within {result.budget.total_ms:g} ms at {pct}", fontsize=10)
+    fig.suptitle(
+        f"{result.scenario}: concurrent calls within {as_given(result.budget.total_ms)} ms at {pct}", fontsize=10
+    )
     fig.legend(*ax1.get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=8)
     return fig
 

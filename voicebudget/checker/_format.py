@@ -8,7 +8,7 @@ import numpy as np
 
 from voicebudget._report import Report, StageReport
 from voicebudget._tail import few_turns_warning
-from voicebudget._text import count
+from voicebudget._text import as_given, count
 
 __all__ = ["breakdown", "summary_line"]
 
@@ -70,7 +70,7 @@ def breakdown(report: Report) -> str:
         f"voice budget {'met' if report.passed else 'exceeded'}: {report.summary()}",
         f"  {count(report.n_turns, 'turn')} {'simulated' if report.source == 'simulation' else 'measured'}, "
         f"{report.within_budget_share:.1%} within "
-        f"{report.budget.total_ms:.1f} ms;"
+        f"{as_given(report.budget.total_ms, 1)} ms;"
         f" tail = {'the turn' if n_tail == 1 else f'the {n_tail} turns'} at or above {label}",
         *_table(report),
     ]
@@ -92,7 +92,7 @@ def summary_line(report: Report) -> str:
     left_out = len(getattr(report, "excluded", ()))
     extra = f", {left_out} left out" if left_out else ""
     line = f"{verdict} {report.name}: {report.budget.label} {report.total.at_percentile_ms:.1f} ms"
-    line += f" {'<=' if report.slack_ms >= 0 else '>'} {report.budget.total_ms:.1f} ms"
+    line += f" {'<=' if report.slack_ms >= 0 else '>'} {as_given(report.budget.total_ms, 1)} ms"
     driver = report.tail_driver
     if driver is not None:
         line += f"; tail driver {driver.name} {driver.tail_share:.0%}"

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from voicebudget._text import count
+from voicebudget._text import as_given, count
 from voicebudget.checker._fillers import FillerReport
 
 __all__ = ["render_fillers"]
@@ -22,11 +22,11 @@ def _share(x: float) -> str:
 def render_fillers(report: FillerReport) -> Group:
     """The policies side by side, the reply without a filler first."""
     pct = report.budget.label
-    total = report.budget.total_ms
+    total = as_given(report.budget.total_ms)
     title = (
         f"{escape(report.name)}: {count(report.n_turns, 'turn')} replayed (the guard learnt from "
         f"{report.guard_turns:,} others, seed {report.seed}); the reply at {pct} {report.reply_ms:,.0f} ms, "
-        f"{_share(report.over)} over {total:g} ms; a filler is heard {report.filler_ms:g} ms after it fires"
+        f"{_share(report.over)} over {total} ms; a filler is heard {report.filler_ms:g} ms after it fires"
     )
     table = Table(
         title=title, title_justify="left", expand=False, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True
@@ -46,8 +46,8 @@ def render_fillers(report: FillerReport) -> Group:
             "-" if r.fire_p50_ms is None else f"{r.fire_p50_ms:,.0f}",
         )
     legend = Text(
-        f"shares of all turns; wasted: fired on a turn whose reply came within {total:g} ms anyway; rescued: over "
-        f"budget, the filler heard within it; over: the first audio heard (filler or reply) after {total:g} ms; "
+        f"shares of all turns; wasted: fired on a turn whose reply came within {total} ms anyway; rescued: over "
+        f"budget, the filler heard within it; over: the first audio heard (filler or reply) after {total} ms; "
         f"heard {pct}: the first audio heard at {pct}, ms; hidden: the reply's {pct} minus that; fires at: the "
         "median instant it fires, ms after the end of speech"
     )

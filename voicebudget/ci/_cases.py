@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from voicebudget._report import Report
+from voicebudget._text import as_given
 
 __all__ = ["Case", "Location", "Outcome", "Suite", "report_cases"]
 
@@ -122,7 +123,7 @@ def report_cases(
                 f"{prefix}{s.name} {label} <= {s.allocation_ms:g} ms",
                 classname,
                 "failed" if s.over_allocation else "passed",
-                f"{prefix}{s.name} {label} {value:.1f} ms > allocation {s.allocation_ms:.1f} ms "
+                f"{prefix}{s.name} {label} {value:.1f} ms > allocation {as_given(s.allocation_ms, 1)} ms "
                 f"(total {label} {total:.1f} ms)"
                 if s.over_allocation
                 else "",

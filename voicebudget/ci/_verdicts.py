@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from voicebudget._errors import ScenarioError
 from voicebudget._io import read_document
 from voicebudget._report import Report
+from voicebudget._text import as_given
 from voicebudget.checker._format import breakdown
 from voicebudget.ci._cases import Case, Location, Suite, report_cases
 from voicebudget.ci._positions import field_lines, line_of, stage_path
@@ -188,11 +189,14 @@ def report_markdown(report: Report, title: str) -> str:
         "|---|---:|---:|---:|---:|",
     ]
     for s in report.stages:
-        alloc = "-" if s.allocation_ms is None else f"{s.allocation_ms:.1f}"
+        alloc = "-" if s.allocation_ms is None else as_given(s.allocation_ms, 1)
         mark = " **over**" if s.over_allocation else ""
         lines.append(
             f"| {s.name} | {s.stats.p50_ms:.1f} | {s.stats.at_percentile_ms:.1f} | {alloc}{mark} | {s.tail_share:.1%} |"
         )
     t = report.total
-    lines += [f"| **total** | {t.p50_ms:.1f} | {t.at_percentile_ms:.1f} | {report.budget.total_ms:.1f} | 100% |", ""]
+    lines += [
+        f"| **total** | {t.p50_ms:.1f} | {t.at_percentile_ms:.1f} | {as_given(report.budget.total_ms, 1)} | 100% |",
+        "",
+    ]
     return "\n".join(lines)

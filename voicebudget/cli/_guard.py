@@ -17,7 +17,17 @@ import typer
 
 from voicebudget import __version__
 from voicebudget._errors import BudgetExceeded, VoiceBudgetError
-from voicebudget.cli._output import EXIT_BUG, EXIT_OVER_BUDGET, OptionFlags, cli_message, fail, naming_options, warn
+from voicebudget.cli._output import (
+    EXIT_BUG,
+    EXIT_OVER_BUDGET,
+    OptionFlags,
+    cli_message,
+    fail,
+    held_warnings,
+    holding_warnings,
+    naming_options,
+    warn,
+)
 
 TRACEBACK_ENV = "VOICEBUDGET_TRACEBACK"
 """Set to 1 to print the traceback of an internal error (exit code 3)."""
@@ -84,9 +94,10 @@ def one_line_warnings() -> Iterator[None]:
     """Python warnings shown while a command runs (numpy's ``RuntimeWarning: overflow encountered in exp``,
     with its source line) are held back: printed once each as one ``warning: MESSAGE`` line when the
     command ends with a result (exit 0 or 1), dropped when it fails (its ``error:`` line is the message).
-    The warning filters are left as they are (``-W error`` and pytest's ``filterwarnings`` still raise)."""
+    The warning filters are left as they are (``-W error`` and pytest's ``filterwarnings`` still raise).
+    A JSON document written meanwhile carries them too (:func:`~._output.emit_json`)."""
     ok = False
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, holding_warnings(caught):
         try:
             yield
             ok = True
@@ -95,7 +106,7 @@ def one_line_warnings() -> Iterator[None]:
             raise
         finally:
             if ok:
-                for message in dict.fromkeys(" ".join(str(w.message).split())[:300] for w in caught):
+                for message in held_warnings():
                     warn(message)
 
 

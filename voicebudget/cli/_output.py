@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -34,6 +35,33 @@ def fail(message: str, code: int = EXIT_INVALID) -> NoReturn:
 def warn(message: str) -> None:
     """Print a warning to stderr (the exit code is unchanged)."""
     Console(stderr=True, highlight=False, soft_wrap=True).print(f"[yellow]warning:[/] {escape(message)}", markup=True)
+
+
+_HELD: ContextVar[list[warnings.WarningMessage] | None] = ContextVar("voicebudget_cli_warnings", default=None)
+
+
+@contextmanager
+def holding_warnings(caught: list[warnings.WarningMessage]) -> Iterator[None]:
+    """While a command runs, the Python warnings it has caught so far are ``caught`` (what
+    :func:`held_warnings` reads: the JSON a command writes carries them)."""
+    token = _HELD.set(caught)
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
+
+
+def held_warnings() -> list[str]:
+    """The Python warnings the running command has caught so far, one line each, once each, as the command
+    line says them (an :class:`~voicebudget.ImplausibleValue` names ``--budget-ms``, not ``budget_ms``)."""
+    # lazy: start-up (the library loads when the command runs)
+    from voicebudget._errors import ImplausibleValue
+
+    lines = []
+    for w in _HELD.get() or ():
+        text = w.message.naming(option_spelling()) if isinstance(w.message, ImplausibleValue) else str(w.message)
+        lines.append(" ".join(text.split())[:300])
+    return list(dict.fromkeys(lines))
 
 
 OptionFlags = Mapping[str, tuple[str, ...]]
@@ -169,6 +197,15 @@ def plot_targets(path: Path, count: int) -> list[Path]:
 
 
 def emit_json(doc: Any) -> None:
-    """Write a JSON document to stdout (flushed here, so a reader that went away is seen: exit 141)."""
+    """Write a JSON document to stdout (flushed here, so a reader that went away is seen: exit 141).
+
+    The warnings the command has given so far (:func:`held_warnings`; the lines stderr shows) are the
+    document's ``"warnings"`` list, in each document of a list; there is no such key when there are none.
+    """
+    held = held_warnings()
+    if held and isinstance(doc, dict):
+        doc = {**doc, "warnings": held}
+    elif held and isinstance(doc, list):
+        doc = [{**d, "warnings": held} if isinstance(d, dict) else d for d in doc]
     sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
     sys.stdout.flush()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,6 +25,7 @@ from voicebudget._distributions import Distribution
 from voicebudget._errors import ScenarioError
 from voicebudget._io import Roots, check_cycle, read_document, reference_context, resolve_reference, validation_error
 from voicebudget._model import DataModel
+from voicebudget._plausible import implausible_values, warn_each
 from voicebudget.councils._topologies import TOPOLOGIES, CouncilTopology, get_topology, topology_names
 
 if TYPE_CHECKING:
@@ -74,6 +75,7 @@ class Member(_Priced):
     :param output_tokens: tokens the member writes (priced; an aggregator reads them).
     """
 
+    plausible_as: ClassVar[Mapping[str, str]] = {"stage": "llm"}
     name: str = Field(min_length=1)
     stage: StageSpec
     p: float = Field(ge=0, le=1)
@@ -430,8 +432,12 @@ def load_council(
     :raises ScenarioError: missing/unreadable file or invalid content; the message names the file,
         the field path (e.g. ``members.2.p``) and what is allowed; council files that reference each
         other in a cycle (the message lists them).
+    :warns ImplausibleValue: one per value outside the plausible range of what it measures (a member's
+        sub-millisecond answer, a budget under 50 ms; :mod:`voicebudget._plausible`).
     """
-    return _load_council(Path(path), overrides, None, allowed_roots)
+    council = _load_council(Path(path), overrides, None, allowed_roots)
+    warn_each(f"{council.origin}: {field}: {message}" for field, message in implausible_values(council))
+    return council
 
 
 def _load_council(

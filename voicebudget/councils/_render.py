@@ -7,6 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from voicebudget._text import as_given
 from voicebudget.councils._calibrate import AnswerSpaceFit
 from voicebudget.councils._evaluate import CouncilResult
 
@@ -58,7 +59,7 @@ def render_council(result: CouncilResult) -> RenderableType:
         )
     lines = [
         f"{verdict} {report.summary()}; {report.within_budget_share:.1%} of turns within "
-        f"{report.budget.total_ms:.0f} ms",
+        f"{as_given(report.budget.total_ms)} ms",
         f"quality: accuracy {q.accuracy:.4f}{se} ({q.method}); best single member {q.best_member:.3f}{cap}{space}",
         f"cost: ${result.cost_per_turn_usd:.6f} per turn",
         f"expected user time per completed request: {result.expected_user_time_ms:.0f} ms "

@@ -7,6 +7,7 @@ Under load, capacity planning puts it at the concurrency Little's law gives (no 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -42,6 +43,7 @@ class WaferStage(ModelledStage):
 
     kind: Literal["wafer"] = "wafer"
     memory_kind: ClassVar[str] = "sram"
+    plausible_as: ClassVar[Mapping[str, str]] = {"hosted_overhead": "network"}
     carried_fields: ClassVar[tuple[str, ...]] = (*ModelledStage.carried_fields, "path", "hosted_overhead")
     path: WaferPath | None = None
     hosted_overhead: Distribution | None = None

@@ -14,7 +14,7 @@ from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError, param
 from voicebudget._measured import TurnSet, turns_document
 from voicebudget._report import Report, build_report
-from voicebudget._text import count
+from voicebudget._text import as_given, count
 from voicebudget.traces._table import OFF_PATH, ON_PATH, Anomaly, Summary, TraceTable, TraceTurn
 
 __all__ = ["NoUsableTurnsError", "SummaryVerdict", "TraceCheck", "check", "usable_turns"]
@@ -53,7 +53,8 @@ class SummaryVerdict:
         n = f" over {s.stats_ms['num']:.0f} turns" if "num" in s.stats_ms else ""
         how = "" if self.exact else f" (the platform gives no {self.budget.label}: its {self.statistic} instead)"
         return (
-            f"call {s.call}: {s.component} {self.statistic} {self.value_ms:.1f} ms {cmp} {self.budget.total_ms:g} ms"
+            f"call {s.call}: {s.component} {self.statistic} {self.value_ms:.1f} ms {cmp} "
+            f"{as_given(self.budget.total_ms)} ms"
             f"{how}; the platform's own statistics{n}: no per-turn data exists, so stages, tail attribution and "
             "the first-turn split cannot be computed"
         )

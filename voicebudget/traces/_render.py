@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from voicebudget._report import Report
-from voicebudget._text import count
+from voicebudget._text import as_given, count
 from voicebudget.traces._check import NoUsableTurnsError, TraceCheck
 from voicebudget.traces._fit import TraceFit
 from voicebudget.traces._table import OFF_PATH, ON_PATH, Anomaly, TraceTurn
@@ -204,7 +204,7 @@ def render_check(result: TraceCheck, *, all_turns: bool = False) -> Any:
     parts: list[Any] = [
         Text.from_markup(
             f"{verdict} {_esc(r.summary())}; {r.within_budget_share:.1%} of "
-            f"{count(r.n_turns, 'turn')} within {r.budget.total_ms:g} ms{lower}"
+            f"{count(r.n_turns, 'turn')} within {as_given(r.budget.total_ms)} ms{lower}"
         )
     ]
     for tab in result.tables:

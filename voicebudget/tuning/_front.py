@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from voicebudget._budget import Budget
+from voicebudget._text import as_given
 from voicebudget.tuning._noise import NOISE_Z, SCREEN_Z, tie_tolerance
 from voicebudget.tuning._pareto import noisy_front, pareto_front
 from voicebudget.tuning._result import Candidate, TuneResult, short_config
@@ -155,7 +156,7 @@ def _pick(front: list[Candidate], valid: list[Candidate], budget: Budget) -> tup
             None,
             "nothing within budget",
             (
-                f"no configuration is within {budget.total_ms:.0f} ms at {label} (and the cost limit); "
+                f"no configuration is within {as_given(budget.total_ms)} ms at {label} (and the cost limit); "
                 f"the fastest reaches {fastest.p95_ms:.1f} ms"
             ),
         )
@@ -172,7 +173,7 @@ def _pick(front: list[Candidate], valid: list[Candidate], budget: Budget) -> tup
             f"{short_config(best.config)}: {reason} "
             f"(user time {best.expected_user_time_ms:.0f} ± {best.expected_user_time_se_ms:.0f} ms per completed "
             f"request, accuracy {best.quality:.3f}, {label} {best.p95_ms:.1f} ± {best.p95_se_ms:.1f} ms <= "
-            f"{budget.total_ms:.0f} ms, ${best.cost_per_turn:.6f}/turn){_runner_up(front, best)}; "
+            f"{as_given(budget.total_ms)} ms, ${best.cost_per_turn:.6f}/turn){_runner_up(front, best)}; "
             f"{len(front)} configurations on the front"
         ),
     )

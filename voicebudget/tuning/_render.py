@@ -10,7 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from voicebudget._text import count
+from voicebudget._text import as_given, count
 from voicebudget.tuning._front import PICK_RULE
 from voicebudget.tuning._result import TuneResult, short_config
 
@@ -32,7 +32,7 @@ def render_tune(result: TuneResult) -> RenderableType:
     )
     head = Text.from_markup(
         f"[bold]{result.council}[/]: {result.strategy}; {result.space_size:,} configurations in the space, "
-        f"{result.evaluated:,} evaluated, {result.feasible:,} within {result.budget.total_ms:.0f} ms at {label}"
+        f"{result.evaluated:,} evaluated, {result.feasible:,} within {as_given(result.budget.total_ms)} ms at {label}"
         f"{' and the cost limit' if result.feasible else ''}, {result.skipped:,} not valid councils\n"
         f"latency judged: {result.latency_scope}; seed {result.seed}, {count(result.samples, 'turn')} per "
         f"configuration{refined}"

@@ -24,6 +24,7 @@ from voicebudget._budget import MAX_LATENCY_MS, Budget, with_overrides
 from voicebudget._errors import ScenarioError, param
 from voicebudget._io import Roots, read_document, reference_context, validation_error
 from voicebudget._memory import check_memory, check_work
+from voicebudget._plausible import implausible_values, warn_each
 from voicebudget._scenario import Scenario, load_scenario
 from voicebudget._voice_turn import VoiceTurn
 from voicebudget.councils._config import Council
@@ -55,6 +56,8 @@ def load_search(path: str | Path, *, allowed_roots: Roots = ()) -> tuple[dict[st
 
     :returns: the council document (without ``search``) and the validated search space.
     :raises ScenarioError: missing/invalid file, or no search space declared.
+    :warns ImplausibleValue: one per value outside the plausible range of what it measures, in the council
+        or its search pool (:mod:`voicebudget._plausible`).
     """
     path = Path(path)
     doc = read_document(path, fields={*Council.model_fields, "search"})
@@ -69,9 +72,11 @@ def load_search(path: str | Path, *, allowed_roots: Roots = ()) -> tuple[dict[st
     context = reference_context(path, allowed_roots=allowed_roots)
     try:
         space = _SearchDoc.model_validate({"search": raw}, context=context).search
-        Council.model_validate(doc, context=context)
+        council = Council.model_validate(doc, context=context)
     except ValidationError as exc:
         raise validation_error(exc, str(path), {"search": raw, **doc}, schema=Council.model_json_schema()) from None
+    found = [*implausible_values(council), *implausible_values(space, "search")]
+    warn_each(f"{path}: {field}: {message}" for field, message in found)
     if space.is_empty():
         raise ScenarioError("declares an empty search space: no knob has values", origin=str(path), field="search")
     return doc, space
