@@ -1,0 +1,151 @@
+"""Scenario, council and tuning documents: read by suffix, and pydantic errors as user field paths."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from voicebudget._errors import ScenarioError
+from voicebudget._io._files import read_text
+from voicebudget._io._limits import MAX_DOCUMENT_BYTES
+from voicebudget._io._parse import load_toml
+from voicebudget._io._yaml import _load_yaml
+from voicebudget._text import unknown
+
+DOCUMENT_SUFFIXES = (".toml", ".yaml", ".yml")
+"""File types of scenario, council and tuning files."""
+
+
+def read_document(
+    path: str | Path,
+    *,
+    fields: Collection[str] | None = None,
+    max_bytes: int = MAX_DOCUMENT_BYTES,
+    regular_only: bool = False,
+) -> dict[str, Any]:
+    """Read a TOML or YAML file (by its suffix) into a dict, with the input limits.
+
+    :param fields: the document's known top-level fields. A YAML top-level entry whose value carries
+        an anchor and whose key is not one of them (``base: &b {kind: fixed, value_ms: 1}``) is a
+        definition for aliases and merge keys elsewhere, and is dropped.
+    :raises ScenarioError: missing file, unknown suffix, over the size cap, not UTF-8, syntax error,
+        limits exceeded, or not a table at the top; with ``regular_only`` (a ``file = ...`` reference),
+        anything but a regular file.
+    """
+    path = Path(path)
+    origin = str(path)
+    suffix = path.suffix.lower()
+    if suffix not in DOCUMENT_SUFFIXES:
+        if not path.exists():
+            raise ScenarioError("file not found", origin=origin)
+        if path.is_dir():
+            raise ScenarioError(
+                f"is a folder, not a file; give a {', '.join(DOCUMENT_SUFFIXES)} file in it", origin=origin
+            )
+        raise ScenarioError(f"unknown file type {suffix!r}; allowed: {', '.join(DOCUMENT_SUFFIXES)}", origin=origin)
+    text = read_text(path, max_bytes=max_bytes, regular_only=regular_only)
+    definitions: frozenset[str] = frozenset()
+    if suffix == ".toml":
+        data: Any = load_toml(text, origin=origin)
+    else:
+        data, definitions = _load_yaml(text, origin)
+    if not isinstance(data, dict):
+        raise ScenarioError("expected a table (mapping) at the top level", origin=origin)
+    if fields is not None and definitions:
+        data = {k: v for k, v in data.items() if not (k in definitions and k not in fields)}
+    return dict(data)
+
+
+def validation_error(
+    exc: ValidationError,
+    origin: str,
+    doc: Mapping[str, Any],
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    schema: Mapping[str, Any] | None = None,
+) -> ScenarioError:
+    """Turn a pydantic error into a :class:`ScenarioError` with user-facing field paths.
+
+    Pydantic's internal location parts (union tags, validator wrappers) are dropped by walking the
+    document along the location; errors inside a merged variant (``overrides``: variant name -> its
+    override table) point at the variant's override when the field came from it.
+
+    :param schema: the validated model's JSON schema; an unknown field in a table with a ``kind`` then
+        lists the fields that kind allows.
+    """
+    errors = []
+    for err in exc.errors():
+        path = _user_path(doc, err["loc"])
+        if overrides and len(path) >= 2 and path[0] == "variants":
+            rest = path[2:]
+            if _from_override(overrides.get(str(path[1]), {}), rest):
+                path = ["variants", path[1], *rest]
+            else:
+                path = ["pipeline", *rest]
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = f"unknown field {str(path[-1])[:80]!r}" + _allowed_fields(doc, path[:-1], schema)
+        elif err["type"] == "missing":
+            message = "required field missing"
+        elif err["type"] == "union_tag_invalid":  # an unknown kind: the closest known one, then all
+            ctx = err.get("ctx", {})
+            known = [t.strip().strip("'") for t in str(ctx.get("expected_tags", "")).split(",") if t.strip()]
+            message = unknown(str(ctx.get("discriminator", "kind")).strip("'"), ctx.get("tag", ""), known)
+        errors.append((".".join(str(p) for p in path), message))
+    return ScenarioError.from_errors(origin, errors)
+
+
+def _user_path(doc: Any, loc: tuple[int | str, ...]) -> list[int | str]:
+    path: list[int | str] = []
+    node = doc
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+            path.append(part)
+        elif isinstance(node, list | tuple) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+            path.append(part)
+        elif isinstance(node, dict) and isinstance(part, str) and "[" not in part and part not in _WRAPPER_PARTS:
+            if node.get("kind") == part:
+                continue  # union tag
+            path.append(part)
+            node = None
+    return path
+
+
+_WRAPPER_PARTS = frozenset({"function-after", "function-before", "function-wrap"})
+
+
+def _from_override(override: Any, path: list[int | str]) -> bool:
+    """Whether the field at ``path`` of a merged variant came from the variant's override: the override
+    has the path, or replaced a table above it (a table with ``kind`` replaces the baseline's)."""
+    node = override
+    for part in path:
+        if isinstance(node, dict) and "kind" in node:
+            return True
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return False
+    return True
+
+
+def _allowed_fields(doc: Any, parent: list[int | str], schema: Mapping[str, Any] | None) -> str:
+    node = doc
+    for part in parent:
+        if isinstance(node, dict):
+            node = node.get(part)
+        elif isinstance(node, list) and isinstance(part, int):
+            node = node[part]
+        else:
+            node = None
+    if schema is None or not isinstance(node, dict) or "kind" not in node:
+        return ""
+    for definition in schema.get("$defs", {}).values():
+        kind = definition.get("properties", {}).get("kind", {})
+        if kind.get("const") == node["kind"] or kind.get("default") == node["kind"]:
+            return f"; allowed for kind {str(node['kind'])[:40]!r}: {', '.join(definition['properties'])}"
+    return ""
