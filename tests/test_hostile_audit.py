@@ -298,3 +298,39 @@ def test_a_signal_just_after_the_temporary_file_is_created_removes_it(tmp_path: 
     assert done.returncode in (-signum, 1), done.stderr  # ended by the signal (SIGINT: KeyboardInterrupt)
     assert [p.name for p in tmp_path.iterdir()] == ["f.toml"]  # no .f.toml.*.tmp left
     assert target.read_bytes() == b"old"
+
+
+# --- 5. a file-wide anomaly is one row; the turn table lists the slowest turns --------------------------------
+
+
+def livekit_turns(path: Path, n: int, ttfb: float = 0.1234) -> Path:
+    """``n`` LiveKit turns (end of utterance, LLM, TTS lines), the same TTS TTFB on each: a stale value."""
+    lines = []
+    for i in range(n):
+        sid = f"s{i:02d}"
+        lines.append({"type": "eou_metrics", "end_of_utterance_delay": 0.5, "speech_id": sid, "timestamp": 10.0 * i})
+        lines.append({"type": "llm_metrics", "ttft": 0.3 + i / 1000, "speech_id": sid, "timestamp": 10.0 * i + 1})
+        lines.append({"type": "tts_metrics", "ttfb": ttfb, "speech_id": sid, "timestamp": 10.0 * i + 2})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_a_stale_value_on_every_turn_is_one_row_and_the_table_is_bounded(tmp_path: Path) -> None:
+    # 2,000 such turns printed 6,017 lines: every turn, and the same anomaly 2,000 times
+    path = livekit_turns(tmp_path / "lk.jsonl", 12)
+    code, output = cli("check", path)
+    assert code == 2
+    lines = output.splitlines()
+    turn_rows = [line for line in lines if line.lstrip().startswith("s") and "flagged" in line]
+    assert [row.split()[0] for row in turn_rows] == [f"s{i:02d}" for i in range(11, 1, -1)]  # the 10 slowest
+    assert "the slowest 10 of 12 turns read" in " ".join(output.split())
+    assert "anomalies (12; 1 row when grouped)" in output
+    stale = "the same ttfb = 0.1234 s on all 12 turns: a stale value repeated, not a measurement"
+    assert " ".join(output.split()).count(stale) == 2  # its one row, and the error line
+    assert lines[-1] == (
+        f"error: {path}: no usable turn to check: 12 turns, 12 anomalies: line 3: {stale} (12 turns); include "
+        "flagged turns with --include-anomalies"
+    )
+    assert "(12 turns, lines 3 to 36)" in " ".join(output.split())
+    code, output = cli("check", path, "--turns")  # every turn, every anomaly row on request
+    assert sum(1 for line in output.splitlines() if "flagged" in line and line.lstrip().startswith("s")) == 12

@@ -124,7 +124,7 @@ def check_cmd(
                 # lazy: start-up (the library loads when the command runs)
                 from voicebudget.traces._render import render_unusable
 
-                Console(highlight=False).print(render_unusable(exc))
+                Console(highlight=False).print(render_unusable(exc, all_turns=turns))
             raise
     if fmt is CheckFormat.json:
         emit_json(result.to_dict())

@@ -15,7 +15,7 @@ from voicebudget._errors import ScenarioError, param
 from voicebudget._measured import TurnSet, turns_document
 from voicebudget._report import Report, build_report
 from voicebudget._text import as_given, count
-from voicebudget.traces._table import OFF_PATH, ON_PATH, Anomaly, Summary, TraceTable, TraceTurn
+from voicebudget.traces._table import OFF_PATH, ON_PATH, Anomaly, Summary, TraceTable, TraceTurn, group_anomalies
 
 __all__ = ["NoUsableTurnsError", "SummaryVerdict", "TraceCheck", "check", "usable_turns"]
 
@@ -230,8 +230,10 @@ def _why_none(tables: Sequence[TraceTable], include_anomalies: bool, to: str = "
     and turn)."""
     all_turns = [t for tab in tables for t in tab.turns]
     anomalies = [a for tab in tables for a in tab.anomalies]
-    shown = "; ".join(f"line {a.line}: {a.reason}" for a in anomalies[:3])
-    more = f" (+{len(anomalies) - 3} more)" if len(anomalies) > 3 else ""
+    grouped = group_anomalies(anomalies)[:3]  # one anomaly on every turn (a stale value) is named once
+    shown = "; ".join(f"line {a.line}: {a.reason}" + (f" ({count(n, 'turn')})" if n > 1 else "") for a, n, _ in grouped)
+    covered = sum(n for _, n, _ in grouped)
+    more = f" (+{len(anomalies) - covered} more)" if len(anomalies) > covered else ""
     hint = (
         ""
         if include_anomalies

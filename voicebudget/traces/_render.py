@@ -14,7 +14,7 @@ from voicebudget._report import Report
 from voicebudget._text import as_given, count
 from voicebudget.traces._check import NoUsableTurnsError, TraceCheck
 from voicebudget.traces._fit import TraceFit
-from voicebudget.traces._table import OFF_PATH, ON_PATH, Anomaly, TraceTurn
+from voicebudget.traces._table import OFF_PATH, ON_PATH, Anomaly, TraceTurn, group_anomalies
 
 __all__ = ["render_check", "render_fit", "render_unusable"]
 
@@ -150,18 +150,27 @@ ANOMALY_VALUE_CHARS = 18
 line is in the file at the line given, and in ``--format json``)."""
 
 
-def _anomaly_table(anomalies: Sequence[Anomaly]) -> Any:
+ANOMALY_ROWS = 20
+"""Rows the default anomaly table shows (after grouping); ``--turns`` shows them all, as JSON does."""
+
+
+def _anomaly_table(anomalies: Sequence[Anomaly], *, all_rows: bool = False) -> Any:
     """The anomalies, one table per file (the file named once, as for the turns); field names are
-    never broken, the reason wraps between words."""
+    never broken, the reason wraps between words. Anomalies repeated on many turns are one row with their
+    count (:func:`group_anomalies`); at most :data:`ANOMALY_ROWS` rows unless ``all_rows``."""
     from rich import box
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
-    groups: dict[str, list[Anomaly]] = {}
-    for a in anomalies:
-        groups.setdefault(a.origin, []).append(a)
-    parts: list[Any] = [Text(f"anomalies ({len(anomalies)})", style="italic")]
+    grouped = group_anomalies(anomalies)
+    rows = grouped if all_rows else grouped[:ANOMALY_ROWS]
+    kinds = f"; {count(len(grouped), 'row')} when grouped" if len(grouped) < len(anomalies) else ""
+    cut = f"; the first {len(rows)} shown, all with --turns or --format json" if len(rows) < len(grouped) else ""
+    groups: dict[str, list[tuple[Anomaly, int, int]]] = {}
+    for entry in rows:
+        groups.setdefault(entry[0].origin, []).append(entry)
+    parts: list[Any] = [Text(f"anomalies ({len(anomalies):,}{kinds}{cut})", style="italic")]
     for origin, group in groups.items():
         table = Table(
             title=_esc(origin.rsplit("/", 1)[-1]),
@@ -176,11 +185,12 @@ def _anomaly_table(anomalies: Sequence[Anomaly]) -> Any:
         table.add_column("field", no_wrap=True)
         table.add_column("value", no_wrap=True)
         table.add_column("reason")
-        for a in group:
+        for a, n, last in group:
             value = "-" if a.value is None else str(a.value)
             if len(value) > ANOMALY_VALUE_CHARS:
                 value = value[: ANOMALY_VALUE_CHARS - 3] + "..."
-            table.add_row(str(a.line), _esc(a.field), _esc(value), _esc(a.reason))
+            reason = a.reason if n == 1 else f"{a.reason} ({count(n, 'turn')}, lines {a.line} to {last})"
+            table.add_row(str(a.line), _esc(a.field), _esc(value), _esc(reason))
         parts.append(table)
     return Group(*parts)
 
@@ -222,7 +232,7 @@ def render_check(result: TraceCheck, *, all_turns: bool = False) -> Any:
     parts.append(_turn_table(result.turns, result.included, slowest=None if all_turns else SLOWEST_TURNS))
     if result.anomalies:
         excluded = "included in the statistics" if result.include_anomalies else "excluded from the statistics"
-        parts.append(_anomaly_table(result.anomalies))
+        parts.append(_anomaly_table(result.anomalies, all_rows=all_turns))
         parts.append(Text(f"flagged turns are {excluded} (--include-anomalies to change)"))
     return Group(*parts)
 
@@ -241,16 +251,16 @@ def _render_summaries(result: TraceCheck) -> Any:
     return Group(*parts)
 
 
-def render_unusable(error: NoUsableTurnsError) -> Any:
-    """A rich renderable of what was read when no turn is usable: the turns and the anomalies (the
-    error itself goes to stderr)."""
+def render_unusable(error: NoUsableTurnsError, *, all_turns: bool = False) -> Any:
+    """A rich renderable of what was read when no turn is usable: the slowest turns (every turn with
+    ``all_turns``) and the anomalies (the error itself goes to stderr)."""
     from rich.console import Group
 
     turns = [t for tab in error.tables for t in tab.turns]
     anomalies = [a for tab in error.tables for a in tab.anomalies]
-    parts: list[Any] = [_turn_table(turns, [False] * len(turns))]
+    parts: list[Any] = [_turn_table(turns, [False] * len(turns), slowest=None if all_turns else SLOWEST_TURNS)]
     if anomalies:
-        parts.append(_anomaly_table(anomalies))
+        parts.append(_anomaly_table(anomalies, all_rows=all_turns))
     return Group(*parts)
 
 

@@ -42,7 +42,7 @@ source does not time (their time is in ``other``).
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +58,7 @@ __all__ = [
     "TraceTable",
     "TraceTurn",
     "TurnBuilder",
+    "group_anomalies",
 ]
 
 ON_PATH = (
@@ -388,3 +389,19 @@ class TurnBuilder:
             lower_bound=self.lower_bound,
             reader=self.reader,
         )
+
+
+def group_anomalies(anomalies: Sequence[Anomaly]) -> list[tuple[Anomaly, int, int]]:
+    """The anomalies with the same file, field, value and reason as one entry: ``(the first, how many, the
+    last line)``, in order of first appearance. A file-wide anomaly (the same TTS TTFB on every turn: a
+    stale value) flags each turn it covers, and is one entry here."""
+    groups: dict[tuple[str, str, str, str], list[Any]] = {}
+    for a in anomalies:
+        key = (a.origin, a.field, repr(a.value)[:200], a.reason)
+        entry = groups.get(key)
+        if entry is None:
+            groups[key] = [a, 1, a.line]
+        else:
+            entry[1] += 1
+            entry[2] = a.line
+    return [(a, n, last) for a, n, last in groups.values()]
