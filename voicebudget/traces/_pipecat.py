@@ -49,12 +49,23 @@ import functools
 import math
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
 
 from voicebudget.traces._options import DEFAULT_STOP_SECS, ReadOptions
+from voicebudget.traces._pipecat_lines import (
+    _ANSI,
+    _KEYWORDS,
+    _METRIC_FUNCS,
+    _PROC_REST,
+    _TS_START,
+    _cut_field,
+    _is_cut,
+    _last_role,
+    _role,
+    _split,
+    _timestamp,
+)
 from voicebudget.traces._pipecat_rules import (
-    CONTRIBUTIONS,
     LOG_PREFIXES,
     RULE_SETS,
     Hit,
@@ -65,10 +76,10 @@ from voicebudget.traces._pipecat_rules import (
     classify_both,
     loguru_prefix,
 )
-from voicebudget.traces._pipecat_total import Moment, explain_total
+from voicebudget.traces._pipecat_turn import OUTPUT_HOP_MS, PipecatTurn, TurnFinisher
 from voicebudget.traces._table import Anomaly, TraceTable, TraceTurn, TurnBuilder
 
-__all__ = ["DEFAULT_STOP_SECS", "looks_like_pipecat", "read_pipecat"]
+__all__ = ["DEFAULT_STOP_SECS", "OUTPUT_HOP_MS", "looks_like_pipecat", "read_pipecat"]
 
 TOTAL = (
     "the bot's first audio ('Bot started speaking', when over 20 ms after the TTS first byte), else the TTS first "
@@ -79,105 +90,16 @@ TOTAL_BREAKDOWN = (
     "turn + LLM TTFB + text aggregation + TTS TTFB"
 )
 
-OUTPUT_HOP_MS = 20.0
-"""Up to this gap between the TTS service's first audio byte and the bot's first audio (the output
-transport's ``Bot started speaking``, Pipecat's own ``BotStartedSpeakingFrame`` total) is the frame's
-hop through Pipecat's processors to the output transport (Pipecat's own hops measured 1.5-19.8 ms on an
-idle machine, ``tests/test_pipecat.py``): the turn still ends at the TTS first byte. A longer gap is
-time the listener waits (an output queue, the transport, a TTS that returns audio before it plays):
-the turn ends at the bot's first audio and the gap is the ``output`` stage."""
-
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # loguru colours, when a terminal's output was saved
-_TS_START = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d")
 _DETECT = re.compile(
     r"#\d+\]? TTF(?:B|AT)\b|\bUser stopped speaking\b|VADUserStoppedSpeakingFrame received|\bUser turn: \d"
     r"|\d\.\d{3}s  (?:TOTAL\r?$|endpointing wait |LLM inference )",
     re.MULTILINE,
 )
-_KEYWORDS = ("TTFB", "TTFAT", "text aggregation", "TTFA", "User stopped speak", "User turn")
-_TEMPLATES = ("TTFB", "TTFAT", "text aggregation time", "TTFA", "User stopped speaking")
-_PROC_REST = re.compile(r"^(?:\S+ )?\[?(?<![\w.])(?P<proc>[\w.]+#\d+)\]?:? ?(?P<rest>.*)$")
-_METRIC_FUNCS = (
-    ":stop_ttfb_metrics:",
-    ":stop_ttfat_metrics:",
-    ":stop_text_aggregation_metrics:",
-    ":_check_ttfa:",
-    ":on_speech_stopped:",
-)
-_ROLE = re.compile(r"""["']role["']: ["'](?P<role>\w+)["']""")
-_REALTIME = re.compile(r"Realtime|Live|S2S|SpeechToSpeech|Sonic|UltravoxS", re.IGNORECASE)
-"""Pipecat's speech-to-speech services (``OpenAIRealtimeLLMService``, ``GeminiLiveLLMService``,
-``AWSNovaSonicLLMService``, ...): their audio needs no TTS service."""
 
 
 def looks_like_pipecat(text: str) -> bool:
     """True when the text has Pipecat metrics lines (a service TTFB/TTFAT, a VAD stop, a breakdown)."""
     return _DETECT.search(text) is not None
-
-
-@functools.lru_cache(maxsize=256)
-def _role(processor: str) -> str | None:
-    name = processor.split("#")[0]
-    for role in ("STT", "LLM", "TTS"):
-        if role in name:
-            return role.lower()
-    return None
-
-
-def _cut_field(msg: str) -> str:
-    """The field a cut metrics line was about (``"LLM TTFB"``), so the turn is not flagged twice."""
-    m = _PROC_REST.match(msg)
-    role = _role(m.group("proc")) if m else None
-    if m is None or role is None:
-        return ""
-    rest = m.group("rest")
-    if "TTFB".startswith(rest) or rest.startswith("TTFB"):
-        return f"{role.upper()} TTFB"
-    return "text aggregation time" if "text aggregation time".startswith(rest[:22]) else ""
-
-
-def _is_cut(msg: str) -> bool:
-    """A Pipecat metrics or VAD message that ends before its value (a line cut short)."""
-    m = _PROC_REST.match(msg)
-    if m is None:
-        return False
-    rest = m.group("rest")
-    return any(t.startswith(rest) or rest.startswith(t + ":") for t in _TEMPLATES)
-
-
-def _last_role(msg: str) -> str | None:
-    """The role of the last message of an LLM context printed in a ``Generating chat`` line."""
-    found = None
-    for m in _ROLE.finditer(msg):
-        found = m.group("role")
-    return found
-
-
-@dataclass
-class _Turn:
-    builder: TurnBuilder
-    speech_end: float | None
-    values: dict[str, tuple[float, float | None, int]] = field(default_factory=dict)  # role -> (s, ts, line)
-    agg: float | None = None
-    silence: tuple[float, int] | None = None
-    ttfat: tuple[float, float, float, int] | None = None  # (s, thinking s, ts, line)
-    release: str | None = None  # the strategy that released the turn (Pipecat 1.x)
-    context_role: tuple[str, int] | None = None
-    reported: tuple[float, int, float | None] | None = None  # Pipecat's own user-to-bot latency: (s, line, ts)
-    anchor_at: tuple[float, int] | None = None  # the line t = 0 is read from: (ts, line)
-    release_at: tuple[float, int] | None = None  # the turn's release line: (ts, line)
-    rule_set: str = "pipecat-0.0.x"
-    passes: list[tuple[float, float | None, int]] = field(default_factory=list)  # LLM TTFBs: (s, ts, line)
-    calls: list[tuple[str, str, float, int]] = field(default_factory=list)  # (event, function, ts, line)
-    bot_started: tuple[float, int] | None = None
-    contributions: list[tuple[str, str, float, int]] = field(default_factory=list)  # (label, owner, s, line)
-    after_tool: bool = False  # a tool call since the last LLM pass: the next LLM TTFB is the next pass
-    llm_processor: str = ""
-
-    @property
-    def closed(self) -> bool:
-        """The turn has its end: the TTS's first byte, or the bot's audio (a speech-to-speech model)."""
-        return "tts" in self.values or self.bot_started is not None
 
 
 Handler = Callable[[int, float, LineRule, re.Match[str]], None]
@@ -189,11 +111,11 @@ class _Reader:
         self.origin, self.options, self.breakdown = origin, options, breakdown
         self.absurd_ms = options.absurd_ms
         self.log_stop_secs: float | None = None
-        self.current: _Turn | None = None
+        self.current: PipecatTurn | None = None
         self.s_suffix = False  # the log writes its TTFBs with an "s": those without one are not read
         self.unsuffixed = False  # a TTFB without its "s" was read (before the log showed one with it)
         self.pending_stt: tuple[float, float, int] | None = None
-        self.done: list[_Turn] = []
+        self.done: list[PipecatTurn] = []
         self.loose: list[Anomaly] = []
 
     @property
@@ -207,7 +129,7 @@ class _Reader:
         if cur is not None and (cur.closed or "llm" in cur.values or cur.builder.anomalies or self.breakdown):
             self.done.append(cur)
         builder = TurnBuilder(f"turn-{len(self.done) + 1}", lineno, self.origin, self.absurd_ms, reader="pipecat")
-        self.current = _Turn(builder, speech_end)
+        self.current = PipecatTurn(builder, speech_end)
 
     def flag(self, lineno: int, fld: str, value: object, reason: str) -> None:
         if self.current is not None and not self.current.closed:
@@ -532,260 +454,16 @@ class _Reader:
             if role == "llm":
                 self.current.passes.append((checked, ts, lineno))
 
-    def llm_stage(self, turn: _Turn, stage: str, llm: tuple[float, float | None, int]) -> None:
-        """An LLM pass's stage: its TTFAT (split into the parts TTFB and thinking) when logged right
-        after its TTFB line, else the TTFB."""
-        b = turn.builder
-        later = [p for p in turn.passes if p[2] > llm[2]]
-        if turn.ttfat is None or turn.ttfat[3] < llm[2] or (later and turn.ttfat[3] > later[0][2]):
-            b.set_stage(stage, llm[0] * 1000.0)
-            return
-        ttfat, thinking, _, line = turn.ttfat
-        ms = b.seconds(ttfat, line=line, fld="LLM TTFAT")
-        think_ms = b.seconds(thinking, line=line, fld="LLM TTFAT thinking")
-        if ms is not None and think_ms is not None:
-            b.set_stage(stage, ms)
-            b.set_part(stage, "ttfb", max(ms - think_ms, 0.0))
-            b.set_part(stage, "thinking", think_ms)
-
-    def tool_stages(self, turn: _Turn) -> None:
-        """A tool turn's passes: per pass that ended in a tool call, the LLM writing the call (its first
-        token -> the call dispatched: ``llm_tool_call``; a later such pass's whole TTFB too) and the tools
-        until the next pass's request (``tool``, each round named after the function whose result came
-        last); the last pass's TTFB is ``llm_2_ttft``."""
-        b, passes = turn.builder, turn.passes
-        call_ms = tool_ms = 0.0
-        names: dict[str, float] = {}
-        for i, (cur, nxt) in enumerate(zip(passes, passes[1:], strict=False)):
-            moments = [c for c in turn.calls if cur[2] < c[3] < nxt[2]]
-            dispatched = [c for c in moments if c[0] in ("tool_started", "tool_call")]
-            if cur[1] is None or nxt[1] is None or not dispatched:
-                return
-            call_at = dispatched[0][2]
-            call_ms += (call_at - cur[1]) * 1000.0 + (cur[0] * 1000.0 if i > 0 else 0.0)
-            round_ms = (nxt[1] - nxt[0] - call_at) * 1000.0
-            tool_ms += round_ms
-            results = [c for c in moments if c[0] == "tool_result"]
-            name = (results[-1] if results else dispatched[-1])[1] or "tool"
-            names[name] = names.get(name, 0.0) + round_ms
-        b.set_stage("llm_tool_call", b.ms(round(call_ms, 3), line=passes[0][2], fld="FunctionCallsStartedFrame"))
-        b.set_stage("tool", b.ms(round(tool_ms, 3), line=passes[-1][2], fld="LLM TTFB (request start)"))
-        for name, ms in names.items():
-            b.set_part("tool", name, round(ms, 3))
-        self.llm_stage(turn, "llm_2_ttft", passes[-1])
-
-    def finish(self, turn: _Turn) -> None:
-        b = turn.builder
-        b.rules = RULE_SETS["pipecat-breakdown"].name if self.breakdown else turn.rule_set
-        if turn.contributions:
-            self.finish_contributions(turn)
-            return
-        vals = turn.values
-        if turn.context_role is not None and turn.context_role[0] != "user":
-            b.flag(
-                turn.context_role[1],
-                "LLM context",
-                turn.context_role[0],
-                f"idle re-prompt: the LLM was called with no user transcript (its context ends with a "
-                f"'{turn.context_role[0]}' message); not a reply to the user, left out",
-            )
-        if "stt" in vals:
-            b.set_stage("asr", vals["stt"][0] * 1000.0)
-        tts = vals.get("tts")
-        llm = turn.passes[0] if turn.passes else vals.get("llm")
-        if llm is not None:
-            self.llm_stage(turn, "llm_ttft", llm)
-        if len(turn.passes) > 1:
-            self.tool_stages(turn)
-        ttfb_flagged = llm is not None and any(a.line == llm[2] for a in b.anomalies)
-        if llm is not None and turn.speech_end is not None and llm[1] is not None and not ttfb_flagged:
-            # (a flagged TTFB is one anomaly: the request start derived from it is not flagged again)
-            commit = round((llm[1] - llm[0] - turn.speech_end) * 1000.0, 3)
-            b.set_stage("endpointing", b.ms(commit, line=llm[2], fld="LLM TTFB (request start)"))
-        if turn.agg is not None:
-            b.set_stage("first_phrase", turn.agg * 1000.0)
-        if tts is not None:
-            b.set_stage("tts_ttfb", tts[0] * 1000.0)
-        if turn.silence is not None:
-            b.set_stage("leading_silence", b.ms(turn.silence[0] * 1000.0, line=turn.silence[1], fld="TTFA"))
-        needed = {
-            "llm_ttft": ("LLM TTFB", "LLM TTFB line"),
-            "tts_ttfb": ("TTS TTFB", "TTS TTFB line"),
-        }
-        if self.breakdown:  # from the log, endpointing comes with the LLM TTFB line's time
-            needed["endpointing"] = ("User turn", "User turn event")
-        if tts is None and turn.bot_started is not None and llm is not None and llm[1] is not None:
-            self.audio_without_tts(turn, llm)
-            needed.pop("tts_ttfb")
-        b.require(needed)
-        total = None
-        if tts is None and "output" in b.stages_ms and turn.speech_end is not None and turn.bot_started is not None:
-            total = round((turn.bot_started[0] - turn.speech_end) * 1000.0, 3)
-            b.start_s, b.end_s = turn.speech_end, turn.bot_started[0]
-        if (
-            tts is not None
-            and tts[1] is not None
-            and turn.speech_end is not None
-            and b.stages_ms.keys() >= {"endpointing", "llm_ttft", "tts_ttfb"}
-        ):
-            end = tts[1]
-            if turn.bot_started is not None and (turn.bot_started[0] - tts[1]) * 1000.0 > OUTPUT_HOP_MS:
-                end = turn.bot_started[0]  # the listener hears nothing until the bot starts speaking
-                b.set_stage("output", round((end - tts[1]) * 1000.0, 3))
-            total = round((end - turn.speech_end) * 1000.0, 3)
-            b.start_s, b.end_s = turn.speech_end, end
-        b.close_with_residual(
-            total, tts[2] if tts else b.line, "TTS TTFB (line time)", required=(*needed, "endpointing")
-        )
-        if turn.reported is not None:
-            self.compare(turn, b)
-
-    def audio_without_tts(self, turn: _Turn, llm: tuple[float, float | None, int]) -> None:
-        """The bot spoke with no TTS TTFB line: a speech-to-speech model's own audio (its TTFB is the
-        first audio; the rest until the bot's first audio is ``output``), or a TTS whose metrics are
-        off (its time is in ``output`` and the TTS stage is unknown). The turn ends at the bot's audio."""
-        b = turn.builder
-        assert turn.bot_started is not None
-        assert llm[1] is not None
-        proc = turn.llm_processor
-        if _REALTIME.search(proc):
-            b.rules = RULE_SETS["pipecat-realtime"].name
-        else:
-            b.unknown_stages.append("tts_ttfb")
-            b.note(
-                f"no TTS TTFB line: the bot's audio came {1000 * (turn.bot_started[0] - llm[1]):.0f} ms after the "
-                "LLM's first token, the TTS's part of it unknown"
-            )
-        b.set_stage(
-            "output",
-            b.ms(
-                round((turn.bot_started[0] - llm[1]) * 1000.0, 3), line=turn.bot_started[1], fld="Bot started speaking"
-            ),
-        )
-
-    def finish_contributions(self, turn: _Turn) -> None:
-        """A turn from Pipecat 1.9+'s contribution lines: each line a stage of Pipecat's own timeline
-        (:data:`~voicebudget.traces._pipecat_rules.CONTRIBUTIONS`), the TOTAL line the total."""
-        b = turn.builder
-        b.rules = RULE_SETS["pipecat-contributions"].name
-        handlers = [i for i, c in enumerate(turn.contributions) if CONTRIBUTIONS.get(c[0]) == "tool"]
-        for i, (label, owner, seconds, line) in enumerate(turn.contributions):
-            stage = CONTRIBUTIONS.get(label)
-            ms = b.seconds(seconds, line=line, fld=label)
-            if stage is None or ms is None:
-                continue
-            if stage == "llm":  # before the first handler: the first pass; after the last: the reply's pass
-                stage = (
-                    "llm_ttft"
-                    if not handlers or i < handlers[0]
-                    else ("llm_2_ttft" if i > handlers[-1] else "llm_tool_call")
-                )
-            if stage == "tool":
-                name = re.sub(r" \+\d+$", "", owner) or "tool"
-                b.set_part("tool", name, b.parts_ms.get("tool", {}).get(name, 0.0) + ms)
-            b.stages_ms[stage] = b.stages_ms.get(stage, 0.0) + ms
-        b.require(
-            {
-                "endpointing": ("endpointing wait", "'endpointing wait' line"),
-                "llm_ttft": ("LLM inference", "'LLM inference' line"),
-            }
-        )
-        if "tts_ttfb" not in b.stages_ms:  # a speech-to-speech model speaks without a TTS service
-            b.rules = RULE_SETS["pipecat-contributions"].name + " (speech-to-speech)"
-        if turn.reported is None:
-            b.flag(turn.contributions[-1][3], "TOTAL", None, "contribution lines without their TOTAL line")
-            return
-        seconds, line, _ = turn.reported
-        b.framework_total_ms = seconds * 1000.0
-        total = b.seconds(seconds, line=line, fld="TOTAL")
-        b.close_with_residual(total, line, "TOTAL")
-
-    def compare(self, turn: _Turn, b: TurnBuilder) -> None:
-        """Pipecat's own total against the rebuilt one (:func:`~voicebudget.traces._pipecat_total.explain_total`):
-        a larger one is the total, split into an earlier start and a later end, with a note; a smaller one
-        beyond log rounding is an anomaly on the turn (the rebuilt total stands)."""
-        assert turn.reported is not None
-        seconds, line, at = turn.reported
-        b.framework_total_ms = seconds * 1000.0
-        if b.total_ms is None or not math.isfinite(seconds):
-            return
-        verdict = explain_total(
-            b.id,
-            seconds * 1000.0,
-            line,
-            at,
-            b.total_ms,
-            turn.speech_end,
-            audio_end=b.end_s is not None and turn.bot_started is not None and b.end_s == turn.bot_started[0],
-            anchor=self.anchor_text(turn),
-            moments=self.moments(turn),
-            hop_ms=OUTPUT_HOP_MS,
-        )
-        if verdict.anomaly:
-            self.loose.append(Anomaly(line, "user-to-bot latency", seconds, verdict.anomaly, self.origin, b.id))
-            return
-        if verdict.note and not b.anomalies:
-            b.note(verdict.note)
-        if verdict.total_ms is None or b.anomalies:
-            return
-        for stage, add in (("endpointing", verdict.endpointing_ms), ("output", verdict.output_ms)):
-            if add:
-                b.stages_ms[stage] = round(b.stages_ms.get(stage, 0.0) + add, 3)
-        b.total_ms = verdict.total_ms
-        if b.start_s is not None:
-            b.start_s += verdict.shift_s
-        if b.end_s is not None and verdict.output_ms:
-            b.end_s += verdict.output_ms / 1000.0
-
-    def anchor_text(self, turn: _Turn) -> str:
-        """What the rebuilt ``t = 0`` of a turn is, for a note."""
-        line = turn.anchor_at[1] if turn.anchor_at else turn.builder.line
-        if turn.rule_set == "pipecat-0.0.x-smart-turn":
-            waited = None if turn.speech_end is None or not turn.anchor_at else turn.anchor_at[0] - turn.speech_end
-            if waited is not None and abs(waited - self.stop_secs) > 1e-6:
-                return f"line {line}'s smart-turn silence timeout"
-            return (
-                f"the smart-turn analyzer's result, line {line}, minus stop_secs {self.stop_secs:g} s: late by the "
-                "model's inference time, which Pipecat logs only at TRACE"
-            )
-        return (
-            f"the VAD stop line {line} minus stop_secs {self.stop_secs:g} s; if the VAD's stop_secs is larger, give "
-            "it with --stop-secs"
-        )
-
-    def moments(self, turn: _Turn) -> list[Moment]:
-        """The logged moments an older Pipecat measured its figure from."""
-        found = []
-        if turn.anchor_at is not None:
-            what = (
-                "the smart-turn analyzer's result, run at the VAD stop: Pipecat 0.0.98-0.0.101 measured from the VAD "
-                "stop frame without subtracting stop_secs"
-                if turn.rule_set == "pipecat-0.0.x-smart-turn"
-                else "the VAD stop line's own time: Pipecat before 0.0.102 measured from the VAD stop without "
-                "subtracting stop_secs"
-            )
-            found.append(Moment(turn.anchor_at[0], turn.anchor_at[1], what))
-        if turn.release_at is not None:
-            found.append(
-                Moment(
-                    turn.release_at[0],
-                    turn.release_at[1],
-                    "the turn's release ('User stopped speaking', UserStoppedSpeakingFrame: Pipecat before 0.0.98 "
-                    "measured from it; with a turn analyzer it comes when the analyzer ends the turn, after the user "
-                    "stopped)",
-                )
-            )
-        return found
-
     def table(self) -> TraceTable:
         if self.current is not None and (self.current.values or self.current.builder.anomalies or self.breakdown):
             self.done.append(self.current)
         done, self.done = self.done[::-1], []
         turns: list[TraceTurn] = []
         flagged: list[Anomaly] = []
+        finisher = TurnFinisher(self.origin, self.breakdown, self.stop_secs, self.loose)
         while done:  # each turn's working state is dropped once its row is built (peak memory)
             turn = done.pop()
-            self.finish(turn)
+            finisher.finish(turn)
             turns.append(turn.builder.build(len(turns)))
             flagged.extend(turn.builder.anomalies)
         anomalies = [*self.loose, *flagged]  # finish() adds to self.loose: the same order as all at once
@@ -833,42 +511,6 @@ def read_pipecat(text: str, origin: str = "<trace>", options: ReadOptions | None
 
 
 _S_SUFFIX = re.compile(r"#\d+ TTFB: [\d.]+s$")
-
-
-@functools.lru_cache(maxsize=1024)
-def _second(text: str) -> int:
-    """Seconds from the epoch to ``YYYY-MM-DD HH:MM:SS`` (``T`` or a blank between), read as UTC.
-
-    :raises ValueError: not a date, or not a time of day.
-    """
-    hours, minutes, seconds = int(text[11:13]), int(text[14:16]), int(text[17:19])
-    if hours > 23 or minutes > 59 or seconds > 59:
-        raise ValueError(text)
-    day = int(datetime.fromisoformat(text[:10]).replace(tzinfo=UTC).timestamp())
-    return day + hours * 3600 + minutes * 60 + seconds
-
-
-def _timestamp(text: str) -> float:
-    """A log timestamp (``YYYY-MM-DD HH:MM:SS[.,]fraction``, ``T`` or a blank between date and time, as
-    :data:`~voicebudget.traces._pipecat_rules.LOG_PREFIXES` match it) as seconds from the epoch, read as
-    UTC: what :meth:`datetime.fromisoformat` gives (the fraction truncated to microseconds), ~10 times
-    faster. The part up to the seconds is parsed once per second of log.
-
-    :raises ValueError: an invalid date or time (month 13, 25 o'clock, ...).
-    """
-    if not text.isascii():  # other digits than 0-9: as the standard library reads them
-        return datetime.fromisoformat(text.replace(",", ".").replace("T", " ")).replace(tzinfo=UTC).timestamp()
-    micro = int(text[20:26].ljust(6, "0")) if len(text) > 20 else 0
-    return (_second(text[:19]) * 1_000_000 + micro) / 1_000_000
-
-
-def _split(line: str, prefixes: tuple[LogPrefix, ...]) -> tuple[str, str] | None:
-    """A log line's timestamp and message, by the first layout that matches it (None: none does)."""
-    for prefix in prefixes:
-        m = prefix.pattern.match(line)
-        if m is not None:
-            return m.group("ts", "msg")  # type: ignore[return-value]  # two groups: a pair
-    return None
 
 
 @dataclass
