@@ -334,3 +334,47 @@ def test_a_stale_value_on_every_turn_is_one_row_and_the_table_is_bounded(tmp_pat
     assert "(12 turns, lines 3 to 36)" in " ".join(output.split())
     code, output = cli("check", path, "--turns")  # every turn, every anomaly row on request
     assert sum(1 for line in output.splitlines() if "flagged" in line and line.lstrip().startswith("s")) == 12
+
+
+# --- 8. the command line's errors: one line each, naming the flag -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ("run", "-n", "0"),
+            "error: Invalid value for '--samples' / '-n': Input should be greater than or equal to 1; see "
+            "'voicebudget run --help'",
+        ),
+        (("nope",), "error: No such command 'nope'; see 'voicebudget --help'"),
+        (("baseline", "pin"), "error: Missing argument 'report'; see 'voicebudget baseline pin --help'"),
+    ],
+)
+def test_a_usage_error_is_one_line_not_a_box(args: tuple[str, ...], expected: str) -> None:
+    result = runner.invoke(app, list(args), prog_name="voicebudget")
+    assert result.exit_code == 2
+    assert one_error_line(result.output) == expected
+
+
+@pytest.mark.parametrize("value", ["5e-324", "-1", "inf"])
+def test_turns_per_minute_out_of_range_names_the_flag(value: str) -> None:
+    # 5e-324 exited 2 with "ZeroDivisionError: float division by zero"; -1 said "options: turns_per_call_minute"
+    code, output = cli("capacity", ROOT / "scenarios" / "support-line.toml", "--turns-per-minute", value)
+    assert code == 2
+    assert one_error_line(output).startswith("error: --turns-per-minute: Input should be ")
+
+
+def test_several_errors_are_a_summary_line_then_one_line_each(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(
+        'name = "n"\n[pipeline]\nkind = "sequence"\nstages.x = { kind = "fixed" }\nstages.y = { kind = 3 }\n'
+    )
+    code, output = cli("run", path)
+    assert code == 2
+    first, *rest = output.strip().splitlines()
+    assert first == f"error: {path}: 2 errors:"
+    assert rest == [
+        f"{path}: pipeline.stages.x.value_ms: required field missing",
+        f"{path}: pipeline.stages.y: unknown kind '3'; known: " + rest[1].split("known: ", 1)[1],
+    ]

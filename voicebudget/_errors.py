@@ -106,14 +106,16 @@ class ScenarioError(VoiceBudgetError, ValueError):
 
     @classmethod
     def from_errors(cls, origin: str, errors: list[tuple[str, str]]) -> ScenarioError:
-        """Build one error from several ``(field path, message)`` pairs (all of them are shown)."""
+        """Build one error from several ``(field path, message)`` pairs (all of them are shown): one line
+        naming the file and how many errors, then one line per error, each ``<origin>: <field>: <message>``
+        (the CLI prints ``error: `` before the first: every line stands alone, and can be searched for)."""
         errors = list(dict.fromkeys(errors))  # the same error reached by several union branches: once
         first_field, first_message = errors[0]
         if len(errors) == 1:
             return cls(first_message, origin=origin, field=first_field)
         lines = [f"{origin}: {field}: {message}" if field else f"{origin}: {message}" for field, message in errors]
         err = cls(first_message, origin=origin, field=first_field)
-        err.args = (f"{len(errors)} errors\n" + "\n".join(lines),)
+        err.args = (f"{origin}: {len(errors)} errors:\n" + "\n".join(lines),)
         return err
 
 

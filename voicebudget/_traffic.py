@@ -28,11 +28,12 @@ __all__ = ["CallTraffic"]
 class CallTraffic(DataModel):
     """The traffic one voice call puts on the LLM.
 
-    :param turns_per_call_minute: agent replies per minute of call. Default 6 (assumption: a user
-        turn of ~4 s, an agent turn of ~5 s and ~1 s of gaps).
+    :param turns_per_call_minute: agent replies per minute of call, 0.01 (one in 100 minutes: fewer is
+        not a conversation, and 5e-324 made the request rate 0, a division by zero) to 600. Default 6
+        (assumption: a user turn of ~4 s, an agent turn of ~5 s and ~1 s of gaps).
     :param agent_speaking_share: share of call time the agent speaks (TTS audio streaming), in [0, 1].
         Default 0.5 (assumption). Reported as TTS streams in flight per call.
-    :param llm_requests_per_turn: LLM requests per agent turn (> 1 with tool calls). Default 1.
+    :param llm_requests_per_turn: LLM requests per agent turn (> 1 with tool calls), 0.01 to 100. Default 1.
     :param call_minutes: mean call length, minutes (sets how far the prompt grows). Default 4
         (assumption).
     :param prompt_tokens_start: prompt of a call's first request (system prompt, tools). Default 1000.
@@ -46,9 +47,9 @@ class CallTraffic(DataModel):
         memory of the cached prefix are not charged (small for GQA models at these lengths).
     """
 
-    turns_per_call_minute: float = Field(default=6.0, gt=0, le=600)
+    turns_per_call_minute: float = Field(default=6.0, ge=0.01, le=600)
     agent_speaking_share: float = Field(default=0.5, ge=0, le=1)
-    llm_requests_per_turn: float = Field(default=1.0, gt=0, le=100)
+    llm_requests_per_turn: float = Field(default=1.0, ge=0.01, le=100)
     call_minutes: float = Field(default=4.0, gt=0, le=24 * 60)
     prompt_tokens_start: int = Field(default=1000, ge=1, le=10_000_000)
     prompt_tokens_per_turn: int = Field(default=100, ge=0, le=1_000_000)

@@ -524,8 +524,9 @@ def plan_capacity_file(
             traffic = CallTraffic(**(traffic.model_dump() | traffic_overrides))
         except ValidationError as exc:
             err = exc.errors()[0]
-            raise ScenarioError(
-                f"{err['msg']}, got {err.get('input')!r}", origin="options", field=".".join(str(p) for p in err["loc"])
+            key = ".".join(str(p) for p in err["loc"]) or "traffic_overrides"
+            raise ScenarioError(  # named as the override's key: the CLI shows the flag that set it
+                f"{err['msg']}, got {err.get('input')!r}", origin=param(key, f"traffic_overrides[{key!r}]")
             ) from None
     if (hardware is None) != (model is None):
         raise ScenarioError(

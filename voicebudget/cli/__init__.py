@@ -31,6 +31,7 @@ from voicebudget.cli._guard import (
     EXITS,
     TRACEBACK_ENV,
     Command,
+    OneLineUsageGroup,
     crash_guard,
     fail_to_write,
     one_line_paragraphs,
@@ -62,6 +63,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=OneLineUsageGroup,
     # typer 0.29 coerces every parameter's value through a pydantic TypeAdapter unless it is already a bool;
     # the group's own --help is None when a subcommand is named, so `run --help` would load pydantic (~60 ms)
     # for it. False is what an absent flag means.
@@ -112,7 +114,7 @@ GROUPS: dict[str, tuple[str, dict[str, Command]]] = {
 """Command groups (``voicebudget baseline pin``): name -> (help, subcommand name -> function)."""
 
 for _group, (_group_help, _subcommands) in GROUPS.items():
-    _sub = typer.Typer(name=_group, help=_group_help, no_args_is_help=True, add_completion=False)
+    _sub = typer.Typer(name=_group, help=_group_help, no_args_is_help=True, add_completion=False, cls=OneLineUsageGroup)
     for _name, _command in _subcommands.items():
         _command.__annotations__ = typing.get_type_hints(_command, include_extras=True)
         _help = one_line_paragraphs(_command.__doc__) if _command.__doc__ else None

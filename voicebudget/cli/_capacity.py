@@ -87,7 +87,7 @@ def capacity_cmd(
     overrides: dict[str, Any] = {} if turns_per_minute is None else {"turns_per_call_minute": turns_per_minute}
     if prefix_caching is not None:
         overrides["prefix_caching"] = prefix_caching is OnOff.on
-    with user_errors():
+    with user_errors(turns_per_call_minute="turns_per_minute"):
         result = plan_capacity_file(
             scenario,
             hardware=hardware,

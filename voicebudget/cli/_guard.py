@@ -121,6 +121,39 @@ def out_of_memory(exc: MemoryError) -> str:
     return f"out of memory{where}: {detail}; ask for fewer turns or variants"
 
 
+def _usage_error() -> type[Exception]:
+    """typer's ``UsageError`` (a bad option value, a missing argument, an unknown command)."""
+    return next((c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError"), typer.BadParameter)
+
+
+@contextmanager
+def one_line_usage_errors() -> Iterator[None]:
+    """A usage error (``-n 0``, a missing argument, an unknown command) as one ``error:`` line, exit 2,
+    instead of typer's usage text and boxed message; ``voicebudget`` alone still prints the help."""
+    try:
+        yield
+    except _usage_error() as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            raise
+        ctx = getattr(exc, "ctx", None)
+        hint = f"; see '{ctx.command_path} --help'" if ctx is not None else ""
+        message = " ".join(exc.format_message().split())  # type: ignore[attr-defined]  # a ClickException
+        fail(f"{message.rstrip('.')}{hint}")
+
+
+class OneLineUsageGroup(typer.core.TyperGroup):
+    """The command groups of the CLI: usage errors are one line (:func:`one_line_usage_errors`), whether
+    they arise parsing the group's own options, finding the command or parsing its options."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        with one_line_usage_errors():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: Any) -> Any:
+        with one_line_usage_errors():
+            return super().invoke(ctx)
+
+
 EXITS = (typer.Exit,)
 PASS_THROUGH = (*EXITS, typer.Abort, _usage_error_base())
 
