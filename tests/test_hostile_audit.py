@@ -378,3 +378,36 @@ def test_several_errors_are_a_summary_line_then_one_line_each(tmp_path: Path) ->
         f"{path}: pipeline.stages.x.value_ms: required field missing",
         f"{path}: pipeline.stages.y: unknown kind '3'; known: " + rest[1].split("known: ", 1)[1],
     ]
+
+
+# --- 9. the Python API: integers beyond the float range are a ValueError naming the argument ---------------
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda t: t.mark("x", at_ns=HUGE), r"mark 'x': at_ns: a 310-digit number ns is beyond the clock's range"),
+        (lambda t: t.mark("x", at_ms=-HUGE), r"mark 'x': at_ms: expected a finite number of ms .* a 310-digit number"),
+        (lambda t: t.add_stage("llm", start_ns=HUGE, end_ms=5), r"stage 'llm' start: start_ns: a 310-digit number"),
+    ],
+)
+def test_recorder_timestamps_beyond_the_float_range_raise_value_error(call: object, message: str) -> None:
+    turn = vb.TurnRecorder().turn()
+    turn.mark("speech_end", at_ns=1_000)
+    with pytest.raises(ValueError, match=message):  # was OverflowError: int too large to convert to float
+        call(turn)  # type: ignore[operator]
+    assert turn.marks_ns == {"speech_end": 1_000}
+
+
+def test_guard_arguments_beyond_the_float_range_raise_value_error() -> None:
+    import numpy as np
+
+    guard = vb.BudgetGuard(vb.Budget(total_ms=800), {"llm": np.arange(100.0)}, min_rows=1)
+    with pytest.raises(ValueError, match="start_ns: a 310-digit number ns is beyond the clock's range"):
+        guard.turn(start_ns=HUGE)
+    with pytest.raises(ValueError, match="elapsed_ms=a 310-digit number"):
+        guard.decide("llm", HUGE)
+    with pytest.raises(ValueError, match="threshold must be a number in \\(0, 1\\), got a 310-digit number"):
+        vb.BudgetGuard(vb.Budget(total_ms=800), {"llm": np.arange(100.0)}, threshold=HUGE)
+    with pytest.raises(ValueError, match=r"samples_ms\['llm'\]: expected numbers of ms"):
+        vb.BudgetGuard(vb.Budget(total_ms=800), {"llm": [HUGE]}, min_rows=1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-__all__ = ["as_given", "closest", "count", "unknown"]
+__all__ = ["as_given", "closest", "count", "shown", "unknown"]
 
 
 def count(n: int, noun: str, plural: str | None = None, *, sep: bool = True) -> str:
@@ -59,3 +59,13 @@ def as_given(x: float, decimals: int = 0) -> str:
     whole, _, frac = text.partition(".")
     frac = frac.rstrip("0").ljust(decimals, "0")
     return f"{whole}.{frac}" if frac else whole
+
+
+def shown(value: object, limit: int = 40) -> str:
+    """``value`` for an error message, at most ``limit`` characters: an integer of 300 digits or more as
+    ``a 401-digit number`` (``str`` of one past 4,300 digits raises ``ValueError``, ``float`` of one past
+    the float range ``OverflowError``)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**300:
+        digits = int(abs(value).bit_length() * 0.30103) + 1  # log10(2): exact to +-1 digit
+        return f"a {digits:,}-digit number"
+    return str(value)[:limit]

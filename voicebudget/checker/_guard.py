@@ -41,7 +41,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from voicebudget._budget import Budget
-from voicebudget._text import count
+from voicebudget._text import count, shown
 from voicebudget.checker._recorder import Turn, TurnRecorder, instant_ns
 
 if TYPE_CHECKING:
@@ -150,7 +150,10 @@ class BudgetGuard:
         window: int | None = None,
         phases: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
-        threshold = budget.percentile / 100.0 if threshold is None else float(threshold)
+        try:
+            threshold = budget.percentile / 100.0 if threshold is None else float(threshold)
+        except (OverflowError, TypeError):  # 10**400, text
+            raise ValueError(f"threshold must be a number in (0, 1), got {shown(threshold)}") from None
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must be in (0, 1), got {threshold}")
         if levels < 2 or min_rows < 1 or resolution < 2:
@@ -265,7 +268,7 @@ class BudgetGuard:
         names = list(samples_ms)
         if not names:
             raise ValueError("no stage samples: give stage name -> ms per turn")
-        cols = [np.asarray(samples_ms[k], dtype=np.float64) for k in names]
+        cols = [_column(samples_ms[k], k) for k in names]
         shapes = {c.shape for c in cols}
         if len(shapes) != 1 or cols[0].ndim != 1 or cols[0].size == 0:
             raise ValueError(f"stage samples must be 1-D arrays of one length >= 1; got shapes {sorted(shapes)}")
@@ -346,9 +349,14 @@ class BudgetGuard:
         if k is None:
             raise KeyError(f"no samples for stage {stage!r}; stages: {self._names}")
         in_stage = elapsed_ms if in_stage_ms is None else in_stage_ms
-        if not (math.isfinite(elapsed_ms) and math.isfinite(in_stage) and 0.0 <= in_stage <= elapsed_ms):
+        try:
+            ok = math.isfinite(elapsed_ms) and math.isfinite(in_stage) and 0.0 <= in_stage <= elapsed_ms
+        except (OverflowError, TypeError):  # an int beyond the float range (10**400), text
+            ok = False
+        if not ok:
             raise ValueError(
-                f"need 0 <= in_stage_ms <= elapsed_ms, both finite; got in_stage_ms={in_stage}, elapsed_ms={elapsed_ms}"
+                "need 0 <= in_stage_ms <= elapsed_ms, both finite numbers of ms; got "
+                f"in_stage_ms={shown(in_stage)}, elapsed_ms={shown(elapsed_ms)}"
             )
         grid, levels, tail = self._tables[k]
         j = bisect.bisect_left(grid, in_stage)  # smallest grid value >= in_stage
@@ -511,3 +519,11 @@ def _check_parallel_phases(tree: Any, phases: Mapping[str, Sequence[str]]) -> No
                 f"stages {', '.join(names)} run in parallel ({why}): they must be one phase of phases, e.g. "
                 f"phases={{{'commit' if vad else (path[-1] if path else 'parallel')!r}: {names!r}}}"
             )
+
+
+def _column(values: ArrayLike, stage: str) -> Any:
+    """A stage's samples as ``float64[n]``; a value numpy cannot take (``10**400``, text) names the stage."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (OverflowError, TypeError, ValueError) as exc:
+        raise ValueError(f"samples_ms[{stage!r}]: expected numbers of ms ({str(exc)[:80]})") from None

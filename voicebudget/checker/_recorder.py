@@ -22,7 +22,7 @@ from contextvars import ContextVar
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from voicebudget._text import count
+from voicebudget._text import count, shown
 
 if TYPE_CHECKING:
     from voicebudget._budget import Budget
@@ -78,14 +78,21 @@ def instant_ns(value: object, argument: str) -> int:
     else:
         ns = round(float(value))
     if not -_INT64 <= ns < _INT64:
-        raise ValueError(f"{argument}: {ns:.3g} ns is beyond the clock's range (int64 ns, +-292 years)")
+        raise ValueError(f"{argument}: {_magnitude(ns)} ns is beyond the clock's range (int64 ns, +-292 years)")
     return ns
+
+
+def _magnitude(n: int) -> str:
+    """``1e+30``, or ``a 401-digit number`` beyond the float range (``f"{10**400:.3g}"`` raises OverflowError)."""
+    return f"{n:.3g}" if abs(n) < 10**300 else shown(n)
 
 
 def _offset_ns(value: object, argument: str) -> int:
     """ms after speech_end as ns: a finite real number (not a boolean), within the int64 ns range."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{argument}: expected a number of ms after speech_end, got {_kind(value)}")
+    if isinstance(value, numbers.Integral) and abs(int(value)) >= 10**300:  # float() would raise OverflowError
+        raise ValueError(f"{argument}: expected a finite number of ms within +-9.2e12 ms, got {_magnitude(int(value))}")
     ms = float(value)
     if not math.isfinite(ms) or abs(ms) * _NS_PER_MS >= _INT64:
         raise ValueError(f"{argument}: expected a finite number of ms within +-9.2e12 ms, got {ms}")

@@ -202,8 +202,10 @@ def _refuse_huge_numbers(kwargs: dict[str, Any], flags: Callable[[], OptionFlags
         values = value if isinstance(value, list | tuple) else [value]
         for v in values:
             if isinstance(v, int) and not isinstance(v, bool) and abs(v) > sys.float_info.max:
+                from voicebudget._text import shown  # lazy: only for the message
+
                 spelled = "/".join(flags().get(name, ())) or name
-                fail(f"{spelled}: a {len(str(abs(v)))}-digit number is beyond the largest number read (~1.8e308)")
+                fail(f"{spelled}: {shown(v)} is beyond the largest number read (~1.8e308)")
 
 
 def one_line_paragraphs(doc: str) -> str:
