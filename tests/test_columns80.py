@@ -193,7 +193,8 @@ def test_tune_pick_uses_the_words_of_the_front_listing() -> None:
     flat = " ".join(out.split())
     assert "pick: a + b + c, vote m=2: lowest expected user time" in flat
     assert "1 a + b + c, vote m=2" in flat
-    assert "tail: the member driving the tail (name#2: its second copy)" in flat
+    assert "tail: the member driving the tail (name#2: its second copy; tie of n: within the noise)" in flat
+    assert "you  your council as written: a + b + c, all, rule majority" in out
 
 
 def test_open_loop_infer_names_the_model_as_asked_and_capacity_counts_singular() -> None:

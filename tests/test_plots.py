@@ -173,11 +173,18 @@ def test_tune_plot(tmp_path: Path) -> None:
         best = result.best
         head = f"PASS: pick p95 {best.p95_ms:.1f} ms <= {result.budget.total_ms:g} ms"
         assert all(head in ax.get_title() for ax in fig.axes)
-        # every front row is a numbered point, the pick a star at its figures
+        # every front row is a numbered point, the pick a star at its figures, the council as written
+        # an X labelled "you" at its own
         ax_lat = fig.axes[0]
-        assert sorted(int(t.get_text()) for t in ax_lat.texts) == list(range(1, len(result.pareto) + 1))
-        ((x, y),) = ax_lat.collections[-1].get_offsets()
+        labels = [t.get_text() for t in ax_lat.texts]
+        assert sorted(int(t) for t in labels if t != "you") == list(range(1, len(result.pareto) + 1))
+        assert labels.count("you") == 1
+        own = result.as_written.candidate
+        *_, star, you = ax_lat.collections
+        ((x, y),) = star.get_offsets()
         assert (x, y) == pytest.approx((best.expected_user_time_ms, best.p95_ms))
+        ((x, y),) = you.get_offsets()
+        assert (x, y) == pytest.approx((own.expected_user_time_ms, own.p95_ms))
     finally:
         plot.plt.close(fig)
     out = tmp_path / "tune.png"

@@ -126,18 +126,25 @@ def test_pick_rule_user_time_then_p95_with_ties_inside_the_noise() -> None:
 def test_pick_and_front_are_the_same_for_five_seeds(root: Path) -> None:
     # councils/tune-intent.toml at its default samples: the pick and every configuration on the
     # front (representatives and the configurations tied with them) agree across seeds
-    picks, fronts = set(), set()
+    picks, fronts, tails = set(), set(), set()
     for seed in range(1, 6):
         result = tune_council(root / "councils" / "tune-intent.toml", seed=seed)
         assert result.best is not None
         picks.add(describe(result.best.config))
         fronts.add(frozenset(describe(c.config) for c in result.pareto))
+        # issue 25: the pick's tail member flipped between qwen3-235b and gpt-oss-120b#2 with the seed,
+        # inside the noise; members that share the lead within it are a tie, the same for every seed
+        tails.add(frozenset((describe(c.config), c.tail_ties or (c.tail_driver,)) for c in result.pareto))
         assert result.samples == 2_000
         assert result.refine_samples == 20_000
     assert len(picks) == 1, picks
     assert len(fronts) == 1, [sorted(f) for f in fronts]
-    # the pick docs/tuning.md and councils/README.md give
-    assert picks == {"gpt-oss-120b+gpt-oss-120b+qwen3-235b vote m=2 cache=True concurrency=1"}
+    assert len(tails) == 1, [sorted(t) for t in tails]
+    pick_tail = dict(next(iter(tails)))[next(iter(picks))]
+    assert pick_tail == ("gpt-oss-120b", "gpt-oss-120b#2", "qwen3-235b")
+    # the pick docs/tuning.md and councils/README.md give (no batch-policy label: none of its members
+    # is self-hosted on a GPU, and the WSE-3 ones do not move with it)
+    assert picks == {"gpt-oss-120b+gpt-oss-120b+qwen3-235b vote m=2 cache=True"}
     # the front's size is the one councils/README.md states (docs and tool agree)
     row = next(
         line

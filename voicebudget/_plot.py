@@ -19,6 +19,7 @@ which no stage uses; variants are told apart by line style in black and greys.
 
 from __future__ import annotations
 
+import math
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -353,6 +354,21 @@ def tune_figure(result: TuneResult) -> Figure:
         if best is not None:
             k = front.index(best)
             ax.scatter([eut[k]], [y[k]], marker="*", s=220, color="black", zorder=3, label="pick")
+        own = result.as_written.candidate if result.as_written is not None else None
+        if own is not None and math.isfinite(own.expected_user_time_ms):
+            own_y = own.p95_ms if ax is ax_lat else own.cost_per_turn * 1e6
+            ax.scatter(
+                [own.expected_user_time_ms],
+                [own_y],
+                marker="X",
+                s=90,
+                color=STAGE_COLORS[5],
+                zorder=3,
+                label="your council as written",
+            )
+            ax.annotate(
+                "you", (own.expected_user_time_ms, own_y), xytext=(4, 3), textcoords="offset points", fontsize=7
+            )
         ax.set(xlabel="expected user time per completed request (ms)", ylabel=ylabel)
         ax.grid(alpha=0.3)
     if front:

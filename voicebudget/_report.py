@@ -154,6 +154,10 @@ class StageReport:
     tail_mean_ms: float = float("nan")
     """The stage's own mean duration over the tail turns (where it ran), ms: for a stage running in
     parallel with others it exceeds ``tail_ms``, the part of it on the critical path."""
+    tail_se_ms: float = 0.0
+    """Standard error of ``tail_ms``, the mean over the tail turns: ``std / sqrt(tail turns)``, ms (0
+    with fewer than two tail turns). Two stages whose ``tail_ms`` differ by less than about twice
+    their errors drive the tail equally: which one leads could flip with the seed."""
 
     @property
     def over_allocation(self) -> bool:
@@ -363,6 +367,7 @@ def build_report(
         arr = np.asarray(arr, dtype=np.float64)
         stats = known[key] if key in known else _stage_stats(arr, pct, work)
         tail_ms = float(np.mean(contrib[key])) if key in contrib else 0.0
+        tail_se = float(np.std(contrib[key], ddof=1) / np.sqrt(tail.size)) if key in contrib and tail.size > 1 else 0.0
         share = tail_ms / tail_total if tail_total > 0 else 0.0
         parts = sorted(
             (
@@ -374,7 +379,9 @@ def build_report(
         in_tail = arr[tail]
         in_tail = in_tail[~np.isnan(in_tail)]
         tail_mean = float(np.mean(in_tail)) if in_tail.size else float("nan")
-        stage_reports.append(StageReport(key, stats, tail_ms, share, allocations.get(key), tuple(parts), tail_mean))
+        stage_reports.append(
+            StageReport(key, stats, tail_ms, share, allocations.get(key), tuple(parts), tail_mean, tail_se)
+        )
     return Report(
         name=name,
         budget=budget,

@@ -5,7 +5,7 @@ expected user time, with Monte Carlo standard errors. Picklable: worker processe
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,16 +15,17 @@ from pydantic import ValidationError
 
 from voicebudget._algebra import evaluate
 from voicebudget._budget import Budget
+from voicebudget._report import StageReport
 from voicebudget.councils._config import Council, Member
 from voicebudget.councils._evaluate import evaluate_council
 from voicebudget.councils._speculation import ReplyCache
 from voicebudget.councils._topologies import get_topology
 from voicebudget.tuning._members import name_members, normalise_shares
-from voicebudget.tuning._noise import mean_with_se, quantile_with_se
+from voicebudget.tuning._noise import NOISE_Z, mean_with_se, quantile_with_se, tie_tolerance
 from voicebudget.tuning._result import Candidate, describe
 from voicebudget.tuning._space import Configuration, SearchSpace
 
-__all__ = ["Evaluator", "cache_draws"]
+__all__ = ["TAIL_Z", "Evaluator", "cache_draws", "tail_ties"]
 
 FloatArray = NDArray[np.float64]
 
@@ -113,6 +114,7 @@ class Evaluator:
             within_budget=at_pct <= self.budget.total_ms,
             within_cost=max_cost is None or cost <= max_cost,
             tail_driver=driver,
+            tail_ties=tail_ties(res.report.stages),
             samples=self.samples,
             p95_se_ms=at_pct_se,
             mean_se_ms=mean_se,
@@ -133,6 +135,36 @@ class Evaluator:
         error = h * spec.false_hit_rate + (1 - h) * miss_error
         cost = spec.lookup_usd + spec.candidates_per_turn * spec.tts_usd_per_candidate + (1 - h) * miss_usd
         return latency, error, cost
+
+
+TAIL_Z = NOISE_Z * math.sqrt(2.0)
+"""Tail contributions tie within ``TAIL_Z (se_a + se_b)``. Members on one critical path share its tail
+turns, so their contributions are negatively correlated (the turn one carries, the others carry
+less): at the worst case, correlation -1, the difference's standard error is ``se_a + se_b`` and a
+true tie leaves this band with probability ``P(|N(0,1)| > 2 sqrt(2))`` = 0.5%, as the front's ties
+(:func:`~voicebudget.tuning._noise.tie_tolerance`). With ``NOISE_Z`` alone, copies of one model
+split in ~5% of seeds per pair."""
+
+
+def tail_ties(stages: Sequence[StageReport]) -> tuple[str, ...]:
+    """The stages that share the lead of the tail within the noise, sorted by name; empty when one
+    leads beyond it.
+
+    From the largest mean contribution over the tail turns down, a stage joins while it is within
+    ``TAIL_Z (se_a + se_b)`` of the last one that joined (so three copies of one model at 156, 129
+    and 120 ms, each within the noise of the next, tie as a group rather than split at the ends).
+    """
+    ranked = sorted(stages, key=lambda s: -s.tail_ms)
+    tied = ranked[:1]
+    for s in ranked[1:]:
+        last = tied[-1]
+        tol = tie_tolerance(
+            np.array(last.tail_se_ms), np.array(s.tail_se_ms), np.array(last.tail_ms), np.array(s.tail_ms), TAIL_Z
+        )
+        if last.tail_ms - s.tail_ms > float(tol):
+            break
+        tied.append(s)
+    return tuple(sorted(s.name for s in tied)) if len(tied) > 1 else ()
 
 
 def _refuse_nan(config: Configuration, **objectives: float) -> None:

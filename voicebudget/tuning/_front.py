@@ -15,9 +15,9 @@ from voicebudget._budget import Budget
 from voicebudget._text import as_given
 from voicebudget.tuning._noise import NOISE_Z, SCREEN_Z, tie_tolerance
 from voicebudget.tuning._pareto import noisy_front, pareto_front
-from voicebudget.tuning._result import Candidate, TuneResult, short_config
+from voicebudget.tuning._result import AsWritten, Candidate, TuneResult, short_config
 
-__all__ = ["PICK_RULE", "shortlist", "summarise"]
+__all__ = ["PICK_RULE", "place", "shortlist", "summarise"]
 
 FloatArray = NDArray[np.float64]
 
@@ -57,6 +57,8 @@ def summarise(
     finals: list[Candidate] | None = None,
     shortlisted: int = 0,
     refine_samples: int = 0,
+    own: Candidate | None = None,
+    notes: tuple[str, ...] = (),
 ) -> TuneResult:
     valid = [c for c in candidates if c.skipped is None]
     reasons: dict[str, int] = {}
@@ -66,6 +68,7 @@ def summarise(
     feasible = [c for c in valid if c.feasible]
     front = _front([c for c in (valid if finals is None else finals) if c.feasible])
     best, reason, why = _pick(front, valid, budget)
+    as_written = place(own, front, best, budget) if own is not None and own.skipped is None else None
     return TuneResult(
         name,
         scope,
@@ -85,7 +88,51 @@ def summarise(
         shortlisted,
         refine_samples or samples,
         reason,
+        as_written,
+        notes,
     )
+
+
+def place(own: Candidate, front: list[Candidate], best: Candidate | None, budget: Budget) -> AsWritten:
+    """Where the council as written sits: its budget verdict, the front rows it ties with on every
+    objective and those that beat it beyond the noise (the relation of :func:`noisy_front`), and what
+    the pick changes against it."""
+    ties: list[int] = []
+    beaten_by: list[int] = []
+    if front:
+        obj, se = _arrays([own, *front])
+        tol = tie_tolerance(se[0], se[1:], obj[0], obj[1:])
+        with np.errstate(invalid="ignore"):
+            diff = np.nan_to_num(obj[0] - obj[1:], nan=0.0)  # > 0: the front row is better
+        ties = [int(i) + 1 for i in np.flatnonzero(np.all(np.abs(diff) <= tol, axis=1))]
+        beaten_by = [int(i) + 1 for i in np.flatnonzero(np.all(diff >= -tol, axis=1) & np.any(diff > tol, axis=1))]
+    label = budget.label
+    if own.within_budget:
+        verdict = f"within budget ({label} {own.p95_ms:.1f} ms <= {budget.total_ms:.0f} ms)"
+    else:
+        verdict = f"over budget ({label} {own.p95_ms:.1f} ms > {budget.total_ms:.0f} ms)"
+    if not own.within_cost:
+        verdict += ", over the cost limit"
+    if ties:
+        where = f"ties row {_rows(ties)} of the front on every objective"
+    elif beaten_by:
+        where = f"beaten beyond the noise by row{'s' if len(beaten_by) > 1 else ''} {_rows(beaten_by)}"
+    elif own.feasible:
+        where = "no row of the front beats it beyond the noise"
+    else:
+        where = "no row of the front beats it beyond the noise, but it is not feasible"
+    verdict = f"{verdict}; {where}"
+    if best is not None and not any(front[i - 1] is best for i in ties):
+        verdict += (
+            f"; the pick: user time {best.expected_user_time_ms - own.expected_user_time_ms:+.0f} ms, "
+            f"{label} {best.p95_ms - own.p95_ms:+.1f} ms, {best.cost_per_turn - own.cost_per_turn:+.6f} $/turn"
+        )
+    return AsWritten(own, tuple(ties), tuple(beaten_by), verdict)
+
+
+def _rows(rows: list[int]) -> str:
+    shown = ", ".join(f"#{i}" for i in rows[:6])
+    return shown + (f" and {len(rows) - 6} more" if len(rows) > 6 else "")
 
 
 def _front(feasible: list[Candidate]) -> list[Candidate]:

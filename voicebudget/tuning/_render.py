@@ -12,7 +12,7 @@ from rich.text import Text
 
 from voicebudget._text import as_given, count
 from voicebudget.tuning._front import PICK_RULE
-from voicebudget.tuning._result import TuneResult, short_config
+from voicebudget.tuning._result import TuneResult, same_figures, short_config, tail_label, tail_tie_words
 
 __all__ = ["render_tune", "short_config"]
 
@@ -40,7 +40,7 @@ def render_tune(result: TuneResult) -> RenderableType:
     table = Table(
         title=f"Pareto front ({len(result.pareto)}): user time, {label}, cost; ± one standard error",
         title_justify="left",
-        caption="tail: the member driving the tail (name#2: its second copy)",
+        caption="tail: the member driving the tail (name#2: its second copy; tie of n: within the noise)",
         caption_justify="left",
     )
     for col in ("#", "user time ms", f"{label} ms", "accuracy", "$/turn", "tail"):
@@ -56,13 +56,32 @@ def render_tune(result: TuneResult) -> RenderableType:
             _pm(c.p95_ms, c.p95_se_ms, 1),
             f"{c.quality:.3f}",
             f"{c.cost_per_turn:.6f}",
-            c.tail_driver or "",
+            tail_label(c),
             style=style,
         )
-        same = f" (and {len(c.equivalent)} tied on every objective)" if c.equivalent else ""
-        listing.add_row(Text(str(i), style=style), Text(short_config(c.config) + same, style=style))
-    parts: list[RenderableType] = [
-        head,
+        words = short_config(c.config) + same_figures(c) + tail_tie_words(c)
+        listing.add_row(Text(str(i), style=style), Text(words, style=style))
+    own = result.as_written
+    if own is not None:
+        c = own.candidate
+        style = "" if c.within_budget else "red"
+        table.add_section()
+        table.add_row(
+            "you",
+            _pm(c.expected_user_time_ms, c.expected_user_time_se_ms, 0),
+            _pm(c.p95_ms, c.p95_se_ms, 1),
+            f"{c.quality:.3f}",
+            f"{c.cost_per_turn:.6f}",
+            tail_label(c),
+            style=style,
+        )
+        listing.add_row(
+            Text("you", style=style),
+            Text(f"your council as written: {short_config(c.config)}: {own.verdict}{tail_tie_words(c)}", style=style),
+        )
+    parts: list[RenderableType] = [head]
+    parts.extend(Text(f"note: {note}", style="yellow") for note in result.notes)
+    parts += [
         table,
         listing,
         Text.from_markup(f"[bold]pick:[/] {result.why}"),

@@ -10,7 +10,18 @@ from typing import Any
 from voicebudget._budget import Budget
 from voicebudget.tuning._space import Configuration
 
-__all__ = ["DEFAULT_TUNE_SAMPLES", "Candidate", "TuneResult", "describe", "jsonable", "short_config"]
+__all__ = [
+    "DEFAULT_TUNE_SAMPLES",
+    "AsWritten",
+    "Candidate",
+    "TuneResult",
+    "describe",
+    "jsonable",
+    "same_figures",
+    "short_config",
+    "tail_label",
+    "tail_tie_words",
+]
 
 
 DEFAULT_TUNE_SAMPLES = 2_000
@@ -27,6 +38,10 @@ class Candidate:
     :ivar quality: probability the answer is right.
     :ivar cost_per_turn: USD per turn.
     :ivar expected_user_time_ms: ``X * (T_user + L + T_agent)``, ``X = 1 + e/(1-e_r)``.
+    :ivar tail_driver: the member with the largest mean contribution over the tail turns.
+    :ivar tail_ties: the members whose contribution is within the Monte Carlo noise of the driver's
+        (``|a - b| <= 2 (se_a + se_b)``, the driver included), sorted by name, when there are two or
+        more; empty otherwise. Which of them leads could flip with the seed.
     :ivar skipped: why the configuration is not a valid council (then no figures), else ``None``.
     :ivar samples: simulated turns behind the figures.
     :ivar p95_se_ms, mean_se_ms, quality_se, expected_user_time_se_ms, cost_se: Monte Carlo standard
@@ -43,6 +58,7 @@ class Candidate:
     within_budget: bool = False
     within_cost: bool = True
     tail_driver: str | None = None
+    tail_ties: tuple[str, ...] = ()
     skipped: str | None = None
     equivalent: tuple[Configuration, ...] = ()
     """Other configurations with the same objectives (e.g. two combining rules over identical
@@ -76,6 +92,7 @@ class Candidate:
             "cost_per_turn": self.cost_per_turn,
             "expected_user_time_ms": self.expected_user_time_ms if math.isfinite(self.expected_user_time_ms) else None,
             "tail_driver": self.tail_driver,
+            "tail_ties": list(self.tail_ties),
             "equivalent": [jsonable(c) for c in self.equivalent],
             "samples": self.samples,
             "standard_errors": {
@@ -85,6 +102,52 @@ class Candidate:
                 "expected_user_time_ms": _finite_or_none(self.expected_user_time_se_ms),
                 "cost_per_turn": self.cost_se,
             },
+        }
+
+
+def tail_label(c: Candidate) -> str:
+    """The table's tail cell: the driver, or ``tie of 3`` when members share the lead within the noise
+    (named by :func:`tail_tie_words` under the table)."""
+    return f"tie of {len(c.tail_ties)}" if c.tail_ties else (c.tail_driver or "")
+
+
+def tail_tie_words(c: Candidate) -> str:
+    """``"; tail: tie of 2x a, b"`` for a tail shared within the noise (copies of one model, ``a`` and
+    ``a#2``, counted as in :func:`short_config`); empty when one member leads."""
+    if not c.tail_ties:
+        return ""
+    counts: dict[str, int] = {}
+    for name in c.tail_ties:
+        base = name.split("#", 1)[0]
+        counts[base] = counts.get(base, 0) + 1
+    return "; tail: tie of " + ", ".join(f"{n}x {base}" if n > 1 else base for base, n in counts.items())
+
+
+@dataclass(frozen=True)
+class AsWritten:
+    """The council as its file writes it (no search knob applied), judged like every configuration
+    and placed against the front.
+
+    :ivar candidate: its figures (``index`` -1), at the front's turns and seed.
+    :ivar ties: front rows (1-based, as printed) it ties on every objective within the noise.
+    :ivar dominated_by: front rows that beat it beyond the noise (worse on none, better on one).
+    :ivar verdict: one sentence: the budget verdict and where it sits.
+    """
+
+    candidate: Candidate
+    ties: tuple[int, ...]
+    dominated_by: tuple[int, ...]
+    verdict: str
+
+    def to_dict(self) -> dict[str, Any]:
+        c = self.candidate
+        return {
+            **c.to_dict(),
+            "within_budget": c.within_budget,
+            "within_cost": c.within_cost,
+            "ties": list(self.ties),
+            "dominated_by": list(self.dominated_by),
+            "verdict": self.verdict,
         }
 
 
@@ -108,6 +171,10 @@ class TuneResult:
     :ivar best: the recommended pick (on the front); ``reason`` is the rule that chose it, ``why`` the
         sentence with its numbers.
     :ivar errors: evaluations that raised: ``{"config", "error"}``; never scored as infeasible.
+    :ivar as_written: the council file's own council placed against the front (``None`` when it is
+        not a valid council).
+    :ivar notes: what the search left out and why (e.g. a ``concurrency`` knob that changes no
+        member).
     """
 
     council: str
@@ -128,6 +195,8 @@ class TuneResult:
     shortlisted: int = 0
     refine_samples: int = 0
     reason: str = ""
+    as_written: AsWritten | None = None
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``voicebudget tune --format json``."""
@@ -150,6 +219,8 @@ class TuneResult:
             "best": self.best.to_dict() if self.best else None,
             "reason": self.reason,
             "why": self.why,
+            "as_written": self.as_written.to_dict() if self.as_written else None,
+            "notes": list(self.notes),
         }
 
 
@@ -165,6 +236,20 @@ def describe(config: Configuration) -> str:
 def short_config(config: Configuration) -> str:
     """A configuration in words that wrap between parts: ``2x gpt-oss-120b + qwen3-235b, vote m=2,
     cache, concurrency 1`` (repeated members counted, knobs after commas)."""
+    return ", ".join(_config_parts(config))
+
+
+def same_figures(c: Candidate) -> str:
+    """What the configurations sharing a front row (``equivalent``) change against it, e.g.
+    ``" (same figures with: vote m=1; concurrency 16)"``; empty without any."""
+    if not c.equivalent:
+        return ""
+    lead = _config_parts(c.config)
+    diffs = [" ".join(p for p in _config_parts(e) if p not in lead) or short_config(e) for e in c.equivalent]
+    return f" (same figures with: {'; '.join(diffs)})"
+
+
+def _config_parts(config: Configuration) -> list[str]:
     counts: dict[str, int] = {}
     for name in config["members"]:
         counts[name] = counts.get(name, 0) + 1
@@ -181,4 +266,4 @@ def short_config(config: Configuration) -> str:
             parts[1] += f" {key}={value}"
         else:
             parts.append(f"{key} {value}")
-    return ", ".join(parts)
+    return parts

@@ -21,22 +21,23 @@ from pydantic import BaseModel, ValidationError
 
 from voicebudget._algebra import evaluate
 from voicebudget._budget import MAX_LATENCY_MS, Budget, with_overrides
-from voicebudget._errors import ScenarioError, param
+from voicebudget._errors import ScenarioError, VoiceBudgetError, param
 from voicebudget._io import Roots, read_document, reference_context, validation_error
 from voicebudget._memory import check_memory, check_work
 from voicebudget._plausible import implausible_values, warn_each
 from voicebudget._scenario import Scenario, load_scenario
 from voicebudget._voice_turn import VoiceTurn
 from voicebudget.councils._config import Council
+from voicebudget.councils._topologies import get_topology
 from voicebudget.tuning._evaluator import Evaluator, cache_draws
 from voicebudget.tuning._executor import check_scheduler_address, map_evaluations
 from voicebudget.tuning._front import shortlist as shortlist_of
 from voicebudget.tuning._front import summarise
-from voicebudget.tuning._members import batch_sensitive, prepared_members
+from voicebudget.tuning._members import MATERIAL_MS, batch_sensitive, prepared_members
 from voicebudget.tuning._result import DEFAULT_TUNE_SAMPLES, Candidate, TuneResult, jsonable
 from voicebudget.tuning._space import Configuration, SearchSpace
 
-__all__ = ["load_search", "rest_of_turn", "tune_council"]
+__all__ = ["as_written", "load_search", "rest_of_turn", "tune_council"]
 
 
 FloatArray = NDArray[np.float64]
@@ -157,6 +158,7 @@ def tune_council(
     members = prepared_members(pool, space.concurrency)
     sensitive = batch_sensitive(members, space.concurrency)
     configs = list(space.configurations(list(pool), council.topology, sensitive))
+    notes = _batch_note(space.concurrency, sensitive, list(pool))
 
     refine = REFINE_FACTOR * samples if refine_samples is None else refine_samples
 
@@ -203,6 +205,13 @@ def tune_council(
         items = [(c.index, c.config) for c in shortlist]
         finals, more = _evaluate_all(fine, items, workers, scheduler, progress)
         errors.extend(more)
+    else:
+        fine = evaluator
+    try:
+        own: Candidate | None = fine.judge(-1, as_written(council), council)
+    except (ValueError, VoiceBudgetError) as exc:  # as an evaluation error in the search: said, not raised
+        own = None
+        notes = (*notes, f"your council as written could not be judged: {exc}")
     return summarise(
         council.name,
         scope,
@@ -216,6 +225,8 @@ def tune_council(
         finals,
         len(shortlist),
         max(refine, samples),
+        own,
+        notes,
     )
 
 
@@ -255,6 +266,36 @@ def _check_work(configs: list[Configuration], evaluations: int, samples: int) ->
         )
     except ScenarioError as exc:
         raise ScenarioError(exc.detail, origin=param("samples")) from None
+
+
+def as_written(council: Council) -> Configuration:
+    """The configuration a council file writes: its members, topology, and ``k``/``m``/``rule`` where the
+    topology uses them (its stages at their declared batch policy, no reply cache)."""
+    topo = get_topology(council.topology)
+    config: Configuration = {"members": tuple(mb.name for mb in council.members), "topology": council.topology}
+    if council.k is not None and council.topology == "first_k":
+        config["k"] = council.k
+    if council.m is not None and council.topology == "vote":
+        config["m"] = council.m
+    if topo.combines_by_rule and len(council.members) > 1:
+        config["rule"] = council.rule
+    return config
+
+
+def _batch_note(concurrency: tuple[int, ...], sensitive: frozenset[str], pool: list[str]) -> tuple[str, ...]:
+    """Say what became of a ``concurrency`` knob that changes some or no member."""
+    if not concurrency:
+        return ()
+    values = ", ".join(map(str, concurrency))
+    if not sensitive:
+        return (
+            f"concurrency = [{values}] changes no member (no gpu/wafer member whose call moves by "
+            f"{MATERIAL_MS} ms or more, or whose price moves, with it): not searched",
+        )
+    rest = [name for name in pool if name not in sensitive]
+    if not rest:
+        return ()
+    return (f"concurrency = [{values}] searched only for councils with {', '.join(sorted(sensitive))}",)
 
 
 def _check_memory(at: Callable[[int], Evaluator], configs: list[Configuration], samples: int, copies: int) -> None:
