@@ -15,12 +15,14 @@ if TYPE_CHECKING:
         TurnSet as TurnSet,
     )
     from voicebudget.baseline._compare import (
-        CompareSettings as CompareSettings,
         Comparison as Comparison,
         Row as Row,
         SetComparison as SetComparison,
-        Tolerance as Tolerance,
         compare_sets as compare_sets,
+    )
+    from voicebudget.baseline._settings import (
+        CompareSettings as CompareSettings,
+        Tolerance as Tolerance,
     )
     from voicebudget.baseline._predict import (
         PredictedSet as PredictedSet,
@@ -41,14 +43,8 @@ if TYPE_CHECKING:
 
 _PUBLIC: dict[str, tuple[str, ...]] = {
     "voicebudget._measured": ("TurnSet",),
-    "voicebudget.baseline._compare": (
-        "CompareSettings",
-        "Comparison",
-        "Row",
-        "SetComparison",
-        "Tolerance",
-        "compare_sets",
-    ),
+    "voicebudget.baseline._compare": ("Comparison", "Row", "SetComparison", "compare_sets"),
+    "voicebudget.baseline._settings": ("CompareSettings", "Tolerance"),
     "voicebudget.baseline._predict": (
         "PredictedSet",
         "Prediction",
