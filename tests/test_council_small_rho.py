@@ -128,17 +128,17 @@ def test_a_nan_objective_is_an_error_not_a_ranking(tmp_path: Path, monkeypatch: 
 
     path = tmp_path / "t.toml"
     path.write_text(TUNE)
-    original = _evaluator.evaluate_council
+    original = _evaluator.evaluate_checked
 
-    def nan_for_pairs(council, **kw):  # type: ignore[no-untyped-def]
-        res = original(council, **kw)
+    def nan_for_pairs(council, *args, **kw):  # type: ignore[no-untyped-def]
+        res = original(council, *args, **kw)
         if len(council.members) != 2:
             return res
         return type(res)(
             res.council, res.report, QualityResult(math.nan, "exact"), res.cost_per_turn_usd, math.nan, math.nan
         )
 
-    monkeypatch.setattr(_evaluator, "evaluate_council", nan_for_pairs)
+    monkeypatch.setattr(_evaluator, "evaluate_checked", nan_for_pairs)
     result = tune_council(path)
     # 3 pairs x (all: 2 rules; first_k k=1, k=2: 2 rules each; vote m=2) = 18 configurations
     assert len(result.errors) == 18

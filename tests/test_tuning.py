@@ -140,14 +140,14 @@ def test_against_a_scenario_the_rest_of_the_turn_is_added(root: Path) -> None:
 def test_an_evaluation_error_is_reported_not_scored_infeasible(monkeypatch) -> None:
     from voicebudget.tuning import _evaluator
 
-    original = _evaluator.evaluate_council
+    original = _evaluator.evaluate_checked
 
-    def flaky(council, **kw):
+    def flaky(council, *args, **kw):
         if len(council.members) == 2:
             raise vb.ModelError("model does not fit")
-        return original(council, **kw)
+        return original(council, *args, **kw)
 
-    monkeypatch.setattr(_evaluator, "evaluate_council", flaky)
+    monkeypatch.setattr(_evaluator, "evaluate_checked", flaky)
     result = tune_council(SMALL)
     # 3 pairs x (all: 2 rules; first_k: k=1, k=2 x 2 rules; vote m=2) = 3 x 6 configurations raise
     assert len(result.errors) == 18

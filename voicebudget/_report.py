@@ -297,6 +297,7 @@ def build_report(
     work: FloatArray | None = None,
     origin: str = "",
     stage_fields: Mapping[str, str] | None = None,
+    stage_stats: bool = True,
 ) -> Report:
     """Summarise per-turn latencies against a budget.
 
@@ -322,6 +323,9 @@ def build_report(
     :param origin: the file the stages come from; errors name it (default: ``name``).
     :param stage_fields: stage name -> its field path in that file (a council's ``members.0.stage``), for
         errors.
+    :param stage_stats: False: each stage gets its tail attribution but no percentiles (its
+        :class:`LatencyStats` are NaN), for a caller that reads only the total and the tail driver (the
+        tuner judges thousands of councils; each stage's percentiles were a third of its fixed cost).
     :raises ValueError: no turns, or arrays of different lengths.
     :raises ModelError: a turn beyond :data:`MAX_LATENCY_MS` or not finite (naming the stages with such
         values, by field path when ``stage_fields`` has them).
@@ -365,7 +369,7 @@ def build_report(
     stage_reports = []
     for key, arr in stages_ms.items():
         arr = np.asarray(arr, dtype=np.float64)
-        stats = known[key] if key in known else _stage_stats(arr, pct, work)
+        stats = known[key] if key in known else _stage_stats(arr, pct, work) if stage_stats else _NO_STATS
         tail_ms = float(np.mean(contrib[key])) if key in contrib else 0.0
         tail_se = float(np.std(contrib[key], ddof=1) / np.sqrt(tail.size)) if key in contrib and tail.size > 1 else 0.0
         share = tail_ms / tail_total if tail_total > 0 else 0.0
@@ -396,10 +400,14 @@ def build_report(
     )
 
 
+_NO_STATS = LatencyStats(*(float("nan"),) * 6)
+"""A stage's stats not computed (``build_report(stage_stats=False)``)."""
+
+
 def _stage_stats(arr: FloatArray, pct: float, work: FloatArray) -> LatencyStats:
     """Stats of a stage over the turns where it ran (NaN marks the others), selecting in ``work``."""
     ran = arr[~np.isnan(arr)] if np.isnan(np.min(arr)) else arr
-    return LatencyStats.of(ran, pct, work=work[: ran.size]) if ran.size else LatencyStats(*(float("nan"),) * 6)
+    return LatencyStats.of(ran, pct, work=work[: ran.size]) if ran.size else _NO_STATS
 
 
 def _beyond(values: FloatArray) -> bool:

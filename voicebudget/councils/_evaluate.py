@@ -122,11 +122,20 @@ def evaluate_council(
     budget = budget or council.budget
     nodes = sum(1 for _ in walk(council))
     check_work(n, nodes, what=f"{nodes:,} stages ({len(council.members):,} members)", fewer="members")
-    check_memory(n, lambda k: _evaluate(council, budget, k, seed_int), what=f"council {council.name!r}")
-    return _evaluate(council, budget, n, seed_int)
+    check_memory(n, lambda k: evaluate_checked(council, budget, k, seed_int), what=f"council {council.name!r}")
+    return evaluate_checked(council, budget, n, seed_int)
 
 
-def _evaluate(council: Council, budget: Budget, n: int, seed_int: int) -> CouncilResult:
+def evaluate_checked(
+    council: Council, budget: Budget, n: int, seed_int: int, *, stage_stats: bool = True
+) -> CouncilResult:
+    """:func:`evaluate_council` without its work and memory checks, for a caller that made them once for a
+    whole run (the tuner, over thousands of councils: each check reads ``/proc`` and the cgroup files).
+
+    :param stage_stats: False: the report's stages carry only their tail attribution, not their
+        percentiles (:func:`~voicebudget._report.build_report`); the tuner reads the total and the tail
+        driver only.
+    """
     draws = sample_council(council, n, seed_int)
     report = build_report(
         council.name,
@@ -137,6 +146,7 @@ def _evaluate(council: Council, budget: Budget, n: int, seed_int: int) -> Counci
         seed=seed_int,
         origin=council.origin or f"council {council.name!r}",
         stage_fields=council_fields(council),
+        stage_stats=stage_stats,
     )
     topology = council.topology_model
     quality = topology.quality(council, draws)

@@ -126,29 +126,53 @@ def _window_quadrature(a: float, b: float, n: int) -> tuple[FloatArray, FloatArr
     return nodes, weights / weights.sum()
 
 
-def _solve_gamma(p: float, a: float, b: float) -> float:
-    """``gamma`` with ``E[theta**gamma] = p`` for ``theta ~ Beta(a, b)`` (bisection on a log scale)."""
-    target = math.log(p)
-
-    def log_moment(g: float) -> float:
-        return math.lgamma(a + g) + math.lgamma(a + b) - math.lgamma(a) - math.lgamma(a + b + g)
-
-    lo, hi = 0.0, 1.0
-    while log_moment(hi) > target:
-        hi *= 2.0
-        if hi > 1e15:  # a heavy tail near theta = 1 and a tiny p: the rescaled marginal takes over
-            return hi
-    for _ in range(80):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if log_moment(mid) > target else (lo, mid)
-    return 0.5 * (lo + hi)
+def _gammaln(x: FloatArray) -> FloatArray:
+    """``log |Gamma(x)|`` elementwise: scipy's ``gammaln`` when installed (the ``tune`` and ``test`` extras),
+    else :func:`math.lgamma` per value (same values to ~1e-15)."""
+    try:
+        from scipy.special import gammaln  # lazy: ~0.1 s to import, and scipy is optional
+    except ImportError:  # pragma: no cover - depends on the extras installed
+        return np.asarray([math.lgamma(v) for v in np.ravel(x)], dtype=np.float64).reshape(np.shape(x))
+    return np.asarray(gammaln(x), dtype=np.float64)
 
 
 def solve_gammas(p: Sequence[float] | FloatArray, a: float, b: float) -> FloatArray:
-    """Per-member exponents ``gamma_i`` with ``E[theta**gamma_i] = p_i`` (0 for ``p_i = 1``, inf for 0)."""
-    out = np.empty(len(p))
-    for i, pi in enumerate(p):
-        out[i] = 0.0 if pi >= 1 - _EPS else (np.inf if pi <= _EPS else _solve_gamma(float(pi), a, b))
+    """Per-member exponents ``gamma_i`` with ``E[theta**gamma_i] = p_i`` for ``theta ~ Beta(a, b)`` (0 for
+    ``p_i = 1``, inf for 0): bisection on a log scale, every member at once (``log E[theta**g] = lgamma(a +
+    g) + lgamma(a + b) - lgamma(a) - lgamma(a + b + g)``, decreasing in ``g``). Cached per member set (a
+    tuner simulates the answers of the same set in every batch policy): the array returned is read-only."""
+    return _solve_gammas(tuple(np.asarray(p, dtype=np.float64).tolist()), float(a), float(b))
+
+
+@lru_cache(maxsize=1024)
+def _solve_gammas(p: tuple[float, ...], a: float, b: float) -> FloatArray:
+    pa = np.asarray(p, dtype=np.float64)
+    out = np.where(pa >= 1 - _EPS, 0.0, np.inf)
+    solve = (pa > _EPS) & (pa < 1 - _EPS)
+    out.setflags(write=False)
+    if not solve.any():
+        return out
+    out = out.copy()
+    target = np.log(pa[solve])
+    const = math.lgamma(a + b) - math.lgamma(a)
+
+    def log_moment(g: FloatArray) -> FloatArray:
+        up, down = _gammaln(np.stack([a + g, a + b + g]))
+        return np.asarray(up - down + const, dtype=np.float64)
+
+    lo, hi = np.zeros(target.size), np.ones(target.size)
+    grow = log_moment(hi) > target
+    while grow.any():  # double until the root is bracketed
+        hi = np.where(grow, hi * 2.0, hi)
+        grow &= hi <= 1e15  # a heavy tail near theta = 1 and a tiny p: the rescaled marginal takes over
+        grow &= log_moment(hi) > target
+    huge, bound = hi > 1e15, hi.copy()
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        above = log_moment(mid) > target
+        lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
+    out[solve] = np.where(huge, bound, 0.5 * (lo + hi))
+    out.setflags(write=False)
     return out
 
 
@@ -156,26 +180,36 @@ def competence_nodes(p: Sequence[float] | FloatArray, rho: float) -> tuple[Float
     """Conditional correctness of every member at quadrature nodes of the shared competence.
 
     Given a node, members are independent; averaging any per-node quantity with the weights gives
-    its value under correlated errors.
+    its value under correlated errors. Cached per member set and ``rho`` (a tuner meets the same set in
+    every batch policy and topology): the arrays returned are read-only.
 
     :param p: per-member correctness, each in [0, 1].
     :param rho: error correlation in [0, 1).
     :returns: ``(weights float64[J], q float64[J, N])``; ``J = 1`` when ``rho == 0`` or the members
         are all certain.
     """
+    return _competence_nodes(tuple(np.asarray(p, dtype=np.float64).tolist()), float(rho))
+
+
+@lru_cache(maxsize=1024)
+def _competence_nodes(p: tuple[float, ...], rho: float) -> tuple[FloatArray, FloatArray]:
     pa = np.asarray(p, dtype=np.float64)
     pbar = float(pa.mean())
     if rho < RHO_TINY or pbar <= _EPS or pbar >= 1 - _EPS:
-        return np.ones(1), pa[None, :].copy()
-    a, b = beta_params(pbar, rho)
-    theta, w = _beta_quadrature(a, b)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q = np.nan_to_num(theta[:, None] ** solve_gammas(p, a, b)[None, :], nan=0.0)
-    # the rule integrates theta**gamma to ~1e-6 when gamma is far from 1; rescale so every member's
-    # marginal is exactly p_i
-    mean = w @ q
-    scale = np.divide(pa, mean, out=np.ones_like(pa), where=mean > 0)
-    return w, np.clip(q * scale[None, :], 0.0, 1.0)
+        w, q = np.ones(1), pa[None, :].copy()
+    else:
+        a, b = beta_params(pbar, rho)
+        theta, w = _beta_quadrature(a, b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.nan_to_num(theta[:, None] ** solve_gammas(pa, a, b)[None, :], nan=0.0)
+        # the rule integrates theta**gamma to ~1e-6 when gamma is far from 1; rescale so every member's
+        # marginal is exactly p_i
+        mean = w @ q
+        scale = np.divide(pa, mean, out=np.ones_like(pa), where=mean > 0)
+        q = np.clip(q * scale[None, :], 0.0, 1.0)
+    w.setflags(write=False)
+    q.setflags(write=False)
+    return w, q
 
 
 def _poisson_binomial(q: FloatArray) -> FloatArray:
@@ -190,10 +224,10 @@ def _poisson_binomial(q: FloatArray) -> FloatArray:
 
 
 def _beta_binomial(n: int, a: float, b: float) -> FloatArray:
-    k = np.arange(n + 1)
-    log_choose = np.array([math.lgamma(n + 1) - math.lgamma(j + 1) - math.lgamma(n - j + 1) for j in k])
-    log_b = np.array([_log_beta(j + a, n - j + b) for j in k]) - _log_beta(a, b)
-    return np.exp(log_choose + log_b)
+    k = np.arange(n + 1, dtype=np.float64)
+    log_choose = math.lgamma(n + 1) - _gammaln(k + 1) - _gammaln(n - k + 1)
+    log_b = _gammaln(k + a) + _gammaln(n - k + b) - math.lgamma(n + a + b) - _log_beta(a, b)
+    return np.asarray(np.exp(log_choose + log_b), dtype=np.float64)
 
 
 def correct_count_pmf(p: Sequence[float], rho: float) -> FloatArray:

@@ -17,7 +17,7 @@ from voicebudget._algebra import evaluate
 from voicebudget._budget import Budget
 from voicebudget._report import StageReport
 from voicebudget.councils._config import Council, Member
-from voicebudget.councils._evaluate import evaluate_council
+from voicebudget.councils._evaluate import evaluate_checked
 from voicebudget.councils._speculation import ReplyCache
 from voicebudget.councils._topologies import get_topology
 from voicebudget.tuning._members import name_members, normalise_shares
@@ -81,7 +81,8 @@ class Evaluator:
         return doc
 
     def judge(self, index: int, config: Configuration, council: Council) -> Candidate:
-        res = evaluate_council(council, samples=self.samples, seed=self.seed)
+        # work and memory were checked once for the whole run (tune_council)
+        res = evaluate_checked(council, council.budget, self.samples, self.seed, stage_stats=False)
         latency = res.report.total_samples_ms
         error, cost, driver = res.quality.error_rate, res.cost_per_turn_usd, res.tail_driver
         if config.get("cache"):
