@@ -11,8 +11,11 @@ A page shows a command's output in a marker block::
     ```
     <!-- /output -->
 
-and a table assembled from one or more commands in ``<!-- table: NAME -->`` ... ``<!-- /table -->``,
-written by the function ``NAME`` of :data:`TABLES`. ``python tests/doc_outputs.py [docs/x.md ...]``
+a table assembled from one or more commands in ``<!-- table: NAME -->`` ... ``<!-- /table -->``,
+written by the function ``NAME`` of :data:`TABLES`, and what pytest prints for a test of docs/examples in
+``<!-- pytest: docs/examples/FILE.py::TEST -->`` ... ``<!-- /pytest -->`` (the file run by pytest in a
+subprocess, as a user runs it; its figures are timings, so a block matches when its text does and each
+measured figure is within :data:`TIMING_TOLERANCE` of the run's). ``python tests/doc_outputs.py [docs/x.md ...]``
 rewrites the blocks of the pages given (default: every page); tests/test_doc_outputs.py fails when a
 page and its command disagree, and when a console block shows a command's output outside a marker
 block. Numbers in a page's prose are pinned in tests/test_doc_outputs.py (the command run, the
@@ -28,7 +31,9 @@ import json
 import os
 import re
 import shlex
+import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
@@ -41,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 COLUMNS = 80
 
-BLOCK = re.compile(r"<!-- (output|table): (.+?) -->\n(.*?)<!-- /\1 -->\n", re.DOTALL)
+BLOCK = re.compile(r"<!-- (output|table|pytest): (.+?) -->\n(.*?)<!-- /\1 -->\n", re.DOTALL)
 """A marker block: its kind, its argument (the command after ``voicebudget``, or a table's name), its body."""
 
 
@@ -142,6 +147,73 @@ def capacity_70b_fast_mode() -> str:
     return "\n".join(rows) + "\n"
 
 
+def cli_run_json() -> str:
+    """docs/cli.md's JSON example: ``run -f json`` on the default scenario, ms rounded to 0.1 and shares to
+    0.0001, the first variant's keys up to ``server_side`` and its first stage only."""
+    doc = run_json("run -f json")
+    variant = doc["variants"][0]
+    keys = ("name", "passed", "within_budget_share", "slack_ms", "total", "stages", "tail_driver", "n_turns")
+    shown = {k: variant[k] for k in (*keys, "server_side")}
+    shown["stages"] = variant["stages"][:1]
+    doc = {**doc, "variants": [shown]}
+    return "```json\n" + json.dumps(_rounded(doc), indent=2, ensure_ascii=False) + "\n```\n"
+
+
+def _rounded(x: Any, key: str = "") -> Any:
+    """Figures as a page prints them: ms to 0.1, shares to 0.0001."""
+    if isinstance(x, dict):
+        return {k: _rounded(v, k) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_rounded(v, key) for v in x]
+    if isinstance(x, float):
+        return round(x, 4 if key.endswith("share") else 1)
+    return x
+
+
+TRACE_FIT_SAMPLES = {
+    "Pipecat log": "tests/data/traces/pipecat.log",
+    "LiveKit metrics": "tests/data/traces/livekit-metrics.jsonl",
+    "OTel (LiveKit)": "tests/data/traces/otel-spans.json",
+}
+"""docs/traces.md's fit table: its rows, by the sample files ``fit`` reads."""
+FIT_METHODS = ("joint", "empirical", "lognormal")
+
+
+@cache
+def trace_fit(sample: str, method: str) -> tuple[int, float, float, str, str]:
+    """``voicebudget fit SAMPLE -o TMP --method METHOD``: (turns fitted, observed p50 and p95 ms, the simulated
+    p50's and p95's errors as printed)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        _, out = run(f"fit {sample} -o {Path(tmp) / 'fitted.toml'} --method {method}")
+    out = " ".join(out.split())
+    turns = re.search(r"fitted to (\d+) turns", out)
+    observed = re.search(r"observed total: p50 ([\d.]+) ms, p95 ([\d.]+) ms", out)
+    errors = re.search(r"simulated: p50 [\d.]+ ms \(([+-][\d.]+%)\), p95 [\d.]+ ms \(([+-][\d.]+%)\)", out)
+    if turns is None or observed is None or errors is None:
+        raise AssertionError(f"voicebudget fit {sample}: unexpected output:\n{out}")
+    return int(turns[1]), float(observed[1]), float(observed[2]), errors[1], errors[2]
+
+
+def trace_fit_turns() -> int:
+    """The turns of each sample trace (docs/traces.md: "20 turns each")."""
+    (turns,) = {trace_fit(path, "joint")[0] for path in TRACE_FIT_SAMPLES.values()}
+    return turns
+
+
+def traces_fit() -> str:
+    """docs/traces.md: how close ``fit``'s scenario comes to each sample trace, per method."""
+    rows = [
+        "| sample | observed p50 / p95 ms | " + " | ".join(FIT_METHODS) + " |",
+        "|---|---|" + "---|" * len(FIT_METHODS),
+    ]
+    for label, path in TRACE_FIT_SAMPLES.items():
+        fits = [trace_fit(path, m) for m in FIT_METHODS]
+        _, p50, p95, _, _ = fits[0]
+        cells = " | ".join(f"{f[3]} / {f[4]}" for f in fits)
+        rows.append(f"| {label} | {p50:.0f} / {p95:.0f} | {cells} |")
+    return "\n".join(rows) + "\n"
+
+
 FAST_MODE_70B = (
     "capacity scenarios/support-line.toml --hardware h100-sxm --model llama-3.1-70b --chips 2 --precision fp8 "
     "--batch-cap 1,2,4,8,32 --budget-ms 1500"
@@ -150,31 +222,125 @@ FAST_MODE_70B = (
 TABLES: dict[str, Callable[[], str]] = {
     "capacity-support-line": capacity_support_line,
     "capacity-70b-fast-mode": capacity_70b_fast_mode,
+    "cli-run-json": cli_run_json,
+    "traces-fit": traces_fit,
     **TRACE_TABLES,
 }
 """Tables assembled from commands (or, for docs/traces.md, from the readers' own tables), by the name their
 marker block gives."""
 
 
+def pytest_failure(test: str) -> str:
+    """What pytest prints for ``test`` (``docs/examples/FILE.py::TEST``) failing: the message under its
+    ``____ TEST ____`` header, run on a copy of the file in a fresh folder (no project configuration), with
+    this checkout's voicebudget and its pytest plugin."""
+    path, _, name = test.partition("::")
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / Path(path).name
+        copy.write_text((ROOT / path).read_text(encoding="utf-8"), encoding="utf-8")
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": str(COLUMNS), "NO_COLOR": "1"}
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"{copy.name}::{name}"],
+            cwd=tmp,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,
+        )
+    lines = done.stdout.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("_") and f" {name} " in line), None)
+    if start is None:
+        raise AssertionError(f"pytest {test}: no failure of {name} in its output:\n{done.stdout[-3000:]}")
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("="))
+    return "```\n" + "\n".join(line.rstrip() for line in lines[start + 1 : end]) + "\n```\n"
+
+
+TIMING_TOLERANCE = (25.0, 0.10)
+"""A figure with a decimal point in a ``pytest`` block is a timing (ms) or a share of them (%): it matches the
+run's within 25 (ms or points) or 10%, whichever is larger: the example sleeps for real, so its figures
+move by a few ms from run to run, more on a loaded machine. Whole numbers (turn counts) must be equal."""
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def same_within_timing(written: str, now: str) -> bool:
+    """``written`` and ``now`` say the same but for timings within :data:`TIMING_TOLERANCE` (and the spaces that
+    align a table's columns)."""
+    text_a, text_b = (" ".join(_NUMBER.sub("#", t).split()) for t in (written, now))
+    nums_a, nums_b = _NUMBER.findall(written), _NUMBER.findall(now)
+    if text_a != text_b or len(nums_a) != len(nums_b):
+        return False
+    absolute, relative = TIMING_TOLERANCE
+    for a, b in zip(nums_a, nums_b, strict=True):
+        if "." not in a or "." not in b:
+            if a != b:
+                return False
+        elif abs(float(a) - float(b)) > max(absolute, relative * max(abs(float(a)), abs(float(b)))):
+            return False
+    return True
+
+
 def render(kind: str, arg: str) -> str:
     """A block's body as the command gives it now."""
     if kind == "output":
         return output_block(arg)
+    if kind == "pytest":
+        return pytest_failure(arg)
     if arg not in TABLES:
         raise KeyError(f"no table {arg!r} in tests/doc_outputs.py; known: {', '.join(sorted(TABLES))}")
     return TABLES[arg]()
 
 
 def blocks(text: str) -> list[tuple[str, str, str]]:
-    """Every marker block of a page: (kind, argument, body as written)."""
-    return [(m.group(1), m.group(2), m.group(3)) for m in BLOCK.finditer(text)]
+    """Every marker block of a page: (kind, argument, body as written). A block indented inside a list item
+    (its marker after spaces) is given without that indentation."""
+    return [(m.group(1), m.group(2), _dedent(m.group(3), _indent_of(text, m))) for m in BLOCK.finditer(text)]
+
+
+def _indent_of(text: str, m: re.Match[str]) -> str:
+    """The spaces before a block's opening marker on its line (a block inside a list item)."""
+    prefix = text[text.rfind("\n", 0, m.start()) + 1 : m.start()]
+    return prefix if not prefix.strip() else ""
+
+
+def _dedent(body: str, indent: str) -> str:
+    if not indent:
+        return body
+    lines = body.removesuffix(indent).splitlines(keepends=True)
+    return "".join(line.removeprefix(indent) for line in lines)
+
+
+def _indent(body: str, indent: str) -> str:
+    if not indent:
+        return body
+    return "".join(indent + line if line.strip() else line for line in body.splitlines(keepends=True)) + indent
+
+
+PYTEST_RUNS = 3
+"""Runs of a ``pytest`` block's test before it is called stale: one starved of the CPU on a loaded machine (its
+sleeps overshoot by a second or more: seen at load 8 on 2 cores) does not make the page wrong."""
+
+
+def matches(kind: str, arg: str, body: str) -> bool:
+    """A block's body is what its command gives now (a ``pytest`` block: within the timing tolerance, in one of
+    :data:`PYTEST_RUNS` runs)."""
+    if kind != "pytest":
+        return body == render(kind, arg)
+    return any(same_within_timing(body, pytest_failure(arg)) for _ in range(PYTEST_RUNS))
 
 
 def regenerate(text: str) -> str:
-    """The page with every marker block rewritten from its command."""
-    return BLOCK.sub(
-        lambda m: f"<!-- {m.group(1)}: {m.group(2)} -->\n{render(m.group(1), m.group(2))}<!-- /{m.group(1)} -->\n", text
-    )
+    """The page with every marker block rewritten from its command (a ``pytest`` block that still matches is
+    kept as it is: its timings would change on every run)."""
+
+    def block(m: re.Match[str]) -> str:
+        kind, arg, indent = m.group(1), m.group(2), _indent_of(text, m)
+        body = _dedent(m.group(3), indent)
+        new = body if kind == "pytest" and matches(kind, arg, body) else render(kind, arg)
+        return f"<!-- {kind}: {arg} -->\n{_indent(new, indent)}<!-- /{kind} -->\n"
+
+    return BLOCK.sub(block, text)
 
 
 def main(argv: list[str]) -> int:

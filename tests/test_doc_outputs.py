@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from doc_outputs import DOCS, FAST_MODE_70B, blocks, render, run, run_json
+from doc_outputs import DOCS, FAST_MODE_70B, blocks, matches, render, run, run_json, trace_fit_turns
 
 import voicebudget as vb
 from voicebudget._algebra import evaluate, replace
@@ -28,6 +28,11 @@ BLOCKS = [(page, kind, arg, body) for page in PAGES for kind, arg, body in block
     ("page", "kind", "arg", "body"), BLOCKS, ids=[f"{p.name}:{k}:{a[:40]}" for p, k, a, _ in BLOCKS]
 )
 def test_block_is_what_the_command_prints(page: object, kind: str, arg: str, body: str) -> None:
+    if kind == "pytest":  # the example sleeps for real: its timings match within a tolerance
+        assert matches(kind, arg, body), (
+            f"{page}: the pytest block {arg!r} is stale; pytest prints now:\n{render(kind, arg)}"
+        )
+        return
     now = render(kind, arg)
     assert body == now, f"{page}: the {kind} block {arg!r} is stale; run python tests/doc_outputs.py {page}"
 
@@ -134,11 +139,7 @@ def councils_pins() -> list[str]:
     by = {v["name"]: v for v in cache["variants"]}
     router = by["router-council"]
     cache_gain = by["baseline"]["total"]["mean_ms"] - by["reply-cache"]["total"]["mean_ms"]
-    tail = re.search(
-        r"tail driver: llm \(mean ([\d.]+) ms of the slowest 5% of turns; sonnet ([\d.]+) ms\)",
-        run("run scenarios/council-vs-cache.toml")[1].replace("\n", " "),
-    )
-    assert tail is not None
+    tail = council_tail()
     assert vote_code == 0
     vote_p95 = float(re.search(r"PASS p95 ([\d.]+) ms", vote)[1])  # type: ignore[index]
     together = float(re.search(r"together .* ([\d.]+) ms", vote)[1])  # type: ignore[index]
@@ -154,7 +155,153 @@ def councils_pins() -> list[str]:
         f"cuts the mean by ~{round(cache_gain, -1):.0f} ms",
         f"`PASS: p95 {vote_p95:.1f} ms <= 400 ms`",
         f"p95 {vote_p95:.0f} ms, tail mean ~{together:.0f} ms",
+        *cache_pins(),
+        *tune_intent_40_pins(),
     ]
+
+
+def council_tail() -> re.Match[str]:
+    """The router council's tail driver line of ``run scenarios/council-vs-cache.toml`` (docs/councils.md and
+    docs/engine.md quote it)."""
+    tail = re.search(
+        r"tail driver: llm \(mean ([\d.]+) ms of the slowest 5% of turns; sonnet ([\d.]+) ms\)",
+        run("run scenarios/council-vs-cache.toml")[1].replace("\n", " "),
+    )
+    assert tail is not None
+    return tail
+
+
+def cache_pins() -> list[str]:
+    # docs/councils.md: evaluate_cache on the scenario's reply cache, other_latency_ms = 370, its defaults
+    from voicebudget.councils import UserTime, evaluate_cache
+
+    scenario = vb.load_scenario(DOCS.parent / "scenarios" / "council-vs-cache.toml")
+    cache = scenario.variants["reply-cache"].llm
+    assert (cache.hit_rate, cache.false_hit_rate, cache.miss_error_rate, cache.conversation_turns) == (
+        0.3,
+        0.03,
+        0.08,
+        10,
+    )
+    result = evaluate_cache(cache, scenario.budget, user_time=UserTime(other_latency_ms=370)).to_dict()
+    saved = result["expected_user_time_without_cache_ms"] - result["expected_user_time_ms"]
+    assert saved > 0  # "saves"
+    return [
+        f"{_pct(result['conversation_hit_rate'])} of conversations see a hit and "
+        f"{result['conversation_false_hit_rate']:.1%} hear at least one wrong cached reply",
+        f"the break-even false-hit rate is {_pct(result['break_even_false_hit_rate'])}",
+        f"~{round(saved, -1):.0f} ms of user time per completed request "
+        f"({result['expected_user_time_without_cache_ms']:.0f} -> {result['expected_user_time_ms']:.0f} ms)",
+    ]
+
+
+def tune_intent_40_pins() -> list[str]:
+    best = run_json("tune councils/tune-intent-40.toml -f json")["best"]
+    # "all three models stopping at two agreeing labels behind the reply cache"
+    assert best["config"] == {
+        "members": ["llama-8b", "gpt-oss-120b", "qwen3-235b"],
+        "topology": "vote",
+        "m": 2,
+        "cache": True,
+    }
+    return [
+        f"(accuracy {best['quality']:.3f}, p95 {best['p95_ms']:.0f} ms, {best['expected_user_time_ms']:.0f} ms)",
+    ]
+
+
+def cli_pins() -> list[str]:
+    out = run("run scenarios/fast-mode.toml")[1]
+    standard, fast = re.findall(r"cost: \$([\d.]+) per turn", out)
+    return [f"`cost: ${standard} per turn` standard", f"`cost: ${fast} per turn` in fast mode"]
+
+
+def engine_pins() -> list[str]:
+    tail = council_tail()
+    return [f"`tail driver: llm (mean {tail[1]} ms of the slowest 5% of turns; sonnet {tail[2]} ms)`"]
+
+
+def tuning_pins() -> list[str]:
+    doc = run_json("tune councils/tune-intent.toml -f json")
+    front = sorted(doc["pareto"], key=lambda c: c["expected_user_time_ms"])
+    best, runner_up = front[0], front[1]
+    assert best == doc["best"]
+    # "2x gpt-oss-120b + qwen3-235b, vote m=2, behind the cache", "3x gpt-oss-120b"
+    assert best["config"]["members"] == ["gpt-oss-120b", "gpt-oss-120b", "qwen3-235b"]
+    assert (best["config"]["topology"], best["config"]["m"], best["config"]["cache"]) == ("vote", 2, True)
+    assert runner_up["config"]["members"] == ["gpt-oss-120b"] * 3
+    se, user, next_user = best["standard_errors"], best["expected_user_time_ms"], runner_up["expected_user_time_ms"]
+    gap = next_user - user
+    assert gap > 2 * (se["expected_user_time_ms"] + runner_up["standard_errors"]["expected_user_time_ms"])  # "beyond"
+    return [
+        f"(`{user:.0f}±{se['expected_user_time_ms']:.0f}`)",
+        f"({doc['space_size']:,} configurations, {doc['feasible']:,} within {doc['budget']['total_ms']:g} ms at p95)",
+        f"the shortlist is {doc['shortlisted']} configurations and the front the same {len(front)} rows",
+        f"({user:,.0f} ± {se['expected_user_time_ms']:.0f} ms user time, p95 {best['p95_ms']:.1f} ± "
+        f"{se['p95_ms']:.1f} ms, ${best['cost_per_turn']:.6f}/turn,",
+        f"{gap:.0f} ms of user time ahead of 3x gpt-oss-120b ({next_user:,.0f} ± "
+        f"{runner_up['standard_errors']['expected_user_time_ms']:.0f} ms)",
+    ]
+
+
+def scenarios_pins() -> list[str]:
+    # the error messages of the page's "Errors" section, from documents with each mistake
+    voice = {
+        "kind": "voice_turn",
+        "endpointing": {"kind": "fixed", "value_ms": 200},
+        "asr": {"kind": "lognormal", "p50_ms": 247, "p95_ms": 298},
+        "network": {"kind": "fixed", "value_ms": 0},
+        "llm": {"kind": "fixed", "value_ms": 500},
+        "tts": {"kind": "fixed", "value_ms": 150},
+        "transport": {"kind": "fixed", "value_ms": 60},
+    }
+
+    def error(pipeline: dict[str, Any], **extra: Any) -> str:
+        with pytest.raises(vb.ScenarioError) as exc:
+            vb.parse_scenario({"name": "x", "pipeline": pipeline, **extra}, origin="scenarios/x.toml")
+        return str(exc.value)
+
+    def sequence(a: dict[str, Any]) -> dict[str, Any]:
+        return {"kind": "sequence", "stages": {"a": a}}
+
+    llm = {
+        "kind": "llm",
+        "ttft": {"kind": "lognormal", "p50_ms": 423, "p95_ms": 500},
+        "tpot": {"kind": "fixed", "value_ms": 5},
+    }
+    bad_variant = {"bad": {"llm": {"ttft": {"p50_ms": 0}}}}
+    gamma = error(sequence({"kind": "gamma"}))
+    wide = error(sequence({"kind": "lognormal", "p50_ms": 5e-324, "p95_ms": 300}))
+    sigma = re.search(r"sigma (\d+)\)", wide)
+    assert sigma is not None
+    return [
+        error({**voice, "asr": {"kind": "lognormal", "p50_ms": 247, "p95_ms": 200}}),
+        gamma[: gamma.index("uniform") + len("uniform")],
+        error({**voice, "asr": {"kind": "log-normal", "p50_ms": 247, "p95_ms": 298}}).split(" known:")[0],
+        error({**voice, "llm": llm}, variants=bad_variant),
+        error(sequence({"kind": "fixed", "value_ms": 1, "foo": 2})),
+        f"(`p50_ms = 5e-324, p95_ms = 300`: sigma {sigma[1]})",
+    ]
+
+
+def traces_pins() -> list[str]:
+    # the fit accuracy table is generated (<!-- table: traces-fit -->); its turns per sample here
+    return [f"On the sample traces ({trace_fit_turns()} turns each; tests/test_traces_check_fit.py)"]
+
+
+def audio_pins() -> list[str]:
+    doc = run_json(
+        "endpointing scenarios/semantic-turn-detector.yaml --pauses docs/examples/pauses-call-center.toml "
+        "--false-end-rate 0.1 -f json"
+    )
+    settings = {s["label"]: s for s in doc["settings"]}
+    frontier = doc["frontier"]
+    vad = settings["vad-only"]
+    at = next(p for p in frontier if p["timeout_ms"] == vad["added_ms"])
+    assert abs(at["cut_share"] - vad["cut_share"]) < 0.01  # "lies on the curve" (Monte Carlo vs closed form)
+    base = settings["baseline"]
+    same_cut = min(frontier, key=lambda p: abs(p["cut_share"] - base["cut_share"]))
+    assert base["added_ms"] > same_cut["added_ms"] + 100  # "sits above the curve"
+    return [f"variant, a {vad['added_ms']:.0f} ms timeout, lies on the curve"]
 
 
 def telemetry_pins() -> list[str]:
@@ -184,9 +331,15 @@ def telemetry_pins() -> list[str]:
 
 
 PINS: dict[str, Callable[[], list[str]]] = {
+    "audio.md": audio_pins,
     "capacity.md": capacity_pins,
+    "cli.md": cli_pins,
     "councils.md": councils_pins,
+    "engine.md": engine_pins,
+    "scenarios.md": scenarios_pins,
     "telemetry.md": telemetry_pins,
+    "traces.md": traces_pins,
+    "tuning.md": tuning_pins,
 }
 
 

@@ -3,6 +3,8 @@ against simulated turns, and learning from recorded turns."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from fake_clock import FakeClock
@@ -136,6 +138,12 @@ def test_calibration_against_simulated_turns() -> None:
         assert band.sum() >= 400, (lo, hi, band.sum())
         assert abs(p[band].mean() - act[band].mean()) < 0.05, (lo, hi)
     assert act[~pred].mean() < 0.95  # and the others are the risky ones
+    # docs/checker.md quotes this run's figures
+    page = " ".join((Path(__file__).resolve().parents[1] / "docs" / "checker.md").read_text(encoding="utf-8").split())
+    assert (
+        f"({len(predicted):,} decisions). Of the {int(pred.sum()):,} decisions with `p_fit >= 0.95`, "
+        f"{act[pred].mean():.0%} of the turns fit" in page
+    )
 
 
 def test_learns_from_recorded_turns() -> None:
