@@ -257,28 +257,42 @@ def pytest_failure(test: str) -> str:
 
 
 TIMING_TOLERANCE = (25.0, 0.10)
-"""A figure with a decimal point in a ``pytest`` block is a timing (ms) or a share of them (%): it matches the
-run's within 25 (ms or points) or 10%, whichever is larger: the example sleeps for real, so its figures
-move by a few ms from run to run, more on a loaded machine. Whole numbers (turn counts) must be equal."""
+"""A figure with a decimal point in a ``pytest`` block, or a whole number of ms, is a timing (ms) or a share of
+them (%): it matches the run's within 25 (ms or points) or 10%, whichever is larger: the example sleeps for
+real, so its figures move by a few ms from run to run, more on a loaded machine. Other whole numbers (turn
+counts, the 95 of p95) must be equal."""
 
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?")
+_TIMING = re.compile(r"[+-]?\d+(?:\.\d+|(?= ?ms\b))")
 
 
 def same_within_timing(written: str, now: str) -> bool:
     """``written`` and ``now`` say the same but for timings within :data:`TIMING_TOLERANCE` (and the spaces that
     align a table's columns)."""
     text_a, text_b = (" ".join(_NUMBER.sub("#", t).split()) for t in (written, now))
-    nums_a, nums_b = _NUMBER.findall(written), _NUMBER.findall(now)
-    if text_a != text_b or len(nums_a) != len(nums_b):
+    nums_a, nums_b = _NUMBER.finditer(written), _NUMBER.finditer(now)
+    if text_a != text_b:
         return False
     absolute, relative = TIMING_TOLERANCE
-    for a, b in zip(nums_a, nums_b, strict=True):
-        if "." not in a or "." not in b:
+    for m_a, m_b in zip(nums_a, nums_b, strict=False):
+        a, b = m_a[0], m_b[0]
+        timing = _TIMING.match(written, m_a.start()) is not None and _TIMING.match(now, m_b.start()) is not None
+        if not timing:
             if a != b:
                 return False
         elif abs(float(a) - float(b)) > max(absolute, relative * max(abs(float(a)), abs(float(b)))):
             return False
     return True
+
+
+def console_block(page: str, first_line: str) -> list[str]:
+    """The lines of the console block of ``docs/PAGE`` whose first line is ``first_line``, after it."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    for m in re.finditer(r"```console\n(.*?)```", text, re.DOTALL):
+        lines = m.group(1).splitlines()
+        if lines and lines[0] == first_line:
+            return lines[1:]
+    raise AssertionError(f"docs/{page}: no console block starts with {first_line!r}")
 
 
 def render(kind: str, arg: str) -> str:

@@ -370,3 +370,20 @@ def test_plugin_writes_junit_and_annotates_the_test_line(
     )
     written = summary.read_text(encoding="utf-8")
     assert "| `test_agent.py::test_slow` | p95 700.0 ms | 800 ms | 100.0% | llm | **FAIL** |" in written
+
+
+def test_the_annotations_docs_ci_shows_are_what_run_prints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # docs/ci.md shows `run scenarios/ci.toml --format github` on this file's TOML scenario
+    from doc_outputs import console_block
+
+    command = "$ voicebudget run scenarios/ci.toml --format github     # the scenario of tests/test_ci_formats.py"
+    shown = [line for line in console_block("ci.md", command) if line.startswith("::")]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "ci.toml").write_text(TOML_SCENARIO, encoding="utf-8")
+    result = runner.invoke(app, ["run", "scenarios/ci.toml", "--format", "github"])
+    assert result.exit_code == 1
+    printed = result.stdout.splitlines()
+    assert len(shown) == 3
+    assert [line for line in shown if line not in printed] == []

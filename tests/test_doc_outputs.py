@@ -43,10 +43,16 @@ PINNED_ELSEWHERE = {
     ("inference.md", "$ voicebudget infer -m llama-3.3-70b -H h100-sxm --chips 2 --precision fp8 \\"): (
         "tests/test_inference_hfconfig.py::test_request_rate_example_of_docs_prints_its_numbers"
     ),
-    # NOT pinned yet, listed so that the gap shows: scenarios/ci.toml is written by tests/test_ci_formats.py
-    # into a temporary folder, not shipped, so the page's command cannot be run as shown
+    (
+        "ci.md",
+        "$ voicebudget compare before.json after.json --ignore-stage other --predicted fitted.toml:vendor-claim",
+    ): (
+        "tests/test_predicted.py::test_predicted_vs_measured_on_a_real_pipecat_pipeline (a real pipeline's timings: "
+        "within tolerance)"
+    ),
     ("ci.md", "$ voicebudget run scenarios/ci.toml --format github     # the scenario of tests/test_ci_formats.py"): (
-        "nothing (to do: ship the scenario or generate the block)"
+        "tests/test_ci_formats.py::test_the_annotations_docs_ci_shows_are_what_run_prints (the scenario is that "
+        "test file's)"
     ),
 }
 

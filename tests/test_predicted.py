@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -174,7 +176,7 @@ def test_predicted_vs_measured_on_a_real_pipecat_pipeline(tmp_path: Path, monkey
     # "other" (the log's rounding, in the turns where it is not 0) is in too few turns for a p90 in some runs
     compare = ["compare", "before.json", "after.json", "--ignore-stage", "other", "--predicted"]
     out = _cli(*compare, "fitted.toml:faster-llm", "-f", "json")
-    doc = json.loads(out)
+    doc = faster = json.loads(out)
     assert doc["prediction"] == "fitted.toml:faster-llm vs fitted.toml:baseline"
     assert doc["verdict"].startswith("the measured change agrees with the prediction")
     (predicted,) = doc["predicted"]
@@ -206,9 +208,48 @@ def test_predicted_vs_measured_on_a_real_pipecat_pipeline(tmp_path: Path, monkey
     assert 50.0 < llm["gap_ms"] < 110.0  # measured ~ -100 ms, the claim predicts ~ -180 ms
     assert doc["verdict"].startswith("prediction missed: ")
     assert "llm_ttft p50 optimistic by about" in doc["verdict"]
+    _docs_show_this_run(table, doc, faster)
     # GitHub: the miss is annotated at the variant's llm line of the fitted scenario
     github = _cli(*compare, "fitted.toml:vendor-claim", "-f", "github", code=1)
     lines = fitted.read_text(encoding="utf-8").splitlines()
     claim = lines.index("[variants.vendor-claim]") + 3  # its llm = {...} line, 1-based
     assert lines[claim - 1].startswith("llm = ")
     assert f"::error file=fitted.toml,line={claim},title=voicebudget compare%3A predicted%3A llm_ttft p50::" in github
+
+
+DOCS_COMMAND = "$ voicebudget compare before.json after.json --ignore-stage other --predicted fitted.toml:vendor-claim"
+
+
+def _docs_show_this_run(table: str, vendor: dict[str, Any], faster: dict[str, Any]) -> None:
+    """docs/ci.md shows this run: the table's rows it quotes, the sentence's and the verdict's figures, and the
+    faster-llm figures of its prose, each within the timing tolerance of tests/doc_outputs.py (a real pipeline's
+    timings move by a few ms from run to run)."""
+    from doc_outputs import DOCS, console_block, same_within_timing
+
+    shown = console_block("ci.md", DOCS_COMMAND)
+    header = next(i for i, line in enumerate(shown) if line.startswith("measure "))
+    rows = [line for line in shown[header:] if line and not line.startswith(("...", " "))][:4]
+    printed = table.splitlines()
+    for line in rows:  # the header and the rows the page quotes
+        assert any(same_within_timing(line, out) for out in printed), f"docs/ci.md: {line!r} not in:\n{table}"
+    by = {(r["measure"], r["percentile"]): r for r in vendor["predicted"][0]["rows"]}
+    llm, total = by["llm_ttft", 50.0], by["total", 50.0]
+    page = " ".join(" ".join(shown).split())
+    quoted = (
+        f"llm_ttft p50: the model predicted {llm['predicted_ms']:+.1f} ms ({llm['predicted_low_ms']:+.1f} ... "
+        f"{llm['predicted_high_ms']:+.1f}) at p50; measured {llm['measured_ms']:+.1f} ({llm['measured_low_ms']:+.1f} "
+        f"... {llm['measured_high_ms']:+.1f}): the model was optimistic by about {llm['gap_ms']:.0f} ms on llm_ttft "
+        f"FAIL prediction missed: total p50 optimistic by about {total['gap_ms']:.0f} ms"
+    ).replace("+", "")
+    said_there = re.search(r"llm_ttft p50: the model predicted .*?total p50 optimistic by about -?\d+ ms", page)
+    assert said_there is not None
+    assert same_within_timing(said_there[0], quoted), (said_there[0], quoted)
+    fast = {(r["measure"], r["percentile"]): r for r in faster["predicted"][0]["rows"]}
+    prose = " ".join((DOCS / "ci.md").read_text(encoding="utf-8").split())
+    said = (
+        f"predicts {fast['total', 50.0]['predicted_ms']:.1f} ms at p50 and {fast['total', 90.0]['predicted_ms']:.1f} "
+        f"ms at p90 where {fast['total', 50.0]['measured_ms']:.1f} and {fast['total', 90.0]['measured_ms']:.1f} ms"
+    )
+    prose_there = re.search(r"predicts -?[\d.]+ ms at p50 and -?[\d.]+ ms at p90 where -?[\d.]+ and -?[\d.]+ ms", prose)
+    assert prose_there is not None
+    assert same_within_timing(prose_there[0], said), (prose_there[0], said)
