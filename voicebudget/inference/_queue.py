@@ -38,9 +38,10 @@ tails there as optimistic by up to a quarter (docs/inference.md has the table).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -355,25 +356,24 @@ def estimate_open_loop(
     """
     if not request_rate_per_s > 0 or not math.isfinite(request_rate_per_s):
         raise ModelError(f"request_rate_per_s must be a finite number > 0, got {request_rate_per_s}")
-    plan = _resolve(model, hardware, deployment, workload, calibration)
+    served = _served(model, hardware, deployment, workload, calibration)
+    plan, step, p, o, budget, cap, capacity = (
+        served.plan,
+        served.step,
+        served.p,
+        served.o,
+        served.budget,
+        served.cap,
+        served.capacity,
+    )
     from voicebudget.inference._predict import estimate_inference
 
-    p, o = float(workload.prompt_tokens), float(workload.output_tokens)
-    budget = float(deployment.prefill_chunk_tokens or default_step_budget(plan.hardware))
-    admitted = float(admitted_requests(plan, deployment.memory_utilization, p + o / 2.0))
-
-    def step(nd: float, npf: float) -> float:
-        return decode_step_ms(plan, nd, p + o / 2.0, npf, p / 2.0)
-
     lam = request_rate_per_s / plan.replicas / 1e3  # per ms per replica
-    cap = min(admitted, budget * (1.0 - PROMPT_SHARE_FLOOR))
-    capacity = _capacity(step, p, o, budget, cap) * plan.replicas
     load = request_rate_per_s / capacity
     quantiles = _at_rate(step, lam, p, o, budget, cap) if request_rate_per_s < capacity else None
     line = OPEN_LOOP_PREDICTABLE_LOAD
     if quantiles is not None and load > line:  # TTFT at 75% of capacity: a lower bound
-        lam_bound = line * capacity / plan.replicas / 1e3
-        bound = _at_rate(step, lam_bound, p, o, budget, cap)
+        bound = served.bound()
         if bound is not None:
             quantiles = (bound[0], bound[1], quantiles[2], quantiles[3], quantiles[4], quantiles[5])
     if quantiles is None:
@@ -420,6 +420,50 @@ def estimate_open_loop(
         throughput_tokens_per_s=request_rate_per_s * o,
         at_mean_concurrency=at,
     )
+
+
+@dataclass(frozen=True)
+class _Served:
+    """What does not depend on the arrival rate: the plan, the step model, the step budget and admission
+    limit, the capacity (requests/s over the replicas) and, once asked, the TTFT at the predictable load."""
+
+    plan: GPUPlan
+    step: Callable[[float, float], float]
+    p: float
+    o: float
+    budget: float
+    cap: float
+    capacity: float
+    _bound: list[tuple[tuple[float, ...], float, float, float, float, float] | None] = field(default_factory=list)
+
+    def bound(self) -> tuple[tuple[float, ...], float, float, float, float, float] | None:
+        """:func:`_at_rate` at :data:`OPEN_LOOP_PREDICTABLE_LOAD` of the capacity (computed on first use)."""
+        if not self._bound:
+            lam = OPEN_LOOP_PREDICTABLE_LOAD * self.capacity / self.plan.replicas / 1e3
+            self._bound.append(_at_rate(self.step, lam, self.p, self.o, self.budget, self.cap))
+        return self._bound[0]
+
+
+@functools.lru_cache(maxsize=256)
+def _served(
+    model: str | ModelArch,
+    hardware: str | Hardware,
+    deployment: Deployment,
+    workload: Workload,
+    calibration: GPUCalibration | None,
+) -> _Served:
+    """The rate-free part of :func:`estimate_open_loop`, once per deployment and workload: a capacity search
+    evaluates one deployment at ~15-40 rates, and the capacity's bisection was ~40% of each call."""
+    plan = _resolve(model, hardware, deployment, workload, calibration)
+    p, o = float(workload.prompt_tokens), float(workload.output_tokens)
+    budget = float(deployment.prefill_chunk_tokens or default_step_budget(plan.hardware))
+    admitted = float(admitted_requests(plan, deployment.memory_utilization, p + o / 2.0))
+
+    def step(nd: float, npf: float) -> float:
+        return decode_step_ms(plan, nd, p + o / 2.0, npf, p / 2.0)
+
+    cap = min(admitted, budget * (1.0 - PROMPT_SHARE_FLOOR))
+    return _Served(plan, step, p, o, budget, cap, _capacity(step, p, o, budget, cap) * plan.replicas)
 
 
 def _at_rate(
