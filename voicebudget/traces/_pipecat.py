@@ -142,13 +142,7 @@ class _Reader:
         message (None: no known layout), ``hit`` the rule its message (or, without a layout, the line)
         matches in this reader's mode."""
         if parts is None:
-            if _TS_START.match(raw) or any(k in raw for k in _KEYWORDS):
-                if not (self.breakdown and hit is not None):
-                    snippet = raw if len(raw) <= 120 else raw[:117] + "..."
-                    self.flag(lineno, "", snippet, "unparseable log line (cut short?)")
-                    return
-            if self.breakdown:
-                self.breakdown_message(lineno, raw, hit)
+            self.line_without_layout(lineno, raw, hit)
             return
         ts_text, msg = parts
         try:
@@ -162,6 +156,17 @@ class _Reader:
             self.unmatched(lineno, ts, msg, raw)
         else:
             self.message(lineno, ts, msg, hit)
+
+    def line_without_layout(self, lineno: int, raw: str, hit: Hit | None) -> None:
+        """A line in no known layout: a metrics line whose prefix is cut is flagged; in breakdown mode, a
+        breakdown line is read as it is."""
+        cut = _TS_START.match(raw) or any(k in raw for k in _KEYWORDS)
+        if cut and not (self.breakdown and hit is not None):
+            snippet = raw if len(raw) <= 120 else raw[:117] + "..."
+            self.flag(lineno, "", snippet, "unparseable log line (cut short?)")
+            return
+        if self.breakdown:
+            self.breakdown_message(lineno, raw, hit)
 
     def message(self, lineno: int, ts: float, msg: str, hit: Hit) -> None:
         """A message a rule reads (a log with VAD lines): the kinds that stand on their own go to their
@@ -325,34 +330,41 @@ class _Reader:
         ended. A second result before the turn's release is a later VAD stop: the user paused, went on, and
         stopped again, so the turn is anchored there (as a second VAD stop line restarts a turn)."""
         cur = self.current
-        open_turn = (
-            cur is not None
-            and cur.rule_set == "pipecat-0.0.x-smart-turn"
-            and "llm" not in cur.values
-            and cur.release is None
-        )
         if rule.kind == "smart_turn_silence":
-            silence_ms = float(m.group(1))
-            if not open_turn:
-                self.start(lineno, None)
-                cur = self.current
-                assert cur is not None
-                cur.rule_set = "pipecat-0.0.x-smart-turn"
-            assert cur is not None
-            if math.isfinite(silence_ms) and 0.0 <= silence_ms <= self.absurd_ms:
-                cur.speech_end = ts - silence_ms / 1000.0
-                cur.anchor_at = (ts, lineno)
-            else:
-                cur.builder.flag(lineno, "Silence in ms", silence_ms, "smart-turn silence out of range")
-        elif not open_turn:
+            self.smart_turn_silence(lineno, ts, float(m.group(1)))
+        elif cur is None or not self.smart_turn_open:
             self.start(lineno, ts - self.stop_secs)
             assert self.current is not None
             self.current.rule_set = "pipecat-0.0.x-smart-turn"
             self.current.anchor_at = (ts, lineno)
             self.adopt_pending_stt()
         else:
-            assert cur is not None
             cur.speech_end, cur.anchor_at = ts - self.stop_secs, (ts, lineno)
+
+    @property
+    def smart_turn_open(self) -> bool:
+        """The open turn is a smart-turn analyzer's, not yet released nor answered."""
+        cur = self.current
+        return (
+            cur is not None
+            and cur.rule_set == "pipecat-0.0.x-smart-turn"
+            and "llm" not in cur.values
+            and cur.release is None
+        )
+
+    def smart_turn_silence(self, lineno: int, ts: float, silence_ms: float) -> None:
+        """``End of Turn complete due to stop_secs. Silence in ms: X``: speech ended X ms before the line."""
+        if not self.smart_turn_open:
+            self.start(lineno, None)
+            assert self.current is not None
+            self.current.rule_set = "pipecat-0.0.x-smart-turn"
+        cur = self.current
+        assert cur is not None
+        if math.isfinite(silence_ms) and 0.0 <= silence_ms <= self.absurd_ms:
+            cur.speech_end = ts - silence_ms / 1000.0
+            cur.anchor_at = (ts, lineno)
+        else:
+            cur.builder.flag(lineno, "Silence in ms", silence_ms, "smart-turn silence out of range")
 
     def released(self, lineno: int, ts: float, rule: LineRule, m: re.Match[str]) -> None:
         strategy = m.group("strategy")
@@ -409,33 +421,54 @@ class _Reader:
             cur.values["stt"] = pending
 
     def breakdown_message(self, lineno: int, msg: str, hit: Hit | None) -> None:
+        """A latency-breakdown line (a log with no VAD lines), to its kind's handler."""
         if hit is None:
             return
         rule, m = hit
-        if rule.kind == "breakdown_contribution":
-            cur = self.current
-            if cur is None or cur.reported is not None or (not cur.contributions and cur.builder.stages_ms):
-                if m.group("label") == "first request":  # a greeting's wait from the client connecting
-                    return
-                self.start(lineno, None)
-                cur = self.current
-            assert cur is not None
-            cur.contributions.append((m.group("label"), m.group("owner"), float(m.group(1)), lineno))
-            return
-        if rule.kind == "latency_total":
-            if self.current is not None and self.current.reported is None and "from client" not in msg:
-                self.current.reported = (float(m.group(1)), lineno, None)
-            return
-        if rule.kind == "breakdown_user_turn":
+        handler = self.breakdown_handlers.get(rule.kind)
+        if handler is not None:
+            handler(lineno, msg, m)
+
+    @functools.cached_property
+    def breakdown_handlers(self) -> dict[str, Callable[[int, str, re.Match[str]], None]]:
+        """The kinds read in breakdown mode -> their handler ``(line, message, match)``."""
+        return {
+            "breakdown_contribution": self.contribution,
+            "latency_total": self.breakdown_total,
+            "breakdown_user_turn": self.user_turn,
+            "breakdown_ttfb": self.breakdown_ttfb,
+            "breakdown_aggregation": self.breakdown_aggregation,
+        }
+
+    def contribution(self, lineno: int, msg: str, m: re.Match[str]) -> None:
+        """A Pipecat 1.9+ contribution line (``0.200s  endpointing wait ...``): a stage of the open turn,
+        or the first of a new one."""
+        cur = self.current
+        if cur is None or cur.reported is not None or (not cur.contributions and cur.builder.stages_ms):
+            if m.group("label") == "first request":  # a greeting's wait from the client connecting
+                return
             self.start(lineno, None)
-            assert self.current is not None
-            ms = self.current.builder.seconds(float(m.group(1)), line=lineno, fld="User turn")
-            self.current.builder.set_stage("endpointing", ms)
-        elif self.current is None:
-            return
-        elif rule.kind == "breakdown_ttfb":
+            cur = self.current
+        assert cur is not None
+        cur.contributions.append((m.group("label"), m.group("owner"), float(m.group(1)), lineno))
+
+    def breakdown_total(self, lineno: int, msg: str, m: re.Match[str]) -> None:
+        if self.current is not None and self.current.reported is None and "from client" not in msg:
+            self.current.reported = (float(m.group(1)), lineno, None)
+
+    def user_turn(self, lineno: int, msg: str, m: re.Match[str]) -> None:
+        """``User turn: 0.825s``: a new turn, its endpointing."""
+        self.start(lineno, None)
+        assert self.current is not None
+        ms = self.current.builder.seconds(float(m.group(1)), line=lineno, fld="User turn")
+        self.current.builder.set_stage("endpointing", ms)
+
+    def breakdown_ttfb(self, lineno: int, msg: str, m: re.Match[str]) -> None:
+        if self.current is not None:
             self.value(lineno, _role(m.group("proc")), float(m.group(2)), None)
-        elif rule.kind == "breakdown_aggregation" and self.current.agg is None:
+
+    def breakdown_aggregation(self, lineno: int, msg: str, m: re.Match[str]) -> None:
+        if self.current is not None and self.current.agg is None:
             self.current.agg = self.check(lineno, "text aggregation", float(m.group(2)))
 
     def check(self, lineno: int, fld: str, seconds: float) -> float | None:
@@ -588,8 +621,8 @@ def _read_once(
             hit, breakdown_hit = classify(msg, breakdown=False), None
         else:
             hit, breakdown_hit = classify_both(msg)
-        if detected.see(line, hit, breakdown_hit):
-            reader.s_suffix = detected.s_suffix
+        detected.see(line, hit, breakdown_hit)
+        reader.s_suffix = detected.s_suffix  # True from the log's first TTFB with an "s" on
         reader.line(lineno, line, parts, hit)
         if breakdown is not None:
             if detected.vad:

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 from voicebudget.traces._pipecat_rules import CONTRIBUTIONS, RULE_SETS
-from voicebudget.traces._pipecat_total import Moment, explain_total
+from voicebudget.traces._pipecat_total import Moment, Verdict, explain_total
 from voicebudget.traces._table import Anomaly, TurnBuilder
 
 OUTPUT_HOP_MS = 20.0
@@ -89,17 +89,12 @@ class TurnFinisher:
         call_ms = tool_ms = 0.0
         names: dict[str, float] = {}
         for i, (cur, nxt) in enumerate(zip(passes, passes[1:], strict=False)):
-            moments = [c for c in turn.calls if cur[2] < c[3] < nxt[2]]
-            dispatched = [c for c in moments if c[0] in ("tool_started", "tool_call")]
-            if cur[1] is None or nxt[1] is None or not dispatched:
+            timed = _tool_round(turn.calls, i, cur, nxt)
+            if timed is None:
                 return
-            call_at = dispatched[0][2]
-            call_ms += (call_at - cur[1]) * 1000.0 + (cur[0] * 1000.0 if i > 0 else 0.0)
-            round_ms = (nxt[1] - nxt[0] - call_at) * 1000.0
-            tool_ms += round_ms
-            results = [c for c in moments if c[0] == "tool_result"]
-            name = (results[-1] if results else dispatched[-1])[1] or "tool"
-            names[name] = names.get(name, 0.0) + round_ms
+            call_ms += timed[0]
+            tool_ms += timed[1]
+            names[timed[2]] = names.get(timed[2], 0.0) + timed[1]
         b.set_stage("llm_tool_call", b.ms(round(call_ms, 3), line=passes[0][2], fld="FunctionCallsStartedFrame"))
         b.set_stage("tool", b.ms(round(tool_ms, 3), line=passes[-1][2], fld="LLM TTFB (request start)"))
         for name, ms in names.items():
@@ -112,65 +107,95 @@ class TurnFinisher:
         if turn.contributions:
             self.finish_contributions(turn)
             return
-        vals = turn.values
+        self.flag_reprompt(turn)
+        llm = turn.passes[0] if turn.passes else turn.values.get("llm")
+        self.request_stages(turn, llm)
+        needed = self.needed(turn, llm)
+        b.require(needed)
+        tts = turn.values.get("tts")
+        total = self.total_without_tts(turn) if tts is None else self.total_with_tts(turn, tts)
+        b.close_with_residual(
+            total, tts[2] if tts else b.line, "TTS TTFB (line time)", required=(*needed, "endpointing")
+        )
+        if turn.reported is not None:
+            self.compare(turn, b)
+
+    def flag_reprompt(self, turn: PipecatTurn) -> None:
+        """An LLM context that ends with a non-user message: an idle re-prompt, flagged and left out."""
         if turn.context_role is not None and turn.context_role[0] != "user":
-            b.flag(
+            turn.builder.flag(
                 turn.context_role[1],
                 "LLM context",
                 turn.context_role[0],
                 f"idle re-prompt: the LLM was called with no user transcript (its context ends with a "
                 f"'{turn.context_role[0]}' message); not a reply to the user, left out",
             )
+
+    def request_stages(self, turn: PipecatTurn, llm: tuple[float, float | None, int] | None) -> None:
+        """The stages the services' lines give: ASR, the LLM's passes, endpointing, first phrase, TTS,
+        leading silence."""
+        b, vals = turn.builder, turn.values
         if "stt" in vals:
             b.set_stage("asr", vals["stt"][0] * 1000.0)
-        tts = vals.get("tts")
-        llm = turn.passes[0] if turn.passes else vals.get("llm")
         if llm is not None:
             self.llm_stage(turn, "llm_ttft", llm)
         if len(turn.passes) > 1:
             self.tool_stages(turn)
-        ttfb_flagged = llm is not None and any(a.line == llm[2] for a in b.anomalies)
-        if llm is not None and turn.speech_end is not None and llm[1] is not None and not ttfb_flagged:
-            # (a flagged TTFB is one anomaly: the request start derived from it is not flagged again)
-            commit = round((llm[1] - llm[0] - turn.speech_end) * 1000.0, 3)
-            b.set_stage("endpointing", b.ms(commit, line=llm[2], fld="LLM TTFB (request start)"))
+        self.endpointing(turn, llm)
         if turn.agg is not None:
             b.set_stage("first_phrase", turn.agg * 1000.0)
-        if tts is not None:
-            b.set_stage("tts_ttfb", tts[0] * 1000.0)
+        if "tts" in vals:
+            b.set_stage("tts_ttfb", vals["tts"][0] * 1000.0)
         if turn.silence is not None:
             b.set_stage("leading_silence", b.ms(turn.silence[0] * 1000.0, line=turn.silence[1], fld="TTFA"))
+
+    def endpointing(self, turn: PipecatTurn, llm: tuple[float, float | None, int] | None) -> None:
+        """End of speech -> the first LLM request's start (its TTFB line's time minus the TTFB)."""
+        if llm is None or turn.speech_end is None or llm[1] is None:
+            return
+        if any(a.line == llm[2] for a in turn.builder.anomalies):
+            return  # a flagged TTFB is one anomaly: the request start derived from it is not flagged again
+        commit = round((llm[1] - llm[0] - turn.speech_end) * 1000.0, 3)
+        turn.builder.set_stage("endpointing", turn.builder.ms(commit, line=llm[2], fld="LLM TTFB (request start)"))
+
+    def needed(self, turn: PipecatTurn, llm: tuple[float, float | None, int] | None) -> dict[str, tuple[str, str]]:
+        """The stages the turn must have (stage -> what names it in a flag); a turn whose bot spoke with no
+        TTS line gets its ``output`` stage here and needs no TTS TTFB."""
         needed = {
             "llm_ttft": ("LLM TTFB", "LLM TTFB line"),
             "tts_ttfb": ("TTS TTFB", "TTS TTFB line"),
         }
         if self.breakdown:  # from the log, endpointing comes with the LLM TTFB line's time
             needed["endpointing"] = ("User turn", "User turn event")
-        if tts is None and turn.bot_started is not None and llm is not None and llm[1] is not None:
+        if "tts" not in turn.values and turn.bot_started is not None and llm is not None and llm[1] is not None:
             self.audio_without_tts(turn, llm)
             needed.pop("tts_ttfb")
-        b.require(needed)
-        total = None
-        if tts is None and "output" in b.stages_ms and turn.speech_end is not None and turn.bot_started is not None:
-            total = round((turn.bot_started[0] - turn.speech_end) * 1000.0, 3)
-            b.start_s, b.end_s = turn.speech_end, turn.bot_started[0]
+        return needed
+
+    def total_without_tts(self, turn: PipecatTurn) -> float | None:
+        """End of speech -> the bot's first audio, when the turn has its ``output`` stage."""
+        b = turn.builder
+        if "output" not in b.stages_ms or turn.speech_end is None or turn.bot_started is None:
+            return None
+        b.start_s, b.end_s = turn.speech_end, turn.bot_started[0]
+        return round((turn.bot_started[0] - turn.speech_end) * 1000.0, 3)
+
+    def total_with_tts(self, turn: PipecatTurn, tts: tuple[float, float | None, int]) -> float | None:
+        """End of speech -> the TTS's first byte, or the bot's first audio when it came more than
+        :data:`OUTPUT_HOP_MS` later (the gap is the ``output`` stage)."""
+        b = turn.builder
         if (
-            tts is not None
-            and tts[1] is not None
-            and turn.speech_end is not None
-            and b.stages_ms.keys() >= {"endpointing", "llm_ttft", "tts_ttfb"}
+            tts[1] is None
+            or turn.speech_end is None
+            or not b.stages_ms.keys() >= {"endpointing", "llm_ttft", "tts_ttfb"}
         ):
-            end = tts[1]
-            if turn.bot_started is not None and (turn.bot_started[0] - tts[1]) * 1000.0 > OUTPUT_HOP_MS:
-                end = turn.bot_started[0]  # the listener hears nothing until the bot starts speaking
-                b.set_stage("output", round((end - tts[1]) * 1000.0, 3))
-            total = round((end - turn.speech_end) * 1000.0, 3)
-            b.start_s, b.end_s = turn.speech_end, end
-        b.close_with_residual(
-            total, tts[2] if tts else b.line, "TTS TTFB (line time)", required=(*needed, "endpointing")
-        )
-        if turn.reported is not None:
-            self.compare(turn, b)
+            return None
+        end = tts[1]
+        if turn.bot_started is not None and (turn.bot_started[0] - tts[1]) * 1000.0 > OUTPUT_HOP_MS:
+            end = turn.bot_started[0]  # the listener hears nothing until the bot starts speaking
+            b.set_stage("output", round((end - tts[1]) * 1000.0, 3))
+        b.start_s, b.end_s = turn.speech_end, end
+        return round((end - turn.speech_end) * 1000.0, 3)
 
     def audio_without_tts(self, turn: PipecatTurn, llm: tuple[float, float | None, int]) -> None:
         """The bot spoke with no TTS TTFB line: a speech-to-speech model's own audio (its TTFB is the
@@ -206,12 +231,8 @@ class TurnFinisher:
             ms = b.seconds(seconds, line=line, fld=label)
             if stage is None or ms is None:
                 continue
-            if stage == "llm":  # before the first handler: the first pass; after the last: the reply's pass
-                stage = (
-                    "llm_ttft"
-                    if not handlers or i < handlers[0]
-                    else ("llm_2_ttft" if i > handlers[-1] else "llm_tool_call")
-                )
+            if stage == "llm":
+                stage = _llm_pass(i, handlers)
             if stage == "tool":
                 name = re.sub(r" \+\d+$", "", owner) or "tool"
                 b.set_part("tool", name, b.parts_ms.get("tool", {}).get(name, 0.0) + ms)
@@ -224,6 +245,11 @@ class TurnFinisher:
         )
         if "tts_ttfb" not in b.stages_ms:  # a speech-to-speech model speaks without a TTS service
             b.rules = RULE_SETS["pipecat-contributions"].name + " (speech-to-speech)"
+        self.contributions_total(turn)
+
+    def contributions_total(self, turn: PipecatTurn) -> None:
+        """The TOTAL line closes a turn of contribution lines: Pipecat's own total, the rest ``other``."""
+        b = turn.builder
         if turn.reported is None:
             b.flag(turn.contributions[-1][3], "TOTAL", None, "contribution lines without their TOTAL line")
             return
@@ -248,7 +274,7 @@ class TurnFinisher:
             at,
             b.total_ms,
             turn.speech_end,
-            audio_end=b.end_s is not None and turn.bot_started is not None and b.end_s == turn.bot_started[0],
+            audio_end=_ends_at_audio(turn),
             anchor=self.anchor_text(turn),
             moments=self.moments(turn),
             hop_ms=OUTPUT_HOP_MS,
@@ -258,16 +284,8 @@ class TurnFinisher:
             return
         if verdict.note and not b.anomalies:
             b.note(verdict.note)
-        if verdict.total_ms is None or b.anomalies:
-            return
-        for stage, add in (("endpointing", verdict.endpointing_ms), ("output", verdict.output_ms)):
-            if add:
-                b.stages_ms[stage] = round(b.stages_ms.get(stage, 0.0) + add, 3)
-        b.total_ms = verdict.total_ms
-        if b.start_s is not None:
-            b.start_s += verdict.shift_s
-        if b.end_s is not None and verdict.output_ms:
-            b.end_s += verdict.output_ms / 1000.0
+        if verdict.total_ms is not None and not b.anomalies:
+            _take_total(b, verdict)
 
     def anchor_text(self, turn: PipecatTurn) -> str:
         """What the rebuilt ``t = 0`` of a turn is, for a note."""
@@ -308,3 +326,56 @@ class TurnFinisher:
                 )
             )
         return found
+
+
+Pass = tuple[float, float | None, int]
+"""An LLM pass: its TTFB (s), its TTFB line's time (s; None: not known), its line."""
+
+
+def _tool_round(
+    calls: list[tuple[str, str, float, int]], i: int, cur: Pass, nxt: Pass
+) -> tuple[float, float, str] | None:
+    """Pass ``i`` (``cur``), which ended in a tool call, and the tools until the next pass (``nxt``): the LLM
+    writing the call (ms: its first token -> the call dispatched, a later pass's whole TTFB too), the tools'
+    round (ms: the call -> the next pass's request) and the function named, the one whose result came last;
+    None when the lines do not time it."""
+    moments = [c for c in calls if cur[2] < c[3] < nxt[2]]
+    dispatched = [c for c in moments if c[0] in ("tool_started", "tool_call")]
+    if cur[1] is None or nxt[1] is None or not dispatched:
+        return None
+    call_at = dispatched[0][2]
+    call_ms = (call_at - cur[1]) * 1000.0 + (cur[0] * 1000.0 if i > 0 else 0.0)
+    round_ms = (nxt[1] - nxt[0] - call_at) * 1000.0
+    return call_ms, round_ms, _round_name(moments, dispatched)
+
+
+def _round_name(moments: list[tuple[str, str, float, int]], dispatched: list[tuple[str, str, float, int]]) -> str:
+    """A tool round's name: the function whose result came last, else the last one called."""
+    results = [c for c in moments if c[0] == "tool_result"]
+    return (results[-1] if results else dispatched[-1])[1] or "tool"
+
+
+def _llm_pass(i: int, handlers: list[int]) -> str:
+    """The stage of contribution line ``i``, an LLM's: before the first tool handler the first pass, after
+    the last the reply's pass, in between a pass writing a tool call."""
+    if not handlers or i < handlers[0]:
+        return "llm_ttft"
+    return "llm_2_ttft" if i > handlers[-1] else "llm_tool_call"
+
+
+def _take_total(b: TurnBuilder, verdict: Verdict) -> None:
+    """Pipecat's larger total taken: its earlier start into ``endpointing``, its later end into ``output``."""
+    for stage, add in (("endpointing", verdict.endpointing_ms), ("output", verdict.output_ms)):
+        if add:
+            b.stages_ms[stage] = round(b.stages_ms.get(stage, 0.0) + add, 3)
+    b.total_ms = verdict.total_ms
+    if b.start_s is not None:
+        b.start_s += verdict.shift_s
+    if b.end_s is not None and verdict.output_ms:
+        b.end_s += verdict.output_ms / 1000.0
+
+
+def _ends_at_audio(turn: PipecatTurn) -> bool:
+    """The rebuilt turn ends at the bot's first audio (not at the TTS's first byte)."""
+    b = turn.builder
+    return b.end_s is not None and turn.bot_started is not None and b.end_s == turn.bot_started[0]
