@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -31,12 +30,11 @@ def test_size_cap_names_the_file_and_the_cap(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
 def test_devices_and_folders_are_refused_at_once(tmp_path: Path) -> None:
-    t0 = time.perf_counter()
+    """Refused before a byte is read (how fast: benchmarks/bench_io.py)."""
     with pytest.raises(ScenarioError, match=r"/dev/zero: is a device, not a regular file; refused"):
         read_text("/dev/zero")
     with pytest.raises(ScenarioError, match=r"/dev/zero: is a device"):
         list(iter_lines("/dev/zero"))
-    assert time.perf_counter() - t0 < 1.0
     with pytest.raises(ScenarioError, match="is a folder"):
         read_text(tmp_path)
     with pytest.raises(ScenarioError, match="nope.yaml: file not found"):
@@ -99,14 +97,13 @@ def test_json_limits_become_scenario_errors() -> None:
 
 
 def test_yaml_billion_laughs_is_refused_at_once() -> None:
+    """Counted on the node graph, never expanded (how fast: benchmarks/bench_io.py)."""
     levels = ["a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
     for i, name in enumerate("bcdefghi"):
         prev = "abcdefghi"[i]
         levels.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
-    t0 = time.perf_counter()
     with pytest.raises(ScenarioError, match=r"b\.yaml: line 1: cannot parse YAML: aliases expand to [\d,]+ nodes"):
         load_yaml("\n".join(levels), origin="b.yaml")
-    assert time.perf_counter() - t0 < 1.0
     with pytest.raises(ScenarioError, match="refers to its own parent"):
         load_yaml("a: &a [1, *a]", origin="r.yaml")
 
