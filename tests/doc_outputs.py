@@ -266,14 +266,14 @@ _NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?")
 _TIMING = re.compile(r"[+-]?\d+(?:\.\d+|(?= ?ms\b))")
 
 
-def same_within_timing(written: str, now: str) -> bool:
-    """``written`` and ``now`` say the same but for timings within :data:`TIMING_TOLERANCE` (and the spaces that
-    align a table's columns)."""
+def same_within_timing(written: str, now: str, tolerance: tuple[float, float] = TIMING_TOLERANCE) -> bool:
+    """``written`` and ``now`` say the same but for timings within ``tolerance`` (ms or points, and a share of the
+    larger; default :data:`TIMING_TOLERANCE`) and the spaces that align a table's columns."""
     text_a, text_b = (" ".join(_NUMBER.sub("#", t).split()) for t in (written, now))
     nums_a, nums_b = _NUMBER.finditer(written), _NUMBER.finditer(now)
     if text_a != text_b:
         return False
-    absolute, relative = TIMING_TOLERANCE
+    absolute, relative = tolerance
     for m_a, m_b in zip(nums_a, nums_b, strict=False):
         a, b = m_a[0], m_b[0]
         timing = _TIMING.match(written, m_a.start()) is not None and _TIMING.match(now, m_b.start()) is not None

@@ -220,30 +220,38 @@ def test_predicted_vs_measured_on_a_real_pipecat_pipeline(tmp_path: Path, monkey
 DOCS_COMMAND = "$ voicebudget compare before.json after.json --ignore-stage other --predicted fitted.toml:vendor-claim"
 
 
+REAL_PIPELINE = (60.0, 0.40)
+"""How far docs/ci.md's figures may lie from this test's run: the measured side is 55 turns of a real pipeline,
+whose bootstrap bounds move by tens of ms from run to run (seen: -118.6 then -83.6 ms), and the simulated side
+is fitted to them."""
+_VERDICT = re.compile(r"\s+(agrees|OPTIMISTIC|PESSIMISTIC)\s*$")
+
+
 def _docs_show_this_run(table: str, vendor: dict[str, Any], faster: dict[str, Any]) -> None:
-    """docs/ci.md shows this run: the table's rows it quotes, the sentence's and the verdict's figures, and the
-    faster-llm figures of its prose, each within the timing tolerance of tests/doc_outputs.py (a real pipeline's
-    timings move by a few ms from run to run)."""
+    """docs/ci.md shows a run of this test: its table's header and the rows it quotes (verdicts aside: a total's
+    can flip between runs; the llm_ttft one is asserted above), the llm_ttft sentence and the faster-llm figures of
+    its prose, within :data:`REAL_PIPELINE`."""
     from doc_outputs import DOCS, console_block, same_within_timing
 
     shown = console_block("ci.md", DOCS_COMMAND)
     header = next(i for i, line in enumerate(shown) if line.startswith("measure "))
-    rows = [line for line in shown[header:] if line and not line.startswith(("...", " "))][:4]
-    printed = table.splitlines()
-    for line in rows:  # the header and the rows the page quotes
-        assert any(same_within_timing(line, out) for out in printed), f"docs/ci.md: {line!r} not in:\n{table}"
-    by = {(r["measure"], r["percentile"]): r for r in vendor["predicted"][0]["rows"]}
-    llm, total = by["llm_ttft", 50.0], by["total", 50.0]
+    rows = [_VERDICT.sub("", line) for line in shown[header:] if line and not line.startswith(("...", " "))][:4]
+    printed = [_VERDICT.sub("", line) for line in table.splitlines()]
+    for line in rows:
+        assert any(same_within_timing(line, out, REAL_PIPELINE) for out in printed), (
+            f"docs/ci.md: {line!r} not in:\n{table}"
+        )
+    llm = {(r["measure"], r["percentile"]): r for r in vendor["predicted"][0]["rows"]}["llm_ttft", 50.0]
     page = " ".join(" ".join(shown).split())
     quoted = (
         f"llm_ttft p50: the model predicted {llm['predicted_ms']:+.1f} ms ({llm['predicted_low_ms']:+.1f} ... "
         f"{llm['predicted_high_ms']:+.1f}) at p50; measured {llm['measured_ms']:+.1f} ({llm['measured_low_ms']:+.1f} "
-        f"... {llm['measured_high_ms']:+.1f}): the model was optimistic by about {llm['gap_ms']:.0f} ms on llm_ttft "
-        f"FAIL prediction missed: total p50 optimistic by about {total['gap_ms']:.0f} ms"
+        f"... {llm['measured_high_ms']:+.1f}): the model was optimistic by about {llm['gap_ms']:.0f} ms on llm_ttft"
     ).replace("+", "")
-    said_there = re.search(r"llm_ttft p50: the model predicted .*?total p50 optimistic by about -?\d+ ms", page)
+    said_there = re.search(r"llm_ttft p50: the model predicted .*? on llm_ttft", page)
     assert said_there is not None
-    assert same_within_timing(said_there[0], quoted), (said_there[0], quoted)
+    assert same_within_timing(said_there[0], quoted, REAL_PIPELINE), (said_there[0], quoted)
+    assert "FAIL prediction missed: " in page
     fast = {(r["measure"], r["percentile"]): r for r in faster["predicted"][0]["rows"]}
     prose = " ".join((DOCS / "ci.md").read_text(encoding="utf-8").split())
     said = (
@@ -252,4 +260,4 @@ def _docs_show_this_run(table: str, vendor: dict[str, Any], faster: dict[str, An
     )
     prose_there = re.search(r"predicts -?[\d.]+ ms at p50 and -?[\d.]+ ms at p90 where -?[\d.]+ and -?[\d.]+ ms", prose)
     assert prose_there is not None
-    assert same_within_timing(prose_there[0], said), (prose_there[0], said)
+    assert same_within_timing(prose_there[0], said, REAL_PIPELINE), (prose_there[0], said)

@@ -108,9 +108,9 @@ def place(own: Candidate, front: list[Candidate], best: Candidate | None, budget
         beaten_by = [int(i) + 1 for i in np.flatnonzero(np.all(diff >= -tol, axis=1) & np.any(diff > tol, axis=1))]
     label = budget.label
     if own.within_budget:
-        verdict = f"within budget ({label} {own.p95_ms:.1f} ms <= {budget.total_ms:.0f} ms)"
+        verdict = f"within budget ({label} {own.p95_ms:.1f} ms <= {as_given(budget.total_ms)} ms)"
     else:
-        verdict = f"over budget ({label} {own.p95_ms:.1f} ms > {budget.total_ms:.0f} ms)"
+        verdict = f"over budget ({label} {own.p95_ms:.1f} ms > {as_given(budget.total_ms)} ms)"
     if not own.within_cost:
         verdict += ", over the cost limit"
     if ties:
