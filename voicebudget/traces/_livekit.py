@@ -224,29 +224,17 @@ class _Reader:
             kind: sorted((t.line, i) for i, t in enumerate(order) if (t.id, kind) not in self.seen) for kind in _TYPES
         }
         for lineno, kind, snippet, reason in self.unplaced:
-            if kind not in _TYPES:
+            at = _lacking_at(lacking[kind], kind, lineno, len(order)) if kind in _TYPES else None
+            if at is None:
                 self.loose.append(Anomaly(lineno, _FIELD.get(kind, ""), snippet, reason, self.origin))
                 continue
-            keys = lacking[kind]
-            if kind == "eou_metrics":
-                at = bisect.bisect_right(keys, (lineno, len(order)))
-            else:
-                at = bisect.bisect_left(keys, (lineno, -1)) - 1
-            if not 0 <= at < len(keys):
-                self.loose.append(Anomaly(lineno, _FIELD.get(kind, ""), snippet, reason, self.origin))
-                continue
-            old_line, index = keys.pop(at)
+            old_line, index = lacking[kind].pop(at)
             target = order[index]
             target.flag(lineno, _FIELD[kind], snippet, reason)
             self.seen[(target.id, kind)] = (lineno, "")
             if lineno < old_line:  # the turn starts earlier now: move it in the other types' lists
                 target.line = lineno
-                for other in _TYPES:
-                    keys = lacking[other]
-                    j = bisect.bisect_left(keys, (old_line, index))
-                    if other != kind and j < len(keys) and keys[j] == (old_line, index):
-                        del keys[j]
-                        bisect.insort(keys, (lineno, index))
+                _move_earlier(lacking, kind, (old_line, index), lineno)
 
     def log_record(self, raw: str) -> tuple[dict[str, Any], float | None] | None:
         """A ``log_metrics()`` line in LiveKit's dev ``ColoredFormatter``: the metrics as an object with
@@ -267,19 +255,21 @@ class _Reader:
             if record is not None:
                 return record[0], "log", record[1]
         start = raw.find("{")
-        json_type = start >= 0 and ('"type"' in raw or '"metrics"' in raw or '"message"' in raw)
-        if not json_type and looks_like_metrics_repr(raw):
+        if not _json_like(raw, start) and looks_like_metrics_repr(raw):
             return parse_metrics_repr(raw), "pydantic", None
         if start < 0:
             return None, "", None  # not JSON: a plain log line around the metrics
-        obj, error = loads(raw[start:])  # a log prefix before the JSON object is allowed
+        return self.parse_json(lineno, raw, start)
+
+    def parse_json(self, lineno: int, raw: str, start: int) -> tuple[dict[str, Any] | None, str, float | None]:
+        """The JSON object from offset ``start`` on (a log prefix before it is allowed), as :meth:`parse`."""
+        obj, error = loads(raw[start:])
         if error is not None:
             if start > 0 and not _SPEECH_ID.search(raw) and "_metrics" not in raw:
                 return None, "", None  # a plain log line that happens to contain a brace
             self.broken(lineno, raw, error)
             return None, "", None
-        if isinstance(obj, dict) and isinstance(obj.get("metrics"), dict) and "type" in obj["metrics"]:
-            obj = obj["metrics"]
+        obj = _unwrapped(obj)
         if not isinstance(obj, dict):
             if "_metrics" in raw:
                 self.broken(lineno, raw, f"not a JSON object but {json_kind(obj)}")
@@ -300,31 +290,28 @@ class _Reader:
 
     def line(self, lineno: int, raw: str) -> None:
         obj, how, log_time = self.parse(lineno, raw)
-        if obj is None:
-            return
-        if how == "log" and self.echoed(raw):
+        if obj is None or (how == "log" and self.echoed(raw)):
             return
         kind = obj.get("type")
         if not isinstance(kind, str):
             if "type" in obj:
-                self.loose.append(
-                    Anomaly(
-                        lineno,
-                        "type",
-                        _snippet(str(kind)),
-                        f"type is {json_kind(kind)}, not a metrics type name",
-                        self.origin,
-                    )
-                )
+                self.loose.append(_bad_type(lineno, kind, self.origin))
             return
         if kind == _REALTIME:
             self.realtime(lineno, obj, how)
-            return
-        if kind in BEFORE_COMMIT or kind == AVATAR:
-            self.extra.append(Extra(kind, lineno, obj, log_time, self.positional if how == "log" else None))
-            return
-        if kind not in _TYPES:
-            return
+        elif kind in BEFORE_COMMIT or kind == AVATAR:
+            self.extra_metrics(lineno, kind, obj, how, log_time)
+        elif kind in _TYPES:
+            self.pipeline_metrics(lineno, kind, obj, how, log_time)
+
+    def extra_metrics(self, lineno: int, kind: str, obj: dict[str, Any], how: str, log_time: float | None) -> None:
+        """Metrics without a ``speech_id`` that belong to a turn, placed at the end by their time (a
+        ``log_metrics()`` line: the open turn's)."""
+        self.extra.append(Extra(kind, lineno, obj, log_time, self.positional if how == "log" else None))
+
+    def pipeline_metrics(self, lineno: int, kind: str, obj: dict[str, Any], how: str, log_time: float | None) -> None:
+        """An ``eou``/``llm``/``tts`` metrics object: to its turn by ``speech_id``, or by position for a
+        ``log_metrics()`` line (which has none)."""
         speech_id = obj.get("speech_id") or obj.get("sequence_id")  # sequence_id: VoicePipelineAgent (0.x)
         if how == "log" and not speech_id:
             self.record(self.by_position(kind, lineno), kind, obj, lineno, log_time)
@@ -335,12 +322,7 @@ class _Reader:
                 Anomaly(lineno, "speech_id", shown, f"{kind} without a speech_id (a string)", self.origin)
             )
             return
-        rules = "livekit-metrics-1.x" if obj.get("speech_id") else "livekit-metrics-0.x"
-        if how == "pydantic":
-            rules += " (pydantic str/repr)"
-        elif how == "log":
-            rules = "livekit-log-metrics"
-        self.record(self.turn(speech_id, lineno, rules), kind, obj, lineno, log_time)
+        self.record(self.turn(speech_id, lineno, _rules(obj, how)), kind, obj, lineno, log_time)
 
     def by_position(self, kind: str, lineno: int) -> TurnBuilder:
         """The turn of a ``log_metrics()`` line, which carries no ``speech_id``: an ``EOU metrics`` line
@@ -348,20 +330,7 @@ class _Reader:
         opens its own)."""
         cur = self.positional
         passes = self.passes[cur.id] if cur is not None else None
-        # a preemptive LLM request ends (and is logged) before the EOU line of its own turn
-        early_llm = (
-            cur is not None
-            and passes is not None
-            and passes.llm
-            and not passes.tts
-            and "endpointing" not in cur.stages_ms
-        )
-        if (
-            (kind == "eou_metrics" and not early_llm)
-            or cur is None
-            or passes is None
-            or (kind == "llm_metrics" and passes.tts)
-        ):
+        if cur is None or passes is None or _opens_turn(kind, cur, passes):
             cur = self.turn(f"turn-{len(self.turns) + 1}", lineno, "livekit-log-metrics")
             self.passes[cur.id].logged = True
             self.positional = cur
@@ -385,46 +354,51 @@ class _Reader:
             turn.cold = True
 
     def record(self, turn: TurnBuilder, kind: str, obj: dict[str, Any], lineno: int, log_time: float | None) -> None:
+        if self.duplicate(turn, kind, obj, lineno):
+            return
+        if obj.get("error"):
+            turn.flag(lineno, "error", str(obj["error"])[:80], f"{kind} reports an error")
+        passes = self.passes[turn.id]
+        if log_time is None:
+            passes.resolution = max(passes.resolution, _resolution(obj))
+        if kind == "eou_metrics":
+            self.eou(turn, obj, lineno, log_time)
+            return
+        start, end = _span(obj, log_time)
+        if kind == "llm_metrics":
+            passes.llm.append(_Request(lineno, obj.get("ttft"), start, end))
+            return
+        if not passes.tts and _cold(obj):  # the first TTS request is the one on the speaking path
+            turn.cold = True
+        passes.tts.append(_Request(lineno, obj.get("ttfb"), None if log_time is not None else start, end))
+
+    def duplicate(self, turn: TurnBuilder, kind: str, obj: dict[str, Any], lineno: int) -> bool:
+        """A second ``eou_metrics`` for the turn, or the same request twice: flagged, not read."""
         request = str(obj.get("request_id") or "")
         first = self.seen.setdefault((turn.id, kind), (lineno, request))
         if first[0] != lineno and (kind == "eou_metrics" or (request and request == first[1])):
             turn.flag(lineno, "speech_id", turn.id, f"duplicate {kind} for this speech_id (first on line {first[0]})")
-            return
-        if obj.get("error"):
-            turn.flag(lineno, "error", str(obj["error"])[:80], f"{kind} reports an error")
-        if log_time is None:
-            passes = self.passes[turn.id]
-            passes.resolution = max(passes.resolution, _resolution(obj))
-        if kind == "eou_metrics":
-            # LiveKit stamps EOU metrics right after on_user_turn_completed, at the turn's commit
-            at = log_time if log_time is not None else _number(obj.get("timestamp"))
-            callback = _number(obj.get("on_user_turn_completed_delay")) or 0.0
-            eou, asr = _number(obj.get("end_of_utterance_delay")), _number(obj.get("transcription_delay"))
-            passes = self.passes[turn.id]
-            passes.commit = None if at is None else at - callback
-            if passes.commit is not None and eou is not None and asr is not None:
-                passes.transcript = passes.commit - eou + asr
-            turn.set_stage(
-                "endpointing",
-                turn.seconds(obj.get("end_of_utterance_delay"), line=lineno, fld="end_of_utterance_delay"),
-            )
-            turn.set_stage(
-                "asr",
-                turn.seconds(obj.get("transcription_delay"), line=lineno, fld="transcription_delay", missing_ok=True),
-            )
-            return
-        start, end = _span(obj, log_time)
+            return True
+        return False
+
+    def eou(self, turn: TurnBuilder, obj: dict[str, Any], lineno: int, log_time: float | None) -> None:
+        """``eou_metrics``: the endpointing and ASR stages, and the turn's commit and final transcript times."""
+        # LiveKit stamps EOU metrics right after on_user_turn_completed, at the turn's commit
+        at = log_time if log_time is not None else _number(obj.get("timestamp"))
+        callback = _number(obj.get("on_user_turn_completed_delay")) or 0.0
+        eou, asr = _number(obj.get("end_of_utterance_delay")), _number(obj.get("transcription_delay"))
         passes = self.passes[turn.id]
-        if kind == "llm_metrics":
-            passes.llm.append(_Request(lineno, obj.get("ttft"), start, end))
-            return
-        if not passes.tts:  # the first TTS request is the one on the speaking path
-            acquire = obj.get("acquire_time")
-            # a WebSocket TTS that opened its connection for this turn; an HTTP one reports
-            # connection_reused false with acquire_time 0 on every request (metrics/base.py, 1.6+)
-            if obj.get("connection_reused") is False and (acquire is None or acquire != 0):
-                turn.cold = True
-        passes.tts.append(_Request(lineno, obj.get("ttfb"), None if log_time is not None else start, end))
+        passes.commit = None if at is None else at - callback
+        if passes.commit is not None and eou is not None and asr is not None:
+            passes.transcript = passes.commit - eou + asr
+        turn.set_stage(
+            "endpointing",
+            turn.seconds(obj.get("end_of_utterance_delay"), line=lineno, fld="end_of_utterance_delay"),
+        )
+        turn.set_stage(
+            "asr",
+            turn.seconds(obj.get("transcription_delay"), line=lineno, fld="transcription_delay", missing_ok=True),
+        )
 
     def require(self, turn: TurnBuilder) -> None:
         """Flag each metric a pipeline turn lacks, naming the metric and the speech id (a value already
@@ -450,24 +424,31 @@ class _Reader:
         turns = []
         anomalies = list(self.loose)
         for index, builder in enumerate(self.turns.values()):
-            if builder.rules.startswith("livekit-realtime"):
-                builder.close_with_residual(None, builder.line, "", required=("llm_ttft",))
-            else:
-                self.require(builder)
-                needed = (*_STAGE.values(), *(("llm_2_ttft", "tool") if self.tool_passes(builder) else ()))
-                needed = tuple(s for s in needed if s not in builder.unknown_stages)
-                builder.close_with_residual(None, builder.line, "", required=needed)
+            self.close(builder)
             turns.append(builder.build(index))
             anomalies.extend(builder.anomalies)
         anomalies.sort(key=lambda a: a.line)
+        anchor, total = self.anchor_and_total()
+        return TraceTable(self.origin, "livekit", anchor, total, tuple(turns), tuple(anomalies))
+
+    def close(self, builder: TurnBuilder) -> None:
+        """A turn's missing metrics flagged and its total closed, with the stages it must have."""
+        if builder.rules.startswith("livekit-realtime"):
+            builder.close_with_residual(None, builder.line, "", required=("llm_ttft",))
+            return
+        self.require(builder)
+        needed = (*_STAGE.values(), *(("llm_2_ttft", "tool") if self.tool_passes(builder) else ()))
+        needed = tuple(s for s in needed if s not in builder.unknown_stages)
+        builder.close_with_residual(None, builder.line, "", required=needed)
+
+    def anchor_and_total(self) -> tuple[str, str]:
+        """What ``t = 0`` and the total are: a pipeline's, a realtime model's, or both when the file has both."""
         realtime = [t for t in self.turns.values() if t.rules.startswith("livekit-realtime")]
         if realtime and len(realtime) == len(self.turns):
-            anchor, total = ANCHOR_REALTIME, TOTAL_REALTIME
-        elif realtime:
-            anchor, total = f"{ANCHOR}; realtime turns: {ANCHOR_REALTIME}", f"{TOTAL}; realtime turns: {TOTAL_REALTIME}"
-        else:
-            anchor, total = ANCHOR, TOTAL
-        return TraceTable(self.origin, "livekit", anchor, total, tuple(turns), tuple(anomalies))
+            return ANCHOR_REALTIME, TOTAL_REALTIME
+        if realtime:
+            return f"{ANCHOR}; realtime turns: {ANCHOR_REALTIME}", f"{TOTAL}; realtime turns: {TOTAL_REALTIME}"
+        return ANCHOR, TOTAL
 
     def tool_passes(self, turn: TurnBuilder) -> bool:
         """The turn's speech came from an LLM pass after a tool call."""
@@ -511,3 +492,62 @@ def _read(lines: Iterable[tuple[int, str]], origin: str, options: ReadOptions | 
         if raw.strip():
             reader.line(lineno, raw.strip())
     return reader.table()
+
+
+def _lacking_at(keys: list[tuple[int, int]], kind: str, lineno: int, n_turns: int) -> int | None:
+    """Where in ``keys`` (the turns lacking ``kind``, by line) the broken line ``lineno`` goes: an
+    ``eou_metrics`` line to the next turn, another to the previous one; None when there is none."""
+    if kind == "eou_metrics":
+        at = bisect.bisect_right(keys, (lineno, n_turns))
+    else:
+        at = bisect.bisect_left(keys, (lineno, -1)) - 1
+    return at if 0 <= at < len(keys) else None
+
+
+def _move_earlier(lacking: dict[str, list[tuple[int, int]]], kind: str, old: tuple[int, int], lineno: int) -> None:
+    """Turn ``old = (line, index)`` starts on ``lineno`` now: its place in the other types' lists follows."""
+    for other in _TYPES:
+        keys = lacking[other]
+        j = bisect.bisect_left(keys, old)
+        if other != kind and j < len(keys) and keys[j] == old:
+            del keys[j]
+            bisect.insort(keys, (lineno, old[1]))
+
+
+def _json_like(raw: str, start: int) -> bool:
+    """A line with a JSON object that names a metrics type, or wraps one (``metrics``, ``message``)."""
+    return start >= 0 and ('"type"' in raw or '"metrics"' in raw or '"message"' in raw)
+
+
+def _unwrapped(obj: Any) -> Any:
+    """The metrics of an event logged whole (``{"metrics": {...}}``), else ``obj``."""
+    if isinstance(obj, dict) and isinstance(obj.get("metrics"), dict) and "type" in obj["metrics"]:
+        return obj["metrics"]
+    return obj
+
+
+def _rules(obj: dict[str, Any], how: str) -> str:
+    """The rule set of a metrics line: LiveKit 1.x (``speech_id``) or 0.x (``sequence_id``), how it was written."""
+    if how == "log":
+        return "livekit-log-metrics"
+    rules = "livekit-metrics-1.x" if obj.get("speech_id") else "livekit-metrics-0.x"
+    return rules + " (pydantic str/repr)" if how == "pydantic" else rules
+
+
+def _opens_turn(kind: str, cur: TurnBuilder, passes: _Passes) -> bool:
+    """A ``log_metrics()`` line opens a new turn: an EOU line (unless the open turn's LLM request came
+    before its EOU line: preemptive generation logs it first), or an LLM line after the TTS began."""
+    early_llm = bool(passes.llm) and not passes.tts and "endpointing" not in cur.stages_ms
+    return (kind == "eou_metrics" and not early_llm) or (kind == "llm_metrics" and bool(passes.tts))
+
+
+def _cold(obj: dict[str, Any]) -> bool:
+    """A WebSocket TTS that opened its connection for this turn; an HTTP one reports ``connection_reused``
+    false with ``acquire_time`` 0 on every request (metrics/base.py, 1.6+)."""
+    acquire = obj.get("acquire_time")
+    return obj.get("connection_reused") is False and (acquire is None or acquire != 0)
+
+
+def _bad_type(lineno: int, kind: object, origin: str) -> Anomaly:
+    """A ``type`` that is not a metrics type's name (not a string)."""
+    return Anomaly(lineno, "type", _snippet(str(kind)), f"type is {json_kind(kind)}, not a metrics type name", origin)

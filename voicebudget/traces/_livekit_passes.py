@@ -68,15 +68,9 @@ class TurnPaths:
         if not tts or len(llm) < 2:
             return len(llm) - 1 if not tts else 0
         first = tts[0]
-        if first.start is None or any(r.start is None or r.end is None for r in llm):
+        if first.start is None or _untimed(llm):
             return max(sum(r.line < first.line for r in llm) - 1, 0)
-        k = 0
-        for i in range(1, len(llm)):
-            start, prev_end = llm[i].start or 0.0, llm[i - 1].end or 0.0
-            if start < prev_end - 0.005 or start > first.start + 0.001:
-                break
-            k = i
-        return k
+        return _last_following(llm, first.start)
 
     def path(self, turn: TurnBuilder) -> None:
         """The turn's LLM passes and tool executions up to the speech, as stages."""
@@ -107,44 +101,16 @@ class TurnPaths:
         out ``on_user_turn_completed_delay`` (the EOU record comes that much after the commit: 59 ms seen
         under load) and rounds the delays to 10 ms; its start (the record time minus the request's
         duration) is never early, since a busy loop only delays a record."""
-        first, commit, transcript = passes.llm[0], passes.commit, passes.transcript
-        if commit is None or transcript is None or first.start is None:
+        first, commit = passes.llm[0], passes.commit
+        if commit is None or first.start is None or not _started_early(passes, first.start):
             return
-        slack = CLOCK_SLACK_S + passes.resolution
-        if first.start >= commit - slack:
-            return  # within what the printed digits can tell apart from the commit
-        if not passes.logged and first.start < transcript - slack:
-            return  # before the transcript it answers: the lines' clocks disagree
-        llm = passes.llm[: k + 1]
-        if any(r.start is None or r.end is None for r in llm) or _number(first.value) is None:
+        times = _times(passes.llm[: k + 1])
+        if times is None or _number(first.value) is None:
             return
-        cursor = commit
-
-        def after(start: float, end: float) -> float:
-            nonlocal cursor
-            on_path = max(0.0, end - max(start, cursor))
-            cursor = max(cursor, end)
-            return round(on_path * 1000.0, 3)
-
-        def ttft(r: _Request) -> float:
-            return max(_number(r.value) or 0.0, 0.0)
-
         before = sum(
             v for key, v in turn.stages_ms.items() if key in ("llm_ttft", "llm_tool_call", "tool", "llm_2_ttft")
         )
-        stages = {"llm_ttft": after(first.start, first.start + ttft(first))}
-        if k > 0:
-            call = tool = 0.0
-            for i, r in enumerate(llm[:-1]):
-                assert r.start is not None
-                assert r.end is not None
-                call += after(r.start + (ttft(r) if i == 0 else 0.0), r.end)
-                nxt = llm[i + 1]
-                assert nxt.start is not None
-                tool += after(r.end, nxt.start)
-            last = llm[-1]
-            assert last.start is not None
-            stages |= {"llm_tool_call": call, "tool": tool, "llm_2_ttft": after(last.start, last.start + ttft(last))}
+        stages = _after_commit(times, commit)
         for key, value in stages.items():
             if key in turn.stages_ms:
                 turn.stages_ms[key] = value
@@ -159,26 +125,114 @@ class TurnPaths:
         the calls (``llm_tool_call``), the tools running until the next request (``tool``), and the
         speaking pass's TTFT (``llm_2_ttft``)."""
         last = llm[-1]
-        if any(r.start is None or r.end is None for r in llm):
-            # the console formatter prints whole seconds: what ran between the requests is unknown, but the
-            # passes' TTFTs are known, so the turn stays with its total as a lower bound (a failing agent
-            # must not pass because its slowest turns are left out)
-            self.first_output(turn, last.value, last.line, "ttft", "no first token", "llm_2_ttft")
-            turn.unknown_stages.extend(s for s in ("llm_tool_call", "tool") if s not in turn.unknown_stages)
-            turn.lower_bound = True
-            turn.note(
-                f"tool turn: {len(llm)} LLM requests, but the lines give no times to the millisecond, so the LLM "
-                "writing the calls and the tools are unknown: the total is a lower bound"
-            )
+        if _untimed(llm):
+            self.untimed_tool_turn(turn, llm)
             return
-        ttft = _number(llm[0].value)
-        written = sum((r.end or 0.0) - (r.start or 0.0) for r in llm[:-1])  # the passes that ended in a call
-        call = written - (ttft if ttft is not None and ttft > 0 else 0.0)
-        if self.passes[turn.id].logged and call > -LOG_ROUNDING_S:
-            call = max(call, 0.0)  # log_metrics() rounds the ttft to 10 ms: a call written at once
-        tool = sum((b.start or 0.0) - (a.end or 0.0) for a, b in zip(llm, llm[1:], strict=False))
+        logged = self.passes[turn.id].logged
+        call, tool = _call_and_tool(llm, logged)
         turn.set_stage("llm_tool_call", turn.ms(round(call * 1000.0, 3), line=llm[0].line, fld="duration"))
         turn.set_stage("tool", turn.ms(round(max(tool, 0.0) * 1000.0, 3), line=last.line, fld="timestamp"))
-        if tool < (-0.02 if self.passes[turn.id].logged else -0.005):  # log lines' starts are estimates
+        if tool < (-0.02 if logged else -0.005):  # log lines' starts are estimates
             turn.flag(last.line, "timestamp", last.start, "an LLM request starts before the previous one ended")
         self.first_output(turn, last.value, last.line, "ttft", "no first token", "llm_2_ttft")
+
+    def untimed_tool_turn(self, turn: TurnBuilder, llm: list[_Request]) -> None:
+        """A tool turn whose lines give no times to the millisecond (the console formatter prints whole
+        seconds): what ran between the requests is unknown, but the passes' TTFTs are known, so the turn
+        stays with its total as a lower bound (a failing agent must not pass because its slowest turns are
+        left out)."""
+        last = llm[-1]
+        self.first_output(turn, last.value, last.line, "ttft", "no first token", "llm_2_ttft")
+        turn.unknown_stages.extend(s for s in ("llm_tool_call", "tool") if s not in turn.unknown_stages)
+        turn.lower_bound = True
+        turn.note(
+            f"tool turn: {len(llm)} LLM requests, but the lines give no times to the millisecond, so the LLM "
+            "writing the calls and the tools are unknown: the total is a lower bound"
+        )
+
+
+def _untimed(requests: list[_Request]) -> bool:
+    """A request whose line does not say when it ran."""
+    return any(r.start is None or r.end is None for r in requests)
+
+
+def _last_following(llm: list[_Request], tts_start: float) -> int:
+    """The last of the requests that follow one another from the first (each starting after the previous
+    one ended) and started before the TTS request at ``tts_start``; all are timed."""
+    k = 0
+    for i in range(1, len(llm)):
+        start, prev_end = llm[i].start or 0.0, llm[i - 1].end or 0.0
+        if start < prev_end - 0.005 or start > tts_start + 0.001:
+            break
+        k = i
+    return k
+
+
+def _started_early(passes: _Passes, start: float) -> bool:
+    """The first LLM request, started at ``start``, started before the turn's commit by more than the lines
+    can tell apart, and not before the transcript it answers (then the lines' clocks disagree)."""
+    commit, transcript = passes.commit, passes.transcript
+    if commit is None or transcript is None:
+        return False
+    slack = CLOCK_SLACK_S + passes.resolution
+    if start >= commit - slack:
+        return False  # within what the printed digits can tell apart from the commit
+    return passes.logged or start >= transcript - slack
+
+
+def _ttft(r: _Request) -> float:
+    return max(_number(r.value) or 0.0, 0.0)
+
+
+def _times(llm: list[_Request]) -> list[tuple[float, float, float]] | None:
+    """Each request's ``(start, end, ttft)`` (s); None when a line does not say when its request ran."""
+    out = []
+    for r in llm:
+        if r.start is None or r.end is None:
+            return None
+        out.append((r.start, r.end, _ttft(r)))
+    return out
+
+
+class _OnPath:
+    """LLM time counted from the commit on: each segment only past the end of the ones before it."""
+
+    def __init__(self, commit: float) -> None:
+        self.cursor = commit
+
+    def after(self, start: float, end: float) -> float:
+        on_path = max(0.0, end - max(start, self.cursor))
+        self.cursor = max(self.cursor, end)
+        return round(on_path * 1000.0, 3)
+
+
+def _after_commit(times: list[tuple[float, float, float]], commit: float) -> dict[str, float]:
+    """The LLM's stages (ms) counted from the commit on: its first pass's TTFT, and in a tool turn the passes
+    writing the calls, the tools and the speaking pass's TTFT."""
+    path = _OnPath(commit)
+    start, _, ttft = times[0]
+    stages = {"llm_ttft": path.after(start, start + ttft)}
+    if len(times) > 1:
+        call = tool = 0.0
+        for i, (r_start, r_end, r_ttft) in enumerate(times[:-1]):
+            call += path.after(r_start + (r_ttft if i == 0 else 0.0), r_end)
+            tool += path.after(r_end, times[i + 1][0])
+        last_start, _, last_ttft = times[-1]
+        stages |= {"llm_tool_call": call, "tool": tool, "llm_2_ttft": path.after(last_start, last_start + last_ttft)}
+    return stages
+
+
+def _call_and_tool(llm: list[_Request], logged: bool) -> tuple[float, float]:
+    """A timed tool turn's LLM writing the calls (its passes that ended in a call, less the first TTFT) and
+    its tools (from each request's end to the next one's start), s."""
+    written = sum((r.end or 0.0) - (r.start or 0.0) for r in llm[:-1])  # the passes that ended in a call
+    call = written - _positive(_number(llm[0].value))
+    if logged and call > -LOG_ROUNDING_S:
+        call = max(call, 0.0)  # log_metrics() rounds the ttft to 10 ms: a call written at once
+    tool = sum((b.start or 0.0) - (a.end or 0.0) for a, b in zip(llm, llm[1:], strict=False))
+    return call, tool
+
+
+def _positive(value: float | None) -> float:
+    """``value`` when it is a number above 0, else 0."""
+    return value if value is not None and value > 0 else 0.0
