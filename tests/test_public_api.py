@@ -85,6 +85,7 @@ def test_public_names_are_written_once_and_the_type_checking_imports_agree() -> 
         "voicebudget.councils",
         "voicebudget.inference",
         "voicebudget.telemetry",
+        "voicebudget.testing",
         "voicebudget.traces",
         "voicebudget.tuning",
     ],
