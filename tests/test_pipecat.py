@@ -16,10 +16,10 @@ import pytest
 
 pytest.importorskip("pipecat", reason="the pipecat extra is not installed: pip install 'voicebudget[pipecat]'")
 
-from pipecat_scripted import Script, run_conversation  # noqa: E402
-
 from voicebudget import Budget, BudgetGuard  # noqa: E402
 from voicebudget.integrations.pipecat import BudgetObserver  # noqa: E402
+from voicebudget.testing import TurnScript  # noqa: E402
+from voicebudget.testing.pipecat import run_conversation  # noqa: E402
 
 pytest_plugins = ["pytester"]
 
@@ -31,9 +31,25 @@ through its processors' queues: a loaded event loop delays that by several ms (2
 run). A stage's span therefore covers what its service waited, and may run up to LATE_MS longer; it is never shorter
 (by more than TOLERANCE_MS)."""
 SCRIPTS = [
-    Script(),
-    Script(stop_secs=0.3, stt_ms=150.0, turn_ms=10.0, ttft_ms=400.0, ttfb_ms=90.0, output_ms=40.0),
-    Script(stt_ms=40.0, turn_ms=60.0, ttft_ms=120.0, think_ms=200.0, ttfb_ms=200.0, output_ms=10.0),
+    TurnScript(speech_ms=50.0),
+    TurnScript(
+        speech_ms=50.0,
+        endpointing_ms=300.0,
+        stt_ms=150.0,
+        turn_detection_ms=10.0,
+        llm_ms=400.0,
+        tts_ms=90.0,
+        output_ms=40.0,
+    ),
+    TurnScript(
+        speech_ms=50.0,
+        stt_ms=40.0,
+        turn_detection_ms=60.0,
+        llm_ms=120.0,
+        reasoning_ms=200.0,
+        tts_ms=200.0,
+        output_ms=10.0,
+    ),
 ]
 
 
@@ -44,7 +60,7 @@ def test_recorded_stages_equal_injected_delays_turn_by_turn() -> None:
     assert [t.status for t in turns] == ["complete"] * 3
     for turn, script, expected in zip(turns, SCRIPTS, conv.injected, strict=True):
         measured = {sp.name: sp.duration_ms for sp in turn.spans}
-        assert set(expected) == script.stages()
+        assert set(expected) == set(script.delays())
         for stage, ms in expected.items():
             assert ms - TOLERANCE_MS <= measured[stage] <= ms + LATE_MS, (turn.index, stage, ms, measured)
         for hop in set(measured) - set(expected):  # framework hops: context, text_aggregation
@@ -111,7 +127,8 @@ def test_filler_example_speaks_when_the_guard_predicts_a_late_first_audio() -> N
     example = _load_example()
     filler = example.BudgetFiller(guard, poll_ms=20.0)
     observer = BudgetObserver(Budget(total_ms=800))
-    scripts = [Script(ttft_ms=60.0), Script(ttft_ms=900.0), Script(ttft_ms=70.0)]
+    scripts = [TurnScript(speech_ms=50.0, llm_ms=60.0), TurnScript(speech_ms=50.0, llm_ms=900.0),
+               TurnScript(speech_ms=50.0, llm_ms=70.0)]  # fmt: skip
     asyncio.run(run_conversation(scripts, [observer], extra=[filler]))
     assert filler.fillers_sent == 1
     v2v = [t.voice_to_voice_ms for t in observer.recorder.turns]
@@ -129,21 +146,23 @@ def test_filler_example_speaks_when_the_guard_predicts_a_late_first_audio() -> N
 PYTESTER_TEST = """
 import asyncio
 import pytest
-from pipecat_scripted import Script, run_conversation
 from voicebudget.integrations.pipecat import BudgetObserver
+from voicebudget.testing import TurnScript
+from voicebudget.testing.pipecat import run_conversation
 
 @pytest.mark.voice_budget(total_ms=800, stages={"llm": 400})
 def test_slow_llm(voice_budget):
-    asyncio.run(run_conversation([Script(ttft_ms=600.0)] * 3, [BudgetObserver(recorder=voice_budget)]))
+    turns = [TurnScript(speech_ms=50.0, llm_ms=600.0)] * 3
+    asyncio.run(run_conversation(turns, [BudgetObserver(recorder=voice_budget)]))
 
 @pytest.mark.voice_budget(total_ms=800)
 def test_fast_llm(voice_budget):
-    asyncio.run(run_conversation([Script(ttft_ms=150.0)] * 2, [BudgetObserver(recorder=voice_budget)]))
+    turns = [TurnScript(speech_ms=50.0, llm_ms=150.0)] * 2
+    asyncio.run(run_conversation(turns, [BudgetObserver(recorder=voice_budget)]))
 """
 
 
 def test_pytest_fixture_fails_a_pipecat_pipeline_over_budget(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(pipecat_scripted=(ROOT / "tests" / "pipecat_scripted.py").read_text(encoding="utf-8"))
     pytester.makepyfile(test_agent=PYTESTER_TEST)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:hypothesispytest", timeout=300)
     result.assert_outcomes(passed=1, failed=1)

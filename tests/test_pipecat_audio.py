@@ -20,9 +20,9 @@ pytest.importorskip("onnxruntime", reason="Silero VAD needs onnxruntime (install
 if shutil.which("espeak-ng") is None:
     pytest.skip("espeak-ng is not installed (Debian: apt-get install espeak-ng)", allow_module_level=True)
 
-from pipecat_scripted import Conversation, Script, services  # noqa: E402
-
 from voicebudget.integrations.pipecat import BudgetObserver  # noqa: E402
+from voicebudget.testing import TurnScript  # noqa: E402
+from voicebudget.testing.pipecat import ScriptedConversation, scripted_services  # noqa: E402
 
 RATE = 16_000
 STOP_SECS = 0.2
@@ -54,11 +54,12 @@ async def play(pcm: np.ndarray[Any, np.dtype[np.int16]], observer: BudgetObserve
     from pipecat.processors.audio.vad_processor import VADProcessor
     from pipecat.workers.runner import WorkerRunner
 
-    conv = Conversation([Script(stop_secs=STOP_SECS)])
-    conv.injected.append({})
+    conv = ScriptedConversation([TurnScript(endpointing_ms=STOP_SECS * 1000)])
+    conv.start_turn(0)
     vad = VADProcessor(vad_analyzer=SileroVADAnalyzer(params=VADParams(stop_secs=STOP_SECS)))
-    worker = PipelineWorker(Pipeline([vad, *services(conv)]), observers=[observer], cancel_on_idle_timeout=False,
-                            enable_rtvi=False, params=PipelineParams(audio_in_sample_rate=RATE))  # fmt: skip
+    worker = PipelineWorker(Pipeline([vad, *scripted_services(conv)]), observers=[observer],
+                            cancel_on_idle_timeout=False, enable_rtvi=False,
+                            params=PipelineParams(audio_in_sample_rate=RATE))  # fmt: skip
     started = asyncio.Event()
     t0 = 0
 

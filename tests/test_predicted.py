@@ -138,14 +138,14 @@ def _lognormal(rng: np.random.Generator, p50: float, p95: float, n: int) -> np.n
     return rng.lognormal(math.log(p50), math.log(p95 / p50) / 1.6448536, n)
 
 
-def _scripts(rng: np.random.Generator, llm_p50: float, llm_p95: float) -> list[object]:
-    from pipecat_scripted import Script
+def _scripts(rng: np.random.Generator, llm_p50: float, llm_p95: float) -> list[Any]:
+    from voicebudget.testing import TurnScript
 
     stt = rng.uniform(30.0, 60.0, TURNS)
     llm = _lognormal(rng, llm_p50, llm_p95, TURNS)
     tts = _lognormal(rng, 70.0, 110.0, TURNS)
     return [
-        Script(stt_ms=a, turn_ms=10.0, ttft_ms=b, ttfb_ms=c, output_ms=10.0)
+        TurnScript(stt_ms=a, turn_detection_ms=10.0, llm_ms=b, tts_ms=c, output_ms=10.0, speech_ms=300.0)
         for a, b, c in zip(stt, llm, tts, strict=True)
     ]
 

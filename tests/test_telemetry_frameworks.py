@@ -73,9 +73,9 @@ def assert_spans_and_events_equal_turns(otel: Otel, turns: Any, budget: Budget, 
 
 def test_pipecat_pipeline_exports_the_turns_the_observer_reports() -> None:
     pytest.importorskip("pipecat", reason="the pipecat extra is not installed")
-    from pipecat_scripted import Script, run_conversation
-
     from voicebudget.integrations.pipecat import BudgetObserver
+    from voicebudget.testing import TurnScript
+    from voicebudget.testing.pipecat import run_conversation
 
     otel = Otel()
     events: list[Any] = []
@@ -87,9 +87,25 @@ def test_pipecat_pipeline_exports_the_turns_the_observer_reports() -> None:
     )
     observer = BudgetObserver(Budget(total_ms=800), telemetry=telemetry)
     scripts = [
-        Script(),
-        Script(stop_secs=0.3, stt_ms=150.0, turn_ms=10.0, ttft_ms=400.0, ttfb_ms=90.0, output_ms=40.0),
-        Script(stt_ms=40.0, turn_ms=60.0, ttft_ms=120.0, think_ms=200.0, ttfb_ms=200.0, output_ms=10.0),
+        TurnScript(speech_ms=50.0),
+        TurnScript(
+            speech_ms=50.0,
+            endpointing_ms=300.0,
+            stt_ms=150.0,
+            turn_detection_ms=10.0,
+            llm_ms=400.0,
+            tts_ms=90.0,
+            output_ms=40.0,
+        ),
+        TurnScript(
+            speech_ms=50.0,
+            stt_ms=40.0,
+            turn_detection_ms=60.0,
+            llm_ms=120.0,
+            reasoning_ms=200.0,
+            tts_ms=200.0,
+            output_ms=10.0,
+        ),
     ]
     asyncio.run(run_conversation(scripts, [observer]))
     report = observer.report()

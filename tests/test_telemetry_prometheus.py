@@ -99,9 +99,9 @@ def test_stopping_a_server_frees_its_port_and_an_unknown_port_is_named() -> None
 
 def test_endpoint_scraped_over_http_while_a_real_pipecat_pipeline_runs() -> None:
     pytest.importorskip("pipecat", reason="the pipecat extra is not installed")
-    from pipecat_scripted import Script, run_conversation
-
     from voicebudget.integrations.pipecat import BudgetObserver
+    from voicebudget.testing import TurnScript
+    from voicebudget.testing.pipecat import run_conversation
 
     registry = prometheus_client.CollectorRegistry()
     observer = BudgetObserver(Budget(total_ms=800), prometheus=PrometheusMetrics(registry=registry))
@@ -120,7 +120,11 @@ def test_endpoint_scraped_over_http_while_a_real_pipecat_pipeline_runs() -> None
         assert "voicebudget_turn_seconds_bucket{" in text
         counted.append(n)
 
-    scripts = [Script(), Script(ttft_ms=400.0, ttfb_ms=90.0), Script(ttft_ms=120.0, think_ms=200.0)]
+    scripts = [
+        TurnScript(speech_ms=50.0),
+        TurnScript(speech_ms=50.0, llm_ms=400.0, tts_ms=90.0),
+        TurnScript(speech_ms=50.0, llm_ms=120.0, reasoning_ms=200.0),
+    ]
     try:
         asyncio.run(run_conversation(scripts, [observer], after_turn=after_turn))
         final = samples(scrape(port))

@@ -17,10 +17,12 @@ if TYPE_CHECKING:
         SearchSpace as SearchSpace,
     )
     from voicebudget.tuning._result import (
+        AsWritten as AsWritten,
         Candidate as Candidate,
         TuneResult as TuneResult,
     )
     from voicebudget.tuning._tune import (
+        as_written as as_written,
         load_search as load_search,
         rest_of_turn as rest_of_turn,
         tune_council as tune_council,
@@ -37,10 +39,12 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "SearchSpace",
     ),
     "voicebudget.tuning._result": (
+        "AsWritten",
         "Candidate",
         "TuneResult",
     ),
     "voicebudget.tuning._tune": (
+        "as_written",
         "load_search",
         "rest_of_turn",
         "tune_council",
