@@ -116,8 +116,8 @@ def turn_sets_from_document(doc: Any, *, origin: str) -> list[TurnSet]:
     report's ``to_dict()``).
 
     :param origin: the file, for messages.
-    :raises ScenarioError: no measured turns in the document, another schema version, or an invalid field; the
-        message names the file and the field path (``sets[0].turns.total_ms[3]``).
+    :raises ScenarioError: no measured turns in the document, another schema version, an invalid field, or two sets
+        of one name; the message names the file and the field path (``sets[0].turns.total_ms[3]``).
     """
     if isinstance(doc, Mapping) and doc.get("schema") != SCHEMA and "measured" in doc:
         return turn_sets_from_document(doc["measured"], origin=origin)
@@ -138,7 +138,17 @@ def turn_sets_from_document(doc: Any, *, origin: str) -> list[TurnSet]:
     sets = doc.get("sets")
     if not isinstance(sets, list) or not sets:
         raise ScenarioError("must be a non-empty list of turn sets", origin=origin, field="sets")
-    return [_read_set(s, origin, f"sets[{i}]") for i, s in enumerate(sets)]
+    out = [_read_set(s, origin, f"sets[{i}]") for i, s in enumerate(sets)]
+    first: dict[str, int] = {}
+    for i, s in enumerate(out):  # sets pair by name: of two new sets of one name, the last silently won
+        if s.name in first:
+            raise ScenarioError(
+                f"{s.name!r} is also the name of sets[{first[s.name]}]; sets pair by name, so each needs its own",
+                origin=origin,
+                field=f"sets[{i}].name",
+            )
+        first[s.name] = i
+    return out
 
 
 def _need(d: Mapping[str, Any], key: str, kind: type | tuple[type, ...], origin: str, where: str) -> Any:

@@ -39,8 +39,9 @@ from numpy.typing import NDArray
 
 from voicebudget._algebra import evaluate
 from voicebudget._errors import ScenarioError, param
+from voicebudget._memory import check_memory, check_work
 from voicebudget._scenario import BASELINE, Scenario, load_scenario
-from voicebudget._simulate import resolve_seed
+from voicebudget._simulate import resolve_seed, stage_nodes
 from voicebudget._voice_turn import VoiceTurn
 from voicebudget.baseline._compare import Comparison, Row, SetComparison
 from voicebudget.traces._fit import SLOT_OF_COLUMN
@@ -199,12 +200,23 @@ def simulate_change(prediction: Prediction, qs: Sequence[float], level: float) -
     :param qs: percentiles in [0, 100].
     :param level: the two-sided level of the intervals, in (0, 1).
     :returns: measure -> one :class:`SimulatedChange` per percentile in ``qs``.
-    :raises ScenarioError: a variant the scenario lacks (naming it and the known ones).
+    :raises ScenarioError: a variant the scenario lacks (naming it and the known ones), or more simulated turns
+        than the work or memory guard allows (naming ``samples``, or the scenario's file when the turns are its own).
     """
     base_pipeline = prediction.baseline_scenario.pipelines()[prediction.baseline_variant]
     new_pipeline = prediction.scenario.pipelines()[prediction.variant]
     n = prediction.samples if prediction.samples is not None else prediction.scenario.samples
     seed = resolve_seed(prediction.seed if prediction.seed is not None else prediction.scenario.seed)
+    nodes = stage_nodes(base_pipeline) + stage_nodes(new_pipeline)
+    try:  # the guards of `run`: a prediction simulates two variants of the scenario
+        check_work(n, nodes, what=f"{nodes:,} stages (2 variants)")
+        check_memory(
+            n, lambda k: (_columns(base_pipeline, k, seed), _columns(new_pipeline, k, seed)), what="the prediction"
+        )
+    except ScenarioError as exc:
+        if prediction.samples is not None:
+            raise ScenarioError(exc.detail, origin=param("samples")) from None
+        raise ScenarioError(exc.detail, origin=prediction.scenario.origin, field=exc.field) from None
     base = _columns(base_pipeline, n, seed)
     new = _columns(new_pipeline, n, seed)
     k = prediction.sections

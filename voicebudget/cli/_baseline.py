@@ -211,11 +211,19 @@ def _stage_map(pairs: list[str]) -> dict[str, str]:
 def _tolerance(ms: float | None, share: str | None) -> Tolerance:
     """The tolerance the options ask for (both: the larger), else the library's default."""
     # lazy: start-up (the library loads when the command runs)
+    from voicebudget._errors import ScenarioError
     from voicebudget.baseline import Tolerance
     from voicebudget.baseline._compare import DEFAULT_TOLERANCE
 
     if ms is None and share is None:
         return DEFAULT_TOLERANCE
-    parsed = Tolerance.parse(share, "--tolerance") if share is not None else None
+    if ms is not None:
+        Tolerance.parse(ms, "--tolerance-ms")  # refuses inf and nan, which typer's min=0 lets through
+    parsed: Tolerance | None = None
+    if share is not None:
+        try:
+            parsed = Tolerance.parse(share, "--tolerance")
+        except ScenarioError:
+            fail(f"--tolerance: a share of the baseline like '10%' (ms go to --tolerance-ms), got {share!r}")
     origin = " and ".join(o for o, v in (("--tolerance-ms", ms), ("--tolerance", share)) if v is not None)
     return Tolerance(ms=ms, share=parsed.share if parsed else None, origin=origin)

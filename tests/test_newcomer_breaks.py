@@ -1,0 +1,126 @@
+"""What a newcomer broke in compare, guard-report, telemetry and call recordings (review of 2026-12-02): each
+bad input is refused with one line naming it, before any long work, and nothing ends in a traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import voicebudget as vb
+from voicebudget.cli import app
+
+pytest_plugins = ["pytester"]
+
+runner = CliRunner()
+WIDE = {"COLUMNS": "400"}
+
+SCENARIO = """
+name = "agent"
+samples = 2000
+seed = 1
+
+[budget]
+total_ms = 800
+percentile = 95
+
+[pipeline]
+kind = "sequence"
+
+[pipeline.stages]
+asr = { kind = "uniform", low_ms = 50, high_ms = 120 }
+llm = { kind = "lognormal", p50_ms = 300, p95_ms = 450 }
+tts = { kind = "uniform", low_ms = 80, high_ms = 140 }
+
+[variants.slower-llm]
+stages.llm = { kind = "lognormal", p50_ms = 400, p95_ms = 600 }
+"""
+
+
+def one_error_line(output: str) -> str:
+    """The output of a refused command: exactly one line, ``error: ...``."""
+    lines = output.strip().splitlines()
+    assert len(lines) == 1, output
+    assert lines[0].startswith("error: "), output
+    return lines[0]
+
+
+def recorder_report(path: Path, llm_ms: np.ndarray) -> Path:
+    """A recorder's report JSON: asr 80 ms, the LLM, tts 120 ms per turn (exact ms)."""
+    rec = vb.TurnRecorder("agent", clock=lambda: 0)
+    for llm in llm_ms:
+        with rec.turn() as turn:
+            turn.mark("speech_end")
+            turn.add_stage("asr", start_ms=0.0, end_ms=80.0)
+            turn.add_stage("llm", start_ms=80.0, end_ms=80.0 + float(llm))
+            turn.add_stage("tts", start_ms=80.0 + float(llm), end_ms=200.0 + float(llm))
+            turn.mark("first_audio", at_ms=200.0 + float(llm))
+    path.write_text(json.dumps(rec.report().to_dict()), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def reports(tmp_path: Path) -> tuple[Path, Path]:
+    rng = np.random.default_rng(1)
+    return (
+        recorder_report(tmp_path / "base.json", rng.lognormal(np.log(300), 0.25, 120)),
+        recorder_report(tmp_path / "new.json", rng.lognormal(np.log(300), 0.25, 120)),
+    )
+
+
+# --- compare ---------------------------------------------------------------------------------------------
+
+
+def test_compare_refuses_more_resamples_than_it_can_hold(reports: tuple[Path, Path]) -> None:
+    # 10^8 resamples of 120 turns held 2 GB and still ran after 10 minutes
+    result = runner.invoke(app, ["compare", *map(str, reports), "--resamples", "100000000"], env=WIDE)
+    assert result.exit_code == 2
+    assert one_error_line(result.output) == "error: --resamples: must be between 100 and 100,000, got 100,000,000"
+    with pytest.raises(vb.ScenarioError, match=r"resamples.*100,001"):
+        vb.baseline.CompareSettings(resamples=100_001)
+
+
+def test_compare_predicted_samples_meet_the_work_guard(reports: tuple[Path, Path], tmp_path: Path) -> None:
+    # 10^9 simulated turns were killed by the kernel (exit 137) instead of refused
+    scenario = tmp_path / "agent.toml"
+    scenario.write_text(SCENARIO, encoding="utf-8")
+    args = ["compare", *map(str, reports), "--predicted", f"{scenario}:slower-llm", "--samples", "1000000000"]
+    result = runner.invoke(app, args, env=WIDE)
+    assert result.exit_code == 2
+    line = one_error_line(result.output)
+    assert line.startswith("error: --samples/-n: 1,000,000,000 turns x 8 stages (2 variants) = 8,000,000,000 ")
+    assert "at most 125,000,000 turns fit" in line
+
+
+SHARE = "a share of the baseline like '10%' (ms go to --tolerance-ms)"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tolerance", "10"], f"error: --tolerance: {SHARE}, got '10'"),
+        (["--tolerance", "x%"], f"error: --tolerance: {SHARE}, got 'x%'"),
+        (["--tolerance-ms", "inf"], "error: --tolerance-ms: a tolerance must be a finite number >= 0 ms, got inf"),
+    ],
+)
+def test_compare_tolerance_flags_say_what_they_take(reports: tuple[Path, Path], args: list[str], message: str) -> None:
+    # --tolerance 10 said "a tolerance is ms (a number) or a share", and --tolerance-ms inf passed every change
+    result = runner.invoke(app, ["compare", *map(str, reports), *args], env=WIDE)
+    assert result.exit_code == 2
+    assert one_error_line(result.output) == message
+
+
+def test_two_sets_of_one_name_are_refused(reports: tuple[Path, Path], tmp_path: Path) -> None:
+    # the new report's last set of the name silently won
+    doc = json.loads(reports[1].read_text())
+    doc["measured"]["sets"].append(doc["measured"]["sets"][0])
+    twice = tmp_path / "twice.json"
+    twice.write_text(json.dumps(doc), encoding="utf-8")
+    result = runner.invoke(app, ["compare", str(reports[0]), str(twice)], env=WIDE)
+    assert result.exit_code == 2
+    assert one_error_line(result.output) == (
+        f"error: {twice}: sets[1].name: 'agent' is also the name of sets[0]; sets pair by name, so each needs its own"
+    )
