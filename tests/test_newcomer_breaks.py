@@ -124,3 +124,37 @@ def test_two_sets_of_one_name_are_refused(reports: tuple[Path, Path], tmp_path: 
     assert one_error_line(result.output) == (
         f"error: {twice}: sets[1].name: 'agent' is also the name of sets[0]; sets pair by name, so each needs its own"
     )
+
+
+# --- guard-report ----------------------------------------------------------------------------------------
+
+
+def test_guard_report_at_p100_is_bad_input_not_a_bug(tmp_path: Path) -> None:
+    # --percentile 100 ended in "internal error ... ValueError: threshold must be in (0, 1), got 1.0", exit 3
+    scenario = tmp_path / "agent.toml"
+    scenario.write_text(SCENARIO, encoding="utf-8")
+    result = runner.invoke(app, ["guard-report", str(scenario), "--percentile", "100"], env=WIDE)
+    assert result.exit_code == 2
+    assert one_error_line(result.output) == (
+        "error: --percentile: the guard needs a percentile below 100 (its threshold is the percentile / 100), e.g. 99"
+    )
+    p100 = tmp_path / "p100.toml"
+    p100.write_text(SCENARIO.replace("percentile = 95", "percentile = 100"), encoding="utf-8")
+    result = runner.invoke(app, ["guard-report", str(p100)], env=WIDE)
+    assert result.exit_code == 2
+    assert one_error_line(result.output).startswith(f"error: {p100}: budget.percentile: the guard needs a percentile")
+    with pytest.raises(ValueError, match="the default, the budget's percentile / 100, is 1 at p100"):
+        vb.BudgetGuard(vb.Budget(percentile=100), {"llm": np.full(100, 300.0)})
+
+
+@pytest.mark.parametrize(("flag", "spelled"), [("--turns", "--turns/-n"), ("--guard-turns", "--guard-turns")])
+def test_guard_report_turn_counts_meet_the_work_guard_naming_the_flag(tmp_path: Path, flag: str, spelled: str) -> None:
+    # said "<scenario>: samples: ... the run needs ~75.4 GiB" and let 150 million turns through
+    scenario = tmp_path / "agent.toml"
+    scenario.write_text(SCENARIO, encoding="utf-8")
+    result = runner.invoke(app, ["guard-report", str(scenario), flag, "1000000000"], env=WIDE)
+    assert result.exit_code == 2
+    assert one_error_line(result.output) == (
+        f"error: {spelled}: 1,000,000,000 turns x 4 stages = 4,000,000,000 stage samples, over the limit of "
+        "1,000,000,000 (about 20 to 40 s of CPU); at most 250,000,000 turns fit"
+    )

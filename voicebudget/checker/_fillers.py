@@ -452,11 +452,27 @@ def guard_report(
     base = scenario.seed if seed is None else seed
     learn, replay = np.random.SeedSequence(base).spawn(2)
     judged = budget or scenario.budget
-    learnt = simulated_rows(scenario, variant=variant, samples=guard_turns, seed=_int(learn))
+    if judged.percentile >= 100:  # the guard fits a turn at its percentile: p100 has no finite threshold below 1
+        origin, where = (param("budget"), "percentile") if budget else (scenario.origin, "budget.percentile")
+        raise ScenarioError(_BELOW_100, origin=origin, field=where)
+    learnt = _rows(scenario, variant, guard_turns, _int(learn), "guard_turns")
     guard = BudgetGuard(judged, learnt, phases=parallel_phases(variant_tree(scenario, variant)) or None)
-    replayed = simulated_rows(scenario, variant=variant, samples=turns, seed=_int(replay))
+    replayed = _rows(scenario, variant, turns, _int(replay), "turns")
     report = evaluate_fillers(replayed, guard, policies, filler_ms=filler_ms, name=name or variant)
     return replace(report, seed=base, guard_turns=guard_turns)
+
+
+_BELOW_100 = "the guard needs a percentile below 100 (its threshold is the percentile / 100), e.g. 99"
+
+
+def _rows(scenario: Scenario, variant: str, samples: int, seed: int, what: str) -> dict[str, FloatArray]:
+    """:func:`simulated_rows`, a guard's refusal naming the parameter that asked for the turns (``what``)."""
+    try:
+        return simulated_rows(scenario, variant=variant, samples=samples, seed=seed)
+    except ScenarioError as exc:
+        if exc.field != "samples":
+            raise
+        raise ScenarioError(exc.detail, origin=param(what)) from None
 
 
 def _int(seq: np.random.SeedSequence) -> int:
@@ -488,6 +504,9 @@ def guard_report_file(
     parsed = tuple(parse_policy(p) for p in policies) or DEFAULT_POLICIES
     scenario = load_scenario(path, allowed_roots=allowed_roots)
     budget = with_overrides(scenario.budget, budget_ms, percentile)
+    if budget.percentile >= 100:
+        origin, where = (param("percentile"), "") if percentile is not None else (str(path), "budget.percentile")
+        raise ScenarioError(_BELOW_100, origin=origin, field=where)
     return guard_report(
         scenario, parsed, variant=variant, turns=turns, guard_turns=guard_turns, seed=seed, budget=budget,
         filler_ms=filler_ms, name=f"{Path(path).name} {variant}",

@@ -150,6 +150,8 @@ class BudgetGuard:
         window: int | None = None,
         phases: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
+        if threshold is None and budget.percentile >= 100:
+            raise ValueError("threshold: give one in (0, 1); the default, the budget's percentile / 100, is 1 at p100")
         try:
             threshold = budget.percentile / 100.0 if threshold is None else float(threshold)
         except (OverflowError, TypeError):  # 10**400, text
@@ -423,9 +425,10 @@ def simulated_rows(
 
     :raises KeyError: no such variant (the message lists them).
     :raises ValueError: ``samples < 1``.
+    :raises ScenarioError: (``field = "samples"``) more turns than the work or memory guard of ``run`` allows.
     """
-    from voicebudget._algebra import evaluate
-    from voicebudget._memory import check_memory
+    from voicebudget._algebra import evaluate, walk
+    from voicebudget._memory import check_memory, check_work
     from voicebudget._simulate import resolve_seed
 
     if samples < 1:
@@ -436,6 +439,8 @@ def simulated_rows(
     def contributions(k: int) -> Any:
         return evaluate(tree, k, seed_int).contributions(np.arange(k))
 
+    nodes = sum(1 for _ in walk(tree))
+    check_work(samples, nodes, what=f"{nodes:,} stages")
     check_memory(samples, contributions)
     rows: dict[str, FloatArray] = contributions(samples)
     return rows
