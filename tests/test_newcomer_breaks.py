@@ -158,3 +158,29 @@ def test_guard_report_turn_counts_meet_the_work_guard_naming_the_flag(tmp_path: 
         f"error: {spelled}: 1,000,000,000 turns x 4 stages = 4,000,000,000 stage samples, over the limit of "
         "1,000,000,000 (about 20 to 40 s of CPU); at most 250,000,000 turns fit"
     )
+
+
+# --- the pytest plugin -------------------------------------------------------------------------------------
+
+
+def test_plugin_github_says_when_no_job_summary_is_written(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # docs/ci.md: outside a GitHub job a warning says no summary was written; the plugin said nothing
+    pytester.makepyfile(
+        test_agent="""
+        import pytest
+
+        @pytest.mark.voice_budget(total_ms=800)
+        def test_fast(voice_budget):
+            with voice_budget.turn() as turn:
+                turn.mark("speech_end")
+                turn.mark("first_audio", at_ms=300.0)
+        """
+    )
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--voicebudget-github")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        ["voicebudget: $GITHUB_STEP_SUMMARY is not set (not in a GitHub Actions job): no job summary written"]
+    )

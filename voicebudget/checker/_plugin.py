@@ -489,3 +489,7 @@ def _github(terminalreporter: Any, state: _Session, name: str) -> None:
         return
     if written is not None:
         terminalreporter.write_line(f"voicebudget job summary: {written}")
+    else:  # as the CLI's --format github says it
+        terminalreporter.write_line(
+            f"voicebudget: ${SUMMARY_ENV} is not set (not in a GitHub Actions job): no job summary written"
+        )
