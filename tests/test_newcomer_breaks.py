@@ -4,6 +4,7 @@ bad input is refused with one line naming it, before any long work, and nothing 
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import numpy as np
@@ -184,3 +185,38 @@ def test_plugin_github_says_when_no_job_summary_is_written(
     result.stdout.fnmatch_lines(
         ["voicebudget: $GITHUB_STEP_SUMMARY is not set (not in a GitHub Actions job): no job summary written"]
     )
+
+
+# --- telemetry ---------------------------------------------------------------------------------------------
+
+
+def test_a_warning_over_the_budget_is_refused_as_livekit_refuses_it() -> None:
+    pytest.importorskip("opentelemetry", reason="the otel extra is not installed")
+    from voicebudget.telemetry import Telemetry
+
+    # accepted, and never fired: a turn past 800 ms is "exceeded", not a warning
+    with pytest.raises(ValueError, match=r"warning_ms \(900 ms\) must be no greater than the budget's total_ms \(800"):
+        Telemetry(vb.Budget(total_ms=800), warning_ms=900)
+    telemetry = Telemetry(warning_ms=900)  # no budget of its own: checked against the one it is attached with
+    with pytest.raises(ValueError, match="must be no greater than the budget's total_ms"):
+        telemetry.attach(vb.TurnRecorder(), budget=vb.Budget(total_ms=800))
+    telemetry.attach(vb.TurnRecorder(), budget=vb.Budget(total_ms=1000))
+    with pytest.raises(ValueError, match="warning_ms must be a finite number > 0 ms, got '650'"):
+        Telemetry(warning_ms="650")  # type: ignore[arg-type]
+
+
+def test_a_busy_or_impossible_port_names_itself() -> None:
+    pytest.importorskip("prometheus_client", reason="the prometheus extra is not installed")
+    from voicebudget.telemetry import start_http_server
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        # was "[Errno 98] Address already in use", naming neither the port nor the way out
+        with pytest.raises(OSError, match=rf"cannot serve metrics on 127\.0\.0\.1:{port}: .*; port=0 picks a free"):
+            start_http_server(port)
+    # was socket.gaierror "Servname not supported for ai_socktype"
+    for bad in (-1, 70_000, "9464"):
+        with pytest.raises(ValueError, match="port must be an integer from 0 .* to 65535"):
+            start_http_server(bad)  # type: ignore[arg-type]

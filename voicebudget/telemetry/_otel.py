@@ -88,7 +88,9 @@ class Telemetry:
     :param on_event: called with each :class:`~voicebudget.telemetry.BudgetEvent` (exceptions propagate).
     :param agent_name: the ``gen_ai.agent.name`` attribute; default the recorder's name.
     :raises ImportError: the OpenTelemetry API is not installed (the ``otel`` extra).
-    :raises ValueError: ``warning_ms`` not a finite number > 0.
+    :raises ValueError: ``warning_ms`` not a finite number > 0, or over the budget's total (LiveKit's
+        ``LatencyBudgetOptions`` refuses a warning greater than the budget; such a warning would never fire);
+        :meth:`attach` checks it against the budget it is given when the telemetry has none.
     """
 
     def __init__(
@@ -106,8 +108,12 @@ class Telemetry:
             from opentelemetry import _logs, metrics, trace
         except ImportError as exc:
             raise ImportError(f"voicebudget.telemetry.Telemetry needs the OpenTelemetry API: {OTEL_EXTRA}") from exc
-        if warning_ms is not None and not 0 < warning_ms < float("inf"):
-            raise ValueError(f"warning_ms must be a finite number > 0 ms, got {warning_ms}")
+        if warning_ms is not None and (
+            isinstance(warning_ms, bool) or not isinstance(warning_ms, int | float) or not 0 < warning_ms < float("inf")
+        ):
+            raise ValueError(f"warning_ms must be a finite number > 0 ms, got {warning_ms!r}")
+        if budget is not None:
+            _check_warning(warning_ms, budget)
         self.budget = budget
         self.warning_ms = warning_ms
         self.on_event = on_event
@@ -206,7 +212,9 @@ class Telemetry:
     def _budget(self, given: Budget | None) -> Budget:
         from voicebudget._budget import Budget
 
-        return self.budget if self.budget is not None else given if given is not None else Budget()
+        judged = self.budget if self.budget is not None else given if given is not None else Budget()
+        _check_warning(self.warning_ms, judged)
+        return judged
 
     def _record_metrics(self, figures: TurnFigures, agent: str) -> None:
         counted: dict[str, str] = {AGENT_NAME: agent, STATUS: figures.status}
@@ -307,3 +315,12 @@ def event_attributes(event: BudgetEvent, agent: str) -> dict[str, Any]:
     if event.p_fit is not None:
         out["voicebudget.event.p_fit"] = event.p_fit
     return out
+
+
+def _check_warning(warning_ms: float | None, budget: Budget) -> None:
+    """A warning above the budget's total never fires (a turn past it is ``exceeded``): refuse it, as LiveKit's
+    ``LatencyBudgetOptions`` does."""
+    if warning_ms is not None and warning_ms > budget.total_ms:
+        raise ValueError(
+            f"warning_ms ({warning_ms:g} ms) must be no greater than the budget's total_ms ({budget.total_ms:g})"
+        )

@@ -4,6 +4,7 @@ endpoint to scrape them (the ``prometheus`` extra)."""
 
 from __future__ import annotations
 
+import errno
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -165,12 +166,20 @@ def start_http_server(port: int = 0, *, addr: str = "127.0.0.1", registry: Any =
         by default).
     :returns: the port the server is bound to.
     :raises ImportError: prometheus_client is not installed (the ``prometheus`` extra).
-    :raises OSError: the port cannot be bound.
+    :raises ValueError: ``port`` is not an integer from 0 to 65535.
+    :raises OSError: the port cannot be bound (in use, or ``addr`` is not this machine's); the message names
+        ``addr:port`` and keeps the system's ``errno``.
     """
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ValueError(f"port must be an integer from 0 (a free one) to 65535, got {port!r}")
     prometheus_client = _prometheus()
-    server, thread = prometheus_client.start_http_server(
-        port, addr=addr, registry=prometheus_client.REGISTRY if registry is None else registry
-    )
+    try:
+        server, thread = prometheus_client.start_http_server(
+            port, addr=addr, registry=prometheus_client.REGISTRY if registry is None else registry
+        )
+    except OSError as exc:  # "[Errno 98] Address already in use" names neither the port nor the way out
+        advice = "; port=0 picks a free port" if exc.errno == errno.EADDRINUSE else ""
+        raise OSError(exc.errno, f"cannot serve metrics on {addr}:{port}: {exc.strerror or exc}{advice}") from exc
     bound = int(server.server_port)
     _SERVERS[bound] = (server, thread)
     return bound
