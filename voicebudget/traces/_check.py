@@ -236,7 +236,7 @@ def _why_none(tables: Sequence[TraceTable], include_anomalies: bool, to: str = "
     more = f" (+{len(anomalies) - covered} more)" if len(anomalies) > covered else ""
     hint = (
         ""
-        if include_anomalies
+        if include_anomalies or not anomalies  # nothing flagged: nothing to include
         else f"; include flagged turns with {param('include_anomalies', 'include_anomalies=True')}"
     )
     detail = f": {shown}{more}" if shown else ""
