@@ -149,11 +149,7 @@ class _Reader:
         """LiveKit: the ``user_turn`` span each turn answers (by ``id()`` of the turn span): the latest
         one that started before the turn and after the previous turn of its trace (a user turn the
         user resumed is superseded by the next one)."""
-        by_trace: dict[str, list[_Span]] = {}
-        for u in sorted((s for s in self.spans if s.name == _LK_USER_TURN), key=lambda s: s.start_ns):
-            by_trace.setdefault(u.trace, []).append(u)
-            if u.trace:
-                by_trace.setdefault("", []).append(u)
+        by_trace = _user_turns_by_trace(self.spans)
         starts = {k: [u.start_ns for u in v] for k, v in by_trace.items()}
         joined: dict[int, _Span] = {}
         previous: dict[str, int] = {}
@@ -170,9 +166,27 @@ class _Reader:
     def table(self) -> TraceTable:
         lk = self.flavour() == "livekit"
         names, total_key = (_LK, "lk.e2e_latency") if lk else (_PC, "turn.user_bot_latency_seconds")
-        turn_spans = [
-            s for s in self.spans if (s.name in _LK_TURNS if lk else s.name == "turn") or total_key in s.attrs
-        ]
+        built = self.builders(lk, names, total_key)
+        # the spans are read: drop them, and each builder once its row is built (peak memory)
+        self.spans, self.children = [], {}
+        todo = built[::-1]
+        built.clear()
+        turns: list[TraceTurn] = []
+        anomalies = list(self.loose)
+        while todo:
+            b = todo.pop()
+            turns.append(b.build(len(turns)))
+            anomalies.extend(b.anomalies)
+        anomalies.sort(key=lambda a: a.line)
+        fmt, anchor, total = (
+            ("otel-livekit", ANCHOR_LIVEKIT, TOTAL_LIVEKIT) if lk else ("otel-pipecat", ANCHOR_PIPECAT, TOTAL_PIPECAT)
+        )
+        return TraceTable(self.origin, fmt, anchor, total, tuple(turns), tuple(anomalies))
+
+    def builders(self, lk: bool, names: dict[str, tuple[str, ...]], total_key: str) -> list[TurnBuilder]:
+        """One turn per turn span (a repeated turn id flagged on the first), its members' attributes read;
+        cycles in the span tree and stale values flagged."""
+        turn_spans = _turn_spans(self.spans, lk, total_key)
         joined = self.user_turns(turn_spans) if lk else {}
         builders: dict[str, TurnBuilder] = {}
         stale: dict[str, list[tuple[TurnBuilder, int, str, Any]]] = {k: [] for k in _STALE}
@@ -185,51 +199,29 @@ class _Reader:
             if id(span) in joined:
                 members += self.subtree(joined[id(span)], cycles, nested, inner[id(span)])
             attrs = self.attributes(members)
-            speech = attrs.get("lk.speech_id", (None, span))[0] if lk else None
-            tid = speech if isinstance(speech, str) and speech else span.id or f"line-{span.line}"
+            tid = _turn_id(attrs, span, lk)
             if tid in builders:
-                builders[tid].flag(
-                    span.line,
-                    "lk.speech_id" if lk else "spanId",
-                    tid,
-                    f"duplicate turn id (first on line {builders[tid].line})",
-                )
+                _flag_duplicate(builders[tid], span, tid, lk)
                 continue
             b = self.turn(tid, span, members, attrs, names, total_key)
-            for c in cycles[:1]:
-                b.flag(
-                    c.line,
-                    "parentSpanId",
-                    c.id or None,
-                    "span tree has a cycle (a span is its own ancestor); its spans are read once",
-                )
-            for key in _STALE:
-                if key in attrs and not isinstance(attrs[key][0], _Bad):
-                    stale[key].append((b, self.attr_line(attrs[key][1], key), key, attrs[key][0]))
+            _flag_cycle(b, cycles)
+            self.keep_stale(stale, b, attrs)
             builders[tid] = by_span[id(span)] = b
-        for span in _turn_cycles(turn_spans, inner):  # turns that are each other's ancestors
-            if id(span) in by_span and not any(a.field == "parentSpanId" for a in by_span[id(span)].anomalies):
-                by_span[id(span)].flag(
-                    span.line, "parentSpanId", span.id or None, "span tree has a cycle (a turn is its own ancestor)"
-                )
+        _flag_turn_cycles(_turn_cycles(turn_spans, inner), by_span)  # turns that are each other's ancestors
         for found in stale.values():
             flag_stale_values(found)
-        # the spans are read: drop them, and each builder once its row is built (peak memory)
-        del stale, by_span, inner, joined, turn_spans
-        self.spans, self.children = [], {}
-        todo = list(builders.values())[::-1]
-        builders.clear()
-        turns: list[TraceTurn] = []
-        anomalies = list(self.loose)
-        while todo:
-            b = todo.pop()
-            turns.append(b.build(len(turns)))
-            anomalies.extend(b.anomalies)
-        anomalies.sort(key=lambda a: a.line)
-        fmt, anchor, total = (
-            ("otel-livekit", ANCHOR_LIVEKIT, TOTAL_LIVEKIT) if lk else ("otel-pipecat", ANCHOR_PIPECAT, TOTAL_PIPECAT)
-        )
-        return TraceTable(self.origin, fmt, anchor, total, tuple(turns), tuple(anomalies))
+        return list(builders.values())
+
+    def keep_stale(
+        self,
+        stale: dict[str, list[tuple[TurnBuilder, int, str, Any]]],
+        b: TurnBuilder,
+        attrs: dict[str, tuple[Any, _Span]],
+    ) -> None:
+        """The turn's values of the keys checked for a value repeated on every turn."""
+        for key in _STALE:
+            if key in attrs and not isinstance(attrs[key][0], _Bad):
+                stale[key].append((b, self.attr_line(attrs[key][1], key), key, attrs[key][0]))
 
     @staticmethod
     def rules(attrs: dict[str, tuple[Any, _Span]], span: _Span) -> str:
@@ -247,56 +239,20 @@ class _Reader:
         (``llm_2_ttft``); each counted from the turn's start on (a preemptive pass that ran before the
         commit overlaps the endpointing wait)."""
         kids = [m for m in members if m is not turn]
-        # the commit: the user turn's end-of-utterance wait ends (a preemptive agent_turn starts before it)
-        commit = max((m.end_ns for m in kids if m.name == "eou_wait" and m.end_ns > 0), default=turn.start_ns)
-        passes = sorted(
-            (m for m in kids if m.name == "llm_node" and 0 < m.start_ns <= m.end_ns), key=lambda m: m.start_ns
-        )
-        tools = sorted((m for m in kids if m.name == "function_tool"), key=lambda m: m.start_ns)
-        cursor = commit
-
-        def after(start: int, end: int) -> float:
-            nonlocal cursor
-            on_path = max(0, end - max(start, cursor))
-            cursor = max(cursor, end)
-            return on_path / 1e6
-
-        def ttft_ns(m: _Span) -> int:
-            v = m.attrs.get("lk.response.ttft")
-            return int(float(v) * 1e9) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else 0
-
+        commit = _commit_ns(kids, turn.start_ns)
+        passes, tools = _llm_nodes(kids), _function_tools(kids)
+        path = _NsPath(commit)
         if passes and "llm_ttft" in b.stages_ms and passes[0].start_ns < commit - 5_000_000:
             first = passes[0]
-            b.stages_ms["llm_ttft"] = round(after(first.start_ns, first.start_ns + ttft_ns(first)), 3)
+            b.stages_ms["llm_ttft"] = round(path.after(first.start_ns, first.start_ns + _ttft_ns(first)), 3)
             b.note(
                 "preemptive generation: the first LLM pass started before the turn commit; only its time after it "
                 "is counted"
             )
-        else:
-            cursor = passes[0].start_ns + ttft_ns(passes[0]) if passes else cursor
+        elif passes:
+            path.cursor = passes[0].start_ns + _ttft_ns(passes[0])
         if len(passes) > 1:
-            call = tool = 0.0
-            names: dict[str, float] = {}
-            for i, (cur, nxt) in enumerate(zip(passes, passes[1:], strict=False)):
-                ran = [t for t in tools if cur.start_ns <= t.start_ns < nxt.start_ns]
-                # LiveKit runs a tool as soon as its call is parsed, while the LLM node is still closing:
-                # the round's tools start at the first function_tool span, or at the pass's end
-                called = min((t.start_ns for t in ran if t.start_ns > 0), default=cur.end_ns)
-                boundary = min(cur.end_ns, called)
-                call += after(cur.start_ns + (ttft_ns(cur) if i == 0 else 0), boundary)
-                gap = after(boundary, nxt.start_ns)
-                tool += gap
-                slowest = max(ran, key=lambda t: t.end_ns, default=None)
-                name = slowest.attrs.get("lk.function_tool.name") if slowest is not None else None
-                key = name if isinstance(name, str) and name else "tool"
-                names[key] = names.get(key, 0.0) + gap
-            last = passes[-1]
-            b.set_stage("llm_tool_call", b.ms(round(call, 3), line=passes[0].line, fld="llm_node"))
-            b.set_stage("tool", b.ms(round(tool, 3), line=last.line, fld="llm_node"))
-            for name, ms in names.items():
-                b.set_part("tool", name, round(ms, 3))
-            b.set_stage("llm_2_ttft", b.ms(round(after(last.start_ns, last.start_ns + ttft_ns(last)), 3),
-                                           line=last.line, fld="lk.response.ttft"))  # fmt: skip
+            _livekit_tool_rounds(b, passes, tools, path)
 
     def pipecat_passes(self, b: TurnBuilder, members: list[_Span], attrs: dict[str, tuple[Any, _Span]]) -> set[str]:
         """Pipecat: a tool turn's LLM passes from its ``llm`` spans' times (each span runs from the
@@ -304,19 +260,11 @@ class _Reader:
         not time (Pipecat 1.14 sets no ``metrics.ttfb`` on its ``tts`` spans and, in releases, no
         ``turn.user_turn_seconds``): marked unknown, their time left in ``other``. Returns the stages
         that are then not required."""
-        passes = sorted((m for m in members if m.name == "llm" and m.end_ns > m.start_ns), key=lambda m: m.start_ns)
-        if len(passes) > 1 and all(isinstance(p.attrs.get("metrics.ttfb"), int | float) for p in passes):
-            first, last = passes[0], passes[-1]
-            ttfb_ns = float(first.attrs["metrics.ttfb"]) * 1e9
-            call_ns = sum(p.end_ns - p.start_ns for p in passes[:-1]) - ttfb_ns
-            call_ns += sum(float(p.attrs["metrics.ttfb"]) * 1e9 for p in passes[1:-1])
-            tool_ns = sum(n.start_ns - p.end_ns for p, n in zip(passes, passes[1:], strict=False))
-            b.set_stage("llm_tool_call", b.ms(round(call_ns / 1e6, 3), line=first.line, fld="llm span"))
-            b.set_stage("tool", b.ms(round(tool_ns / 1e6, 3), line=last.line, fld="llm span"))
-            b.set_stage("llm_2_ttft", b.seconds(last.attrs["metrics.ttfb"], line=last.line, fld="metrics.ttfb"))
-        unknown = {s for s in ("endpointing", "llm_ttft", "tts_ttfb") if s not in b.stages_ms}
-        no_tts = set() if any(m.name == "tts" for m in members) else {"tts_ttfb"}  # a speech-to-speech model
-        unknown -= no_tts
+        passes = _llm_spans(members)
+        if len(passes) > 1 and _all_timed(passes):
+            _pipecat_tool_stages(b, passes)
+        no_tts = _no_tts(members)
+        unknown = {s for s in ("endpointing", "llm_ttft", "tts_ttfb") if s not in b.stages_ms} - no_tts
         if unknown and "turn.user_bot_latency_seconds" in attrs:
             b.unknown_stages.extend(sorted(unknown, key=ON_PATH.index))
             b.rules = RULE_SETS["pipecat-otel-1.14"].name
@@ -338,41 +286,198 @@ class _Reader:
             for where, what in member.bad:
                 b.flag(member.line, where, None, what)
         for stage, keys in names.items():
-            key = next((k for k in keys if k in attrs), None)
-            if key is None:
-                continue
-            value, owner = attrs[key]
-            line = self.attr_line(owner, key)
-            if isinstance(value, _Bad):
-                b.flag(line, value.path, None, f"not a number: {value.what}")
-                continue
-            if value == -1 and stage in ("llm_ttft", "tts_ttfb") and not isinstance(value, bool):
-                b.flag(line, key, value, f"no first {'token' if stage == 'llm_ttft' else 'audio'} ({key} = -1)")
-                continue
-            b.set_stage(stage, b.seconds(value, line=line, fld=key))
-        realtime = lk and "lk.realtime_model_metrics.ttft" in attrs and "lk.response.ttfb" not in attrs
-        optional = (
-            _OPTIONAL | ({"tts_ttfb", "endpointing"} if realtime else set()) if lk else (_OPTIONAL | {"endpointing"})
-        )
+            self.stage(b, stage, keys, attrs)
+        optional = _optional(lk, attrs)
         if not lk:
             optional |= self.pipecat_passes(b, members, attrs)
         else:
             self.livekit_passes(b, span, members)
         needed = {k: (v[0], v[0]) for k, v in names.items() if k not in optional}
         b.require(needed)
-        total = None
-        if total_key in attrs:
-            value, owner = attrs[total_key]
-            line = self.attr_line(owner, total_key)
-            if isinstance(value, _Bad):
-                b.flag(line, value.path, None, f"not a number: {value.what}")
-            else:
-                total = b.seconds(value, line=line, fld=total_key)
-                b.framework_total_ms = total
-        elif not (lk and b.rules in ("livekit-otel-1.2", "livekit-otel-1.3")):
-            b.flag(span.line, total_key, None, f"turn has no {total_key} (the source's own total)")
+        total = self.total(b, span, attrs, total_key)
         b.close_with_residual(total, span.line, total_key, required=tuple(needed))
         return b
+
+    def stage(self, b: TurnBuilder, stage: str, keys: tuple[str, ...], attrs: dict[str, tuple[Any, _Span]]) -> None:
+        """A stage from the first of its ``keys`` the turn has (a malformed value, or a TTFT/TTFB of -1:
+        flagged)."""
+        key = next((k for k in keys if k in attrs), None)
+        if key is None:
+            return
+        value, owner = attrs[key]
+        line = self.attr_line(owner, key)
+        if isinstance(value, _Bad):
+            b.flag(line, value.path, None, f"not a number: {value.what}")
+        elif value == -1 and stage in ("llm_ttft", "tts_ttfb") and not isinstance(value, bool):
+            b.flag(line, key, value, f"no first {'token' if stage == 'llm_ttft' else 'audio'} ({key} = -1)")
+        else:
+            b.set_stage(stage, b.seconds(value, line=line, fld=key))
+
+    def total(self, b: TurnBuilder, span: _Span, attrs: dict[str, tuple[Any, _Span]], total_key: str) -> float | None:
+        """The source's own total (ms); a turn without it is flagged, except LiveKit 1.2-1.3's (none logged)."""
+        if total_key not in attrs:
+            if not (total_key.startswith("lk.") and b.rules in ("livekit-otel-1.2", "livekit-otel-1.3")):
+                b.flag(span.line, total_key, None, f"turn has no {total_key} (the source's own total)")
+            return None
+        value, owner = attrs[total_key]
+        line = self.attr_line(owner, total_key)
+        if isinstance(value, _Bad):
+            b.flag(line, value.path, None, f"not a number: {value.what}")
+            return None
+        total = b.seconds(value, line=line, fld=total_key)
+        b.framework_total_ms = total
+        return total
+
+
+def _turn_spans(spans: list[_Span], lk: bool, total_key: str) -> list[_Span]:
+    """The spans of turns: LiveKit's turn spans or Pipecat's ``turn`` spans, and any span with the total."""
+    if lk:
+        return [s for s in spans if s.name in _LK_TURNS or total_key in s.attrs]
+    return [s for s in spans if s.name == "turn" or total_key in s.attrs]
+
+
+def _commit_ns(kids: list[_Span], start_ns: int) -> int:
+    """The turn's commit: its user turn's end-of-utterance wait ends (a preemptive ``agent_turn`` starts
+    before it), else the turn span's start."""
+    return max((m.end_ns for m in kids if m.name == "eou_wait" and m.end_ns > 0), default=start_ns)
+
+
+def _llm_nodes(kids: list[_Span]) -> list[_Span]:
+    """LiveKit's ``llm_node`` spans with their times, by start."""
+    return sorted((m for m in kids if m.name == "llm_node" and 0 < m.start_ns <= m.end_ns), key=lambda m: m.start_ns)
+
+
+def _function_tools(kids: list[_Span]) -> list[_Span]:
+    return sorted((m for m in kids if m.name == "function_tool"), key=lambda m: m.start_ns)
+
+
+def _llm_spans(members: list[_Span]) -> list[_Span]:
+    """Pipecat's ``llm`` spans that last, by start."""
+    return sorted((m for m in members if m.name == "llm" and m.end_ns > m.start_ns), key=lambda m: m.start_ns)
+
+
+def _all_timed(passes: list[_Span]) -> bool:
+    """Every pass has its ``metrics.ttfb`` (a number)."""
+    return all(isinstance(p.attrs.get("metrics.ttfb"), int | float) for p in passes)
+
+
+def _no_tts(members: list[_Span]) -> set[str]:
+    """``{"tts_ttfb"}`` for a turn without a ``tts`` span (a speech-to-speech model), else nothing."""
+    return set() if any(m.name == "tts" for m in members) else {"tts_ttfb"}
+
+
+def _turn_id(attrs: dict[str, tuple[Any, _Span]], span: _Span, lk: bool) -> str:
+    """A turn's id: LiveKit's ``lk.speech_id``, else the span's id, else its line."""
+    speech = attrs.get("lk.speech_id", (None, span))[0] if lk else None
+    return speech if isinstance(speech, str) and speech else span.id or f"line-{span.line}"
+
+
+def _flag_duplicate(first: TurnBuilder, span: _Span, tid: str, lk: bool) -> None:
+    first.flag(span.line, "lk.speech_id" if lk else "spanId", tid, f"duplicate turn id (first on line {first.line})")
+
+
+def _flag_cycle(b: TurnBuilder, cycles: list[_Span]) -> None:
+    for c in cycles[:1]:
+        b.flag(
+            c.line,
+            "parentSpanId",
+            c.id or None,
+            "span tree has a cycle (a span is its own ancestor); its spans are read once",
+        )
+
+
+def _flag_turn_cycles(on_cycle: list[_Span], by_span: dict[int, TurnBuilder]) -> None:
+    """Turn spans that are each other's ancestors, each flagged once (unless its own tree had a cycle)."""
+    for span in on_cycle:
+        if id(span) in by_span and not any(a.field == "parentSpanId" for a in by_span[id(span)].anomalies):
+            by_span[id(span)].flag(
+                span.line, "parentSpanId", span.id or None, "span tree has a cycle (a turn is its own ancestor)"
+            )
+
+
+def _user_turns_by_trace(spans: list[_Span]) -> dict[str, list[_Span]]:
+    """LiveKit's ``user_turn`` spans by trace id, by start time; all of them also under ``""``."""
+    by_trace: dict[str, list[_Span]] = {}
+    for u in sorted((s for s in spans if s.name == _LK_USER_TURN), key=lambda s: s.start_ns):
+        by_trace.setdefault(u.trace, []).append(u)
+        if u.trace:
+            by_trace.setdefault("", []).append(u)
+    return by_trace
+
+
+def _optional(lk: bool, attrs: dict[str, tuple[Any, _Span]]) -> set[str]:
+    """The stages a turn may lack: ASR and first phrase; Pipecat's endpointing; a LiveKit realtime model's
+    (no TTS) TTS and endpointing."""
+    if not lk:
+        return _OPTIONAL | {"endpointing"}
+    realtime = "lk.realtime_model_metrics.ttft" in attrs and "lk.response.ttfb" not in attrs
+    return _OPTIONAL | ({"tts_ttfb", "endpointing"} if realtime else set())
+
+
+def _ttft_ns(m: _Span) -> int:
+    v = m.attrs.get("lk.response.ttft")
+    return int(float(v) * 1e9) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else 0
+
+
+class _NsPath:
+    """Time on the turn's path from a moment (ns) on: each segment counts only past the ones before it."""
+
+    def __init__(self, cursor: int) -> None:
+        self.cursor = cursor
+
+    def after(self, start: int, end: int) -> float:
+        """The part of ``start..end`` (ns) past the cursor, in ms; the cursor moves to ``end``."""
+        on_path = max(0, end - max(start, self.cursor))
+        self.cursor = max(self.cursor, end)
+        return on_path / 1e6
+
+
+def _livekit_tool_rounds(b: TurnBuilder, passes: list[_Span], tools: list[_Span], path: _NsPath) -> None:
+    """A LiveKit tool turn's ``llm_tool_call``, ``tool`` (parts by function) and ``llm_2_ttft`` stages."""
+    call = tool = 0.0
+    names: dict[str, float] = {}
+    for i, (cur, nxt) in enumerate(zip(passes, passes[1:], strict=False)):
+        ran = [t for t in tools if cur.start_ns <= t.start_ns < nxt.start_ns]
+        # LiveKit runs a tool as soon as its call is parsed, while the LLM node is still closing:
+        # the round's tools start at the first function_tool span, or at the pass's end
+        called = min((t.start_ns for t in ran if t.start_ns > 0), default=cur.end_ns)
+        boundary = min(cur.end_ns, called)
+        call += path.after(cur.start_ns + (_ttft_ns(cur) if i == 0 else 0), boundary)
+        gap = path.after(boundary, nxt.start_ns)
+        tool += gap
+        key = _slowest_name(ran)
+        names[key] = names.get(key, 0.0) + gap
+    last = passes[-1]
+    b.set_stage("llm_tool_call", b.ms(round(call, 3), line=passes[0].line, fld="llm_node"))
+    b.set_stage("tool", b.ms(round(tool, 3), line=last.line, fld="llm_node"))
+    for name, ms in names.items():
+        b.set_part("tool", name, round(ms, 3))
+    b.set_stage("llm_2_ttft", b.ms(round(path.after(last.start_ns, last.start_ns + _ttft_ns(last)), 3),
+                                   line=last.line, fld="lk.response.ttft"))  # fmt: skip
+
+
+def _slowest_name(ran: list[_Span]) -> str:
+    """A tool round's name: its slowest function's (the one that ended last)."""
+    slowest = max(ran, key=lambda t: t.end_ns, default=None)
+    name = slowest.attrs.get("lk.function_tool.name") if slowest is not None else None
+    return name if isinstance(name, str) and name else "tool"
+
+
+def _pipecat_tool_stages(b: TurnBuilder, passes: list[_Span]) -> None:
+    """A Pipecat tool turn's ``llm_tool_call``, ``tool`` and ``llm_2_ttft`` from its ``llm`` spans."""
+    first, last = passes[0], passes[-1]
+    ttfb_ns = float(first.attrs["metrics.ttfb"]) * 1e9
+    call_ns = sum(p.end_ns - p.start_ns for p in passes[:-1]) - ttfb_ns
+    call_ns += sum(float(p.attrs["metrics.ttfb"]) * 1e9 for p in passes[1:-1])
+    tool_ns = sum(n.start_ns - p.end_ns for p, n in zip(passes, passes[1:], strict=False))
+    b.set_stage("llm_tool_call", b.ms(round(call_ns / 1e6, 3), line=first.line, fld="llm span"))
+    b.set_stage("tool", b.ms(round(tool_ns / 1e6, 3), line=last.line, fld="llm span"))
+    b.set_stage("llm_2_ttft", b.seconds(last.attrs["metrics.ttfb"], line=last.line, fld="metrics.ttfb"))
+
+
+def _json_lines_document(doc: Any, err: str | None) -> bool:
+    """The first line of OTLP JSON lines: a JSON object."""
+    return err is None and isinstance(doc, dict)
 
 
 def _turn_cycles(turn_spans: list[_Span], inner: dict[int, list[_Span]]) -> list[_Span]:
@@ -440,7 +545,7 @@ def read_otel_lines(
         if not line.strip():
             continue
         doc, err = loads(line)
-        if first and (err is not None or not isinstance(doc, dict)):
+        if first and not _json_lines_document(doc, err):
             break  # not JSON lines
         first = False
         if err is not None:

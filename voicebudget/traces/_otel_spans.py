@@ -71,43 +71,57 @@ class _Span:
     livekit: bool = False
 
 
+_SCALARS = (
+    "doubleValue",
+    "intValue",
+    "boolValue",
+    "stringValue",
+    "double_value",
+    "int_value",
+    "bool_value",
+    "string_value",
+)
+
+
 def _value(v: Any, path: str) -> Any:
     """An OTLP AnyValue (or a plain JSON value) as a Python value; numeric strings become floats.
     A malformed AnyValue gives a :class:`_Bad`."""
     if isinstance(v, dict):
-        for key in (
-            "doubleValue",
-            "intValue",
-            "boolValue",
-            "stringValue",
-            "double_value",
-            "int_value",
-            "bool_value",
-            "string_value",
-        ):
-            if key in v:
-                inner = v[key]
-                if key.startswith(("int", "double")):
-                    return (
-                        _value(inner, f"{path}.{key}")
-                        if isinstance(inner, str | int | float)
-                        else _Bad(f"{path}.{key}", f"{json_kind(inner)}, not a number")
-                    )
-                return inner if isinstance(inner, str | bool) else _Bad(f"{path}.{key}", json_kind(inner))
-        for key in ("arrayValue", "array_value"):
-            if key in v:
-                arr = v[key]
-                values = arr.get("values", []) if isinstance(arr, dict) else None
-                if not isinstance(values, list):
-                    return _Bad(f"{path}.{key}", "an arrayValue that is not an object with a values list")
-                return [_value(x, f"{path}.{key}.values[{i}]") for i, x in enumerate(values)]
-        return _Bad(path, "an AnyValue with no known value key")
+        return _any_value(v, path)
     if isinstance(v, str):
         try:
             return float(v)
         except ValueError:
             return v
     return v
+
+
+def _any_value(v: dict[str, Any], path: str) -> Any:
+    for key in _SCALARS:
+        if key in v:
+            return _scalar(key, v[key], f"{path}.{key}")
+    for key in ("arrayValue", "array_value"):
+        if key in v:
+            return _array(v[key], f"{path}.{key}")
+    return _Bad(path, "an AnyValue with no known value key")
+
+
+def _scalar(key: str, inner: Any, path: str) -> Any:
+    """The value under a scalar AnyValue ``key`` (a number as a string too), or a :class:`_Bad`."""
+    if key.startswith(("int", "double")):
+        return (
+            _value(inner, path)
+            if isinstance(inner, str | int | float)
+            else _Bad(path, f"{json_kind(inner)}, not a number")
+        )
+    return inner if isinstance(inner, str | bool) else _Bad(path, json_kind(inner))
+
+
+def _array(arr: Any, path: str) -> Any:
+    values = arr.get("values", []) if isinstance(arr, dict) else None
+    if not isinstance(values, list):
+        return _Bad(path, "an arrayValue that is not an object with a values list")
+    return [_value(x, f"{path}.values[{i}]") for i, x in enumerate(values)]
 
 
 def _attrs(raw: Any, path: str) -> tuple[dict[str, Any], list[tuple[str, str]], bool]:
@@ -122,23 +136,38 @@ def _attrs(raw: Any, path: str) -> tuple[dict[str, Any], list[tuple[str, str]], 
     elif not isinstance(raw, list):
         return {}, [(path, f"attributes is {json_kind(raw)}, not a list or object")], False
     else:
-        keys, out, bad = [], {}, []
-        for i, a in enumerate(raw):
-            if isinstance(a, dict) and isinstance(a.get("key"), str) and isinstance(a.get("value"), dict):
-                keys.append(a["key"])
-                if a["key"] in _KEEP:
-                    out[sys.intern(a["key"])] = _value(a["value"], f"{path}[{i}].value")
-            else:
-                bad.append((f"{path}[{i}]", "malformed attribute (no key or no value)"))
-    for key in _JSON_METRICS:  # 1.2-1.4: the metrics model as a JSON string
-        text = out.pop(key, None)
-        if isinstance(text, str):
-            obj, _err = loads(text)
-            if isinstance(obj, dict):
-                for name in ("ttft", "ttfb"):
-                    if name in obj:
-                        out[f"{key}.{name}"] = obj[name]
+        keys, out, bad = _attr_list(raw, path)
+    _read_json_metrics(out)
     return out, bad, any(k.startswith("lk.") for k in keys)
+
+
+def _attr_list(raw: list[Any], path: str) -> tuple[list[str], dict[str, Any], list[tuple[str, str]]]:
+    """OTLP's attribute list (``[{"key": ..., "value": {...}}]``): its keys, the kept ones' values, and
+    the malformed entries."""
+    keys: list[str] = []
+    out: dict[str, Any] = {}
+    bad: list[tuple[str, str]] = []
+    for i, a in enumerate(raw):
+        if isinstance(a, dict) and isinstance(a.get("key"), str) and isinstance(a.get("value"), dict):
+            keys.append(a["key"])
+            if a["key"] in _KEEP:
+                out[sys.intern(a["key"])] = _value(a["value"], f"{path}[{i}].value")
+        else:
+            bad.append((f"{path}[{i}]", "malformed attribute (no key or no value)"))
+    return keys, out, bad
+
+
+def _read_json_metrics(out: dict[str, Any]) -> None:
+    """LiveKit 1.2-1.4's metrics model as a JSON string: its ``ttft``/``ttfb`` kept as ``<key>.ttft``."""
+    for key in _JSON_METRICS:
+        text = out.pop(key, None)
+        if not isinstance(text, str):
+            continue
+        obj, _err = loads(text)
+        if isinstance(obj, dict):
+            for name in ("ttft", "ttfb"):
+                if name in obj:
+                    out[f"{key}.{name}"] = obj[name]
 
 
 def _list(node: Any, path: str, problems: list[tuple[str, str]]) -> list[Any]:
@@ -159,28 +188,48 @@ def _spans_of(doc: Any, path: str, problems: list[tuple[str, str]]) -> Iterator[
     if not isinstance(doc, dict):
         problems.append((path or "(document)", f"{json_kind(doc)}, not an object"))
         return
-    key = "resourceSpans" if "resourceSpans" in doc else "resource_spans" if "resource_spans" in doc else None
+    yield from _spans_of_object(doc, path, problems)
+
+
+def _spans_of_object(
+    doc: dict[str, Any], path: str, problems: list[tuple[str, str]]
+) -> Iterator[tuple[dict[str, Any], str]]:
+    """An export (``resourceSpans``), an object holding a list of spans, or a span."""
+    key = next((k for k in ("resourceSpans", "resource_spans") if k in doc), None)
     if key is not None:
-        for i, rs in enumerate(_list(doc[key], f"{path}{key}", problems)):
-            rs_path = f"{path}{key}[{i}]"
-            if not isinstance(rs, dict):
-                problems.append((rs_path, f"{json_kind(rs)}, not an object"))
-                continue
-            skey = next((k for k in ("scopeSpans", "scope_spans", "instrumentationLibrarySpans") if k in rs), None)
-            for j, ss in enumerate(_list(rs.get(skey) if skey else None, f"{rs_path}.{skey}", problems)):
-                ss_path = f"{rs_path}.{skey}[{j}]"
-                if not isinstance(ss, dict):
-                    problems.append((ss_path, f"{json_kind(ss)}, not an object"))
-                    continue
-                for k, s in enumerate(_list(ss.get("spans"), f"{ss_path}.spans", problems)):
-                    if isinstance(s, dict):
-                        yield s, f"{ss_path}.spans[{k}]"
-                    else:
-                        problems.append((f"{ss_path}.spans[{k}]", f"{json_kind(s)}, not an object"))
+        yield from _resource_spans(doc[key], f"{path}{key}", problems)
     elif "spans" in doc:
         yield from _spans_of(doc["spans"], f"{path}spans", problems)
-    elif "name" in doc and ("spanId" in doc or "span_id" in doc or "context" in doc):
+    elif _is_span(doc):
         yield doc, path or "(document)"
+
+
+def _is_span(doc: dict[str, Any]) -> bool:
+    """A span object on its own (a plain list of spans): a name and an id or a context."""
+    return "name" in doc and ("spanId" in doc or "span_id" in doc or "context" in doc)
+
+
+def _resource_spans(node: Any, path: str, problems: list[tuple[str, str]]) -> Iterator[tuple[dict[str, Any], str]]:
+    for i, rs in enumerate(_list(node, path, problems)):
+        rs_path = f"{path}[{i}]"
+        if not isinstance(rs, dict):
+            problems.append((rs_path, f"{json_kind(rs)}, not an object"))
+            continue
+        skey = next((k for k in ("scopeSpans", "scope_spans", "instrumentationLibrarySpans") if k in rs), None)
+        yield from _scope_spans(rs.get(skey) if skey else None, f"{rs_path}.{skey}", problems)
+
+
+def _scope_spans(node: Any, path: str, problems: list[tuple[str, str]]) -> Iterator[tuple[dict[str, Any], str]]:
+    for j, ss in enumerate(_list(node, path, problems)):
+        ss_path = f"{path}[{j}]"
+        if not isinstance(ss, dict):
+            problems.append((ss_path, f"{json_kind(ss)}, not an object"))
+            continue
+        for k, s in enumerate(_list(ss.get("spans"), f"{ss_path}.spans", problems)):
+            if isinstance(s, dict):
+                yield s, f"{ss_path}.spans[{k}]"
+            else:
+                problems.append((f"{ss_path}.spans[{k}]", f"{json_kind(s)}, not an object"))
 
 
 _SPAN_ID_KEY = re.compile(r'"(?:spanId|span_id)"\s*:\s*"([^"\\]{0,200})"')
