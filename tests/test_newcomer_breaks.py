@@ -268,3 +268,23 @@ def test_an_unreadable_recording_does_not_show_an_object_address(tmp_path: Path)
     assert one_error_line(result.output) == (
         f"error: {garbage}: not a readable audio file (Error in WAV file. No 'data' chunk marker.)"
     )
+
+
+def test_check_and_endpointing_plots_are_replaced_with_force(tmp_path: Path, root: Path) -> None:
+    pytest.importorskip("matplotlib", reason="the plot extra is not installed")
+    # check call.wav --plot had no --force, and both said "exists; give overwrite to replace it"
+    old = tmp_path / "old.png"
+    old.write_bytes(b"an earlier plot")
+    call = _wav(tmp_path / "call.wav", np.zeros((16_000, 2), np.float32))
+    result = runner.invoke(app, ["check", str(call), "--plot", str(old)], env=WIDE)
+    assert result.exit_code == 2
+    assert one_error_line(result.output) == f"error: --plot {old}: exists; give --force to replace it"
+    frontier = [
+        "endpointing", str(root / "scenarios" / "semantic-turn-detector.yaml"),
+        "--pauses", str(root / "docs" / "examples" / "pauses-call-center.toml"), "--plot", str(old),
+    ]  # fmt: skip
+    result = runner.invoke(app, frontier, env=WIDE)
+    assert result.exit_code == 2
+    assert one_error_line(result.output) == f"error: --plot {old}: exists; give --force to replace it"
+    assert runner.invoke(app, [*frontier, "--force"], env=WIDE).exit_code == 0
+    assert old.read_bytes().startswith(b"\x89PNG")

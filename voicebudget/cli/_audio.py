@@ -102,12 +102,12 @@ def check_recordings(
     output: TableOrJson,
     all_turns: bool,
     plot: Path | None,
-    force: bool = False,
+    overwrite: bool = False,
 ) -> None:
     """``check`` on recordings: one library call, then the table or JSON, the plot, the exit code."""
     from voicebudget.audio._load import require_audio_extra
 
-    targets = check_plot_path(plot, overwrite=force, inputs=[*recordings, *traces])
+    targets = check_plot_path(plot, overwrite=overwrite, inputs=[*recordings, *traces])
     with user_errors():
         require_audio_extra(str(recordings[0]))
         from voicebudget.audio import check_calls
@@ -165,14 +165,14 @@ def endpointing_cmd(
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Draw the frontier with the settings to this PNG.")
     ] = None,
-    force: ForceOpt = False,
+    overwrite: ForceOpt = False,
 ) -> None:
     """The endpointing trade-off: for a fixed silence timeout, the latency added at p95 against the
     share of turns cut off at a mid-turn pause, with the scenario's setting (and its variants') marked.
 
     Exit code 0, 2 on invalid input.
     """
-    targets = check_plot_path(plot, overwrite=force, inputs=[scenario, pauses])
+    targets = check_plot_path(plot, overwrite=overwrite, inputs=[scenario, pauses])
     with user_errors():
         from voicebudget.audio._frontier import frontier_for_scenario
 

@@ -82,6 +82,7 @@ def check_cmd(
     trace: _audio.TraceJoinOpt = None,
     transport_floor_ms: _audio.FloorOpt = 0.0,
     plot: _audio.PlotOpt = None,
+    overwrite: ForceOpt = False,
 ) -> None:
     """Check real turns from traces or call recordings against the budget: stage percentiles, tail
     attribution, first turn vs steady state, the slowest turns (every turn with --turns), anomalies
@@ -107,7 +108,7 @@ def check_cmd(
             _audio.check_recordings(
                 recordings, [*trace_files, *(trace or [])], budget, caller=caller, include_anomalies=include_anomalies,
                 options=options, fmt_in=format_in.value if format_in else None, floor_ms=transport_floor_ms,
-                output=TableOrJson(fmt.value), all_turns=turns, plot=plot,
+                output=TableOrJson(fmt.value), all_turns=turns, plot=plot, overwrite=overwrite,
             )  # fmt: skip
         try:
             result = check_traces(
