@@ -95,7 +95,7 @@ def check_calls(
 ) -> AudioCheck:
     """Judge recorded calls against the budget; with traces, join each recording to its call's trace.
 
-    :param recordings: two-channel WAV/FLAC/Ogg files, one call each.
+    :param recordings: two-channel WAV/FLAC/Ogg/MP3 files, one call each.
     :param traces: none, or one trace per recording (the i-th trace is the i-th recording's call).
     :param budget: default ``Budget()`` (800 ms at p95); its total is also the silence after which a
         missing reply is flagged.

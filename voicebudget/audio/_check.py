@@ -41,7 +41,7 @@ def analyse_recording(
 ) -> AnalysedCall:
     """Find speech on both channels of a call recording and pair it into turns.
 
-    :param path: a two-channel WAV/FLAC/Ogg file.
+    :param path: a two-channel WAV/FLAC/Ogg/MP3 file.
     :param caller: the caller's channel (``"left"`` or ``"right"``).
     :param budget: its ``total_ms`` is the silence after which a missing reply is flagged (default 800 ms).
     :param vad: VAD settings (default :class:`VadParams`).

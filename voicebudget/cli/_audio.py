@@ -62,7 +62,9 @@ def refuse_audio_options(
         name for name, value in (("--trace", trace), ("--transport-floor-ms", floor_ms), ("--plot", plot)) if value
     ]
     if given:
-        fail(f"{', '.join(given)}: only with a call recording (.wav, .flac, .ogg) among the inputs")
+        from voicebudget.audio._load import AUDIO_SUFFIXES  # lazy: start-up, as split_inputs
+
+        fail(f"{', '.join(given)}: only with a call recording ({', '.join(AUDIO_SUFFIXES)}) among the inputs")
 
 
 def fit_recordings(

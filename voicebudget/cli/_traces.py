@@ -88,7 +88,7 @@ def check_cmd(
     attribution, first turn vs steady state, the slowest turns (every turn with --turns), anomalies
     (flagged, excluded unless --include-anomalies).
 
-    A .wav/.flac/.ogg input is a two-channel call recording (needs voicebudget[audio]); trace files
+    A .wav/.flac/.ogg/.mp3 input is a two-channel call recording (needs voicebudget[audio]); trace files
     given with it (or with --trace) are the same calls' traces, joined on one clock.
 
     Exit code 0 within budget, 1 over, 2 unreadable or unknown-format trace.
@@ -172,7 +172,7 @@ def fit_cmd(
     """Fit a scenario to traces: stages are the observed distributions, so `voicebudget run` on the
     written file reproduces the traces' percentiles and variants can swap a stage for a model.
 
-    Call recordings (.wav/.flac/.ogg) joined with their traces give the transport stage from data.
+    Call recordings (.wav/.flac/.ogg/.mp3) joined with their traces give the transport stage from data.
     An existing output file is replaced only with --force, and never when it is one of the traces.
     """
     # lazy: start-up (the library loads when the command runs)
