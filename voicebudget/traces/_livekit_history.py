@@ -86,27 +86,37 @@ def _items(
     report's ``{"chat_history": {"items": [...]}, "events": [...]}``, whose events go to ``events``),
     else one item per line."""
     doc, error = loads(text)
-    if error is None and isinstance(doc, dict) and isinstance(doc.get("chat_history"), dict):
+    if error is not None:
+        return _items_by_line(text, loose, origin)
+    if isinstance(doc, dict) and isinstance(doc.get("chat_history"), dict):
         events.extend(e for e in doc.get("events") or [] if isinstance(e, dict))
         doc = doc["chat_history"]
-    if error is not None:
-        out = []
-        for i, raw in enumerate(iter_lines(text), start=1):
-            if not raw.strip():
-                continue
-            item, err = loads(raw[raw.find("{") :] if "{" in raw else raw)
-            if err is not None:
-                loose.append(Anomaly(i, "", raw.strip()[:120], err, origin))
-                continue
-            if isinstance(item, dict):
-                inner = item.get("item", item)
-                if isinstance(inner, dict):
-                    out.append((inner, i))
-        return out
     items = doc.get("items", []) if isinstance(doc, dict) else doc
     if not isinstance(items, list):
         loose.append(Anomaly(1, "items", json_kind(items), "items is not a list of chat items", origin))
         return []
+    return _located(items, text, loose, origin)
+
+
+def _items_by_line(text: str, loose: list[Anomaly], origin: str) -> list[tuple[dict[str, Any], int]]:
+    """One item per line (a log prefix before its object allowed; ``{"item": {...}}`` unwrapped)."""
+    out = []
+    for i, raw in enumerate(iter_lines(text), start=1):
+        if not raw.strip():
+            continue
+        item, err = loads(raw[raw.find("{") :] if "{" in raw else raw)
+        if err is not None:
+            loose.append(Anomaly(i, "", raw.strip()[:120], err, origin))
+            continue
+        if isinstance(item, dict):
+            inner = item.get("item", item)
+            if isinstance(inner, dict):
+                out.append((inner, i))
+    return out
+
+
+def _located(items: list[Any], text: str, loose: list[Anomaly], origin: str) -> list[tuple[dict[str, Any], int]]:
+    """The document's items with the line each starts on (found by its ``id``, else its ``role``)."""
     where = _Lines(text)
     out, cursor = [], 0
     for index, item in enumerate(items):
@@ -152,16 +162,7 @@ class _Tools:
         time for the outputs."""
         if all(t is not None for _, _, t in self.items):
             return
-        calls: dict[str, float] = {}
-        done: list[float] = []
-        for ev in events:
-            at = _number(ev.get("created_at"))
-            if ev.get("type") != "function_tools_executed" or at is None or not after <= at <= before:
-                continue
-            for call in ev.get("function_calls") or []:
-                if isinstance(call, dict) and isinstance(call.get("name"), str):
-                    calls.setdefault(call["name"], _number(call.get("created_at")) or at)
-            done.append(at)
+        calls, done = _executed(events, after, before)
         items = []
         for kind, name, t in self.items:
             if t is None:
@@ -184,7 +185,7 @@ class _Tools:
                     first, last = None, None
                 first = t if first is None else first
             else:
-                last = (t, name if kind == "function_call_output" else (last[1] if last else name))
+                last = (t, _last_name(kind, name, last))
         if first is not None and last is not None:
             out.append((first, last[0], last[1]))
         return out or None
@@ -206,21 +207,27 @@ class _History:
         tools: _Tools | None = None,
         events: list[dict[str, Any]] | None = None,
     ) -> None:
-        item_id = item.get("id")
-        b = TurnBuilder(
-            item_id if isinstance(item_id, str) and item_id else f"line-{line}", line, self.origin, self.absurd_ms
-        )
-        pipeline = any(k in metrics for k in _PIPELINE_KEYS) or (user is not None and "end_of_turn_delay" in user[0])
+        events = events or []
+        b = TurnBuilder(_reply_id(item, line), line, self.origin, self.absurd_ms)
+        pipeline = _is_pipeline(metrics, user)
         b.rules = "livekit-history-1.3+" if pipeline else "livekit-history-realtime"
-        if user is not None and "end_of_turn_delay" in user[0]:
-            b.set_stage("endpointing", b.seconds(user[0]["end_of_turn_delay"], line=user[1], fld="end_of_turn_delay"))
-            b.set_stage(
-                "asr",
-                b.seconds(user[0].get("transcription_delay"), line=user[1], fld="transcription_delay", missing_ok=True),
-            )
-        user = self.stopped_from_events(user, metrics, events or [])
-        metrics = self.started_from_events(metrics, user, events or [])
+        _user_stages(b, user)
+        user = self.stopped_from_events(user, metrics, events)
+        metrics = self.started_from_events(metrics, user, events)
         tool_turn = tools is not None and bool(tools.calls)
+        self.reply_stages(b, metrics, line, tool_turn)
+        if tool_turn and tools is not None:
+            self.tool_stages(b, tools, metrics, user, events)
+        self.close(b, metrics, line, user, pipeline, tool_turn)
+        if b in self.pending_tool and "other" in b.stages_ms:
+            b.stages_ms["tool"] = b.stages_ms.pop("other")  # the first pass and the tools, not timed apart
+        if b.total_ms is None and not pipeline:
+            _flag_no_total(b, metrics, line, user)
+        self.builders.append(b)
+
+    def reply_stages(self, b: TurnBuilder, metrics: dict[str, Any], line: int, tool_turn: bool) -> None:
+        """The reply's own metrics: the LLM's TTFT (the last pass's, in a tool turn), the TTS's TTFB, the
+        first sentence and the playback latency."""
         for key, stage in (("llm_node_ttft", "llm_2_ttft" if tool_turn else "llm_ttft"), ("tts_node_ttfb", "tts_ttfb")):
             ms = b.seconds(metrics.get(key), line=line, fld=key, missing_ok=True)
             b.set_stage(stage, ms)
@@ -230,37 +237,26 @@ class _History:
         playback = b.seconds(metrics.get("playback_latency"), line=line, fld="playback_latency", missing_ok=True)
         if playback:  # 1.8+: the first audio frame forwarded -> the output reporting playback (an avatar)
             b.set_stage("output", playback)
-        if tool_turn and tools is not None:
-            self.tool_stages(b, tools, metrics, user, events or [])
+
+    def close(
+        self,
+        b: TurnBuilder,
+        metrics: dict[str, Any],
+        line: int,
+        user: tuple[dict[str, Any], int] | None,
+        pipeline: bool,
+        tool_turn: bool,
+    ) -> None:
+        """The reply's total, its missing stages flagged (a pipeline's), and its time on LiveKit's clock."""
+        needed = _NEEDED if not tool_turn else {k: v for k, v in _NEEDED.items() if k != "llm_ttft"}
         if pipeline:
-            b.require(_NEEDED if not tool_turn else {k: v for k, v in _NEEDED.items() if k != "llm_ttft"})
-        required = tuple(k for k in _NEEDED if not (tool_turn and k == "llm_ttft")) if pipeline else ()
+            b.require(needed)
         total = self.total(b, metrics, line, user)
         if pipeline:
             self.preemptive(b, total, line)
         if total is not None or pipeline:  # a realtime reply's stages (its playback latency) are no total
-            b.close_with_residual(total, line, "e2e_latency", required=required)
-        stopped = _number(user[0].get("stopped_speaking_at")) if user is not None else None
-        started = _number(metrics.get("started_speaking_at"))
-        if stopped is not None and started is not None:  # the turn on LiveKit's clock (a recording joins it)
-            b.start_s, b.end_s = stopped, started
-        if b in self.pending_tool and "other" in b.stages_ms:
-            b.stages_ms["tool"] = b.stages_ms.pop("other")  # the first pass and the tools, not timed apart
-        if b.total_ms is None and not pipeline:
-            why = (
-                "a greeting has no user turn"
-                if user is None
-                else "LiveKit 1.8 writes no stopped_speaking_at on a realtime model's user message: the session "
-                "report's user_state_changed events give it"
-            )
-            b.flag(
-                line,
-                "started_speaking_at",
-                metrics.get("started_speaking_at"),
-                "no voice-to-voice for this reply: it needs the user message's stopped_speaking_at before it "
-                f"and its own started_speaking_at ({why})",
-            )
-        self.builders.append(b)
+            b.close_with_residual(total, line, "e2e_latency", required=tuple(needed) if pipeline else ())
+        _on_clock(b, metrics, user)
 
     @staticmethod
     def first_sentence(b: TurnBuilder, metrics: dict[str, Any], line: int) -> None:
@@ -333,15 +329,7 @@ class _History:
             self.pending_tool.append(b)
             return
         b.set_stage("llm_ttft", b.ms(round((rounds[0][0] - stopped - eot) * 1000.0, 3), line=b.line, fld="created_at"))
-        call_ms = sum((nxt[0] - cur[1]) * 1000.0 for cur, nxt in zip(rounds, rounds[1:], strict=False))
-        if len(rounds) > 1:  # the LLM passes between the rounds
-            b.set_stage("llm_tool_call", b.ms(round(call_ms, 3), line=b.line, fld="created_at"))
-        tool_ms = 0.0
-        for start, end, name in rounds:
-            ms = (end - start) * 1000.0
-            tool_ms += ms
-            b.set_part("tool", name, round(b.parts_ms.get("tool", {}).get(name, 0.0) + ms, 3))
-        b.set_stage("tool", b.ms(round(tool_ms, 3), line=b.line, fld="created_at"))
+        _round_stages(b, rounds)
 
     def total(
         self, b: TurnBuilder, metrics: dict[str, Any], line: int, user: tuple[dict[str, Any], int] | None
@@ -411,10 +399,7 @@ def read_livekit_history(text: str, origin: str = "<trace>", options: ReadOption
         if item.get("type") in ("function_call", "function_call_output", "agent_handoff"):
             tools.add(item)
             continue
-        raw_metrics = item.get("metrics")
-        metrics: dict[str, Any] | None = raw_metrics if isinstance(raw_metrics, dict) else None
-        if raw_metrics is not None and metrics is None:
-            loose.append(Anomaly(line, "metrics", json_kind(raw_metrics), "metrics is not an object", origin))
+        metrics = _metrics_of(item, line, loose, origin)
         role = item.get("role")
         if role == "user":
             user, tools, answered = (metrics or {}, line), _Tools(), False
@@ -426,7 +411,102 @@ def read_livekit_history(text: str, origin: str = "<trace>", options: ReadOption
             continue
         history.reply(item, metrics, line, user, tools, events)
         user, tools, answered = None, _Tools(), True
-    builders = history.table()
+    return _table(history.table(), loose, origin)
+
+
+def _table(builders: list[TurnBuilder], loose: list[Anomaly], origin: str) -> TraceTable:
     turns = tuple(b.build(i) for i, b in enumerate(builders))
     anomalies = sorted([*loose, *(a for b in builders for a in b.anomalies)], key=lambda a: a.line)
     return TraceTable(origin, "livekit-history", ANCHOR, TOTAL, turns, tuple(anomalies))
+
+
+def _metrics_of(item: dict[str, Any], line: int, loose: list[Anomaly], origin: str) -> dict[str, Any] | None:
+    """An item's ``metrics`` object (one that is not an object is an anomaly)."""
+    raw_metrics = item.get("metrics")
+    metrics: dict[str, Any] | None = raw_metrics if isinstance(raw_metrics, dict) else None
+    if raw_metrics is not None and metrics is None:
+        loose.append(Anomaly(line, "metrics", json_kind(raw_metrics), "metrics is not an object", origin))
+    return metrics
+
+
+def _executed(events: list[dict[str, Any]], after: float, before: float) -> tuple[dict[str, float], list[float]]:
+    """From a session report's ``function_tools_executed`` events between ``after`` and ``before``: each
+    function's first call time (its own ``created_at``, else the event's), and the events' times."""
+    calls: dict[str, float] = {}
+    done: list[float] = []
+    for ev in events:
+        at = _number(ev.get("created_at"))
+        if ev.get("type") != "function_tools_executed" or at is None or not after <= at <= before:
+            continue
+        for call in ev.get("function_calls") or []:
+            if isinstance(call, dict) and isinstance(call.get("name"), str):
+                calls.setdefault(call["name"], _number(call.get("created_at")) or at)
+        done.append(at)
+    return calls, done
+
+
+def _last_name(kind: str, name: str, last: tuple[float, str] | None) -> str:
+    """The name a round goes by after an output or handoff: an output's function; a handoff keeps the
+    round's name so far."""
+    if kind == "function_call_output":
+        return name
+    return last[1] if last else name
+
+
+def _user_stages(b: TurnBuilder, user: tuple[dict[str, Any], int] | None) -> None:
+    """The user message's ``end_of_turn_delay`` (endpointing) and ``transcription_delay`` (ASR)."""
+    if user is not None and "end_of_turn_delay" in user[0]:
+        b.set_stage("endpointing", b.seconds(user[0]["end_of_turn_delay"], line=user[1], fld="end_of_turn_delay"))
+        b.set_stage(
+            "asr",
+            b.seconds(user[0].get("transcription_delay"), line=user[1], fld="transcription_delay", missing_ok=True),
+        )
+
+
+def _flag_no_total(b: TurnBuilder, metrics: dict[str, Any], line: int, user: tuple[dict[str, Any], int] | None) -> None:
+    """A realtime reply without the times its voice-to-voice needs."""
+    why = (
+        "a greeting has no user turn"
+        if user is None
+        else "LiveKit 1.8 writes no stopped_speaking_at on a realtime model's user message: the session "
+        "report's user_state_changed events give it"
+    )
+    b.flag(
+        line,
+        "started_speaking_at",
+        metrics.get("started_speaking_at"),
+        "no voice-to-voice for this reply: it needs the user message's stopped_speaking_at before it "
+        f"and its own started_speaking_at ({why})",
+    )
+
+
+def _round_stages(b: TurnBuilder, rounds: list[tuple[float, float, str]]) -> None:
+    """The LLM passes between tool rounds (``llm_tool_call``) and the rounds (``tool``, parts by function)."""
+    call_ms = sum((nxt[0] - cur[1]) * 1000.0 for cur, nxt in zip(rounds, rounds[1:], strict=False))
+    if len(rounds) > 1:  # the LLM passes between the rounds
+        b.set_stage("llm_tool_call", b.ms(round(call_ms, 3), line=b.line, fld="created_at"))
+    tool_ms = 0.0
+    for start, end, name in rounds:
+        ms = (end - start) * 1000.0
+        tool_ms += ms
+        b.set_part("tool", name, round(b.parts_ms.get("tool", {}).get(name, 0.0) + ms, 3))
+    b.set_stage("tool", b.ms(round(tool_ms, 3), line=b.line, fld="created_at"))
+
+
+def _reply_id(item: dict[str, Any], line: int) -> str:
+    item_id = item.get("id")
+    return item_id if isinstance(item_id, str) and item_id else f"line-{line}"
+
+
+def _is_pipeline(metrics: dict[str, Any], user: tuple[dict[str, Any], int] | None) -> bool:
+    """A pipeline's reply (LLM and TTS metrics, or a user message with its end-of-turn delay), not a realtime
+    model's."""
+    return any(k in metrics for k in _PIPELINE_KEYS) or (user is not None and "end_of_turn_delay" in user[0])
+
+
+def _on_clock(b: TurnBuilder, metrics: dict[str, Any], user: tuple[dict[str, Any], int] | None) -> None:
+    """The turn on LiveKit's clock, the user's stop to the reply's start (a recording joins it)."""
+    stopped = _number(user[0].get("stopped_speaking_at")) if user is not None else None
+    started = _number(metrics.get("started_speaking_at"))
+    if stopped is not None and started is not None:
+        b.start_s, b.end_s = stopped, started
