@@ -127,6 +127,26 @@ def test_two_sets_of_one_name_are_refused(reports: tuple[Path, Path], tmp_path: 
     )
 
 
+def test_misspelt_stages_are_named_not_passed_in_silence(reports: tuple[Path, Path], tmp_path: Path) -> None:
+    scenario = tmp_path / "agent.toml"
+    scenario.write_text(SCENARIO, encoding="utf-8")
+    # --stage-map nope=llm took llm's own prediction away (6 checks instead of 8, exit 0)
+    args = ["compare", *map(str, reports), "--predicted", f"{scenario}:slower-llm", "--stage-map", "nope=llm"]
+    result = runner.invoke(app, args, env=WIDE)
+    assert result.exit_code == 2
+    assert one_error_line(result.output) == (
+        f"error: --stage-map: no stage 'nope' in both {scenario}:slower-llm vs {scenario}:baseline; "
+        "stages: asr, llm, tts"
+    )
+    args[-1] = "llm=nope"
+    doc = json.loads(runner.invoke(app, [*args, "-f", "json"], env=WIDE).output)
+    assert "--stage-map: no measured stage 'nope' for 'llm' to predict" in doc["predicted"][0]["notes"]
+    # --ignore-stage nope left nothing out, and said nothing
+    doc = json.loads(runner.invoke(app, ["compare", *map(str, reports), "--ignore-stage", "nope", "-f", "json"]).output)
+    assert doc["notes"] == ["ignored stage 'nope' is on neither side (--ignore-stage)"]
+    assert doc["exit_code"] == 0
+
+
 # --- guard-report ----------------------------------------------------------------------------------------
 
 

@@ -331,6 +331,12 @@ def compare_sets(
         known = {b.name for b in baseline}
         notes += [f"{s.name}: new, no baseline to compare with" for s in new if s.name not in known]
     sets = tuple(_compare_pair(b, n, settings, rng) for b, n in pairs)
+    present = {m for b, n in pairs for m in (*b.stages_ms, *n.stages_ms)}
+    notes += [  # a misspelt stage left out nothing: say so rather than pass in silence
+        f"ignored stage {x!r} is on neither side ({settings.spell('ignore_stages')})"
+        for x in settings.ignore_stages
+        if x not in present
+    ]
     return Comparison(baseline_origin, new_origin, settings, sets, tuple(problems), tuple(notes))
 
 

@@ -374,11 +374,18 @@ def check_prediction(comparison: Comparison, prediction: Prediction) -> Comparis
     measure with an interval that a scenario stage predicts (same name, :attr:`Prediction.stage_map`, or the
     name a fit gave the trace's column), at each compared percentile.
 
-    :raises ScenarioError: as :func:`simulate_change`.
+    :raises ScenarioError: as :func:`simulate_change`; a :attr:`Prediction.stage_map` key that is not a stage both
+        variants have (naming ``stage_map`` and the stages).
     """
     qs = sorted({r.q for s in comparison.sets for r in s.rows})
     simulated = simulate_change(prediction, qs, comparison.settings.level) if qs else {}
     hint = comparison.settings.spell("stage_map")
+    unknown = [k for k in prediction.stage_map if simulated and k not in simulated]
+    if unknown:  # it would take the measured stage's own prediction away, and predict it by nothing
+        stages = ", ".join(m for m in simulated if m != "total")
+        raise ScenarioError(
+            f"no stage {unknown[0]!r} in both {prediction.describe()}; stages: {stages}", origin=param("stage_map")
+        )
     sets = tuple(_predicted_set(s, simulated, prediction, hint) for s in comparison.sets)
     return replace(comparison, predicted=sets, prediction=prediction.describe())
 
@@ -404,6 +411,10 @@ def _predicted_set(
         used.add(sim)
         rows.append(prediction_row(row.measure, changes[row.q], row))
     notes = [f"no stage of the scenario predicts {m!r} (map one: {hint})" for m in unpredicted]
+    measured = {r.measure for r in s.rows}
+    notes += [
+        f"{hint}: no measured stage {m!r} for {k!r} to predict" for k, m in p.stage_map.items() if m not in measured
+    ]
     moved = [m for m, cs in simulated.items() if m not in used and m != "total" and any(c.estimate_ms != 0 for c in cs)]
     if moved:
         notes.append(f"the model predicts a change of {', '.join(moved)}, which the measured turns do not have")
