@@ -118,22 +118,32 @@ def _columns(turns: list[TraceTurn]) -> dict[str, list[float]]:
     Vectorised (numpy): a 100,000-turn trace is fitted in well under a second."""
     turns = sorted(turns, key=lambda t: t.total_ms or 0.0)
     n = len(turns)
-    names = [s for s in ON_PATH if s != "other" and all(s in t.stages_ms for t in turns)]
-    if any("tool" in t.stages_ms for t in turns):  # tool turns: 0 in the turns that called none
-        names += [s for s in TOOL_STAGES if s not in names]
-
-    def column(stage: str) -> NDArray[np.float64]:
-        return np.fromiter((t.stages_ms.get(stage, 0.0) for t in turns), dtype=np.float64, count=n)
-
+    names = _column_names(turns)
     # Negative values (flagged turns, when included) count as 0: a stage cannot take negative time.
-    arrays = {s: np.maximum(column(s), 0.0) for s in names}
+    arrays = {s: np.maximum(_column(turns, s), 0.0) for s in names}
     totals = np.fromiter((float(t.total_ms or 0.0) for t in turns), dtype=np.float64, count=n)
     other = np.maximum(totals - sum((arrays[s] for s in names), np.zeros(n)), 0.0)
     if np.any(other > 0):
         arrays["other"] = other
-    if "endpointing" in arrays and all("asr" in t.stages_ms for t in turns):
-        arrays["asr"] = np.minimum(column("asr"), arrays["endpointing"])
+    if "endpointing" in arrays and _all_have(turns, "asr"):
+        arrays["asr"] = np.minimum(_column(turns, "asr"), arrays["endpointing"])
     return {k: v.tolist() for k, v in arrays.items()}
+
+
+def _all_have(turns: list[TraceTurn], stage: str) -> bool:
+    return all(stage in t.stages_ms for t in turns)
+
+
+def _column_names(turns: list[TraceTurn]) -> list[str]:
+    """The on-path stages every turn has; with tool turns, the tool stages too (0 in the turns that called none)."""
+    names = [s for s in ON_PATH if s != "other" and all(s in t.stages_ms for t in turns)]
+    if any("tool" in t.stages_ms for t in turns):
+        names += [s for s in TOOL_STAGES if s not in names]
+    return names
+
+
+def _column(turns: list[TraceTurn], stage: str) -> NDArray[np.float64]:
+    return np.fromiter((t.stages_ms.get(stage, 0.0) for t in turns), dtype=np.float64, count=len(turns))
 
 
 def _rounded(values: list[float]) -> list[float]:
@@ -199,15 +209,7 @@ def _voice_turn(
     cols: dict[str, list[float]], method: str, tool_name: str = "tool"
 ) -> tuple[dict[str, Any], dict[str, str]]:
     stage = {k: _stage(v, method) for k, v in cols.items() if k not in TOOL_STAGES}
-    tool_turn = _tool_turn(cols, method, tool_name)
-    llm: dict[str, Any] = stage["llm_ttft"]  # the llm stage itself (SLOT_OF_COLUMN), unless it has parts
-    if "first_phrase" in stage or tool_turn is not None:
-        llm_stages = {"llm_ttft": stage["llm_ttft"]}
-        if tool_turn is not None:
-            llm_stages["tool_turn"] = tool_turn
-        if "first_phrase" in stage:
-            llm_stages["first_phrase"] = stage["first_phrase"]
-        llm = {"kind": "sequence", "stages": llm_stages}
+    llm = _llm_slot(stage, _tool_turn(cols, method, tool_name))
     asr = stage["asr"] if "asr" in stage and method == "joint" else _ZERO
     pipeline = {
         "kind": "voice_turn",
@@ -222,6 +224,24 @@ def _voice_turn(
     }
     if "output" in stage:  # the bot's first audio after the TTS first byte: on the path, after the TTS
         pipeline["tts"] = {"kind": "sequence", "stages": {"tts_ttfb": stage["tts_ttfb"], "output": stage["output"]}}
+    return pipeline, _voice_comments(stage)
+
+
+def _llm_slot(stage: dict[str, dict[str, Any]], tool_turn: dict[str, Any] | None) -> dict[str, Any]:
+    """The ``llm`` slot: the LLM stage itself (SLOT_OF_COLUMN), or a sequence when it has parts (a tool
+    turn, the first phrase)."""
+    if "first_phrase" not in stage and tool_turn is None:
+        return stage["llm_ttft"]
+    llm_stages = {"llm_ttft": stage["llm_ttft"]}
+    if tool_turn is not None:
+        llm_stages["tool_turn"] = tool_turn
+    if "first_phrase" in stage:
+        llm_stages["first_phrase"] = stage["first_phrase"]
+    return {"kind": "sequence", "stages": llm_stages}
+
+
+def _voice_comments(stage: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """The comments of a fitted ``voice_turn``: what each slot observed."""
     comments = {
         "pipeline.endpointing": "Observed: actual end of speech -> turn commit (LLM request sent).",
         "pipeline.asr": "Observed: end of speech -> final transcript; runs inside the endpointing wait (clamped"
@@ -245,7 +265,58 @@ def _voice_turn(
             "Observed in the call recordings joined to the trace: the last server event -> the agent's audio\n"
             "in the recording (transport, jitter buffer, playout; voicebudget check call.wav agent.log)."
         )
-    return pipeline, comments
+    return comments
+
+
+_METHOD_LABELS = {
+    "joint": "joint observed turns (interpolated between neighbours ranked by total)",
+    "empirical": "empirical, each stage resampled independently",
+    "lognormal": "log-normal through each stage's observed p50 and p95, independent",
+}
+
+
+def _lower_bounds(turns: list[TraceTurn]) -> tuple[str, ...]:
+    """A warning when some turns give only a lower bound of their total (a stage the trace does not time)."""
+    bounds = sum(t.lower_bound for t in turns)
+    if not bounds:
+        return ()
+    unknown = sorted({s for t in turns for s in t.unknown_stages}, key=ON_PATH.index)
+    return (
+        f"{bounds} of {count(len(turns), 'turn')} {'gives' if bounds == 1 else 'give'} only a lower bound of "
+        f"{'its' if bounds == 1 else 'their'} total (the trace does not time "
+        f"{', '.join(unknown)}): the fitted scenario is optimistic by what those stages took",
+    )
+
+
+def _pipeline(turns: list[TraceTurn], method: str) -> tuple[bool, dict[str, Any], dict[str, str]]:
+    """Whether the fit is a ``voice_turn`` (every turn has the full breakdown), its pipeline, its comments."""
+    cols = _columns(turns)
+    voice = all(s in cols for s in _VOICE)
+    tool_name = _tool_name(turns)
+    pipeline, comments = _voice_turn(cols, method, tool_name) if voice else _sequence(cols, method, tool_name)
+    _tool_comment(comments, turns, voice and "llm" in pipeline, tool_name)
+    return voice, pipeline, comments
+
+
+def _sequence(cols: dict[str, list[float]], method: str, tool_name: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """Without the full breakdown: the observed stages in sequence."""
+    order = [s for s in ON_PATH if s in cols and s not in TOOL_STAGES]
+    stages = {s: _stage(cols[s], method) for s in order}
+    if (tool_turn := _tool_turn(cols, method, tool_name)) is not None:
+        stages["tool_turn"] = tool_turn
+    pipeline = {"kind": "sequence", "stages": stages}
+    return pipeline, {"pipeline": "The trace does not give the full breakdown: its observed stages in sequence."}
+
+
+def _tool_comment(comments: dict[str, str], turns: list[TraceTurn], in_llm: bool, tool_name: str) -> None:
+    """The comment on the tool turn stage: how many observed turns called a tool."""
+    n_tool = sum("tool" in t.stages_ms for t in turns)
+    if n_tool:
+        where = "pipeline.llm.stages.tool_turn" if in_llm else "pipeline.stages.tool_turn"
+        comments[where] = (
+            f"{n_tool} of {len(turns)} observed turns ({n_tool / len(turns):.0%}) called a tool ({tool_name}): the LLM "
+            "writing the call, the tool, the LLM pass after it.\nWhat if the tool were faster: change 'tool' here."
+        )
 
 
 def fit(
@@ -273,76 +344,72 @@ def fit(
     :param seed: the scenario's default seed.
     :raises ScenarioError: unknown method, or no usable turn (0 turns: nothing to fit).
     """
-    if method not in FIT_METHODS:
-        raise ScenarioError(f"unknown fit method {method!r}; allowed: {', '.join(FIT_METHODS)}", field="method")
+    _check_method(method)
     turns = usable_turns(tables, include_anomalies)
     origins = tuple(t.origin for t in tables)
     if not turns:
         raise ScenarioError(_why_none(tables, include_anomalies, "fit"), origin=", ".join(origins))
-    warnings = _few_turns(len(turns))
-    if bounds := sum(t.lower_bound for t in turns):
-        unknown = sorted({s for t in turns for s in t.unknown_stages}, key=ON_PATH.index)
-        warnings += (
-            f"{bounds} of {count(len(turns), 'turn')} {'gives' if bounds == 1 else 'give'} only a lower bound of "
-            f"{'its' if bounds == 1 else 'their'} total (the trace does not time "
-            f"{', '.join(unknown)}): the fitted scenario is optimistic by what those stages took",
-        )
+    warnings = _few_turns(len(turns)) + _lower_bounds(turns)
     budget = budget or Budget()
-    cols = _columns(turns)
-    voice = all(s in cols for s in _VOICE)
-    tool_name = _tool_name(turns)
-    if voice:
-        pipeline, comments = _voice_turn(cols, method, tool_name)
-    else:
-        order = [s for s in ON_PATH if s in cols and s not in TOOL_STAGES]
-        stages = {s: _stage(cols[s], method) for s in order}
-        if (tool_turn := _tool_turn(cols, method, tool_name)) is not None:
-            stages["tool_turn"] = tool_turn
-        pipeline = {"kind": "sequence", "stages": stages}
-        comments = {"pipeline": "The trace does not give the full breakdown: its observed stages in sequence."}
-    n_tool = sum("tool" in t.stages_ms for t in turns)
-    if n_tool:
-        where = "pipeline.llm.stages.tool_turn" if voice and "llm" in pipeline else "pipeline.stages.tool_turn"
-        comments[where] = (
-            f"{n_tool} of {len(turns)} observed turns ({n_tool / len(turns):.0%}) called a tool ({tool_name}): the LLM "
-            "writing the call, the tool, the LLM pass after it.\nWhat if the tool were faster: change 'tool' here."
-        )
+    voice, pipeline, comments = _pipeline(turns, method)
     totals = np.array([t.total_ms for t in turns], dtype=np.float64)
     p50, p95 = (float(x) for x in np.percentile(totals, [50, 95]))
-    label = {
-        "joint": "joint observed turns (interpolated between neighbours ranked by total)",
-        "empirical": "empirical, each stage resampled independently",
-        "lognormal": "log-normal through each stage's observed p50 and p95, independent",
-    }[method]
+    label = _METHOD_LABELS[method]
     doc: dict[str, Any] = {
-        "name": name or "fitted from " + ", ".join(Path(o).name for o in origins),
+        "name": name or _default_name(origins),
         "description": f"voicebudget fit, method {method}: {label}; {count(len(turns), 'turn')}"
-        + (f" (fewer than {FEW_TURNS}: tails unreliable)." if warnings else "."),
+        + _unreliable(warnings),
         "samples": samples,
         "seed": seed,
         "budget": {"total_ms": float(budget.total_ms), "percentile": float(budget.percentile)},
         "pipeline": pipeline,
     }
-    header = "\n".join(
-        [
-            "Scenario fitted by `voicebudget fit` from observed turns (ms; t = 0 at the actual end of speech).",
-            f"fit method: {method} ({label})",
-            f"turns used: {len(turns)}; observed total p50 {p50:.1f} ms, p95 {p95:.1f} ms",
-            *(f"WARNING: {w}" for w in warnings),
-            *(f"source: {t.origin} [{t.format}] anchor: {t.anchor}; total: {t.total}" for t in tables),
-        ]
-    )
-    footer = WHAT_IF if voice else ""
+    header = _header(method, label, len(turns), (p50, p95), warnings, tables)
+    shape, footer = ("voice_turn", WHAT_IF) if voice else ("sequence", "")
     return TraceFit(
         method,
         doc,
         dumps(doc, header=header, comments=comments, footer=footer),
         {"p50_ms": p50, "p95_ms": p95},
         len(turns),
-        "voice_turn" if voice else "sequence",
+        shape,
         origins,
         warnings=warnings,
     )
+
+
+def _header(
+    method: str,
+    label: str,
+    n: int,
+    p50_p95: tuple[float, float],
+    warnings: tuple[str, ...],
+    tables: Sequence[TraceTable],
+) -> str:
+    """The fitted scenario's header comment: how it was fitted, on what, and its warnings."""
+    return "\n".join(
+        [
+            "Scenario fitted by `voicebudget fit` from observed turns (ms; t = 0 at the actual end of speech).",
+            f"fit method: {method} ({label})",
+            f"turns used: {n}; observed total p50 {p50_p95[0]:.1f} ms, p95 {p50_p95[1]:.1f} ms",
+            *(f"WARNING: {w}" for w in warnings),
+            *(f"source: {t.origin} [{t.format}] anchor: {t.anchor}; total: {t.total}" for t in tables),
+        ]
+    )
+
+
+def _default_name(origins: tuple[str, ...]) -> str:
+    return "fitted from " + ", ".join(Path(o).name for o in origins)
+
+
+def _unreliable(warnings: tuple[str, ...]) -> str:
+    """The end of the fitted scenario's description: whether its tails are unreliable."""
+    return f" (fewer than {FEW_TURNS}: tails unreliable)." if warnings else "."
+
+
+def _check_method(method: str) -> None:
+    if method not in FIT_METHODS:
+        raise ScenarioError(f"unknown fit method {method!r}; allowed: {', '.join(FIT_METHODS)}", field="method")
 
 
 def _few_turns(n: int) -> tuple[str, ...]:
