@@ -12,7 +12,7 @@ run: .venv/.installed
 	$(BIN)/voicebudget run; s=$$?; [ $$s -le 1 ]   # exit 1 = over budget: a verdict, not an error
 
 test: .venv/.installed
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 lint: .venv/.installed
 	$(BIN)/ruff check voicebudget tests benchmarks
