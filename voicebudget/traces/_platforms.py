@@ -40,7 +40,7 @@ from typing import Any
 
 from voicebudget.traces._jsonsafe import iter_lines, json_kind, loads
 from voicebudget.traces._options import ReadOptions
-from voicebudget.traces._table import Anomaly, Summary, TraceTable, TurnBuilder
+from voicebudget.traces._table import Anomaly, Summary, TraceTable, TraceTurn, TurnBuilder
 
 __all__ = [
     "PLATFORM_RULES",
@@ -142,6 +142,13 @@ def _documents(text: str, loose: list[Anomaly], origin: str) -> Iterator[tuple[A
         yield obj, i
 
 
+def _built(builders: list[TurnBuilder], loose: list[Anomaly]) -> tuple[tuple[TraceTurn, ...], tuple[Anomaly, ...]]:
+    """The turns built, and every anomaly (the loose ones and the turns'), by line."""
+    turns = tuple(b.build(i) for i, b in enumerate(builders))
+    anomalies = sorted([*loose, *(a for b in builders for a in b.anomalies)], key=lambda a: a.line)
+    return turns, tuple(anomalies)
+
+
 def _calls(doc: Any) -> Iterator[dict[str, Any]]:
     """Call objects in a document: a call, a list of calls, ``{"results"|"calls"|"items": [...]}``, or a
     webhook wrapping one (``{"message": {...}}`` Vapi, ``{"call": {...}}`` Retell)."""
@@ -193,10 +200,7 @@ def read_vapi(text: str, origin: str = "<trace>", options: ReadOptions | None = 
     builders: list[TurnBuilder] = []
     for doc, line in _documents(text, loose, origin):
         for call in _calls(doc):
-            artifact = call.get("artifact")
-            metrics = artifact.get("performanceMetrics") if isinstance(artifact, dict) else None
-            if metrics is None:
-                metrics = call.get("performanceMetrics")
+            metrics = _vapi_metrics(call)
             if not isinstance(metrics, dict):
                 continue
             call_id = str(call.get("id") or call.get("callId") or f"call-{line}")
@@ -206,9 +210,14 @@ def read_vapi(text: str, origin: str = "<trace>", options: ReadOptions | None = 
                 continue
             for i, entry in enumerate(turns):
                 builders.append(_vapi_turn(entry, f"{call_id}-{i + 1}", line, origin, absurd_ms))
-    turns_built = tuple(b.build(i) for i, b in enumerate(builders))
-    anomalies = sorted([*loose, *(a for b in builders for a in b.anomalies)], key=lambda a: a.line)
-    return TraceTable(origin, "vapi", VAPI_ANCHOR, VAPI_TOTAL, turns_built, tuple(anomalies))
+    return TraceTable(origin, "vapi", VAPI_ANCHOR, VAPI_TOTAL, *_built(builders, loose))
+
+
+def _vapi_metrics(call: dict[str, Any]) -> Any:
+    """A call's ``artifact.performanceMetrics`` (a webhook's ``performanceMetrics`` when it has no artifact)."""
+    artifact = call.get("artifact")
+    metrics = artifact.get("performanceMetrics") if isinstance(artifact, dict) else None
+    return call.get("performanceMetrics") if metrics is None else metrics
 
 
 def _vapi_turn(entry: Any, tid: str, line: int, origin: str, absurd_ms: float) -> TurnBuilder:
@@ -276,9 +285,7 @@ def read_deepgram_agent(text: str, origin: str = "<trace>", options: ReadOptions
     builders = [
         _dg_turn(msg, f"turn-{i + 1}", line, origin, absurd_ms) for i, (msg, line) in enumerate(reports or started)
     ]
-    turns = tuple(b.build(i) for i, b in enumerate(builders))
-    anomalies = sorted([*loose, *(a for b in builders for a in b.anomalies)], key=lambda a: a.line)
-    return TraceTable(origin, "deepgram-agent", DG_ANCHOR, DG_TOTAL, turns, tuple(anomalies))
+    return TraceTable(origin, "deepgram-agent", DG_ANCHOR, DG_TOTAL, *_built(builders, loose))
 
 
 def _dg_turn(msg: dict[str, Any], tid: str, line: int, origin: str, absurd_ms: float) -> TurnBuilder:
@@ -294,17 +301,8 @@ def _dg_turn(msg: dict[str, Any], tid: str, line: int, origin: str, absurd_ms: f
         (v for v in (sec("ttt_text_latency"), sec("ttt_latency"), sec("ttt_token_latency")) if v is not None), None
     )
     tool, thinking = sec("ttt_tool_latency"), sec("ttt_thinking_latency")
-    if tool is not None and text is not None and tool < text:
-        b.set_stage("llm_ttft", tool)
-        b.set_stage("tool", text - tool)
-        b.note(
-            "tool call before the answer: 'tool' is the tool and the LLM pass after it (Deepgram does not split them)"
-        )
-    elif text is not None:
-        b.set_stage("llm_ttft", text)
-        if thinking is not None and thinking < text:
-            b.set_part("llm_ttft", "ttfb", thinking)
-            b.set_part("llm_ttft", "thinking", text - thinking)
+    if text is not None:
+        _dg_llm(b, text, tool, thinking)
     b.set_stage("tts_ttfb", sec("tts_latency"))
     total = sec("total_latency")
     b.framework_total_ms = total
@@ -312,6 +310,22 @@ def _dg_turn(msg: dict[str, Any], tid: str, line: int, origin: str, absurd_ms: f
         b.flag(line, "total_latency", msg.get("total_latency"), "turn has no total_latency")
     b.close_with_residual(total, line, "total_latency")
     return b
+
+
+def _dg_llm(b: TurnBuilder, text: float, tool: float | None, thinking: float | None) -> None:
+    """The LLM stage from the text's latency (ms): a tool call first (its latency below the text's) makes
+    ``llm_ttft`` the call's and the rest ``tool``; thinking first splits ``llm_ttft`` into its parts."""
+    if tool is not None and tool < text:
+        b.set_stage("llm_ttft", tool)
+        b.set_stage("tool", text - tool)
+        b.note(
+            "tool call before the answer: 'tool' is the tool and the LLM pass after it (Deepgram does not split them)"
+        )
+        return
+    b.set_stage("llm_ttft", text)
+    if thinking is not None and thinking < text:
+        b.set_part("llm_ttft", "ttfb", thinking)
+        b.set_part("llm_ttft", "thinking", text - thinking)
 
 
 # --- Retell --------------------------------------------------------------------------------------
@@ -351,24 +365,35 @@ def read_retell(text: str, origin: str = "<trace>", options: ReadOptions | None 
             if "e2e" not in components:
                 continue
             call_id = str(call.get("call_id") or f"call-{line}")
-            for name, stats in components.items():
-                given = {k: float(v) for k in _STATS if (v := _number(stats.get(k))) is not None}
-                if given:
-                    summaries.append(Summary(origin, call_id, name, given))
+            summaries.extend(_retell_summaries(components, origin, call_id))
             values = components["e2e"].get("values")
             if isinstance(values, list):
-                for i, value in enumerate(values):
-                    b = TurnBuilder(f"{call_id}-{i + 1}", line, origin, absurd_ms)
-                    b.rules = PLATFORM_RULES["retell-e2e-values"].name
-                    ms = b.ms(float(value), line=line, fld="latency.e2e.values") if _number(value) is not None else None
-                    if ms is None:
-                        b.flag(line, "latency.e2e.values", value, "not a number")
-                    b.framework_total_ms = ms
-                    b.close_with_residual(ms, line, "latency.e2e.values")
-                    b.unknown_stages.extend(["endpointing", "llm_ttft", "tts_ttfb"])
-                    builders.append(b)
-    turns = tuple(b.build(i) for i, b in enumerate(builders))
-    anomalies = sorted([*loose, *(a for b in builders for a in b.anomalies)], key=lambda a: a.line)
+                builders.extend(
+                    _retell_turn(value, f"{call_id}-{i + 1}", line, origin, absurd_ms) for i, value in enumerate(values)
+                )
     return TraceTable(
-        origin, "retell", RETELL_ANCHOR, RETELL_TOTAL, turns, tuple(anomalies), summaries=tuple(summaries)
+        origin, "retell", RETELL_ANCHOR, RETELL_TOTAL, *_built(builders, loose), summaries=tuple(summaries)
     )
+
+
+def _retell_summaries(components: dict[str, dict[str, Any]], origin: str, call_id: str) -> list[Summary]:
+    """A call's statistics, a :class:`Summary` per component that gives any."""
+    out = []
+    for name, stats in components.items():
+        given = {k: float(v) for k in _STATS if (v := _number(stats.get(k))) is not None}
+        if given:
+            out.append(Summary(origin, call_id, name, given))
+    return out
+
+
+def _retell_turn(value: Any, tid: str, line: int, origin: str, absurd_ms: float) -> TurnBuilder:
+    """A turn from one of ``e2e.values``: its total only."""
+    b = TurnBuilder(tid, line, origin, absurd_ms)
+    b.rules = PLATFORM_RULES["retell-e2e-values"].name
+    ms = b.ms(float(value), line=line, fld="latency.e2e.values") if _number(value) is not None else None
+    if ms is None:
+        b.flag(line, "latency.e2e.values", value, "not a number")
+    b.framework_total_ms = ms
+    b.close_with_residual(ms, line, "latency.e2e.values")
+    b.unknown_stages.extend(["endpointing", "llm_ttft", "tts_ttfb"])
+    return b

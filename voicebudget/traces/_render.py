@@ -80,69 +80,92 @@ SHORT_NAMES = {
 def _turn_table(turns: Sequence[TraceTurn], included: Sequence[bool], *, slowest: int | None = None) -> Any:
     """The per-turn table, the file named once per group of its turns. ``slowest``: only that many
     turns, the slowest (by total) first within each file; ``None``: every turn in file order."""
-    from rich import box
     from rich.console import Group
-    from rich.table import Table
     from rich.text import Text
 
     names = [s for s in (*ON_PATH, *OFF_PATH) if any(s in t.stages_ms for t in turns)]
-    rows = list(zip(turns, included, strict=True))
-    excluded = sum(1 for inc in included if not inc)  # the statistics count the others
-    left_out = f", {excluded} of them not in the statistics (dim)" if excluded else ""
-    if slowest is not None and len(rows) > slowest:
-        ranked = sorted(rows, key=lambda r: -(r[0].total_ms if r[0].total_ms is not None else -1.0))[:slowest]
-        keep = {id(t) for t, _ in ranked}
-        rows = sorted(
-            (r for r in rows if id(r[0]) in keep),
-            key=lambda r: (r[0].origin, -(r[0].total_ms if r[0].total_ms is not None else -1.0)),
-        )
-        shown = (
-            f"the slowest {len(rows)} of {count(len(turns), 'turn')} read{left_out}; all with --turns or --format json"
-        )
-    else:
-        shown = f"{count(len(turns), 'turn')} read{left_out}"
+    rows, shown = _shown_rows(turns, included, slowest)
     groups: dict[str, list[tuple[TraceTurn, bool]]] = {}
-    for turn, inc in rows:
-        groups.setdefault(turn.origin, []).append((turn, inc))
+    for row in rows:
+        groups.setdefault(row[0].origin, []).append(row)
     notes: dict[int, int] = {}  # turn -> its number in the notes below the tables
     parts: list[Any] = [Text(f"turns, ms, t = 0 at the actual end of speech ({shown})", style="italic")]
     for origin, group in groups.items():  # one table per file: the file named once
-        table = Table(
-            title=_esc(origin.rsplit("/", 1)[-1]),
-            title_justify="left",
-            title_style="bold",
-            box=box.SIMPLE_HEAD,
-            pad_edge=False,
-            padding=(0, 1),
-            collapse_padding=True,
-        )
-        table.add_column("turn", overflow="fold")
-        table.add_column("line", justify="right")
-        for name in (*names, "total"):
-            table.add_column(SHORT_NAMES.get(name, (name, ""))[0], justify="right", no_wrap=True)
-        table.add_column("note", overflow="fold")
-        for turn, inc in group:
-            note = "first" if turn.index == 0 else ""
-            note += " cold" if turn.cold else ""
-            note += " lower bound" if turn.lower_bound else ""
-            note += f" note {notes.setdefault(id(turn), len(notes) + 1)}" if turn.notes else ""
-            note += " flagged" + (" (in)" if inc else "") if turn.flagged else ""
-            table.add_row(
-                _esc(turn.id),
-                str(turn.line),
-                *(_ms(turn.stages_ms.get(s)) for s in names),
-                _ms(turn.total_ms),
-                note.strip(),
-                style=None if inc else "dim",
-            )
-        parts.append(table)
-    legend = "; ".join(f"{SHORT_NAMES[n][0]} = {SHORT_NAMES[n][1]}" for n in names if n in SHORT_NAMES)
-    parts.append(Text(f"{legend}; line = the turn's first line in its file", style="dim"))
+        parts.append(_file_table(origin, group, names, notes))
+    parts.append(Text(f"{_legend(names)}; line = the turn's first line in its file", style="dim"))
     by_id = {id(t): t for t, _ in rows}
     for key, number in notes.items():
         turn = by_id[key]
         parts.extend(Text(f"note {number} ({_esc(turn.id)}): {_esc(text)}") for text in turn.notes)
     return Group(*parts)
+
+
+def _legend(names: list[str]) -> str:
+    return "; ".join(f"{SHORT_NAMES[n][0]} = {SHORT_NAMES[n][1]}" for n in names if n in SHORT_NAMES)
+
+
+def _shown_rows(
+    turns: Sequence[TraceTurn], included: Sequence[bool], slowest: int | None
+) -> tuple[list[tuple[TraceTurn, bool]], str]:
+    """The rows shown (the ``slowest`` turns, by file then slowest first; else all in file order) and the
+    caption's words for them."""
+    rows = list(zip(turns, included, strict=True))
+    excluded = sum(1 for inc in included if not inc)  # the statistics count the others
+    left_out = f", {excluded} of them not in the statistics (dim)" if excluded else ""
+    if slowest is None or len(rows) <= slowest:
+        return rows, f"{count(len(turns), 'turn')} read{left_out}"
+    ranked = sorted(rows, key=lambda r: -_total_or_minus_one(r[0]))[:slowest]
+    keep = {id(t) for t, _ in ranked}
+    rows = sorted((r for r in rows if id(r[0]) in keep), key=lambda r: (r[0].origin, -_total_or_minus_one(r[0])))
+    return (
+        rows,
+        f"the slowest {len(rows)} of {count(len(turns), 'turn')} read{left_out}; all with --turns or --format json",
+    )
+
+
+def _total_or_minus_one(turn: TraceTurn) -> float:
+    return turn.total_ms if turn.total_ms is not None else -1.0
+
+
+def _file_table(origin: str, group: list[tuple[TraceTurn, bool]], names: list[str], notes: dict[int, int]) -> Any:
+    """One file's turns: a row each, dim when not in the statistics."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(
+        title=_esc(origin.rsplit("/", 1)[-1]),
+        title_justify="left",
+        title_style="bold",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        padding=(0, 1),
+        collapse_padding=True,
+    )
+    table.add_column("turn", overflow="fold")
+    table.add_column("line", justify="right")
+    for name in (*names, "total"):
+        table.add_column(SHORT_NAMES.get(name, (name, ""))[0], justify="right", no_wrap=True)
+    table.add_column("note", overflow="fold")
+    for turn, inc in group:
+        table.add_row(
+            _esc(turn.id),
+            str(turn.line),
+            *(_ms(turn.stages_ms.get(s)) for s in names),
+            _ms(turn.total_ms),
+            _turn_note(turn, inc, notes),
+            style=None if inc else "dim",
+        )
+    return table
+
+
+def _turn_note(turn: TraceTurn, inc: bool, notes: dict[int, int]) -> str:
+    """The note column: first, cold, lower bound, the number of its note below, flagged (in the statistics)."""
+    note = "first" if turn.index == 0 else ""
+    note += " cold" if turn.cold else ""
+    note += " lower bound" if turn.lower_bound else ""
+    note += f" note {notes.setdefault(id(turn), len(notes) + 1)}" if turn.notes else ""
+    note += " flagged" + (" (in)" if inc else "") if turn.flagged else ""
+    return note.strip()
 
 
 ANOMALY_VALUE_CHARS = 18
