@@ -92,8 +92,7 @@ def place_extra(extras: list[Extra], commits: list[tuple[float, TurnBuilder]]) -
     for extra in extras:
         at = extra.log_time if extra.log_time is not None else _number(extra.obj.get("timestamp"))
         if extra.kind == AVATAR:
-            i = -1 if at is None else bisect.bisect_right(starts, at + _SLACK_S) - 1
-            turn = commits[i][1] if at is not None and i >= 0 else extra.by_position
+            turn = _avatar_turn(extra, at, commits, starts)
             if turn is not None:
                 _avatar(turn, extra)
             continue
@@ -102,3 +101,12 @@ def place_extra(extras: list[Extra], commits: list[tuple[float, TurnBuilder]]) -
         i = bisect.bisect_left(starts, at - _SLACK_S)
         if i < len(commits):
             _before_commit(commits[i][1], extra)
+
+
+def _avatar_turn(
+    extra: Extra, at: float | None, commits: list[tuple[float, TurnBuilder]], starts: list[float]
+) -> TurnBuilder | None:
+    """An avatar's playback goes to the last turn committed before it (its log line's open turn when it
+    has no time)."""
+    i = -1 if at is None else bisect.bisect_right(starts, at + _SLACK_S) - 1
+    return commits[i][1] if at is not None and i >= 0 else extra.by_position

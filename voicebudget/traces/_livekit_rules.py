@@ -239,13 +239,7 @@ def flag_stale_values(found: Sequence[tuple[TurnBuilder, int, str, Any]]) -> Non
 
     :param found: ``(turn, line, field, value in s)`` for every turn that reported the field.
     """
-    values = [v for _, _, _, v in found]
-    if len(found) < STALE_MIN_TURNS or any(isinstance(v, bool) or not isinstance(v, int | float) for v in values):
-        return
-    first = values[0]
-    if first <= 0 or any(v != first for v in values):
-        return
-    if _digits(first) < STALE_MIN_DIGITS and len(found) < STALE_ANY_DIGITS_TURNS:
+    if not _is_stale([v for _, _, _, v in found]):
         return
     for turn, line, fld, value in found:
         turn.flag(
@@ -254,3 +248,13 @@ def flag_stale_values(found: Sequence[tuple[TurnBuilder, int, str, Any]]) -> Non
             value,
             f"the same {fld} = {value!r} s on all {len(found)} turns: a stale value repeated, not a measurement",
         )
+
+
+def _is_stale(values: list[Any]) -> bool:
+    """The same number (above 0) on every turn, on enough turns, with enough digits to rule out chance."""
+    if len(values) < STALE_MIN_TURNS or any(isinstance(v, bool) or not isinstance(v, int | float) for v in values):
+        return False
+    first = values[0]
+    if first <= 0 or any(v != first for v in values):
+        return False
+    return _digits(first) >= STALE_MIN_DIGITS or len(values) >= STALE_ANY_DIGITS_TURNS

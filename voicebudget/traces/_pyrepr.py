@@ -92,25 +92,30 @@ def _fields(text: str, pos: int, stop_at_paren: bool) -> dict[str, Any]:
         if pos >= n or (stop_at_paren and text[pos] == ")"):
             break
         m = _NAME.match(text, pos)
-        if m is None:
+        if m is None or m.end() >= n:
             break
-        name, pos = m.group(1), m.end()
-        if pos >= n:
+        pos = _field_value(text, m.end(), m.group(1), out)
+        if pos < 0:
             break
-        if text[pos] in "'\"":
-            value, pos = _quoted(text, pos)
-            out[name] = value
-            continue
-        call = re.match(r"[A-Za-z_][\w.]{0,60}\(", text[pos : pos + 64])
-        if call is not None or text[pos] in "[{(":
-            pos = _skip_call(text, pos) if call is not None else _skip_brackets(text, pos)
-            continue
-        bare = _BARE.match(text, pos)
-        if bare is None:
-            break
-        out[name] = _scalar(bare.group(0))
-        pos = bare.end()
     return out
+
+
+def _field_value(text: str, pos: int, name: str, out: dict[str, Any]) -> int:
+    """The value of field ``name`` at ``pos`` into ``out`` (a call or a bracketed value skipped); the
+    position after it, or -1 when it cannot be read."""
+    if text[pos] in "'\"":
+        out[name], pos = _quoted(text, pos)
+        return pos
+    call = re.match(r"[A-Za-z_][\w.]{0,60}\(", text[pos : pos + 64])
+    if call is not None:
+        return _skip_call(text, pos)
+    if text[pos] in "[{(":
+        return _skip_brackets(text, pos)
+    bare = _BARE.match(text, pos)
+    if bare is None:
+        return -1
+    out[name] = _scalar(bare.group(0))
+    return bare.end()
 
 
 def _skip_brackets(text: str, pos: int) -> int:

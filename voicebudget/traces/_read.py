@@ -13,7 +13,7 @@ from pathlib import Path
 
 from voicebudget._errors import ScenarioError, param
 from voicebudget._io import MAX_TRACE_BYTES, iter_lines, read_head, read_text
-from voicebudget.traces._documents import DOCUMENTS, detect_document, document_text
+from voicebudget.traces._documents import DOCUMENTS, DocumentWrapper, detect_document, document_text
 from voicebudget.traces._formats import FORMATS
 from voicebudget.traces._livekit import looks_like_livekit, read_livekit, read_livekit_lines
 from voicebudget.traces._livekit_history import looks_like_livekit_history, read_livekit_history
@@ -157,33 +157,55 @@ def read_trace(
     origin = str(path)
     options = options or ReadOptions()
     reader = None if fmt is None else get_reader(fmt)
-    head, regular = read_head(path, DETECT_HEAD_CHARS, max_bytes=MAX_TRACE_BYTES)
-    text = None
-    if not regular:  # a pipe can be read once: keep its whole text
-        text = read_text(path, max_bytes=MAX_TRACE_BYTES, errors="replace")
-        head = text[:DETECT_HEAD_CHARS]
-    document = detect_document(head)  # a cloud export that is one JSON document: its entries' lines
-    if document is not None:
-        text = document_text(text or read_text(path, max_bytes=MAX_TRACE_BYTES, errors="replace"), document, origin)
-        head = text[:DETECT_HEAD_CHARS]
+    head, text, document = _head(path, origin)
     wrappers = detect_wrappers(head)  # a log shipper's layer on every line: stripped before detection
     reverse = newest_first(head, wrappers)
     if reverse and text is None:
         text = read_text(path, max_bytes=MAX_TRACE_BYTES, errors="replace")
     if reader is None:
-        detected = detect_format(unwrap_text(head, wrappers))
-        if detected is None:
-            raise ScenarioError(
-                f"unknown trace format; give it with {param('fmt', 'fmt=...')}, one of: {_known()}",
-                origin=origin,
-            )
-        reader = get_reader(detected)
+        reader = _detected_reader(unwrap_text(head, wrappers), origin)
     table = _read(reader, path, text, wrappers, reverse, origin, options)
     if not table.turns and not table.summaries:
         raise ScenarioError(f"no turns found in this {reader.name} trace", origin=origin)
-    turns = tuple(t if t.reader else replace(t, reader=reader.name) for t in table.turns)
+    return _stamped(table, reader.name, document, wrappers)
+
+
+def _stamped(
+    table: TraceTable, reader: str, document: DocumentWrapper | None, wrappers: tuple[LineWrapper, ...]
+) -> TraceTable:
+    """The table with its reader on every turn that lacks one, and the layers its lines were unwrapped from."""
+    turns = tuple(t if t.reader else replace(t, reader=reader) for t in table.turns)
     names = (*(() if document is None else (document.name,)), *(w.name for w in wrappers))
     return replace(table, turns=turns, wrappers=names)
+
+
+def _head(path: Path, origin: str) -> tuple[str, str | None, DocumentWrapper | None]:
+    """The file's head for detection, its whole text when it had to be read already (a pipe, a cloud
+    export that is one JSON document: its entries' lines), and that export."""
+    head, regular = read_head(path, DETECT_HEAD_CHARS, max_bytes=MAX_TRACE_BYTES)
+    text = None
+    if not regular:  # a pipe can be read once: keep its whole text
+        text = read_text(path, max_bytes=MAX_TRACE_BYTES, errors="replace")
+        head = text[:DETECT_HEAD_CHARS]
+    document = detect_document(head)
+    if document is not None:
+        text = document_text(text or read_text(path, max_bytes=MAX_TRACE_BYTES, errors="replace"), document, origin)
+        head = text[:DETECT_HEAD_CHARS]
+    return head, text, document
+
+
+def _detected_reader(head: str, origin: str) -> TraceReader:
+    """The reader of the format the (unwrapped) head shows.
+
+    :raises ScenarioError: no format matches; the message lists them.
+    """
+    detected = detect_format(head)
+    if detected is None:
+        raise ScenarioError(
+            f"unknown trace format; give it with {param('fmt', 'fmt=...')}, one of: {_known()}",
+            origin=origin,
+        )
+    return get_reader(detected)
 
 
 def _read(

@@ -60,12 +60,18 @@ def _value(value: Any, arrays: _Arrays | None = None) -> Any:
         inline.update({k: _value(v) for k, v in value.items()})
         return inline
     if isinstance(value, Sequence):
-        if arrays is not None and len(value) > _WRAP and _is_numbers(value):
-            return arrays.placeholder(value)
-        array: Array = tomlkit.array()
-        array.extend(_value(v) for v in value)
-        return array.multiline(len(value) > _WRAP)
+        return _array(value, arrays)
     raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+def _array(value: Sequence[Any], arrays: _Arrays | None) -> Any:
+    """A list as a TOML array (one value a line past :data:`_WRAP` values); a long list of numbers, with
+    ``arrays``, as a placeholder written compactly after."""
+    if arrays is not None and len(value) > _WRAP and _is_numbers(value):
+        return arrays.placeholder(value)
+    array: Array = tomlkit.array()
+    array.extend(_value(v) for v in value)
+    return array.multiline(len(value) > _WRAP)
 
 
 def _fill(
