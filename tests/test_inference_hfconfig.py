@@ -232,7 +232,7 @@ def test_request_rate_example_of_docs_prints_its_numbers() -> None:
     assert r.exit_code == 0, r.output
     doc = (Path(__file__).parents[1] / "docs" / "inference.md").read_text(encoding="utf-8")
     for label, value in (
-        ("TTFT p50 / p90 / p99", "92.3 / 145.7 / 207.1 ms"),
+        ("TTFT p50 / p90 / p99", "96.3 / 149.7 / 211.1 ms"),
         ("TPOT (ITL)", "22.65 ms"),
         ("mean concurrency (Little's law)", "20.6"),
         ("capacity", "8.59 requests/s (35% used)"),

@@ -352,43 +352,54 @@ def _bound(weights: float, compute: float, kv: float, attention: float, overhead
 
 
 def prefill_ms(
-    plan: GPUPlan, prompt_tokens: float, chunk_tokens: float, others_decoding: float, others_context: float
+    plan: GPUPlan,
+    prompt_tokens: float,
+    chunk_tokens: float,
+    others_decoding: float,
+    others_context: float,
+    co_tokens: float = 0.0,
 ) -> float:
     """Prefill of one prompt in chunks of ``chunk_tokens``, sharing each step with ``others_decoding``
-    decode tokens of other users, ms (excludes the wait for the running step).
+    decode tokens of other users and ``co_tokens`` prompt tokens of other requests, ms (excludes the wait for
+    the running step).
 
-    A prompt of ``P <= K`` tokens (``K = chunk_tokens``) is one step carrying it. A longer one holds
-    ``P / K`` steps' worth of the budget: its full chunks are steps of ``K`` prompt tokens, and its last,
-    partial chunk shares a step with the next prompts in the queue (continuous batching packs prompts
-    first come, first served), so it is charged its share ``r / K`` of a full step, not a whole step. TTFT
-    is then continuous in the prompt length (a 2,050-token prompt at a 2,048-token budget costs a hair
-    more than a 2,048-token one, not a second step's fixed costs).
+    A prompt of ``P <= K`` tokens (``K = chunk_tokens``) is one step carrying it and, within the budget, the
+    other prompts scheduled with it (``min(co_tokens, K - P)``): a continuous-batching scheduler forms each step
+    from every prompt waiting at the step boundary (vLLM's chunked prefill, TensorRT-LLM's in-flight batching,
+    first come first served), so under load the step that holds a prompt also holds the prompts that arrived
+    during the step before it (the caller passes their mean token count). A longer prompt holds ``P / K`` steps'
+    worth of the budget: its full chunks are steps of ``K`` prompt tokens, and its last, partial chunk shares a
+    step with the next prompts in the queue, so it is charged its share ``r / K`` of a full step, not a whole
+    step. TTFT is then continuous in the prompt length (a 2,050-token prompt at a 2,048-token budget costs a
+    hair more than a 2,048-token one, not a second step's fixed costs; at ``P = K`` the co-scheduled share is 0
+    from both sides).
 
     Attention FLOPs of a causal prompt of ``P`` tokens: ``P^2 / 2`` pairs at
     :meth:`ModelArch.attention_flops_per_pair` ``("prefill")`` (``2 * layers * P^2 * q_heads * head_dim`` for
-    grouped-query attention).
+    grouped-query attention); a co-scheduled prompt token attends to ``P / 2`` earlier tokens on average.
     Prefill runs stage after stage, so only one stage's ``tp`` chips count for its latency.
     """
     m = plan.model
     flops_chips = plan.tp  # one stage at a time
 
-    def step(c: float) -> float:
-        n = c + others_decoding
+    def step(c: float, extra: float = 0.0) -> float:
+        n = c + extra + others_decoding
         weights = 1e3 * plan.weights_read(n) / (plan.tp * plan.bandwidth)
         compute = 1e3 * 2.0 * m.active_params * n / (flops_chips * plan.peak_flops)
         kv = _kv_read_ms(plan, others_decoding, others_context)
         overhead = _overhead_ms(plan, others_decoding)
-        return gemm_ms(plan, weights, compute, c / n) + kv + overhead + _collectives_ms(plan, n)
+        return gemm_ms(plan, weights, compute, (c + extra) / n) + kv + overhead + _collectives_ms(plan, n)
 
-    total = step(prompt_tokens) if prompt_tokens <= chunk_tokens else prompt_tokens / chunk_tokens * step(chunk_tokens)
-    attn_flops = (
-        0.5
-        * m.attention_flops_per_pair("prefill")
-        * prompt_tokens
-        * prompt_tokens
-        * m.window_share(prompt_tokens, causal_prompt=True)
-    )
-    return total + 1e3 * attn_flops / (flops_chips * plan.peak_flops)
+    if prompt_tokens <= chunk_tokens:
+        extra = min(max(co_tokens, 0.0), chunk_tokens - prompt_tokens)
+        total = step(prompt_tokens, extra)
+    else:
+        extra = 0.0
+        total = prompt_tokens / chunk_tokens * step(chunk_tokens)
+    pairs = 0.5 * prompt_tokens * prompt_tokens * m.window_share(
+        prompt_tokens, causal_prompt=True
+    ) + 0.5 * extra * prompt_tokens * m.window_share(prompt_tokens / 2.0)
+    return total + 1e3 * m.attention_flops_per_pair("prefill") * pairs / (flops_chips * plan.peak_flops)
 
 
 def memory_need(plan: GPUPlan, concurrency_per_replica: int, context_tokens: float) -> MemoryUse:

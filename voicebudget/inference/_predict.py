@@ -265,8 +265,8 @@ def _estimate_gpu(
     if spec is not None:
         tpot = _speculative_tpot(plan, spec, b, p, o, budget)
         gain = step.total_ms / tpot
-    own = prefill_ms(plan, p, budget, others, p + o / 2.0)
-    wait, load = _closed_loop_wait(plan, others, p, o, budget, own, tpot)
+    own, co = _own_prefill(plan, others, p, o, budget, step.total_ms, tpot)
+    wait, load = _closed_loop_wait(plan, others, p, o, budget, own, tpot, co)
     # A closed loop past the admission limit: c - b requests wait for a slot; Little's law on the running ones
     # (b per request time R) and on all c gives the wait (c / b - 1) R.
     queue = (c / b - 1.0) * (own + wait + max(o - 1.0, 0.0) * tpot) if c > b else 0.0
@@ -353,14 +353,42 @@ def _speculative_notes(spec: SpeculativeDecoding | None, gain: float | None) -> 
     return (head,)
 
 
+def _own_prefill(
+    plan: GPUPlan, others: float, p: float, o: float, budget: float, step_ms: float, tpot_ms: float
+) -> tuple[float, float]:
+    """The prefill of a request's prompt at a closed-loop concurrency, ms, and the other prompts' tokens that share
+    its step.
+
+    The ``others`` users send prompts at ``lam = others / (T + (O - 1) TPOT)`` per ms (a first token about one mean
+    step ``T`` after the request); the step that holds this prompt also holds, within the budget, the prompts that
+    arrived during the step before it, ``lam T P`` tokens on average: continuous batching forms each step from every
+    prompt waiting at its boundary.
+    At MLPerf's Server rates that is several prompts per step (Llama-2-70B on one B200 at 1,412 in flight: ~1,100
+    other prompt tokens), which a step holding one prompt leaves out (issue 21: the NVIDIA Server rows came out
+    16-31% short). Below one arrival per step it is the expected share of one.
+
+    :returns: ``(own_ms, co_tokens)``.
+    """
+    co = others / (step_ms + max(o - 1.0, 0.0) * tpot_ms) * step_ms * p if others > 0 else 0.0
+    return prefill_ms(plan, p, budget, others, p + o / 2.0, co), co
+
+
 def _closed_loop_wait(
-    plan: GPUPlan, others: float, p: float, o: float, budget: float, own_ms: float, tpot_ms: float
+    plan: GPUPlan,
+    others: float,
+    p: float,
+    o: float,
+    budget: float,
+    own_ms: float,
+    tpot_ms: float,
+    co_tokens: float = 0.0,
 ) -> tuple[float, float]:
     """Mean wait before a request's prefill starts at a closed-loop concurrency, ms, and the prefill load.
 
     The ``others`` users send prompts at ``lam = others / (TTFT + (O - 1) TPOT)`` per ms. The arrival
-    first waits for the running step: with probability ``f = lam max(1, P / K) T_pf`` it carries another
-    prompt's chunk (mean wait ``T_pf / 2``), else it is a decode step (``T_dec / 2``). Then it queues
+    first waits for the running step: with probability ``f = lam max(1, P / K) T_pf`` it carries prompt chunks,
+    ``max(P, co_tokens)`` tokens of them (one prompt, or at high rates the ``co_tokens`` a step collects, see
+    :func:`_own_prefill`; mean wait ``T_pf / 2``), else it is a decode step (``T_dec / 2``). Then it queues
     behind prompts already waiting. Prompts are packed into each step's budget ``K`` (bulk service, as in
     the open-loop model, ``_queue``), so one prompt holds the prefill slot for its share of a full step,
     ``s = (P / K) T_full``; the M/D/1 mean ``rho s / (2 (1 - rho))`` with ``rho = lam s``
@@ -373,7 +401,7 @@ def _closed_loop_wait(
         return 0.0, 0.0
     ctx = p + o / 2.0
     t_dec = decode_step_ms(plan, others, ctx, 0.0, p / 2.0)
-    t_pf = decode_step_ms(plan, others, ctx, min(p, budget), p / 2.0)
+    t_pf = decode_step_ms(plan, others, ctx, min(max(p, co_tokens), budget), p / 2.0)
     t_full = decode_step_ms(plan, others, ctx, budget, p / 2.0)
     lam = others / (own_ms + max(o - 1.0, 0.0) * tpot_ms)
     f = min(1.0, lam * max(1.0, p / budget) * t_pf)
