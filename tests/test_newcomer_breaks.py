@@ -308,3 +308,18 @@ def test_check_and_endpointing_plots_are_replaced_with_force(tmp_path: Path, roo
     assert one_error_line(result.output) == f"error: --plot {old}: exists; give --force to replace it"
     assert runner.invoke(app, [*frontier, "--force"], env=WIDE).exit_code == 0
     assert old.read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_recording_too_long_to_decode_is_refused_before_decoding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a 4 MB FLAC of 6 hours' silence decodes to 8 GiB: 3 hours took 305 s and peaked at 7.5 GB, 6 would not fit
+    from voicebudget import _memory
+
+    path = _wav(tmp_path / "long.flac", np.zeros((16_000 * 60, 2), np.float32))
+    monkeypatch.setattr(_memory, "available_bytes", lambda: 8 * 2**20)  # 8 MiB left: a minute needs ~22 MiB
+    result = runner.invoke(app, ["check", str(path)], env=WIDE)
+    assert result.exit_code == 2
+    line = one_error_line(result.output)
+    assert line.startswith(f"error: {path}: 1 min at 16,000 Hz x 2 channels: reading it needs ~22 MiB, more than ")
+    assert line.endswith("(8 MiB); cut it into shorter recordings")

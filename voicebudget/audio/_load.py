@@ -92,6 +92,37 @@ def _resample(x: NDArray[Any], rate: int) -> tuple[NDArray[np.float32], int]:
     return np.ascontiguousarray(soxr.resample(x.astype(np.float32), rate, 16_000), dtype=np.float32), 16_000
 
 
+DECODED_COPIES = 3.0
+"""Peak memory of reading and finding speech, in copies of the decoded float32 samples (beside the file's own
+bytes): 10 minutes of 48 kHz stereo (115 MB, 230 MB decoded) peaked at 467 MB, 30 minutes of 16 kHz stereo (the
+same sizes; Silero runs on every 16 kHz sample) at 765 MB (``/usr/bin/time``, 2026-12-02)."""
+
+
+def _check_memory(data: bytes, origin: str) -> None:
+    """Refuse a recording whose decoding would need more memory than the guard allows (before decoding it)."""
+    import soundfile
+
+    from voicebudget._memory import _describe, available_bytes
+
+    have = available_bytes()
+    try:
+        info = soundfile.info(io.BytesIO(data))
+    except (RuntimeError, TypeError, ValueError):  # not audio: the read says so
+        return
+    need = len(data) + DECODED_COPIES * info.frames * info.channels * 4
+    if have is not None and need > have:
+        minutes = info.frames / max(info.samplerate, 1) / 60
+        raise ScenarioError(
+            f"{minutes:,.0f} min at {info.samplerate:,} Hz x {info.channels} channels: reading it needs "
+            f"~{_size(need)}, more than {_describe(have)} ({_size(have)}); cut it into shorter recordings",
+            origin=origin,
+        )
+
+
+def _size(n: float) -> str:
+    return f"{n / 2**30:,.1f} GiB" if n >= 2**30 else f"{n / 2**20:,.0f} MiB"
+
+
 def read_recording(path: str | Path, caller: CallerChannel = "left", *, max_bytes: int = MAX_TRACE_BYTES) -> Recording:
     """Read a two-channel call recording (caller on one channel, agent on the other).
 
@@ -100,7 +131,8 @@ def read_recording(path: str | Path, caller: CallerChannel = "left", *, max_byte
     :param max_bytes: refuse larger files (default 4 GiB).
     :returns: both channels at 8 or 16 kHz (other rates resampled to 16 kHz).
     :raises ScenarioError: the audio extra is missing (the message says what to install), the file is
-        missing, too large or not audio, it does not have exactly 2 channels, a sample is NaN or infinite, both
+        missing, too large or not audio, its decoding would need more memory than the guard allows
+        (:data:`DECODED_COPIES`), it does not have exactly 2 channels, a sample is NaN or infinite, both
         channels hold the same audio, or ``caller`` is not ``"left"``/``"right"``.
     """
     origin = str(path)
@@ -110,6 +142,7 @@ def read_recording(path: str | Path, caller: CallerChannel = "left", *, max_byte
     import soundfile
 
     data = read_bytes(path, max_bytes=max_bytes, regular_only=True)
+    _check_memory(data, origin)
     try:
         pcm, rate = soundfile.read(io.BytesIO(data), dtype="float32", always_2d=True)
     except (RuntimeError, TypeError, ValueError) as exc:  # soundfile.LibsndfileError is a RuntimeError
