@@ -39,13 +39,7 @@ def read_document(
     origin = str(path)
     suffix = path.suffix.lower()
     if suffix not in DOCUMENT_SUFFIXES:
-        if not path.exists():
-            raise ScenarioError("file not found", origin=origin)
-        if path.is_dir():
-            raise ScenarioError(
-                f"is a folder, not a file; give a {', '.join(DOCUMENT_SUFFIXES)} file in it", origin=origin
-            )
-        raise ScenarioError(f"unknown file type {suffix!r}; allowed: {', '.join(DOCUMENT_SUFFIXES)}", origin=origin)
+        _refuse_suffix(path, suffix, origin)
     text = read_text(path, max_bytes=max_bytes, regular_only=regular_only)
     definitions: frozenset[str] = frozenset()
     if suffix == ".toml":
@@ -57,6 +51,18 @@ def read_document(
     if fields is not None and definitions:
         data = {k: v for k, v in data.items() if not (k in definitions and k not in fields)}
     return dict(data)
+
+
+def _refuse_suffix(path: Path, suffix: str, origin: str) -> None:
+    """A document that is not TOML or YAML: missing, a folder, or of another type.
+
+    :raises ScenarioError: always.
+    """
+    if not path.exists():
+        raise ScenarioError("file not found", origin=origin)
+    if path.is_dir():
+        raise ScenarioError(f"is a folder, not a file; give a {', '.join(DOCUMENT_SUFFIXES)} file in it", origin=origin)
+    raise ScenarioError(f"unknown file type {suffix!r}; allowed: {', '.join(DOCUMENT_SUFFIXES)}", origin=origin)
 
 
 def validation_error(
@@ -80,22 +86,31 @@ def validation_error(
     for err in exc.errors():
         path = _user_path(doc, err["loc"])
         if overrides and len(path) >= 2 and path[0] == "variants":
-            rest = path[2:]
-            if _from_override(overrides.get(str(path[1]), {}), rest):
-                path = ["variants", path[1], *rest]
-            else:
-                path = ["pipeline", *rest]
-        message = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            message = f"unknown field {str(path[-1])[:80]!r}" + _allowed_fields(doc, path[:-1], schema)
-        elif err["type"] == "missing":
-            message = "required field missing"
-        elif err["type"] == "union_tag_invalid":  # an unknown kind: the closest known one, then all
-            ctx = err.get("ctx", {})
-            known = [t.strip().strip("'") for t in str(ctx.get("expected_tags", "")).split(",") if t.strip()]
-            message = unknown(str(ctx.get("discriminator", "kind")).strip("'"), ctx.get("tag", ""), known)
-        errors.append((".".join(str(p) for p in path), message))
+            path = _variant_path(path, overrides)
+        errors.append((".".join(str(p) for p in path), _message(err, path, doc, schema)))
     return ScenarioError.from_errors(origin, errors)
+
+
+def _variant_path(path: list[int | str], overrides: Mapping[str, Any]) -> list[int | str]:
+    """A merged variant's field: at the variant's override when it came from it, else at the baseline's."""
+    rest = path[2:]
+    if _from_override(overrides.get(str(path[1]), {}), rest):
+        return ["variants", path[1], *rest]
+    return ["pipeline", *rest]
+
+
+def _message(err: Any, path: list[int | str], doc: Mapping[str, Any], schema: Mapping[str, Any] | None) -> str:
+    """A pydantic error's message for users: an unknown field (with the fields its kind allows), a missing
+    one, an unknown kind (the closest known one, then all)."""
+    if err["type"] == "extra_forbidden":
+        return f"unknown field {str(path[-1])[:80]!r}" + _allowed_fields(doc, path[:-1], schema)
+    if err["type"] == "missing":
+        return "required field missing"
+    if err["type"] == "union_tag_invalid":
+        ctx = err.get("ctx", {})
+        known = [t.strip().strip("'") for t in str(ctx.get("expected_tags", "")).split(",") if t.strip()]
+        return unknown(str(ctx.get("discriminator", "kind")).strip("'"), ctx.get("tag", ""), known)
+    return str(err["msg"]).removeprefix("Value error, ")
 
 
 def _user_path(doc: Any, loc: tuple[int | str, ...]) -> list[int | str]:
@@ -105,10 +120,10 @@ def _user_path(doc: Any, loc: tuple[int | str, ...]) -> list[int | str]:
         if isinstance(node, dict) and part in node:
             node = node[part]
             path.append(part)
-        elif isinstance(node, list | tuple) and isinstance(part, int) and 0 <= part < len(node):
+        elif _is_index(node, part):
             node = node[part]
             path.append(part)
-        elif isinstance(node, dict) and isinstance(part, str) and "[" not in part and part not in _WRAPPER_PARTS:
+        elif isinstance(node, dict) and _is_field_name(part):
             if node.get("kind") == part:
                 continue  # union tag
             path.append(part)
@@ -117,6 +132,16 @@ def _user_path(doc: Any, loc: tuple[int | str, ...]) -> list[int | str]:
 
 
 _WRAPPER_PARTS = frozenset({"function-after", "function-before", "function-wrap"})
+
+
+def _is_index(node: Any, part: int | str) -> bool:
+    """``part`` is an index into the list ``node``."""
+    return isinstance(node, list | tuple) and isinstance(part, int) and 0 <= part < len(node)
+
+
+def _is_field_name(part: int | str) -> bool:
+    """``part`` of a pydantic location names a field, not a union member (``Foo[...]``) or a validator wrapper."""
+    return isinstance(part, str) and "[" not in part and part not in _WRAPPER_PARTS
 
 
 def _from_override(override: Any, path: list[int | str]) -> bool:
@@ -134,14 +159,7 @@ def _from_override(override: Any, path: list[int | str]) -> bool:
 
 
 def _allowed_fields(doc: Any, parent: list[int | str], schema: Mapping[str, Any] | None) -> str:
-    node = doc
-    for part in parent:
-        if isinstance(node, dict):
-            node = node.get(part)
-        elif isinstance(node, list) and isinstance(part, int):
-            node = node[part]
-        else:
-            node = None
+    node = _node_at(doc, parent)
     if schema is None or not isinstance(node, dict) or "kind" not in node:
         return ""
     for definition in schema.get("$defs", {}).values():
@@ -149,3 +167,16 @@ def _allowed_fields(doc: Any, parent: list[int | str], schema: Mapping[str, Any]
         if kind.get("const") == node["kind"] or kind.get("default") == node["kind"]:
             return f"; allowed for kind {str(node['kind'])[:40]!r}: {', '.join(definition['properties'])}"
     return ""
+
+
+def _node_at(doc: Any, path: list[int | str]) -> Any:
+    """The document's node at ``path`` (None when it has none there)."""
+    node = doc
+    for part in path:
+        if isinstance(node, dict):
+            node = node.get(part)
+        elif isinstance(node, list) and isinstance(part, int):
+            node = node[part]
+        else:
+            node = None
+    return node

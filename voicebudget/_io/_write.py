@@ -28,11 +28,7 @@ def check_target(
     path = Path(path)
     origin = f"{what} {path}"
     for item in inputs:
-        try:
-            same = Path(item).exists() and path.exists() and os.path.samefile(path, item)
-        except OSError:
-            same = False
-        if same or Path(item).resolve() == path.resolve():
+        if _same_file(path, item):
             raise ScenarioError(f"is an input file ({item}); refusing to write over it", origin=origin)
     if path.exists() or path.is_symlink():
         if not path.is_file():
@@ -45,6 +41,15 @@ def check_target(
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ScenarioError(f"folder {folder} is not writable", origin=origin)
     return path
+
+
+def _same_file(path: Path, item: str | Path) -> bool:
+    """``item`` is the file ``path`` names (the same file through another name or link, or the same path)."""
+    try:
+        same = Path(item).exists() and path.exists() and os.path.samefile(path, item)
+    except OSError:
+        same = False
+    return same or Path(item).resolve() == path.resolve()
 
 
 def write_atomic(path: str | Path, data: str | bytes | Callable[[Path], object]) -> Path:

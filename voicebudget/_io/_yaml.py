@@ -116,6 +116,12 @@ def _check_expansion(root: yaml.Node) -> None:
                 )
             if id(child) not in sizes:
                 stack.append((child, False))
+    _check_added(root, sizes)
+
+
+def _check_added(root: yaml.Node, sizes: dict[int, int]) -> None:
+    """Refuse aliases that add more than :data:`MAX_YAML_ALIAS_NODES` nodes (``sizes``: each node's size
+    once expanded, by ``id``)."""
     added = sizes[id(root)] - len(sizes)
     if added > MAX_YAML_ALIAS_NODES:
         raise yaml.constructor.ConstructorError(
