@@ -1,17 +1,21 @@
-"""Peak memory and time of reading a ~200 MB trace (issue 11: "reading a 200 MB trace keeps peak
-memory under 500 MB"). Target: peak RSS below 500 MB for each line-based format.
+"""Peak memory and time of ``check`` on each line-based trace format (issue 22: "check on 200 MB of each
+line-based format stays under 500 MB peak, and the time is linear in the size (1, 10, 100 MB)").
 
 Generates, in a temporary directory, a LiveKit metrics JSON-lines trace (the four-line turn of
-``tests/data/traces/livekit-metrics.jsonl``: stt/eou/llm/tts, ~830 bytes a turn), a Pipecat debug
-log (the six-line turn of ``tests/data/traces/pipecat.log``) and an OTLP JSON-lines span export (one
-line a turn: LiveKit's agent_turn, llm_node and tts_node spans, as in
-``tests/data/traces/otel-livekit-broken.jsonl``, ~1.3 KB), each about ``--mb`` MB; then runs
-:func:`~voicebudget.traces.read_trace` and :func:`~voicebudget.traces.check_traces` on each in a fresh
-subprocess and prints the child's peak RSS (``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``) and
-wall time. For the OTLP file it also runs the whole-text reader (``read_otel(read_text(path))``, what
-``read_trace`` did before OTLP JSON lines were streamed, and still does for a pretty-printed export).
-The baseline of an empty interpreter that imported voicebudget is printed too.
-Usage: ``python benchmarks/bench_trace_memory.py [--mb 200]``.
+``tests/data/traces/livekit-metrics.jsonl``: stt/eou/llm/tts, ~1.4 KB a turn), a Pipecat debug log (the
+six-line turn of ``tests/data/traces/pipecat.log``) and an OTLP JSON-lines span export (one line a turn:
+LiveKit's agent_turn, llm_node and tts_node spans, as in ``tests/data/traces/otel-livekit-broken.jsonl``,
+~1.3 KB), then runs :func:`~voicebudget.traces.check_traces` on each in a fresh interpreter, which reports
+its CPU time; its peak RSS is the parent's ``RUSAGE_CHILDREN`` maximum (a fresh parent per call).
+
+Targets, each printed with its verdict (exit status 1 when one is not met):
+
+- **memory**: peak RSS of ``check`` on ``--mb`` MB (default 200) below 500 MB, for each format;
+- **linear time**: CPU seconds per MB at the largest ``--series`` size (default 1, 10, 100 MB) at most
+  1.5x that at the middle one (a reader quadratic in turns would be 10x).
+
+The baseline of an interpreter that imported voicebudget is printed too, and the bytes each turn adds
+above it. Usage: ``python benchmarks/bench_trace_memory.py [--mb 200] [--series 1,10,100]``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import sys
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+from _bench import checkout_env, compile_checkout, load, verdict
 
 _PIPECAT = (
     "{t0} | DEBUG    | pipecat.processors.audio.vad_processor:on_speech_stopped:78 - "
@@ -175,53 +181,71 @@ def write(path: Path, turn: object, mb: float) -> int:
 
 _CHILD = """
 import sys, time
-from voicebudget.traces import check_traces, read_trace
+from voicebudget.traces import check_traces
 what, path = sys.argv[1], sys.argv[2]
-t = time.perf_counter()
-if what == "read_trace":
-    read_trace(path)
-elif what == "check_traces":
+t = time.process_time()
+if what == "check":
     check_traces([path])
-elif what == "read_otel(whole)":
-    from voicebudget._io import MAX_TRACE_BYTES, read_text
-    from voicebudget.traces._otel import read_otel
-    read_otel(read_text(path, max_bytes=MAX_TRACE_BYTES, errors="replace"), path)
-print(time.perf_counter() - t)
+print(time.process_time() - t)
 """
+
+MEMORY_TARGET_MB = 500.0
+LINEAR_TARGET = 1.5
+FORMATS = {"livekit metrics JSON lines": livekit_turn, "pipecat log": pipecat_turn, "otlp JSON lines": otlp_turn}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--mb", type=float, default=200.0, help="size of each generated trace, MB")
+    parser.add_argument("--mb", type=float, default=200.0, help="size of the trace the memory target is for, MB")
+    parser.add_argument("--series", default="1,10,100", help="sizes for the time series, MB (comma-separated)")
+    parser.add_argument("--formats", default=",".join(FORMATS), help="which formats (comma-separated)")
     args = parser.parse_args()
+    sizes = [float(x) for x in args.series.split(",") if x]
+    chosen = {name: FORMATS[name] for name in args.formats.split(",")}
+    met = True
     with tempfile.TemporaryDirectory() as tmp:
-        files = {
-            "livekit metrics JSON lines": Path(tmp) / "metrics.jsonl",
-            "pipecat log": Path(tmp) / "pipecat.log",
-            "otlp JSON lines": Path(tmp) / "spans.jsonl",
-        }
-        makers = {"livekit metrics JSON lines": livekit_turn, "pipecat log": pipecat_turn, "otlp JSON lines": otlp_turn}
-        turns = {name: write(path, makers[name], args.mb) for name, path in files.items()}
-        base, _ = _isolated("import", str(files["pipecat log"]))
-        print(f"baseline (python + import voicebudget): {base:.0f} MB")
-        print(f"{'trace':28s} {'MB':>6s} {'turns':>8s} {'call':>16s} {'peak RSS MB':>12s} {'time s':>7s}")
-        for name, path in files.items():
-            for what in ("read_trace", "check_traces", *(("read_otel(whole)",) if "otlp" in name else ())):
-                peak, secs = _isolated(what, str(path))
-                print(
-                    f"{name:28s} {path.stat().st_size / 1e6:6.0f} {turns[name]:8d} {what:>16s} {peak:12.0f} {secs:7.1f}"
-                )
+        print(compile_checkout())
+        seed = Path(tmp) / "seed.log"
+        write(seed, pipecat_turn, 0.01)
+        base, _ = _isolated("import", str(seed))
+        print(f"baseline (python + import voicebudget): {base:.0f} MB; {load()}")
+        for name, maker in chosen.items():
+            path = Path(tmp) / "trace"
+            turns = write(path, maker, args.mb)
+            peak, secs = _isolated("check", str(path))
+            per_turn = (peak - base) * 2**20 / turns
+            print(
+                f"{name}: {path.stat().st_size / 1e6:.0f} MB, {turns:,} turns, check {secs:.1f} s CPU, "
+                f"{per_turn:,.0f} bytes a turn above the baseline"
+            )
+            line = verdict(f"  peak RSS of check on {args.mb:g} MB", peak, MEMORY_TARGET_MB, unit=" MB")
+            met &= peak <= MEMORY_TARGET_MB
+            print(line)
+            per_mb: list[float] = []
+            for mb in sizes:
+                write(path, maker, mb)
+                _, secs = _isolated("check", str(path))
+                per_mb.append(secs / (path.stat().st_size / 1e6))
+                print(f"  {mb:g} MB: {secs:.2f} s CPU, {per_mb[-1] * 1000:.1f} ms/MB")
+            if len(per_mb) >= 2:
+                ratio = per_mb[-1] / per_mb[-2]
+                met &= ratio <= LINEAR_TARGET
+                print(verdict(f"  CPU per MB at {sizes[-1]:g} MB / at {sizes[-2]:g} MB", ratio, LINEAR_TARGET))
+    print("all targets met" if met else "a target is NOT met")
+    sys.exit(0 if met else 1)
 
 
 def _isolated(what: str, path: str) -> tuple[float, float]:
-    """Peak RSS (MB) and time (s) of one call in a fresh interpreter, measured by a fresh parent
+    """Peak RSS (MB) and CPU time (s) of one call in a fresh interpreter, measured by a fresh parent
     (``RUSAGE_CHILDREN`` is the maximum over every child a process has waited for)."""
     code = (
         "import resource, subprocess, sys; r = subprocess.run([sys.executable, '-c', sys.argv[1], sys.argv[2], "
         "sys.argv[3]], check=True, capture_output=True, text=True); "
         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.stdout.split()[-1])"
     )
-    out = subprocess.run([sys.executable, "-c", code, _CHILD, what, path], check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code, _CHILD, what, path], check=True, capture_output=True, text=True, env=checkout_env()
+    )
     kb, secs = out.stdout.split()
     return int(kb) / 1024, float(secs)
 

@@ -58,7 +58,7 @@ from voicebudget.traces._livekit_passes import TurnPaths, _number, _Passes, _Req
 from voicebudget.traces._livekit_rules import RULES, flag_stale_values
 from voicebudget.traces._options import ReadOptions
 from voicebudget.traces._pyrepr import looks_like_metrics_repr, parse_metrics_repr
-from voicebudget.traces._table import Anomaly, TraceTable, TurnBuilder
+from voicebudget.traces._table import Anomaly, TraceTable, TraceTurn, TurnBuilder
 
 __all__ = ["ANCHOR", "TOTAL", "looks_like_livekit", "read_livekit"]
 
@@ -181,7 +181,6 @@ class _Reader:
         self.absurd_ms = absurd_ms
         self.turns: dict[str, TurnBuilder] = {}
         self.passes: dict[str, _Passes] = {}
-        self.seen: dict[tuple[str, str], tuple[int, str]] = {}
         self.loose: list[Anomaly] = []
         self.unplaced: list[tuple[int, str, str, str]] = []
         self.values: dict[str, list[tuple[TurnBuilder, int, str, Any]]] = {"ttft": [], "ttfb": []}
@@ -197,6 +196,20 @@ class _Reader:
             self.passes[turn_id] = _Passes()
         return self.turns[turn_id]
 
+    def first_seen(self, turn_id: str, kind: str, line: tuple[int, str]) -> tuple[int, str]:
+        """The turn's first line of metrics type ``kind`` (``line`` when it is the first)."""
+        seen = self.passes[turn_id].seen
+        k = _TYPES.index(kind)
+        first = seen[k]
+        if first is None:
+            seen[k] = first = line
+        return first
+
+    def has(self, turn_id: str, kind: str) -> bool:
+        """Whether the turn has a line of metrics type ``kind`` (a broken one counts)."""
+        passes = self.passes.get(turn_id)
+        return passes is not None and passes.seen[_TYPES.index(kind)] is not None
+
     def broken(self, lineno: int, raw: str, reason: str) -> None:
         """Flag a broken line on its turn: the one its ``speech_id`` names, else (the id was cut off)
         resolved by position in :meth:`resolve`."""
@@ -208,7 +221,7 @@ class _Reader:
             turn = self.turn(match.group(1), lineno, RULES["livekit-metrics-1.x"].name)
             turn.flag(lineno, _FIELD.get(kind, ""), snippet, reason)
             if kind in _TYPES:
-                self.seen.setdefault((turn.id, kind), (lineno, ""))
+                self.first_seen(turn.id, kind, (lineno, ""))
         else:
             self.unplaced.append((lineno, kind, snippet, reason))
 
@@ -221,7 +234,7 @@ class _Reader:
         long file cost ``O(n log n)``, not ``O(n^2)``."""
         order = [t for t in self.turns.values() if not t.rules.startswith("livekit-realtime")]
         lacking = {
-            kind: sorted((t.line, i) for i, t in enumerate(order) if (t.id, kind) not in self.seen) for kind in _TYPES
+            kind: sorted((t.line, i) for i, t in enumerate(order) if not self.has(t.id, kind)) for kind in _TYPES
         }
         for lineno, kind, snippet, reason in self.unplaced:
             at = _lacking_at(lacking[kind], kind, lineno, len(order)) if kind in _TYPES else None
@@ -231,7 +244,7 @@ class _Reader:
             old_line, index = lacking[kind].pop(at)
             target = order[index]
             target.flag(lineno, _FIELD[kind], snippet, reason)
-            self.seen[(target.id, kind)] = (lineno, "")
+            self.passes[target.id].seen[_TYPES.index(kind)] = (lineno, "")
             if lineno < old_line:  # the turn starts earlier now: move it in the other types' lists
                 target.line = lineno
                 _move_earlier(lacking, kind, (old_line, index), lineno)
@@ -375,7 +388,7 @@ class _Reader:
     def duplicate(self, turn: TurnBuilder, kind: str, obj: dict[str, Any], lineno: int) -> bool:
         """A second ``eou_metrics`` for the turn, or the same request twice: flagged, not read."""
         request = str(obj.get("request_id") or "")
-        first = self.seen.setdefault((turn.id, kind), (lineno, request))
+        first = self.first_seen(turn.id, kind, (lineno, request))
         if first[0] != lineno and (kind == "eou_metrics" or (request and request == first[1])):
             turn.flag(lineno, "speech_id", turn.id, f"duplicate {kind} for this speech_id (first on line {first[0]})")
             return True
@@ -404,7 +417,7 @@ class _Reader:
         """Flag each metric a pipeline turn lacks, naming the metric and the speech id (a value already
         flagged, or a broken line placed on the turn, is not flagged twice)."""
         for kind in _TYPES:
-            if _STAGE[kind] in turn.stages_ms or (turn.id, kind) in self.seen:
+            if _STAGE[kind] in turn.stages_ms or self.has(turn.id, kind):
                 continue
             turn.flag(turn.line, kind, None, f"no {kind} line for speech_id {turn.id} ({_WHAT[kind]} unknown)")
 
@@ -421,14 +434,23 @@ class _Reader:
         self.place_extra(pipeline)
         for values in self.values.values():
             flag_stale_values(values)
-        turns = []
+            values.clear()  # (the lists are shared with self.paths: cleared, not replaced)
+        realtime = sum(1 for t in self.turns.values() if t.rules.startswith("livekit-realtime"))
+        every = len(self.turns)
+        del pipeline
+        todo = list(self.turns.values())[::-1]
+        self.turns.clear()
+        turns: list[TraceTurn] = []
         anomalies = list(self.loose)
-        for index, builder in enumerate(self.turns.values()):
+        while todo:  # each turn's working state is dropped once its row is built (peak memory)
+            builder = todo.pop()
+            index = len(turns)
             self.close(builder)
             turns.append(builder.build(index))
             anomalies.extend(builder.anomalies)
+            self.passes.pop(builder.id, None)
         anomalies.sort(key=lambda a: a.line)
-        anchor, total = self.anchor_and_total()
+        anchor, total = self.anchor_and_total(realtime, every)
         return TraceTable(self.origin, "livekit", anchor, total, tuple(turns), tuple(anomalies))
 
     def close(self, builder: TurnBuilder) -> None:
@@ -441,10 +463,11 @@ class _Reader:
         needed = tuple(s for s in needed if s not in builder.unknown_stages)
         builder.close_with_residual(None, builder.line, "", required=needed)
 
-    def anchor_and_total(self) -> tuple[str, str]:
-        """What ``t = 0`` and the total are: a pipeline's, a realtime model's, or both when the file has both."""
-        realtime = [t for t in self.turns.values() if t.rules.startswith("livekit-realtime")]
-        if realtime and len(realtime) == len(self.turns):
+    @staticmethod
+    def anchor_and_total(realtime: int, every: int) -> tuple[str, str]:
+        """What ``t = 0`` and the total are: a pipeline's, a realtime model's, or both when the file has both
+        (``realtime`` of its ``every`` turns are a realtime model's)."""
+        if realtime and realtime == every:
             return ANCHOR_REALTIME, TOTAL_REALTIME
         if realtime:
             return f"{ANCHOR}; realtime turns: {ANCHOR_REALTIME}", f"{TOTAL}; realtime turns: {TOTAL_REALTIME}"

@@ -57,7 +57,8 @@ def _before_commit(turn: TurnBuilder, extra: Extra) -> None:
         delay = _number(extra.obj.get("detection_delay"))
         wait = turn.stages_ms.get("endpointing")
         if delay is not None and wait is not None and 0 <= delay * 1000.0 <= wait:
-            turn.parts_ms["endpointing"] = {"turn_detector": delay * 1000.0, "wait": wait - delay * 1000.0}
+            turn.set_part("endpointing", "turn_detector", delay * 1000.0)
+            turn.set_part("endpointing", "wait", wait - delay * 1000.0)
     elif extra.kind == "interruption_metrics":
         delay = _number(extra.obj.get("detection_delay"))
         if delay is not None:

@@ -325,7 +325,7 @@ class _History:
                 f"tool turn ({', '.join(names)}): the history gives no times for the tool calls, so the first LLM "
                 "pass and the tools are one 'tool' stage (to_dict(exclude_timestamp=False) keeps them apart)"
             )
-            b.unknown_stages.append("llm_ttft")
+            b.unknown("llm_ttft")
             self.pending_tool.append(b)
             return
         b.set_stage("llm_ttft", b.ms(round((rounds[0][0] - stopped - eot) * 1000.0, 3), line=b.line, fld="created_at"))

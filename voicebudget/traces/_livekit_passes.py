@@ -15,7 +15,7 @@ LOG_ROUNDING_S = 0.01
 """``metrics.log_metrics()`` prints the delays and ``ttft`` rounded to 10 ms (``livekit/agents/metrics/utils.py``)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class _Request:
     """One LLM or TTS request of a turn: its first-output value as found (s), and when it ran on the
     source's clock (s; None when the line does not say)."""
@@ -26,7 +26,7 @@ class _Request:
     end: float | None
 
 
-@dataclass
+@dataclass(slots=True)
 class _Passes:
     """The requests of one pipeline turn, in line order."""
 
@@ -36,6 +36,9 @@ class _Passes:
     commit: float | None = None  # when the turn was committed (the EOU metrics' time), s
     transcript: float | None = None  # when the final transcript came (commit - eou delay + transcription delay)
     resolution: float = 0.0  # the coarsest step of the times and durations the lines print, s
+    # per metrics type (eou, llm, tts): its first line and request id, or None when the turn has none yet (a
+    # broken line counts); one small list per turn, not a file-wide dict of tuples (~500 bytes a turn)
+    seen: list[tuple[int, str] | None] = field(default_factory=lambda: [None, None, None])
 
 
 def _number(value: Any) -> float | None:
@@ -143,7 +146,7 @@ class TurnPaths:
         left out)."""
         last = llm[-1]
         self.first_output(turn, last.value, last.line, "ttft", "no first token", "llm_2_ttft")
-        turn.unknown_stages.extend(s for s in ("llm_tool_call", "tool") if s not in turn.unknown_stages)
+        turn.unknown("llm_tool_call", "tool")
         turn.lower_bound = True
         turn.note(
             f"tool turn: {len(llm)} LLM requests, but the lines give no times to the millisecond, so the LLM "

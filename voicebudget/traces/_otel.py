@@ -135,6 +135,14 @@ class _Reader:
                 queue.extend(self.children.get((span.trace, span.id), []))
         return out
 
+    def forget(self, members: list[_Span]) -> None:
+        """Drop the children index of a turn's spans once they are walked: a span has one parent, so no
+        other turn walks them (a user turn joins one turn, a turn span under another is a turn of its own,
+        not walked from it)."""
+        for span in members:
+            if span.id:
+                self.children.pop((span.trace, span.id), None)
+
     def attributes(self, spans: list[_Span]) -> dict[str, tuple[Any, _Span]]:
         """The first span's attributes, then the others' (children of Pipecat service spans also as
         ``<span name>:<key>``), first value wins."""
@@ -193,11 +201,18 @@ class _Reader:
         nested = frozenset(id(s) for s in turn_spans)
         inner: dict[int, list[_Span]] = {}  # turn span -> the turn spans under it (each is read on its own)
         by_span: dict[int, TurnBuilder] = {}
+        # from here on a span is reached from the turn spans only (the children index): each turn's spans
+        # are dropped once its turn is read, so the spans and the turns are not all held at once (peak memory)
+        self.spans = []
         for span in sorted(turn_spans, key=lambda s: (s.start_ns, s.line)):
             cycles: list[_Span] = []
-            members = self.subtree(span, cycles, nested, inner.setdefault(id(span), []))
+            under: list[_Span] = []
+            members = self.subtree(span, cycles, nested, under)
             if id(span) in joined:
-                members += self.subtree(joined[id(span)], cycles, nested, inner[id(span)])
+                members += self.subtree(joined[id(span)], cycles, nested, under)
+            if under:
+                inner[id(span)] = under
+            self.forget(members)
             attrs = self.attributes(members)
             tid = _turn_id(attrs, span, lk)
             if tid in builders:
@@ -266,7 +281,7 @@ class _Reader:
         no_tts = _no_tts(members)
         unknown = {s for s in ("endpointing", "llm_ttft", "tts_ttfb") if s not in b.stages_ms} - no_tts
         if unknown and "turn.user_bot_latency_seconds" in attrs:
-            b.unknown_stages.extend(sorted(unknown, key=ON_PATH.index))
+            b.unknown(*sorted(unknown, key=ON_PATH.index))
             b.rules = RULE_SETS["pipecat-otel-1.14"].name
         return (unknown if "turn.user_bot_latency_seconds" in attrs else set()) | no_tts
 
@@ -554,7 +569,9 @@ def read_otel_lines(
         _collect(doc, None, 0, spans, loose, origin, lineno=lineno)
     if not spans:
         return read_otel("\n".join(raw for _, raw in open_lines()), origin, options)
-    return _table(_Reader(spans, loose, origin, absurd_ms))
+    reader = _Reader(spans, loose, origin, absurd_ms)
+    del spans  # the reader holds the spans, and drops each turn's once the turn is read
+    return _table(reader)
 
 
 def _table(reader: _Reader) -> TraceTable:

@@ -48,6 +48,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -77,7 +78,7 @@ from voicebudget.traces._pipecat_rules import (
     loguru_prefix,
 )
 from voicebudget.traces._pipecat_turn import OUTPUT_HOP_MS, PipecatTurn, TurnFinisher
-from voicebudget.traces._table import Anomaly, TraceTable, TraceTurn, TurnBuilder
+from voicebudget.traces._table import Anomaly, TraceTable, TraceTurn, TurnBuilder, added
 
 __all__ = ["DEFAULT_STOP_SECS", "OUTPUT_HOP_MS", "looks_like_pipecat", "read_pipecat"]
 
@@ -263,7 +264,7 @@ class _Reader:
             self.unsuffixed = True
         role = _role(m.group("proc"))
         if role == "llm" and not self.current.llm_processor:
-            self.current.llm_processor = m.group("proc")
+            self.current.llm_processor = sys.intern(m.group("proc"))  # one copy, not one a turn
         if role == "llm" and self.current.after_tool and "llm" in self.current.values:
             self.next_pass(lineno, float(m.group(2)), ts)
         else:
@@ -291,7 +292,7 @@ class _Reader:
         if kind == "tool_started":
             names = re.findall(r"'([^':]{1,200}):", m.group("calls"))
             name = names[0] if names else ""
-        cur.calls.append((kind, name, ts, lineno))
+        cur.calls = added(cur.calls, (kind, name, ts, lineno))
         cur.after_tool = True
 
     def next_pass(self, lineno: int, seconds: float, ts: float) -> None:
@@ -299,7 +300,7 @@ class _Reader:
         assert self.current is not None
         checked = self.check(lineno, "LLM TTFB", seconds)
         if checked is not None:
-            self.current.passes.append((checked, ts, lineno))
+            self.current.passes = added(self.current.passes, (checked, ts, lineno))
             self.current.values["llm"] = (checked, ts, lineno)  # the speaking pass, so far
         self.current.after_tool = False
 
@@ -450,7 +451,7 @@ class _Reader:
             self.start(lineno, None)
             cur = self.current
         assert cur is not None
-        cur.contributions.append((m.group("label"), m.group("owner"), float(m.group(1)), lineno))
+        cur.contributions = added(cur.contributions, (m.group("label"), m.group("owner"), float(m.group(1)), lineno))
 
     def breakdown_total(self, lineno: int, msg: str, m: re.Match[str]) -> None:
         if self.current is not None and self.current.reported is None and "from client" not in msg:
@@ -485,7 +486,7 @@ class _Reader:
         if checked is not None:
             self.current.values[role] = (checked, ts, lineno)
             if role == "llm":
-                self.current.passes.append((checked, ts, lineno))
+                self.current.passes = added(self.current.passes, (checked, ts, lineno))
 
     def table(self) -> TraceTable:
         if self.current is not None and (self.current.values or self.current.builder.anomalies or self.breakdown):

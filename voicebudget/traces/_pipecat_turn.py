@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from voicebudget.traces._pipecat_rules import CONTRIBUTIONS, RULE_SETS
@@ -25,7 +26,7 @@ _REALTIME = re.compile(r"Realtime|Live|S2S|SpeechToSpeech|Sonic|UltravoxS", re.I
 ``AWSNovaSonicLLMService``, ...): their audio needs no TTS service."""
 
 
-@dataclass
+@dataclass(slots=True)
 class PipecatTurn:
     builder: TurnBuilder
     speech_end: float | None
@@ -39,10 +40,17 @@ class PipecatTurn:
     anchor_at: tuple[float, int] | None = None  # the line t = 0 is read from: (ts, line)
     release_at: tuple[float, int] | None = None  # the turn's release line: (ts, line)
     rule_set: str = "pipecat-0.0.x"
-    passes: list[tuple[float, float | None, int]] = field(default_factory=list)  # LLM TTFBs: (s, ts, line)
-    calls: list[tuple[str, str, float, int]] = field(default_factory=list)  # (event, function, ts, line)
+    # the lists below: an empty tuple (shared) until the first item (TurnBuilder's note on memory)
+    passes: (
+        list[tuple[float, float | None, int]] | tuple[tuple[float, float | None, int], ...]
+    ) = ()  # LLM TTFBs: (s, ts, line)
+    calls: (
+        list[tuple[str, str, float, int]] | tuple[tuple[str, str, float, int], ...]
+    ) = ()  # (event, function, ts, line)
     bot_started: tuple[float, int] | None = None
-    contributions: list[tuple[str, str, float, int]] = field(default_factory=list)  # (label, owner, s, line)
+    contributions: (
+        list[tuple[str, str, float, int]] | tuple[tuple[str, str, float, int], ...]
+    ) = ()  # (label, owner, s, line)
     after_tool: bool = False  # a tool call since the last LLM pass: the next LLM TTFB is the next pass
     llm_processor: str = ""
 
@@ -208,7 +216,7 @@ class TurnFinisher:
         if _REALTIME.search(proc):
             b.rules = RULE_SETS["pipecat-realtime"].name
         else:
-            b.unknown_stages.append("tts_ttfb")
+            b.unknown("tts_ttfb")
             b.note(
                 f"no TTS TTFB line: the bot's audio came {1000 * (turn.bot_started[0] - llm[1]):.0f} ms after the "
                 "LLM's first token, the TTS's part of it unknown"
@@ -333,7 +341,7 @@ Pass = tuple[float, float | None, int]
 
 
 def _tool_round(
-    calls: list[tuple[str, str, float, int]], i: int, cur: Pass, nxt: Pass
+    calls: Sequence[tuple[str, str, float, int]], i: int, cur: Pass, nxt: Pass
 ) -> tuple[float, float, str] | None:
     """Pass ``i`` (``cur``), which ended in a tool call, and the tools until the next pass (``nxt``): the LLM
     writing the call (ms: its first token -> the call dispatched, a later pass's whole TTFB too), the tools'

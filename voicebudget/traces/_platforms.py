@@ -395,5 +395,5 @@ def _retell_turn(value: Any, tid: str, line: int, origin: str, absurd_ms: float)
         b.flag(line, "latency.e2e.values", value, "not a number")
     b.framework_total_ms = ms
     b.close_with_residual(ms, line, "latency.e2e.values")
-    b.unknown_stages.extend(["endpointing", "llm_ttft", "tts_ttfb"])
+    b.unknown("endpointing", "llm_ttft", "tts_ttfb")
     return b
