@@ -107,6 +107,35 @@ def test_compare_warns_on_a_budget_file_in_seconds(tmp_path: Path) -> None:
     assert got.total_ms == 0.8
 
 
+PERCENTILE_WARNING = (
+    "p0.95 passes when 0.95% of turns are within budget, so most turns may miss it; a latency budget is judged at "
+    "p50 to p99; a share typed for a percentile? 0.95 is p95"
+)
+
+
+@RECORD
+def test_a_percentile_typed_as_a_share_warns_instead_of_passing_silently(tmp_path: Path) -> None:
+    # What a user saw (round 4): `percentile = 0.95` in a scenario printed "PASS p0.95 795.2 ms <= 800.0 ms;
+    # ... 1.2% of turns within 800 ms", with no word. In the default scenario the wafer-scale variant (p95 925
+    # ms) passes at p0.95 with 55% of its turns within budget.
+    path = tmp_path / "share.toml"
+    path.write_text(DEFAULT.read_text(encoding="utf-8").replace("percentile = 95", "percentile = 0.95"), "utf-8")
+    res = runner.invoke(app, ["run", str(path), "-n", "2000"])
+    assert res.exit_code == 1, res.output  # the cold connection's 1,300 ms still fails the baseline
+    assert "PASS p0.95 645.3 ms <= 800.0 ms" in res.stdout
+    assert "55.2% of turns within 800 ms" in one_line(res.stdout)
+    warned = [one_line(x) for x in res.stderr.split("warning: ")[1:]]
+    assert warned == [f"{path}: budget.percentile: {PERCENTILE_WARNING}"]
+    flag = runner.invoke(app, ["run", str(DEFAULT), "-n", "2000", "--percentile", "0.95", "-f", "json"])
+    assert json.loads(flag.stdout)["warnings"] == [f"--percentile: {PERCENTILE_WARNING}"]
+    assert flag.stderr.count("warning:") == 1
+    median = runner.invoke(app, ["run", str(DEFAULT), "-n", "2000", "--percentile", "50"])
+    assert "warning" not in median.stderr  # p50 to p100 are budgets people mean
+    low = runner.invoke(app, ["run", str(DEFAULT), "-n", "2000", "--percentile", "10"])
+    assert "--percentile: p10 passes when 10% of turns are within budget" in one_line(low.stderr)
+    assert "a share typed" not in low.stderr
+
+
 def _scenario(**stages: object) -> dict[str, object]:
     pipeline: dict[str, object] = {
         "kind": "voice_turn",

@@ -94,6 +94,38 @@ def test_over_budget_fails_with_breakdown_and_within_budget_passes(pytester: pyt
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
+def test_a_budget_in_seconds_or_a_percentile_as_a_share_warns(pytester: pytest.Pytester) -> None:
+    # What a user saw (round 4): percentile=0.95 judges the fastest turns ("p0.95 ... wants 316+" the only
+    # hint): turns of 750..840 ms pass an 800 ms budget (p95 835.5 ms) though half of them miss it;
+    # total_ms=0.8 failed with no "seconds typed as ms?" as the CLI gives.
+    pytester.makepyfile(
+        test_agent=EXACT_TURNS
+        + """
+    @pytest.mark.voice_budget(total_ms=800, percentile=0.95)
+    def test_share(voice_budget):
+        record(voice_budget, 500.0)
+
+    @pytest.mark.voice_budget(total_ms=0.8)
+    def test_seconds(voice_budget):
+        record(voice_budget, 200.0)
+    """
+    )
+    result = run(pytester, "-k", "share or seconds")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*= voice budget =*",
+            "passed test_agent.py::test_share: p0.95 750.9 ms <= 800.0 ms; tail driver llm *",
+            "  warning: percentile: p0.95 passes when 0.95% of turns are within budget, so most turns may miss "
+            "it; a latency budget is judged at p50 to p99; a share typed for a percentile? 0.95 is p95",
+            "  warning: a p0.95 of 10 turns rests on the fastest turn (a p0.95 wants 316+)",
+            "FAILED test_agent.py::test_seconds: p95 535.5 ms > 0.8 ms; tail driver llm *",
+            "  warning: total_ms: 0.8 ms is under 50 ms, less than the fastest single stage of a voice turn "
+            "published (a TTS first byte, 75 ms), so no turn can meet it; seconds typed as ms? 0.8 s is 800 ms",
+        ]
+    )
+
+
 def test_stage_over_allocation_fails_the_test(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """

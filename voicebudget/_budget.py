@@ -92,7 +92,9 @@ def with_overrides(budget: Budget, budget_ms: float | None = None, percentile: f
     :raises ScenarioError: a value out of range; the error's origin is the parameter at fault
         (``budget_ms: must be a finite number > 0 ms, got -1.0``).
     :warns ImplausibleValue: a ``budget_ms`` under 50 ms or over a minute (``budget_ms: 0.8 ms is under
-        50 ms, ...; seconds typed as ms? 0.8 s is 800 ms``; :mod:`voicebudget._plausible`).
+        50 ms, ...; seconds typed as ms? 0.8 s is 800 ms``), a ``percentile`` under 50 (``percentile: p0.95
+        passes when 0.95% of turns are within budget, ...; a share typed for a percentile? 0.95 is p95``;
+        :mod:`voicebudget._plausible`).
     """
     update = {k: v for k, v in (("total_ms", budget_ms), ("percentile", percentile)) if v is not None}
     if not update:
@@ -106,10 +108,11 @@ def with_overrides(budget: Budget, budget_ms: float | None = None, percentile: f
             "percentile": ("percentile", "a number in (0, 100]"),
         }[str(err["loc"][0])]
         raise ScenarioError(f"must be {allowed}, got {err['input']!r} ({err['msg']})", origin=param(name)) from None
-    if budget_ms is not None:
-        # lazy: _plausible imports the distributions, which import this module
-        from voicebudget._plausible import budget_total_warning
+    # lazy: _plausible imports the distributions, which import this module
+    from voicebudget._plausible import budget_percentile_warning, budget_total_warning
 
-        if (message := budget_total_warning(new.total_ms)) is not None:
-            warnings.warn(ImplausibleValue(f"{param('budget_ms')}: {message}"), stacklevel=2)
+    if budget_ms is not None and (message := budget_total_warning(new.total_ms)) is not None:
+        warnings.warn(ImplausibleValue(f"{param('budget_ms')}: {message}"), stacklevel=2)
+    if percentile is not None and (message := budget_percentile_warning(new.percentile)) is not None:
+        warnings.warn(ImplausibleValue(f"{param('percentile')}: {message}"), stacklevel=2)
     return new

@@ -30,6 +30,8 @@ figures quoted here against that file:
   a value multiplied by 1,000 once too often.
 - a budget under :data:`BUDGET_MIN_MS` (50 ms): below the fastest single stage published (the 75 ms TTS
   above), so no voice turn can meet it; a budget over a minute is the other direction.
+- a budget judged below :data:`PERCENTILE_MIN` (the median): ``percentile = 0.95`` is p0.95, which passes
+  when 0.95% of turns fit (a share typed for a percentile); a latency budget is judged at p50 to p99.
 
 Time per output token is not judged: sub-millisecond is real there (Cerebras at 1,800 tokens/s is 0.56 ms
 per token; scenarios/support-line.toml). Modelled stages (``gpu``, ``wafer``) are computed, not typed.
@@ -53,9 +55,11 @@ from voicebudget._text import as_given
 __all__ = [
     "BUDGET_MIN_MS",
     "OVER_MS",
+    "PERCENTILE_MIN",
     "RANGES",
     "SUB_MS",
     "Plausible",
+    "budget_percentile_warning",
     "budget_total_warning",
     "implausible_values",
     "warn_each",
@@ -67,6 +71,9 @@ OVER_MS = 60_000.0
 """A median above this (a minute) is implausible for every stage of a voice turn, and so is a budget, ms."""
 BUDGET_MIN_MS = 50.0
 """A voice-to-voice budget below this is implausible: under the fastest single stage published (75 ms)."""
+PERCENTILE_MIN = 50.0
+"""A budget's percentile below this is implausible: a verdict below the median passes when most turns miss the
+budget (``percentile = 0.95``, a share typed for p95, passes when 0.95% of turns fit)."""
 
 
 @dataclass(frozen=True)
@@ -140,6 +147,23 @@ def budget_total_warning(total_ms: float) -> str | None:
     return None
 
 
+def budget_percentile_warning(percentile: float) -> str | None:
+    """The message for a budget judged below the median (None from :data:`PERCENTILE_MIN` on), e.g. ``p0.95
+    passes when 0.95% of turns are within budget ...; a share typed for a percentile? 0.95 is p95``.
+
+    :param percentile: the budget's percentile, in (0, 100].
+    """
+    if percentile >= PERCENTILE_MIN:
+        return None
+    message = (
+        f"p{percentile:g} passes when {percentile:g}% of turns are within budget, so most turns may miss it; a "
+        f"latency budget is judged at p50 to p99"
+    )
+    if percentile <= 1:
+        message += f"; a share typed for a percentile? {percentile:g} is p{round(percentile * 100, 9):g}"
+    return message
+
+
 def _walk(node: object, path: str, role: str | None) -> Iterator[tuple[str, str]]:
     if role is not None and isinstance(node, _MEDIANS):
         found = _judge(node, RANGES[role])
@@ -170,6 +194,9 @@ def _budget(budget: Budget, path: str) -> Iterator[tuple[str, str]]:
     message = budget_total_warning(budget.total_ms)
     if message is not None:
         yield _join(path, "total_ms"), message
+    message = budget_percentile_warning(budget.percentile)
+    if message is not None:
+        yield _join(path, "percentile"), message
 
 
 def _judge(dist: object, plausible: Plausible) -> tuple[str | None, str] | None:

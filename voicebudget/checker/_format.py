@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from voicebudget._plausible import budget_percentile_warning, budget_total_warning
 from voicebudget._report import Report, StageReport
 from voicebudget._tail import few_turns_warning
 from voicebudget._text import as_given, count
@@ -58,6 +59,25 @@ def _table(report: Report) -> list[str]:
     return [_row(header, widths), *(_row(r, widths) + f for r, f in zip(rows, flags, strict=True))]
 
 
+def warnings_of(report: Report) -> list[str]:
+    """The report's warnings, one line each: a budget typed in seconds (``total_ms: 0.8 ms is under 50 ms,
+    ...``) or judged below the median (``percentile: p0.95 passes when 0.95% of turns are within budget,
+    ...``; :mod:`voicebudget._plausible`), and too few turns for the percentile
+    (:func:`voicebudget._tail.few_turns_warning`)."""
+    budget = report.budget
+    found = [
+        (field, message)
+        for field, message in (
+            ("total_ms", budget_total_warning(budget.total_ms)),
+            ("percentile", budget_percentile_warning(budget.percentile)),
+        )
+        if message is not None
+    ]
+    out = [f"{field}: {message}" for field, message in found]
+    few = few_turns_warning(budget.percentile, report.n_turns)
+    return [*out, few] if few is not None else out
+
+
 def breakdown(report: Report) -> str:
     """A multi-line verdict with the per-stage table and the stage that drove the tail.
 
@@ -77,17 +97,15 @@ def breakdown(report: Report) -> str:
     driver = report.tail_driver
     if driver is not None:
         lines.append(f"  tail driver: {driver.name} ({driver.tail_ms:.1f} ms, {driver.tail_share:.1%} of the tail)")
-    few = few_turns_warning(report.budget.percentile, report.n_turns)
-    if few is not None:
-        lines.append(f"  warning: {few}")
+    lines += [f"  warning: {w}" for w in warnings_of(report)]
     for t in getattr(report, "excluded", ()):
         lines.append(f"  left out: {t}")
     return "\n".join(lines)
 
 
 def summary_line(report: Report) -> str:
-    """One line for the terminal summary: verdict, figures, tail driver, turn count; a second line warns
-    when the turns are too few for the percentile (:func:`voicebudget._tail.few_turns_warning`)."""
+    """One line for the terminal summary: verdict, figures, tail driver, turn count; then a line per warning
+    (:func:`warnings_of`: an implausible budget, too few turns for the percentile)."""
     verdict = "passed" if report.passed else "FAILED"
     left_out = len(getattr(report, "excluded", ()))
     extra = f", {left_out} left out" if left_out else ""
@@ -99,5 +117,5 @@ def summary_line(report: Report) -> str:
     over = [s.name for s in report.stages if s.over_allocation]
     if over:
         line += f"; over allocation: {', '.join(over)}"
-    few = few_turns_warning(report.budget.percentile, report.n_turns)
-    return line + f" ({count(report.n_turns, 'turn')}{extra})" + (f"\n  warning: {few}" if few else "")
+    line += f" ({count(report.n_turns, 'turn')}{extra})"
+    return "".join([line, *(f"\n  warning: {w}" for w in warnings_of(report))])
