@@ -323,3 +323,14 @@ def test_a_recording_too_long_to_decode_is_refused_before_decoding(
     line = one_error_line(result.output)
     assert line.startswith(f"error: {path}: 1 min at 16,000 Hz x 2 channels: reading it needs ~22 MiB, more than ")
     assert line.endswith("(8 MiB); cut it into shorter recordings")
+
+
+@pytest.mark.parametrize("content", ["[]", '{"samples_ms": []}'])
+def test_endpointing_with_no_pause_samples_is_bad_input(tmp_path: Path, root: Path, content: str) -> None:
+    # `--pauses empty.json` ended in "internal error ... ValueError: high <= 0", exit 3
+    pauses = tmp_path / "pauses.json"
+    pauses.write_text(content, encoding="utf-8")
+    scenario = root / "scenarios" / "semantic-turn-detector.yaml"
+    result = runner.invoke(app, ["endpointing", str(scenario), "--pauses", str(pauses)], env=WIDE)
+    assert result.exit_code == 2
+    assert one_error_line(result.output) == f"error: {pauses}: no pause samples: at least one is needed"

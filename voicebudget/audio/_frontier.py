@@ -159,6 +159,8 @@ def load_pauses(path: str | Path, *, rng: np.random.Generator | None = None, n: 
             samples = _read_samples(path, None)
         except ValueError as exc:
             raise ScenarioError(str(exc).removeprefix(f"{origin}: "), origin=origin) from None
+        if not len(samples):  # `[]` reads as no samples, which the frontier cannot draw from
+            raise ScenarioError("no pause samples: at least one is needed", origin=origin)
         return PauseModel(np.asarray(samples, dtype=np.float64), source=origin)
     if suffix not in (".toml", ".yaml", ".yml"):
         raise ScenarioError(f"unknown pauses file type {suffix!r}; allowed: {', '.join(PAUSE_FILE_SUFFIXES)}, "
