@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from voicebudget._report import LatencyStats, Report
+from voicebudget._report import LatencyStats, Report, StageReport
 from voicebudget._simulate import RunResult
 from voicebudget._text import as_given, count
 
@@ -41,26 +41,39 @@ def render_report(report: Report, title: str | None = None) -> RenderableType:
     if any(s.allocation_ms is not None for s in report.stages):
         table.add_column("alloc", justify="right")
     for s in report.stages:
-        st = s.stats
-        alloc = (
-            []
-            if len(table.columns) == 7
-            else [
-                ""
-                if s.allocation_ms is None
-                else as_given(s.allocation_ms) + (" [red]over[/]" if s.over_allocation else "")
-            ]
-        )
+        _stage_rows(table, s)
+    _total_rows(table, report)
+    line = Text.from_markup(
+        f"{verdict} {report.summary()}; {report.within_budget_share:.1%} of turns within "
+        f"{as_given(report.budget.total_ms)} ms; slack at {label}: {report.slack_ms:+.1f} ms"
+    )
+    return Group(table, waterfall(report), line, Text(""))
+
+
+def _stage_rows(table: Table, s: StageReport) -> None:
+    """A stage's row (its allocation when the table has the column), then its parts' shares of the tail."""
+    st = s.stats
+    alloc = [] if len(table.columns) == 7 else [_allocation(s)]
+    table.add_row(
+        s.name,
+        *(f"{v:.1f}" for v in (st.mean_ms, st.p50_ms, st.p90_ms, st.p95_ms, st.p99_ms)),
+        f"{s.tail_share:.1%}",
+        *alloc,
+    )
+    for part in s.parts:  # a council's members: their share of the tail
         table.add_row(
-            s.name,
-            *(f"{v:.1f}" for v in (st.mean_ms, st.p50_ms, st.p90_ms, st.p95_ms, st.p99_ms)),
-            f"{s.tail_share:.1%}",
-            *alloc,
+            f"[dim]  └ {part.name}[/]", "", "", "", "", "", f"[dim]{part.tail_share:.1%}[/]", *([""] * len(alloc))
         )
-        for part in s.parts:  # a council's members: their share of the tail
-            table.add_row(
-                f"[dim]  └ {part.name}[/]", "", "", "", "", "", f"[dim]{part.tail_share:.1%}[/]", *([""] * len(alloc))
-            )
+
+
+def _allocation(s: StageReport) -> str:
+    if s.allocation_ms is None:
+        return ""
+    return as_given(s.allocation_ms) + (" [red]over[/]" if s.over_allocation else "")
+
+
+def _total_rows(table: Table, report: Report) -> None:
+    """The total's row, and the server-side total's when it differs."""
     t = report.total
     extra = [] if len(table.columns) == 7 else [""]
     table.add_row(
@@ -78,11 +91,6 @@ def render_report(report: Report, title: str | None = None) -> RenderableType:
             "",
             *extra,
         )
-    line = Text.from_markup(
-        f"{verdict} {report.summary()}; {report.within_budget_share:.1%} of turns within "
-        f"{as_given(report.budget.total_ms)} ms; slack at {label}: {report.slack_ms:+.1f} ms"
-    )
-    return Group(table, waterfall(report), line, Text(""))
 
 
 def total_label(report: Report) -> str:
@@ -104,47 +112,60 @@ def waterfall(
     members are alternatives). Stage names longer than 16 characters are cut (80 columns hold the row)."""
     label = report.budget.label
     group = [s for s in report.stages if s.name in parallel]
-    longest = max((s.tail_mean_ms for s in group if s.tail_mean_ms == s.tail_mean_ms), default=0.0)
-    ends = sum(s.tail_ms for s in report.stages) + max(0.0, longest - sum(s.tail_ms for s in group))
-    scale_max = max(report.budget.total_ms, ends, 1e-9)
-    per_char = scale_max / width
-    budget_col = round(report.budget.total_ms / per_char)
-    out = Text(
-        f"waterfall of the tail (turns >= {label}), 1 char = {per_char:.0f} ms, | = budget"
+    bars = _Bars(report, width, _scale_max(report, group) / width)
+    bars.out.append(
+        f"waterfall of the tail (turns >= {label}), 1 char = {bars.per_char:.0f} ms, | = budget"
         + (f", ∥ = {parallel_note} (own mean duration)" if group else "")
         + "\n",
         style="dim",
     )
-    name_width = min(max((len(s.name) for s in report.stages), default=0), _NAME_WIDTH)
-
-    def row(name: str, mark: str, begin: float, length: float) -> None:
-        a, b = round(begin / per_char), round((begin + length) / per_char)
-        bar = [" "] * (width + 1)
-        for i in range(a, max(b, a + (1 if length > 0 else 0))):
-            bar[min(i, width)] = "█"
-        if budget_col <= width:
-            bar[budget_col] = "|" if bar[budget_col] == " " else "┃"
-        out.append(f"{name[:name_width]:>{name_width}}{mark} ", style="bold")
-        out.append("".join(bar), style="red" if begin + length > report.budget.total_ms else "cyan")
-        out.append(f" {length:7.1f} ms\n")
-
     start = 0.0
     group_start: float | None = None
     for s in report.stages:
-        in_group = s.name in parallel
-        if in_group and group_start is None:
-            group_start = start
-        begin = group_start if in_group and group_start is not None else start
-        row(
-            s.name,
-            "∥" if in_group else " ",
-            begin,
-            s.tail_mean_ms if in_group and s.tail_mean_ms == s.tail_mean_ms else s.tail_ms,
-        )
+        if s.name not in parallel:
+            bars.row(s.name, " ", start, s.tail_ms)
+            start += s.tail_ms
+            continue
+        group_start = start if group_start is None else group_start
+        bars.row(s.name, "∥", group_start, _own_mean(s))
         start += s.tail_ms
-        if in_group and s is group[-1] and group_start is not None:  # what the turn waits for them
-            row("together", " ", group_start, start - group_start)
-    return out
+        if s is group[-1]:  # what the turn waits for them
+            bars.row("together", " ", group_start, start - group_start)
+    return bars.out
+
+
+def _own_mean(s: StageReport) -> float:
+    """A parallel member's own mean duration over the tail turns (its tail contribution when NaN)."""
+    return s.tail_mean_ms if s.tail_mean_ms == s.tail_mean_ms else s.tail_ms
+
+
+def _scale_max(report: Report, group: list[StageReport]) -> float:
+    """Where the waterfall's scale ends (ms): the budget, or the last stage's end when later; a parallel
+    group ends with its longest member."""
+    longest = max((s.tail_mean_ms for s in group if s.tail_mean_ms == s.tail_mean_ms), default=0.0)
+    ends = sum(s.tail_ms for s in report.stages) + max(0.0, longest - sum(s.tail_ms for s in group))
+    return max(report.budget.total_ms, ends, 1e-9)
+
+
+class _Bars:
+    """The waterfall's rows: a stage's bar from ``begin`` for ``length`` ms, the budget marked."""
+
+    def __init__(self, report: Report, width: int, per_char: float) -> None:
+        self.report, self.width, self.per_char = report, width, per_char
+        self.budget_col = round(report.budget.total_ms / per_char)
+        self.name_width = min(max((len(s.name) for s in report.stages), default=0), _NAME_WIDTH)
+        self.out = Text()
+
+    def row(self, name: str, mark: str, begin: float, length: float) -> None:
+        a, b = round(begin / self.per_char), round((begin + length) / self.per_char)
+        bar = [" "] * (self.width + 1)
+        for i in range(a, max(b, a + (1 if length > 0 else 0))):
+            bar[min(i, self.width)] = "█"
+        if self.budget_col <= self.width:
+            bar[self.budget_col] = "|" if bar[self.budget_col] == " " else "┃"
+        self.out.append(f"{name[: self.name_width]:>{self.name_width}}{mark} ", style="bold")
+        self.out.append("".join(bar), style="red" if begin + length > self.report.budget.total_ms else "cyan")
+        self.out.append(f" {length:7.1f} ms\n")
 
 
 def render_run(result: RunResult) -> RenderableType:
@@ -247,7 +268,6 @@ def render_markdown(result: RunResult) -> str:
     """The run as GitHub-flavoured markdown (for PR comments and CI summaries)."""
     label = result.budget.label
     extra = result.budget.percentile not in (50, 90, 95, 99)  # a column for the judged percentile
-    extra_head = f" | {label} ms" if extra else ""
     lines = [
         f"## {result.scenario}",
         "",
@@ -257,44 +277,65 @@ def render_markdown(result: RunResult) -> str:
     ]
     folded = len(result.reports) > 1  # the comparison is the summary; each variant's stages fold away
     if folded:
-        base = result.reports[0].name
-        cost_head, cost_rule = (" $/turn (list prices) |", "---:|") if result.costs else ("", "")
-        lines += [
-            f"| variant | p50 ms | {label} ms | Δ{label} vs {base} | within budget | tail driver (mean ms, "
-            f"slowest {100 - result.budget.percentile:.3g}%) |{cost_head} verdict |",
-            f"|---|---:|---:|---:|---:|---|{cost_rule}---|",
-            *(
-                f"| {row['variant']} | {row['p50_ms']:.1f} | {row['at_percentile_ms']:.1f} | {row['delta_ms']:+.1f} | "
-                f"{row['within_budget_share']:.1%} | {row['tail_driver'] or '-'} ({row['tail_driver_ms']:.1f}) | "
-                + (f"{_cost(result.costs.get(row['variant']))} | " if result.costs else "")
-                + f"{'PASS' if row['passed'] else 'FAIL'} |"
-                for row in comparison_rows(result.reports)
-            ),
-            "",
-        ]
+        lines += _comparison_markdown(result)
     for r in result.reports:
-        verdict = "PASS" if r.passed else "FAIL"
-        lines += [
-            f"### {r.name}: {verdict}",
-            "",
-            *([result.descriptions[r.name], ""] if r.name in result.descriptions else []),
-            f"{r.summary()}; {r.within_budget_share:.1%} of turns within budget; slack {r.slack_ms:+.1f} ms"
-            + (f"; cost ${result.costs[r.name]:.6f} per turn (list prices)." if r.name in result.costs else "."),
-            "",
-            *(f"- {row['stage']}: {row['note']}" for row in result.wafer_paths.get(r.name, ())),
-            *(f"- {row['stage']}: {row['note']}" for row in result.concurrency.get(r.name, ())),
-            *([""] if r.name in result.wafer_paths or r.name in result.concurrency else []),
-            *([f"<details><summary>stages of {r.name}</summary>", ""] if folded else []),
-            f"| stage | mean ms | p50 ms | p90 ms | p95 ms | p99 ms{extra_head} | tail share (>= {label}) |",
-            "|---|---:|---:|---:|---:|---:|" + ("---:|" if extra else "") + "---:|",
-        ]
-        blank = " |" * (6 if extra else 5)
-        for s in r.stages:
-            lines.append(f"| {s.name} | {_cells(s.stats, extra)} | {s.tail_share:.1%} |")
-            lines += [f"| &nbsp;&nbsp;└ {p.name} |{blank} {p.tail_share:.1%} |" for p in s.parts]
-        lines += [f"| **{total_label(r)}** | {_cells(r.total, extra)} | 100% |", ""]
-        lines += ["</details>", ""] if folded else []
+        lines += _variant_markdown(result, r, folded, extra)
     return "\n".join(lines)
+
+
+def _comparison_markdown(result: RunResult) -> list[str]:
+    """The variants side by side, as a markdown table."""
+    label = result.budget.label
+    base = result.reports[0].name
+    cost_head, cost_rule = (" $/turn (list prices) |", "---:|") if result.costs else ("", "")
+    return [
+        f"| variant | p50 ms | {label} ms | Δ{label} vs {base} | within budget | tail driver (mean ms, "
+        f"slowest {100 - result.budget.percentile:.3g}%) |{cost_head} verdict |",
+        f"|---|---:|---:|---:|---:|---|{cost_rule}---|",
+        *(
+            f"| {row['variant']} | {row['p50_ms']:.1f} | {row['at_percentile_ms']:.1f} | {row['delta_ms']:+.1f} | "
+            f"{row['within_budget_share']:.1%} | {row['tail_driver'] or '-'} ({row['tail_driver_ms']:.1f}) | "
+            + (f"{_cost(result.costs.get(row['variant']))} | " if result.costs else "")
+            + f"{'PASS' if row['passed'] else 'FAIL'} |"
+            for row in comparison_rows(result.reports)
+        ),
+        "",
+    ]
+
+
+def _variant_markdown(result: RunResult, r: Report, folded: bool, extra: bool) -> list[str]:
+    """One variant: its verdict, summary, notes and stage table (folded away when variants are compared)."""
+    label = result.budget.label
+    extra_head = f" | {label} ms" if extra else ""
+    lines = [
+        *_variant_head(result, r),
+        *([f"<details><summary>stages of {r.name}</summary>", ""] if folded else []),
+        f"| stage | mean ms | p50 ms | p90 ms | p95 ms | p99 ms{extra_head} | tail share (>= {label}) |",
+        "|---|---:|---:|---:|---:|---:|" + ("---:|" if extra else "") + "---:|",
+    ]
+    blank = " |" * (6 if extra else 5)
+    for s in r.stages:
+        lines.append(f"| {s.name} | {_cells(s.stats, extra)} | {s.tail_share:.1%} |")
+        lines += [f"| &nbsp;&nbsp;└ {p.name} |{blank} {p.tail_share:.1%} |" for p in s.parts]
+    lines += [f"| **{total_label(r)}** | {_cells(r.total, extra)} | 100% |", ""]
+    lines += ["</details>", ""] if folded else []
+    return lines
+
+
+def _variant_head(result: RunResult, r: Report) -> list[str]:
+    """A variant's heading with its verdict, description, summary line and notes."""
+    verdict = "PASS" if r.passed else "FAIL"
+    return [
+        f"### {r.name}: {verdict}",
+        "",
+        *([result.descriptions[r.name], ""] if r.name in result.descriptions else []),
+        f"{r.summary()}; {r.within_budget_share:.1%} of turns within budget; slack {r.slack_ms:+.1f} ms"
+        + (f"; cost ${result.costs[r.name]:.6f} per turn (list prices)." if r.name in result.costs else "."),
+        "",
+        *(f"- {row['stage']}: {row['note']}" for row in result.wafer_paths.get(r.name, ())),
+        *(f"- {row['stage']}: {row['note']}" for row in result.concurrency.get(r.name, ())),
+        *([""] if r.name in result.wafer_paths or r.name in result.concurrency else []),
+    ]
 
 
 def _cells(st: LatencyStats, extra: bool) -> str:
