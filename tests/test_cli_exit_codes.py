@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -171,3 +172,32 @@ def test_cli_choices_and_defaults_come_from_the_library() -> None:
     for name in ("check", "fit"):
         params = {p.name: p for p in command.commands[name].params}  # type: ignore[attr-defined]
         assert params["absurd_ms"].default == ABSURD_MS
+
+
+def _with_reader_gone(args: list[str]) -> subprocess.CompletedProcess[str]:
+    """The console script with its stdout a pipe nobody reads any more (``| head`` that has exited)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    code = f"import sys, voicebudget.cli as cli\nsys.argv = ['voicebudget', *{args!r}]\ncli.main()\n"
+    try:
+        return subprocess.run(
+            [sys.executable, "-c", code], stdout=write_end, stderr=subprocess.PIPE, text=True, check=False, timeout=120
+        )
+    finally:
+        os.close(write_end)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["models"],  # a table, no verdict: exited 1 ("over budget") when piped into a `head` that had left
+        ["check", TRACE],  # a table that passes: exited 1
+        ["check", TRACE, "-f", "json"],  # JSON: 141 already
+    ],
+)
+def test_a_reader_that_went_away_is_exit_141_for_tables_too(args: list[str]) -> None:
+    # What a user saw (round 4): `voicebudget check agent.log 2>&1 | head -30` exited 1, the over-budget
+    # code, on a passing trace: rich's Console answers a broken pipe with SystemExit(1).
+    done = _with_reader_gone(args)
+    assert done.returncode == 141, done.stderr
+    assert done.stderr == ""

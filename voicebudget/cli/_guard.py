@@ -182,8 +182,13 @@ def crash_guard(command: Command, flags: Callable[[], OptionFlags] = dict) -> Co
         except MemoryError as exc:  # a limit of the machine (ulimit -v, a container), not a bug
             fail(out_of_memory(exc))
         except BrokenPipeError:  # the reader of stdout went away (| head): exit as a shell would (SIGPIPE)
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            raise SystemExit(141) from None
+            _reader_went_away()
+        except SystemExit as exc:
+            # rich's Console answers a BrokenPipeError with SystemExit(1) (Console.on_broken_pipe): exit 1 is
+            # "over budget" here, so a table piped into `head` would read as a verdict
+            if isinstance(exc.__context__, BrokenPipeError):
+                _reader_went_away()
+            raise
         except Exception as exc:
             message = write_error(exc)
             if message is not None:
@@ -191,6 +196,13 @@ def crash_guard(command: Command, flags: Callable[[], OptionFlags] = dict) -> Co
             report_bug(exc)
 
     return guarded
+
+
+def _reader_went_away() -> NoReturn:
+    """Exit 141, as a shell does on SIGPIPE, with stdout pointed at ``/dev/null`` so that the text still
+    buffered for it cannot fail again at interpreter exit."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    raise SystemExit(141) from None
 
 
 def _refuse_huge_numbers(kwargs: dict[str, Any], flags: Callable[[], OptionFlags]) -> None:
