@@ -334,3 +334,16 @@ def test_endpointing_with_no_pause_samples_is_bad_input(tmp_path: Path, root: Pa
     result = runner.invoke(app, ["endpointing", str(scenario), "--pauses", str(pauses)], env=WIDE)
     assert result.exit_code == 2
     assert one_error_line(result.output) == f"error: {pauses}: no pause samples: at least one is needed"
+
+
+def test_colons_in_names_are_not_read_as_emoji_codes(tmp_path: Path, root: Path) -> None:
+    # Rich replaced ":100:" by an emoji: "error: --policy/-p: timeout💯 no stage named llm...", and a variant
+    # named "x:100:" was shown as "x💯"
+    result = runner.invoke(app, ["guard-report", str(root / "scenarios" / "barge-in.toml"), "-p", "timeout:100"])
+    assert result.exit_code == 2
+    assert one_error_line(result.output).startswith("error: --policy/-p: timeout:100: no stage named llm")
+    scenario = tmp_path / "agent.toml"
+    scenario.write_text(SCENARIO.replace("[variants.slower-llm]", '[variants."x:100:"]'), encoding="utf-8")
+    result = runner.invoke(app, ["run", str(scenario), "-n", "1000"], env=WIDE)
+    assert "variant: x:100: (ms)" in result.output
+    assert "\N{HUNDRED POINTS SYMBOL}" not in result.output

@@ -129,7 +129,7 @@ def check_recordings(
     else:
         from voicebudget.audio._render import render_calls
 
-        Console(highlight=False).print(render_calls(result, all_turns=all_turns))
+        Console(highlight=False, emoji=False).print(render_calls(result, all_turns=all_turns))
     if targets:
         _plot(result, targets[0])
     raise typer.Exit(EXIT_OK if result.passed else EXIT_OVER_BUDGET)
@@ -184,7 +184,7 @@ def endpointing_cmd(
     else:
         from voicebudget.audio._render import render_frontier
 
-        Console(highlight=False).print(render_frontier(result))
+        Console(highlight=False, emoji=False).print(render_frontier(result))
     if targets:
         try:  # optional: matplotlib is the plot extra
             from voicebudget.audio._plot import plot_frontier

@@ -188,7 +188,7 @@ def compare_cmd(
 
         emit_junit(compare_suites(result, prediction), "voicebudget compare")
     else:
-        Console(highlight=False).print(render_comparison(result))
+        Console(highlight=False, emoji=False).print(render_comparison(result))
         if fmt is CompareFormat.github:
             # lazy: start-up (the library loads when the command runs)
             from voicebudget.ci import compare_suites

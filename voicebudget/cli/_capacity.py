@@ -115,6 +115,6 @@ def capacity_cmd(
     if fmt is TableOrJson.json:
         emit_json(result.to_dict())
     else:
-        Console(highlight=False).print(render_capacity(result))
+        Console(highlight=False, emoji=False).print(render_capacity(result))
     carried = any(d.max_concurrent_calls != 0 for d in result.deployments)
     raise typer.Exit(EXIT_OK if carried else EXIT_OVER_BUDGET)

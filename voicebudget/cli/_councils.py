@@ -58,7 +58,7 @@ def council_cmd(
         # lazy: start-up (the library loads when the command runs)
         from voicebudget.councils._render import render_council
 
-        Console(highlight=False).print(render_council(result))
+        Console(highlight=False, emoji=False).print(render_council(result))
     raise typer.Exit(EXIT_OK if result.passed else EXIT_OVER_BUDGET)
 
 
@@ -89,7 +89,7 @@ def council_fit_cmd(
         # lazy: start-up (the library loads when the command runs)
         from voicebudget.councils._render import render_answer_space_fit
 
-        Console(highlight=False).print(render_answer_space_fit(fit, str(file)))
+        Console(highlight=False, emoji=False).print(render_answer_space_fit(fit, str(file)))
 
 
 def tune_cmd(
@@ -137,7 +137,7 @@ def tune_cmd(
 
     check_plot_path(plot, overwrite=overwrite, inputs=[file])
     columns = ("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar, user_errors():
+    with Progress(*columns, console=Console(stderr=True, emoji=False), transient=True) as bar, user_errors():
         task = bar.add_task("tuning", total=None)
         result = tune_council(
             file,
@@ -155,7 +155,7 @@ def tune_cmd(
     if fmt is TableOrJson.json:
         emit_json(result.to_dict())
     else:
-        Console(highlight=False).print(render_tune(result))
+        Console(highlight=False, emoji=False).print(render_tune(result))
     if plot is not None:
         try:  # optional: matplotlib is the plot extra
             from voicebudget._plot import plot_tune

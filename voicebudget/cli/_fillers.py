@@ -62,5 +62,5 @@ def guard_report_cmd(
     else:
         from voicebudget.checker._render_fillers import render_fillers
 
-        Console(highlight=False).print(render_fillers(report))
+        Console(highlight=False, emoji=False).print(render_fillers(report))
     raise typer.Exit(EXIT_OK if report.passed else EXIT_OVER_BUDGET)

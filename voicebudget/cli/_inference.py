@@ -202,7 +202,7 @@ def infer(
         if fmt is TableOrJson.json:
             emit_json(loaded.model_dump(mode="json"))
         else:
-            Console(highlight=False).print(render_open_loop(loaded))
+            Console(highlight=False, emoji=False).print(render_open_loop(loaded))
         return
     with user_errors():
         result = estimate_inference(
@@ -254,7 +254,7 @@ def infer(
             doc["fast_mode_band"] = band.model_dump(mode="json")
         emit_json(doc)
     else:
-        console = Console(highlight=False)
+        console = Console(highlight=False, emoji=False)
         console.print(render_inference(result))
         if band is not None:
             console.print(render_fast_mode_band(band))
@@ -270,7 +270,7 @@ def hardware_cmd(
     if fmt is TableOrJson.json:
         emit_json(hardware_rows())
     else:
-        Console(highlight=False).print(render_catalog("hardware"))
+        Console(highlight=False, emoji=False).print(render_catalog("hardware"))
 
 
 def models_cmd(
@@ -283,4 +283,4 @@ def models_cmd(
     if fmt is TableOrJson.json:
         emit_json(model_rows())
     else:
-        Console(highlight=False).print(render_catalog("models"))
+        Console(highlight=False, emoji=False).print(render_catalog("models"))

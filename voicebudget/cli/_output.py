@@ -28,13 +28,18 @@ EXIT_OK, EXIT_OVER_BUDGET, EXIT_INVALID, EXIT_BUG = 0, 1, 2, 3
 
 def fail(message: str, code: int = EXIT_INVALID) -> NoReturn:
     """Print ``message`` to stderr and exit with ``code`` (2: invalid input)."""
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]error:[/] {escape(message)}", markup=True)
+    _stderr().print(f"[red]error:[/] {escape(message)}", markup=True)
     raise typer.Exit(code)
 
 
 def warn(message: str) -> None:
     """Print a warning to stderr (the exit code is unchanged)."""
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[yellow]warning:[/] {escape(message)}", markup=True)
+    _stderr().print(f"[yellow]warning:[/] {escape(message)}", markup=True)
+
+
+def _stderr() -> Console:
+    """Messages on stderr, one line each; emoji codes off: ``timeout:100:`` in a message is not "timeout💯"."""
+    return Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 _HELD: ContextVar[list[warnings.WarningMessage] | None] = ContextVar("voicebudget_cli_warnings", default=None)

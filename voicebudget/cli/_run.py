@@ -94,12 +94,12 @@ def _render_runs(results: list[RunResult], fmt: Format, paths: list[Path]) -> No
         if fmt is Format.junit:
             emit_junit(suites, "voicebudget run")
             return
-        console = Console(highlight=False)
+        console = Console(highlight=False, emoji=False)
         for r in results:
             console.print(render_run(r))
         emit_github(suites, "\n\n".join(render_markdown(r) for r in results), "run")
     else:
-        console = Console(highlight=False)
+        console = Console(highlight=False, emoji=False)
         for r in results:
             console.print(render_run(r))
 

@@ -125,7 +125,7 @@ def check_cmd(
                 # lazy: start-up (the library loads when the command runs)
                 from voicebudget.traces._render import render_unusable
 
-                Console(highlight=False).print(render_unusable(exc, all_turns=turns))
+                Console(highlight=False, emoji=False).print(render_unusable(exc, all_turns=turns))
             raise
     if fmt is CheckFormat.json:
         emit_json(result.to_dict())
@@ -138,7 +138,7 @@ def check_cmd(
         # lazy: start-up (the library loads when the command runs)
         from voicebudget.traces._render import render_check
 
-        Console(highlight=False).print(render_check(result, all_turns=turns))
+        Console(highlight=False, emoji=False).print(render_check(result, all_turns=turns))
         if fmt is CheckFormat.github:
             # lazy: start-up (the library loads when the command runs)
             from voicebudget.ci import check_suite, report_markdown
