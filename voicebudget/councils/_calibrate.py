@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,19 @@ class AnswerSpaceFit:
 def _read_rows(path: Path) -> list[tuple[str, str, str, bool]]:
     origin = str(path)
     reader = csv_rows(read_text(path, max_bytes=MAX_DATA_BYTES), origin=origin)
+    header = _header(reader, origin)
+    idx = [header.index(c) for c in COLUMNS]
+    rows = []
+    for line_no, row in reader:
+        if any(cell.strip() for cell in row):
+            rows.append(_row(row, len(header), idx, origin, line_no))
+    if not rows:
+        raise ScenarioError("no answers after the header row", origin=origin)
+    return rows
+
+
+def _header(reader: Iterator[tuple[int, list[str]]], origin: str) -> list[str]:
+    """The header row's column names (lower case), which must include :data:`COLUMNS`."""
     try:
         header = [h.strip().lower() for h in next(reader)[1]]
     except StopIteration:
@@ -102,25 +116,23 @@ def _read_rows(path: Path) -> list[tuple[str, str, str, bool]]:
             origin=origin,
             field="line 1",
         )
-    idx = [header.index(c) for c in COLUMNS]
-    rows = []
-    for line_no, row in reader:
-        if not any(cell.strip() for cell in row):
-            continue
-        if len(row) < len(header):
-            raise ScenarioError(
-                f"{len(row)} columns, the header has {len(header)}", origin=origin, field=f"line {line_no}"
-            )
-        item, member, answer, flag = (row[i].strip() for i in idx)
-        value = flag.lower()
-        if value not in _TRUE | _FALSE:
-            raise ScenarioError("correct must be 1/0, true/false or yes/no", origin=origin, field=f"line {line_no}")
-        if not item or not member:
-            raise ScenarioError("item and member must not be empty", origin=origin, field=f"line {line_no}")
-        rows.append((item, member, answer, value in _TRUE))
-    if not rows:
-        raise ScenarioError("no answers after the header row", origin=origin)
-    return rows
+    return header
+
+
+def _row(row: list[str], width: int, idx: list[int], origin: str, line_no: int) -> tuple[str, str, str, bool]:
+    """One answer: ``(item, member, answer, correct)``.
+
+    :raises ScenarioError: fewer cells than the header, a bad ``correct``, an empty item or member.
+    """
+    if len(row) < width:
+        raise ScenarioError(f"{len(row)} columns, the header has {width}", origin=origin, field=f"line {line_no}")
+    item, member, answer, flag = (row[i].strip() for i in idx)
+    value = flag.lower()
+    if value not in _TRUE | _FALSE:
+        raise ScenarioError("correct must be 1/0, true/false or yes/no", origin=origin, field=f"line {line_no}")
+    if not item or not member:
+        raise ScenarioError("item and member must not be empty", origin=origin, field=f"line {line_no}")
+    return item, member, answer, value in _TRUE
 
 
 def _concentration(agreement: float, spread: int | None) -> float:
@@ -212,19 +224,7 @@ def fit_answer_space(path: str | Path, *, answers: AnswerSpace | None = None) ->
         by_member[member].append(right)
     if answers is None:
         answers = max(2, len({answer for _, _, answer, _ in rows}))
-    try:
-        spread = check_answer_space(answers, 1.0 if answers == 2 else 0.0 if answers == "open" else 1.0)
-    except ValueError as exc:
-        raise ScenarioError(str(exc), origin=str(path), field="answers") from None
-    if isinstance(answers, int):
-        item, seen = max(((k, {a for a, _ in v}) for k, v in by_item.items()), key=lambda kv: len(kv[1]))
-        if len(seen) > answers:
-            raise ScenarioError(
-                f"item {item!r} has {len(seen)} distinct answers, more than the answer space "
-                f"of {answers}; give a larger K or 'open'",
-                origin=str(path),
-                field="answers",
-            )
+    spread = _spread(answers, by_item, str(path))
     repeated = {k: v for k, v in by_item.items() if len(v) >= 2}
     if not repeated:
         raise ScenarioError(
@@ -232,6 +232,41 @@ def fit_answer_space(path: str | Path, *, answers: AnswerSpace | None = None) ->
             "answers per item (several members or samples)",
             origin=str(path),
         )
+    pairs, agree, counts = _wrong_pairs(repeated)
+    agreement, c = _agreement(pairs, agree, spread)
+    pbar = sum(ok for *_, ok in rows) / len(rows)
+    rho, unsolved = _zero_inflated_fit(counts, pbar) if 0.0 < pbar < 1.0 else (0.0, 0.0)
+    notes = _fit_notes(len(repeated), pairs)
+    members = {m: sum(v) / len(v) for m, v in sorted(by_member.items())}
+    return AnswerSpaceFit(answers, rho, c, unsolved, members, len(by_item), len(rows), pairs, agreement, tuple(notes))
+
+
+def _spread(answers: AnswerSpace, by_item: dict[str, list[tuple[str, bool]]], origin: str) -> int | None:
+    """The answer space's wrong answers (``check_answer_space``); a ``K`` must hold every item's answers.
+
+    :raises ScenarioError: an invalid answer space, or an item with more distinct answers than ``K``.
+    """
+    try:
+        spread = check_answer_space(answers, 1.0 if answers == 2 else 0.0 if answers == "open" else 1.0)
+    except ValueError as exc:
+        raise ScenarioError(str(exc), origin=origin, field="answers") from None
+    if isinstance(answers, int):
+        item, seen = max(((k, {a for a, _ in v}) for k, v in by_item.items()), key=lambda kv: len(kv[1]))
+        if len(seen) > answers:
+            raise ScenarioError(
+                f"item {item!r} has {len(seen)} distinct answers, more than the answer space "
+                f"of {answers}; give a larger K or 'open'",
+                origin=origin,
+                field="answers",
+            )
+    return spread
+
+
+def _wrong_pairs(
+    repeated: dict[str, list[tuple[str, bool]]],
+) -> tuple[int, int, dict[tuple[int, int], int]]:
+    """Over the items answered twice or more: the pairs of wrong answers, how many of them agree, and the
+    items by ``(answers, right answers)``."""
     pairs = agree = 0
     counts: dict[tuple[int, int], int] = defaultdict(int)
     for answers_j in repeated.values():
@@ -242,14 +277,22 @@ def fit_answer_space(path: str | Path, *, answers: AnswerSpace | None = None) ->
         pairs += len(wrong) * (len(wrong) - 1) // 2
         agree += sum(k * (k - 1) // 2 for k in tally.values())
         counts[(len(answers_j), sum(ok for _, ok in answers_j))] += 1
-    agreement = agree / pairs if pairs else 1.0
-    c = _concentration(agreement, spread) if pairs else 1.0
-    pbar = sum(ok for *_, ok in rows) / len(rows)
-    rho, unsolved = _zero_inflated_fit(counts, pbar) if 0.0 < pbar < 1.0 else (0.0, 0.0)
+    return pairs, agree, counts
+
+
+def _agreement(pairs: int, agree: int, spread: int | None) -> tuple[float, float]:
+    """The share of wrong-answer pairs that agree, and the wrong answers' concentration it gives (1, 1
+    without any pair)."""
+    if not pairs:
+        return 1.0, 1.0
+    agreement = agree / pairs
+    return agreement, _concentration(agreement, spread)
+
+
+def _fit_notes(n_repeated: int, pairs: int) -> list[str]:
     notes = []
-    if len(repeated) < 30:
-        notes.append(f"only {len(repeated)} items answered twice or more: the estimates are rough")
+    if n_repeated < 30:
+        notes.append(f"only {n_repeated} items answered twice or more: the estimates are rough")
     if not pairs:
         notes.append("no item has two wrong answers: wrong_concentration cannot be estimated (set to 1)")
-    members = {m: sum(v) / len(v) for m, v in sorted(by_member.items())}
-    return AnswerSpaceFit(answers, rho, c, unsolved, members, len(by_item), len(rows), pairs, agreement, tuple(notes))
+    return notes

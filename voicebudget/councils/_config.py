@@ -170,6 +170,17 @@ def _topology_of(info: ValidationInfo) -> CouncilTopology | None:
     return TOPOLOGIES.get(name) if isinstance(name, str) else None
 
 
+def _check_shares(topology: str, shares: list[float | None]) -> None:
+    """A router's members each have a share of the turns, and the shares sum to 1.
+
+    :raises ValueError: (inside a pydantic validator) a share missing, or a sum other than 1.
+    """
+    if any(s is None for s in shares):
+        raise ValueError(f"topology {topology!r} needs a share (of turns meant for it) on every member")
+    if abs(sum(s or 0.0 for s in shares) - 1.0) > 1e-6:
+        raise ValueError(f"members' shares must sum to 1, got {sum(s or 0.0 for s in shares):g}")
+
+
 def _members_of(info: ValidationInfo) -> tuple[Member, ...]:
     members = info.data.get("members")
     return tuple(members) if members else ()
@@ -324,11 +335,8 @@ class Council(Stage):
         if v is None:
             raise ValueError(f"topology {topology.name!r} needs a router table (latency, accuracy)")
         members = _members_of(info)
-        shares = [mb.share for mb in members]
-        if members and any(s is None for s in shares):
-            raise ValueError(f"topology {topology.name!r} needs a share (of turns meant for it) on every member")
-        if members and abs(sum(s or 0.0 for s in shares) - 1.0) > 1e-6:
-            raise ValueError(f"members' shares must sum to 1, got {sum(s or 0.0 for s in shares):g}")
+        if members:
+            _check_shares(topology.name, [mb.share for mb in members])
         return v
 
     @field_validator("scorer")

@@ -46,26 +46,9 @@ def render_council(result: CouncilResult) -> RenderableType:
         "100%",
         end_section=True,
     )
-    verdict = "[green]PASS[/]" if result.passed else "[red]FAIL[/]"
-    se = f" +/- {q.standard_error:.4f}" if q.standard_error else ""
-    cap = f"; cap with more members {q.cap:.3f}" if q.cap is not None else ""
     council = result.council
-    space = ""
-    topology = council.topology_model
-    if council.answers is not None and topology.reads_answers:
-        space = (
-            f"; plurality over {council.answers} answers (wrong_concentration {council.concentration:g}, "
-            f"unsolved {council.unsolved:g})"
-        )
-    lines = [
-        f"{verdict} {report.summary()}; {report.within_budget_share:.1%} of turns within "
-        f"{as_given(report.budget.total_ms)} ms",
-        f"quality: accuracy {q.accuracy:.4f}{se} ({q.method}); best single member {q.best_member:.3f}{cap}{space}",
-        f"cost: ${result.cost_per_turn_usd:.6f} per turn",
-        f"expected user time per completed request: {result.expected_user_time_ms:.0f} ms "
-        f"({result.exchanges:.3f} exchanges)",
-    ]
-    note = topology.members_note
+    lines = _council_lines(result)
+    note = council.topology_model.members_note
     members = () if note is None else tuple(mb.name for mb in council.members)
     return Group(
         table,
@@ -73,6 +56,28 @@ def render_council(result: CouncilResult) -> RenderableType:
         *(Text.from_markup(x) for x in lines),
         Text(""),
     )
+
+
+def _council_lines(result: CouncilResult) -> list[str]:
+    """The verdict, quality (with the answer space a plurality reads), cost and user time lines."""
+    report, q, council = result.report, result.quality, result.council
+    verdict = "[green]PASS[/]" if result.passed else "[red]FAIL[/]"
+    se = f" +/- {q.standard_error:.4f}" if q.standard_error else ""
+    cap = f"; cap with more members {q.cap:.3f}" if q.cap is not None else ""
+    space = ""
+    if council.answers is not None and council.topology_model.reads_answers:
+        space = (
+            f"; plurality over {council.answers} answers (wrong_concentration {council.concentration:g}, "
+            f"unsolved {council.unsolved:g})"
+        )
+    return [
+        f"{verdict} {report.summary()}; {report.within_budget_share:.1%} of turns within "
+        f"{as_given(report.budget.total_ms)} ms",
+        f"quality: accuracy {q.accuracy:.4f}{se} ({q.method}); best single member {q.best_member:.3f}{cap}{space}",
+        f"cost: ${result.cost_per_turn_usd:.6f} per turn",
+        f"expected user time per completed request: {result.expected_user_time_ms:.0f} ms "
+        f"({result.exchanges:.3f} exchanges)",
+    ]
 
 
 def render_answer_space_fit(fit: AnswerSpaceFit, source: str) -> RenderableType:
