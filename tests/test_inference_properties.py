@@ -5,6 +5,8 @@ carry (every request running, the others' prompts within the step budget) is pre
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,6 +19,14 @@ DEPLOYMENTS = [
     ("llama-2-70b", "b200", vb.Deployment(chips=1, precision="fp4")),
     ("qwen3-235b-a22b", "b200", vb.Deployment(chips=8, precision="fp8")),
     ("mixtral-8x7b", "a100-80gb", vb.Deployment(chips=2)),
+    # without chunked prefill: prefill-only steps between groups of 9 decode steps (AMD's MLPerf vLLM Server config)
+    (
+        "llama-2-70b",
+        "mi300x",
+        vb.Deployment(chips=1, precision="fp8", chunked_prefill=False, scheduler_steps=9, prefill_chunk_tokens=40960),
+    ),
+    ("llama-3.1-8b", "h100-sxm", vb.Deployment(chips=1, precision="fp8", chunked_prefill=False)),
+    ("llama-3.3-70b", "h100-sxm", vb.Deployment(chips=2, precision="fp8", scheduler_steps=8)),
 ]
 
 
@@ -59,11 +69,14 @@ def test_closed_loop_ttft_is_non_decreasing_in_concurrency(i: int, c: int, step:
 @settings(max_examples=60, deadline=None)
 @given(i=st.integers(0, len(DEPLOYMENTS) - 1), c=st.integers(1, 512), p=st.integers(16, 9000), o=st.integers(4, 600))
 def test_closed_loop_ttft_is_continuous_in_the_prompt(i: int, c: int, p: int, o: int) -> None:
-    # one more prompt token moves TTFT by at most 1% (+0.5 ms): no step jump at a chunk boundary
+    # one more prompt token moves TTFT by at most 1% (+0.5 ms), or by at most twice its relative share of the
+    # prompt (1 / P: a short prompt's TTFT may follow its length, as the prefill/decode cycle's does): no step jump
+    # at a chunk boundary (a 3x jump was the bug)
     a, b = _ttft(i, c, p, o), _ttft(i, c, p + 1, o)
     if a is None or b is None:
         return
-    assert abs(b.ttft_ms - a.ttft_ms) <= 0.01 * a.ttft_ms + 0.5, (p, a.ttft_ms, b.ttft_ms)
+    allowed = max(0.01 * a.ttft_ms + 0.5, 2.0 * a.ttft_ms / p)
+    assert abs(b.ttft_ms - a.ttft_ms) <= allowed, (p, a.ttft_ms, b.ttft_ms)
 
 
 def test_the_chunk_boundary_jump_is_gone() -> None:
@@ -101,27 +114,29 @@ GPUS = sorted(h.id for h in vb.HARDWARE.values() if h.memory_kind == "hbm")
 @pytest.mark.parametrize("model", sorted(vb.MODELS))
 def test_no_catalog_deployment_predicts_over_a_minute_at_a_load_it_carries(model: str) -> None:
     """Every catalog model on every catalog GPU (fewest chips, then 8 chips), short and long prompts, concurrency
-    1-4,096: a load the deployment carries is predicted under 60 s, TTFT and TPOT, unless one request alone takes
+    1-4,096, with chunked prefill and without it (prefill-only steps between decode steps): a load the
+    deployment carries is predicted under 60 s, TTFT and TPOT, unless one request alone takes
     over 6 s there (a 32,000-token prompt of a 405B model on PCIe A100s takes 42 s): then its TTFT stays within 10
     times that (the prefill queue at 90% of capacity is 4.5 prefills); a load it does not carry says why in its notes
     (a wait for a slot, or a lower bound above 90% of the prefill capacity)."""
     limit = vb.get_model(model).max_context_tokens or 10**9
     workloads = [vb.Workload(prompt_tokens=p, output_tokens=o) for p, o in ((1000, 200), (8000, 300), (32000, 500))]
-    for hw in GPUS:
-        for chips in (None, 8):
-            for wl in (w for w in workloads if w.prompt_tokens + w.output_tokens <= limit):
-                alone = None
-                for c in (1, 16, 128, 1024, 4096):
-                    try:
-                        r = vb.estimate_inference(model, hw, vb.Deployment(chips=chips, concurrency=c), wl)
-                    except vb.ModelError:
-                        continue  # one request does not fit these chips (or the layout does not split the heads)
-                    alone = alone or r.ttft_ms
-                    if carried(r):
-                        assert r.ttft_ms < max(60_000, 10 * alone), (model, hw, chips, wl, c, r.ttft_ms, alone)
-                        assert r.tpot_ms < 60_000, (model, hw, chips, wl, c, r.tpot_ms)
-                    else:
-                        assert any("wait for a slot" in n or "TTFT not predictable" in n for n in r.notes)
+    # chunked prefill (the default), and prefill-only steps between decode steps (vLLM V0 without chunked prefill)
+    schedulers = ({}, {"chunked_prefill": False})
+    for hw, chips, how in itertools.product(GPUS, (None, 8), schedulers):
+        for wl in (w for w in workloads if w.prompt_tokens + w.output_tokens <= limit):
+            alone = None
+            for c in (1, 16, 128, 1024, 4096):
+                try:
+                    r = vb.estimate_inference(model, hw, vb.Deployment(chips=chips, concurrency=c, **how), wl)
+                except vb.ModelError:
+                    continue  # one request does not fit these chips (or the layout does not split the heads)
+                alone = alone or r.ttft_ms
+                if carried(r):
+                    assert r.ttft_ms < max(60_000, 10 * alone), (model, hw, chips, wl, c, r.ttft_ms, alone)
+                    assert r.tpot_ms < 60_000, (model, hw, chips, wl, c, r.tpot_ms)
+                else:
+                    assert any("wait for a slot" in n or "TTFT not predictable" in n for n in r.notes)
 
 
 def test_a_closed_loop_past_90_percent_of_prefill_capacity_says_so() -> None:

@@ -82,6 +82,24 @@ def infer(
             "batched-token limit; default 8192 on chips of 70 GiB or more other than A100, else 2048).",
         ),
     ] = None,
+    no_chunked_prefill: Annotated[
+        bool,
+        typer.Option(
+            "--no-chunked-prefill",
+            help="Prompts run whole in prefill-only steps while decoding waits (vLLM V0 with chunked prefill off), "
+            "instead of sharing each step with the decoding sequences.",
+        ),
+    ] = False,
+    scheduler_steps: Annotated[
+        int,
+        typer.Option(
+            "--scheduler-steps",
+            min=1,
+            max=1024,
+            help="Decode steps per scheduler call (vLLM's multi-step scheduling): a new request waits for the "
+            "running group of steps (default 1).",
+        ),
+    ] = 1,
     request_rate: Annotated[
         float | None,
         typer.Option(
@@ -195,6 +213,8 @@ def infer(
                     kv_precision=choice_value(kv_precision),
                     memory_utilization=memory_utilization,
                     prefill_chunk_tokens=chunk_tokens,
+                    chunked_prefill=not no_chunked_prefill,
+                    scheduler_steps=scheduler_steps,
                 ),
                 Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens),
                 request_rate,
@@ -218,6 +238,8 @@ def infer(
                 kv_precision=choice_value(kv_precision),
                 memory_utilization=memory_utilization,
                 prefill_chunk_tokens=chunk_tokens,
+                chunked_prefill=not no_chunked_prefill,
+                scheduler_steps=scheduler_steps,
                 software=software,
             ),
             Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens),
@@ -244,6 +266,8 @@ def infer(
                     kv_precision=choice_value(kv_precision),
                     memory_utilization=memory_utilization,
                     prefill_chunk_tokens=chunk_tokens,
+                    chunked_prefill=not no_chunked_prefill,
+                    scheduler_steps=scheduler_steps,
                 ),
                 fast_mode,
                 Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens),

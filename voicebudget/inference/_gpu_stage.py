@@ -31,6 +31,10 @@ class GPUStage(ModelledStage):
     :param jitter_cv: per-turn log-normal noise on TTFT and TPOT (module docstring).
     :param prefill_chunk_tokens: the server's step budget, tokens (``Deployment.prefill_chunk_tokens``; default the
         serving stacks' default for the chip, :func:`voicebudget.default_step_budget`).
+    :param chunked_prefill: ``False`` for a server that runs prompts whole in prefill-only steps
+        (``Deployment.chunked_prefill``: vLLM V0 with chunked prefill off).
+    :param scheduler_steps: decode steps per scheduler call (``Deployment.scheduler_steps``: vLLM's multi-step
+        scheduling).
     """
 
     kind: Literal["gpu"] = "gpu"
@@ -39,6 +43,8 @@ class GPUStage(ModelledStage):
     waits_for_batch_step: ClassVar[bool] = True
     tensor_parallel: int | None = Field(default=None, ge=1)
     prefill_chunk_tokens: int | None = Field(default=None, ge=16)
+    chunked_prefill: bool = True
+    scheduler_steps: int = Field(default=1, ge=1, le=1024)
 
     def deployment(self) -> Deployment:
         """The :class:`Deployment` these fields describe."""
@@ -48,4 +54,6 @@ class GPUStage(ModelledStage):
             precision=self.precision,
             concurrency=self.concurrency,
             prefill_chunk_tokens=self.prefill_chunk_tokens,
+            chunked_prefill=self.chunked_prefill,
+            scheduler_steps=self.scheduler_steps,
         )

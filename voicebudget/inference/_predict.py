@@ -33,6 +33,7 @@ from voicebudget.inference._gpu import (
     step_breakdown,
     step_terms,
 )
+from voicebudget.inference._prefill_first import closed_loop_cycle
 from voicebudget.inference._speculative import SpeculativeDecoding
 from voicebudget.inference._types import Deployment, GPUCalibration, InferenceResult, StepBreakdown, Workload
 from voicebudget.inference._wafer import (
@@ -265,8 +266,15 @@ def _estimate_gpu(
     if spec is not None:
         tpot = _speculative_tpot(plan, spec, b, p, o, budget)
         gain = step.total_ms / tpot
-    own, co = _own_prefill(plan, others, p, o, budget, step.total_ms, tpot)
-    wait, load = _closed_loop_wait(plan, others, p, o, budget, own, tpot, co)
+    if dep.chunked_prefill:
+        own, co = _own_prefill(plan, others, p, o, budget, step.total_ms, tpot)
+        wait, load = _closed_loop_wait(plan, others, p, o, budget, own, tpot, co)
+        wait += (dep.scheduler_steps - 1) * step.total_ms / 2.0  # the rest of the running multi-step group
+    else:  # prefill-only steps between decode groups (vLLM V0 without chunked prefill)
+        cycle, load = closed_loop_cycle(plan, b, p, o, k, dep.scheduler_steps, PREDICTABLE_LOAD)
+        own, wait = cycle.prefill_ms, cycle.ttft_ms - cycle.prefill_ms
+        tpot = cycle.tpot_ms / (gain or 1.0)
+        step = decode_step(plan, b, p + o / 2.0, 0.0, p / 2.0)
     # A closed loop past the admission limit: c - b requests wait for a slot; Little's law on the running ones
     # (b per request time R) and on all c gives the wait (c / b - 1) R.
     queue = (c / b - 1.0) * (own + wait + max(o - 1.0, 0.0) * tpot) if c > b else 0.0
@@ -298,6 +306,8 @@ def _estimate_gpu(
         ttft_lower_bound=load > PREDICTABLE_LOAD,
         prefill_load=load,
         step_budget_tokens=int(k),
+        chunked_prefill=dep.chunked_prefill,
+        scheduler_steps=dep.scheduler_steps,
         running_requests=min(dep.concurrency, math.floor(b) * plan.replicas),
         queue_wait_ms=queue,
         tpot_ms=tpot,

@@ -38,6 +38,11 @@ tests/test_inference_queue.py: p50 and p99 within 10% at 20% and 35% of capacity
 within 10% and the p99 4-22% low (since the step holding a prompt carries the others that arrived with it), so
 treat tails there as optimistic by up to a fifth; above 75% the quantiles are lower bounds (docs/inference.md has
 the table).
+
+Without chunked prefill (``Deployment.chunked_prefill`` ``False``) prompts run in prefill-only steps between groups
+of decode steps; the open loop is then the prefill/decode cycle of :mod:`voicebudget.inference._prefill_first` at
+the rate (``_cycle_at_rate``). With ``scheduler_steps`` ``N`` > 1 and chunked prefill, every quantile carries the
+rest of the running group of steps, ``(N - 1) T / 2``.
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ from voicebudget.inference._gpu import (
     default_step_budget,
     lower_bound_note,
 )
+from voicebudget.inference._prefill_first import open_loop_cycle
 from voicebudget.inference._types import Deployment, GPUCalibration, OpenLoopResult, Workload
 
 __all__ = ["estimate_open_loop", "step_time_function"]
@@ -346,7 +352,9 @@ def estimate_open_loop(
     """Serve Poisson arrivals at ``request_rate_per_s``: TTFT p50/p90/p99, TPOT, the mean concurrency.
 
     The scheduler is continuous batching with chunked prefill under a per-step token budget
-    (``deployment.prefill_chunk_tokens``, vLLM's ``max_num_batched_tokens``); see the module docstring
+    (``deployment.prefill_chunk_tokens``, vLLM's ``max_num_batched_tokens``), or, with
+    ``deployment.chunked_prefill`` ``False``, prefill-only steps between groups of ``deployment.scheduler_steps``
+    decode steps (:mod:`voicebudget.inference._prefill_first`); see the module docstring
     for the formulas (mean step as a fixed point, M/G/1 wait for a prefill slot with its exact tail
     decay, the step-boundary wait). Little's law gives the mean concurrency
     ``lambda * (E[TTFT] + (O - 1) * TPOT)``; ``estimate_inference`` at that concurrency gives about the
@@ -365,20 +373,12 @@ def estimate_open_loop(
     if not request_rate_per_s > 0 or not math.isfinite(request_rate_per_s):
         raise ModelError(f"request_rate_per_s must be a finite number > 0, got {request_rate_per_s}")
     served = _served(model, hardware, deployment, workload, calibration)
-    plan, step, p, o, budget, cap, capacity = (
-        served.plan,
-        served.step,
-        served.p,
-        served.o,
-        served.budget,
-        served.cap,
-        served.capacity,
-    )
+    plan, p, o, budget, capacity = served.plan, served.p, served.o, served.budget, served.capacity
     from voicebudget.inference._predict import estimate_inference
 
     lam = request_rate_per_s / plan.replicas / 1e3  # per ms per replica
     load = request_rate_per_s / capacity
-    quantiles = _at_rate(step, lam, p, o, budget, cap) if request_rate_per_s < capacity else None
+    quantiles = served.at_rate(lam) if request_rate_per_s < capacity else None
     line = OPEN_LOOP_PREDICTABLE_LOAD
     if quantiles is not None and load > line:  # TTFT at 75% of capacity: a lower bound
         bound = served.bound()
@@ -430,10 +430,15 @@ def estimate_open_loop(
     )
 
 
+_AtRate = tuple[tuple[float, ...], float, float, float, float, float]
+"""TTFT p50/p90/p99, TTFT mean, prefill utilisation, TPOT, decoding sequences and prompt tokens per step."""
+
+
 @dataclass(frozen=True)
 class _Served:
     """What does not depend on the arrival rate: the plan, the step model, the step budget and admission
-    limit, the capacity (requests/s over the replicas) and, once asked, the TTFT at the predictable load."""
+    limit, the capacity (requests/s over the replicas), the scheduler model at a rate (``at_rate``, requests per ms
+    per replica) and, once asked, the TTFT at the predictable load."""
 
     plan: GPUPlan
     step: Callable[[float, float], float]
@@ -442,13 +447,13 @@ class _Served:
     budget: float
     cap: float
     capacity: float
-    _bound: list[tuple[tuple[float, ...], float, float, float, float, float] | None] = field(default_factory=list)
+    at_rate: Callable[[float], _AtRate | None]
+    _bound: list[_AtRate | None] = field(default_factory=list)
 
-    def bound(self) -> tuple[tuple[float, ...], float, float, float, float, float] | None:
-        """:func:`_at_rate` at :data:`OPEN_LOOP_PREDICTABLE_LOAD` of the capacity (computed on first use)."""
+    def bound(self) -> _AtRate | None:
+        """:attr:`at_rate` at :data:`OPEN_LOOP_PREDICTABLE_LOAD` of the capacity (computed on first use)."""
         if not self._bound:
-            lam = OPEN_LOOP_PREDICTABLE_LOAD * self.capacity / self.plan.replicas / 1e3
-            self._bound.append(_at_rate(self.step, lam, self.p, self.o, self.budget, self.cap))
+            self._bound.append(self.at_rate(OPEN_LOOP_PREDICTABLE_LOAD * self.capacity / self.plan.replicas / 1e3))
         return self._bound[0]
 
 
@@ -471,7 +476,25 @@ def _served(
         return decode_step_ms(plan, nd, p + o / 2.0, npf, p / 2.0)
 
     cap = min(admitted, budget * (1.0 - PROMPT_SHARE_FLOOR))
-    return _Served(plan, step, p, o, budget, cap, _capacity(step, p, o, budget, cap) * plan.replicas)
+    steps = deployment.scheduler_steps
+    if deployment.chunked_prefill:
+
+        def at_rate(lam: float) -> _AtRate | None:
+            q = _at_rate(step, lam, p, o, budget, cap)
+            if q is None or steps == 1:
+                return q
+            extra = (steps - 1) * q[3] / 2.0  # the rest of the running multi-step group
+            return (tuple(x + extra for x in q[0]), q[1] + extra, *q[2:])
+
+        capacity = _capacity(step, p, o, budget, cap)
+    else:  # prefill-only steps between decode groups (._prefill_first)
+
+        def at_rate(lam: float) -> _AtRate | None:
+            return _cycle_at_rate(plan, lam, p, o, budget, steps, cap)
+
+        cycle = functools.partial(open_loop_cycle, plan, p=p, o=o, budget=budget, steps=steps, running_cap=cap)
+        capacity = _largest_rate(lambda lam: cycle(lam) is not None)
+    return _Served(plan, step, p, o, budget, cap, capacity * plan.replicas, at_rate)
 
 
 def _at_rate(
@@ -481,7 +504,7 @@ def _at_rate(
     o: float,
     budget: float,
     running_cap: float = math.inf,
-) -> tuple[tuple[float, ...], float, float, float, float, float] | None:
+) -> _AtRate | None:
     """TTFT quantiles, mean, prefill utilisation, TPOT, decode batch and prompt tokens per step at ``lam``
     requests per ms per replica; ``None`` when the scheduler cannot keep up."""
     t = _mean_step(step, lam, p, o, budget, running_cap)
@@ -497,15 +520,35 @@ def _capacity(
 ) -> float:
     """Largest arrival rate (requests/s per replica) with a fixed point below the step budget and the KV cache's
     admission limit ``running_cap``."""
+    return _largest_rate(lambda lam: _mean_step(step, lam, p, o, budget, running_cap) is not None)
+
+
+def _largest_rate(served: Callable[[float], bool]) -> float:
+    """Largest rate (requests/s) for which ``served(rate / 1e3)`` holds (a served rate's lower rates are served)."""
     lo, hi = 0.0, 1.0
-    while _mean_step(step, hi / 1e3, p, o, budget, running_cap) is not None:
+    while served(hi / 1e3):
         lo, hi = hi, hi * 2.0
         if hi > 1e7:  # pragma: no cover - no real deployment serves this
             break
     for _ in range(40):
         mid = 0.5 * (lo + hi)
-        if _mean_step(step, mid / 1e3, p, o, budget, running_cap) is not None:
+        if served(mid / 1e3):
             lo = mid
         else:
             hi = mid
     return lo
+
+
+def _cycle_at_rate(
+    plan: GPUPlan, lam: float, p: float, o: float, budget: float, steps: int, running_cap: float
+) -> _AtRate | None:
+    """:data:`_AtRate` of the prefill/decode cycle (no chunked prefill, :mod:`._prefill_first`) at ``lam`` requests
+    per ms per replica: the wait before the prefill step is uniform over the cycle (or the decode group, at light
+    load), so a quantile is that of the wait plus the prefill step; ``None`` beyond what the replica serves."""
+    at = open_loop_cycle(plan, lam, p, o, budget, steps, running_cap)
+    if at is None:
+        return None
+    cy, decoding = at
+    quantiles = tuple(cy.wait_quantile(q) + cy.prefill_ms for q in _PERCENTILES)
+    per_step = cy.prompts * p / (cy.cycle_ms / cy.tpot_ms + 1.0)  # a cycle's prompt tokens over its steps
+    return quantiles, cy.ttft_ms, cy.load, cy.tpot_ms, decoding, per_step

@@ -232,12 +232,19 @@ def render_inference(r: InferenceResult) -> Table:
     ):
         t.add_row(k, v)
     if r.kind == "gpu":
-        t.add_row("step budget", f"{r.step_budget_tokens:,} tokens (decoding sequences + prompt chunks per step)")
+        t.add_row("step budget", _step_budget(r))
     if r.speculative_speedup is not None:
         t.add_row("speculative decoding", f"x{r.speculative_speedup:.2f} decode speed-up at this concurrency")
     for note in r.notes:
         t.add_row("note", note)
     return t
+
+
+def _step_budget(r: InferenceResult) -> str:
+    groups = f"; {r.scheduler_steps} decode steps per scheduler call" if r.scheduler_steps > 1 else ""
+    if r.chunked_prefill:
+        return f"{r.step_budget_tokens:,} tokens (decoding sequences + prompt chunks per step){groups}"
+    return f"{r.step_budget_tokens:,} prompt tokens per prefill-only step (no chunked prefill){groups}"
 
 
 def render_open_loop(r: OpenLoopResult) -> Table:
@@ -249,8 +256,9 @@ def render_open_loop(r: OpenLoopResult) -> Table:
         title=f"{_model_label(a)} on {a.chips} x {a.hardware} ({a.precision}) at {r.request_rate_per_s:g} requests/s",
         show_header=False,
     )
+    bound = " (lower bounds)" if r.ttft_lower_bound else ""
     for k, v in (
-        ("TTFT p50 / p90 / p99", f"{r.ttft_p50_ms:.1f} / {r.ttft_p90_ms:.1f} / {r.ttft_p99_ms:.1f} ms"),
+        ("TTFT p50 / p90 / p99", f"{r.ttft_p50_ms:.1f} / {r.ttft_p90_ms:.1f} / {r.ttft_p99_ms:.1f} ms{bound}"),
         ("TTFT mean", f"{r.ttft_mean_ms:.1f} ms"),
         ("TPOT (ITL)", f"{r.tpot_ms:.2f} ms"),
         ("mean concurrency (Little's law)", f"{r.mean_concurrency:.1f}"),
@@ -264,7 +272,10 @@ def render_open_loop(r: OpenLoopResult) -> Table:
         ("workload", f"{a.prompt_tokens} in / {a.output_tokens} out"),
     ):
         t.add_row(k, v)
-    if r.request_rate_per_s > 0.5 * r.capacity_requests_per_s:
+    t.add_row("step budget", _step_budget(a))
+    for note in r.notes:
+        t.add_row("note", note)
+    if r.request_rate_per_s > 0.5 * r.capacity_requests_per_s and not r.ttft_lower_bound:
         t.add_row("note", "above half the capacity the TTFT tail is indicative (docs/inference.md)")
     return t
 

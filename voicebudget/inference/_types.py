@@ -60,6 +60,14 @@ class Deployment(_Frozen):
         other than A100, 2,048 otherwise). The decoding sequences take one token each; the prompts share the rest.
         A running batch leaves at least 1/8 of it to prompts, so a scheduler admits at most 7/8 of it as running
         requests (the others queue).
+    :param chunked_prefill: ``True`` (default): continuous batching with chunked prefill, prompt tokens sharing each
+        step's budget with the decoding sequences (vLLM V1, TensorRT-LLM in-flight batching with chunked context,
+        SGLang's mixed chunks). ``False``: waiting prompts run whole in prefill-only steps (up to the budget) while
+        the decoding sequences wait, vLLM V0 with ``enable_chunked_prefill`` off (AMD's MLPerf vLLM configs);
+        TTFT and TPOT then follow the prefill/decode cycle of :mod:`voicebudget.inference._prefill_first`.
+    :param scheduler_steps: decode steps per scheduler call, vLLM's ``num_scheduler_steps`` (multi-step scheduling;
+        SGLang's ``num_continuous_decode_steps``): a new request waits for the running group of steps to end
+        (default 1: every step).
     :param memory_utilization: share of chip memory for weights + KV cache, as vLLM's ``gpu_memory_utilization``
         (the rest: activations, CUDA graphs, fragmentation); ``None`` (default): the weights plus 90% of the memory
         left after them, TensorRT-LLM's ``kv_cache_free_gpu_mem_fraction`` rule that audited MLPerf deployments
@@ -77,6 +85,8 @@ class Deployment(_Frozen):
     kv_precision: Precision | None = None
     concurrency: int = Field(default=1, ge=1)
     prefill_chunk_tokens: int | None = Field(default=None, ge=16)
+    chunked_prefill: bool = True
+    scheduler_steps: int = Field(default=1, ge=1, le=1024)
     memory_utilization: float | None = Field(default=None, gt=0, le=1)
     software: str | None = Field(default=None, min_length=1, max_length=40)
 
@@ -160,7 +170,11 @@ class InferenceResult(_Frozen):
     :ivar ttft_lower_bound: the prefill load is above 90% of capacity, where TTFT is not predictable: ``ttft_ms``
         is its value at 90% (a note says so).
     :ivar prefill_load: share of the prefill capacity the other users' prompts take (``rho``; 0 at concurrency 1).
-    :ivar step_budget_tokens: the continuous-batching step budget used (decode tokens + prompt tokens per step).
+    :ivar step_budget_tokens: the continuous-batching step budget used (decode tokens + prompt tokens per step; without
+        chunked prefill, the prompt tokens of one prefill-only step).
+    :ivar chunked_prefill: the scheduler modelled: chunked prefill (``True``) or prefill-only steps between decode
+        groups (``Deployment.chunked_prefill``).
+    :ivar scheduler_steps: decode steps per scheduler call (``Deployment.scheduler_steps``).
     :ivar running_requests: requests running across the deployment: the concurrency, or fewer when the KV cache
         (or the step budget) admits fewer; the rest wait for a slot (0 on SRAM chips, which model no admission).
     :ivar queue_wait_ms: the mean wait for a slot of the requests beyond ``running_requests`` (a closed loop past
@@ -198,6 +212,8 @@ class InferenceResult(_Frozen):
     ttft_lower_bound: bool = False
     prefill_load: float = 0.0
     step_budget_tokens: int = 0
+    chunked_prefill: bool = True
+    scheduler_steps: int = 1
     running_requests: int = 0
     queue_wait_ms: float = 0.0
     tpot_ms: float
