@@ -26,7 +26,7 @@ from voicebudget._algebra import AllOf, Choice, KOfN, Race, Sequence
 from voicebudget._barge_in import BargeInTurn
 from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError
-from voicebudget._io import Roots, read_document, reference_context, validation_error
+from voicebudget._io import Roots, read_document, reference_context, refuse_other_document, validation_error
 from voicebudget._model import DataModel
 from voicebudget._plausible import implausible_values, warn_each
 from voicebudget._traffic import CallTraffic
@@ -160,6 +160,7 @@ def _join(prefix: str, path: str) -> str:
 
 
 def _parse(data: Mapping[str, Any], origin: str, context: dict[str, Any]) -> Scenario:
+    refuse_other_document(data, "scenario", origin)
     raw = dict(data)
     raw_variants = raw.pop("variants", {}) or {}
     if not isinstance(raw_variants, dict):

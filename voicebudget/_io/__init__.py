@@ -31,7 +31,7 @@ The package's modules, by concern: ``_limits`` (the caps), ``_files`` (reading f
 
 from __future__ import annotations
 
-from voicebudget._io._documents import DOCUMENT_SUFFIXES, read_document, validation_error
+from voicebudget._io._documents import DOCUMENT_SUFFIXES, read_document, refuse_other_document, validation_error
 from voicebudget._io._files import iter_lines, read_bytes, read_head, read_text, split_lines
 from voicebudget._io._limits import (
     MAX_DATA_BYTES,
@@ -68,6 +68,7 @@ __all__ = [
     "read_document",
     "read_head",
     "read_text",
+    "refuse_other_document",
     "reference_context",
     "resolve_reference",
     "split_lines",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -51,6 +51,36 @@ def read_document(
     if fields is not None and definitions:
         data = {k: v for k, v in data.items() if not (k in definitions and k not in fields)}
     return dict(data)
+
+
+_COUNCIL_KEYS = frozenset({"topology", "members"})
+"""Top-level fields only a council file has (a scenario's are ``pipeline`` and ``variants``)."""
+
+
+def refuse_other_document(doc: Mapping[str, Any], expected: Literal["scenario", "council"], origin: str) -> None:
+    """A council file read as a scenario, or a scenario read as a council, is one error saying what the file
+    is and what reads it, not one line per field the other kind lacks (which read ``kind: unknown field
+    'kind'; allowed for kind 'council': kind, ...`` for a council given to ``voicebudget run``).
+
+    :param doc: the document as read (before a stage's ``kind``/``file`` overrides are merged in).
+    :param expected: what the caller reads.
+    :raises ScenarioError: the document is plainly the other kind: a council has ``kind = "council"``, a
+        ``topology`` or ``members`` and no ``pipeline``; a scenario has a ``pipeline`` and neither of those.
+    """
+    council_keys = bool(_COUNCIL_KEYS & doc.keys())
+    if expected == "scenario" and "pipeline" not in doc and (doc.get("kind") == "council" or council_keys):
+        raise ScenarioError(
+            'a council file (kind = "council", a topology and members), not a scenario: evaluate it with '
+            '`voicebudget council` (load_council), or use it as a scenario\'s stage: llm = { kind = "council", '
+            f'file = "{Path(origin).name}" }}',
+            origin=origin,
+        )
+    if expected == "council" and "pipeline" in doc and not council_keys:
+        raise ScenarioError(
+            "a scenario file (it has a pipeline), not a council: run it with `voicebudget run` (load_scenario); "
+            "a council file has a topology and members (docs/councils.md)",
+            origin=origin,
+        )
 
 
 def _refuse_suffix(path: Path, suffix: str, origin: str) -> None:

@@ -23,7 +23,15 @@ from voicebudget._algebra import Stage
 from voicebudget._budget import Budget
 from voicebudget._distributions import Distribution
 from voicebudget._errors import ScenarioError
-from voicebudget._io import Roots, check_cycle, read_document, reference_context, resolve_reference, validation_error
+from voicebudget._io import (
+    Roots,
+    check_cycle,
+    read_document,
+    reference_context,
+    refuse_other_document,
+    resolve_reference,
+    validation_error,
+)
 from voicebudget._model import DataModel
 from voicebudget._plausible import implausible_values, warn_each
 from voicebudget.councils._topologies import TOPOLOGIES, CouncilTopology, get_topology, topology_names
@@ -458,7 +466,9 @@ def _load_council(
     check_cycle(path, parent)
     context = reference_context(path, allowed_roots=allowed_roots, parent=parent)
     fields = {*Council.model_fields, "search"}
-    data = {**read_document(path, fields=fields, regular_only=parent is not None), **(overrides or {})}
+    doc = read_document(path, fields=fields, regular_only=parent is not None)
+    refuse_other_document(doc, "council", str(path))
+    data = {**doc, **(overrides or {})}
     data.pop("search", None)  # the tuner's search space (voicebudget tune); the base council is evaluated
     try:
         council = Council.model_validate(data, context=context)

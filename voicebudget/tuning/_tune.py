@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from voicebudget._algebra import evaluate
 from voicebudget._budget import MAX_LATENCY_MS, Budget, with_overrides
 from voicebudget._errors import ScenarioError, VoiceBudgetError, param
-from voicebudget._io import Roots, read_document, reference_context, validation_error
+from voicebudget._io import Roots, read_document, reference_context, refuse_other_document, validation_error
 from voicebudget._memory import check_memory, check_work
 from voicebudget._plausible import implausible_values, warn_each
 from voicebudget._scenario import Scenario, load_scenario
@@ -62,6 +62,7 @@ def load_search(path: str | Path, *, allowed_roots: Roots = ()) -> tuple[dict[st
     """
     path = Path(path)
     doc = read_document(path, fields={*Council.model_fields, "search"})
+    refuse_other_document(doc, "council", str(path))
     raw = doc.pop("search", None)
     if not raw:
         raise ScenarioError(
