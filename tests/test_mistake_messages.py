@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 import voicebudget as vb
 from voicebudget._text import closest
+from voicebudget._text import meant as meant_names
 from voicebudget.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,3 +82,48 @@ def test_guard_from_a_vad_scenario_needs_the_commit_phase() -> None:
         vb.BudgetGuard.from_scenario(scenario, samples=500, seed=1, phases={"wait": ["endpointing"]})
     guard = vb.BudgetGuard.from_scenario(scenario, samples=500, seed=1, phases={"commit": ["endpointing", "asr"]})
     assert guard.turn().check().rest_ms > 0
+
+
+def test_a_council_file_given_to_run_says_what_it_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # What a user saw (round 4): `voicebudget run councils/x.toml` printed six errors, among them
+    # "kind: unknown field 'kind'; allowed for kind 'council': kind, name, ...": 'kind' refused and listed.
+    monkeypatch.chdir(ROOT)
+    err = _run(ROOT / "councils" / "router-flash-lite-sonnet.toml")
+    assert err == (
+        f'error: {ROOT / "councils" / "router-flash-lite-sonnet.toml"}: a council file (kind = "council", a '
+        "topology and members), not a scenario: evaluate it with `voicebudget council` (load_council), or use it "
+        'as a scenario\'s stage: llm = { kind = "council", file = "router-flash-lite-sonnet.toml" }'
+    )
+
+
+@pytest.mark.parametrize("command", ["council", "tune"])
+def test_a_scenario_given_where_a_council_is_read_says_what_it_is(command: str) -> None:
+    # `voicebudget council scenario.toml` listed five missing/unknown fields; `tune` asked for a [search] table
+    res = runner.invoke(app, [command, str(ROOT / "scenarios" / "webrtc-cascade.toml")])
+    assert res.exit_code == 2, res.output
+    assert " ".join(res.stderr.split()) == (
+        f"error: {ROOT / 'scenarios' / 'webrtc-cascade.toml'}: a scenario file (it has a pipeline), not a council: "
+        "run it with `voicebudget run` (load_scenario); a council file has a topology and members (docs/councils.md)"
+    )
+
+
+def test_a_scenario_named_as_a_council_stage_says_so_at_the_stage(tmp_path: Path) -> None:
+    (tmp_path / "other.toml").write_text((ROOT / "scenarios" / "webrtc-cascade.toml").read_text(encoding="utf-8"))
+    path = tmp_path / "s.toml"
+    path.write_text(
+        'name = "x"\n[pipeline]\nkind = "sequence"\nstages = { llm = { kind = "council", file = "other.toml" } }\n'
+    )
+    assert _run(path).startswith(
+        f"error: {path}: pipeline.stages.llm: {tmp_path / 'other.toml'}: a scenario file (it has a pipeline), not a "
+        "council"
+    )
+
+
+def test_a_name_that_begins_known_ones_offers_them_not_a_near_miss() -> None:
+    # What a user saw (round 4): `hardware = "h100"` got "did you mean 'h200'?" (difflib's nearest), a different chip
+    res = runner.invoke(app, ["infer", "-m", "llama-3.3-70b", "-H", "h100"])
+    assert res.exit_code == 2
+    assert "unknown hardware 'h100'; did you mean 'h100-pcie' or 'h100-sxm'? known:" in " ".join(res.stderr.split())
+    assert closest("h100", ["h200", "h100-sxm"]) == "h100-sxm"
+    assert meant_names("llama-3.1", ["llama-3.1-8b", "llama-3.1-70b", "h200"]) == ["llama-3.1-8b", "llama-3.1-70b"]
+    assert len(meant_names("llama", [f"llama-{i}" for i in range(5)])) == 1  # begins too many: difflib's nearest

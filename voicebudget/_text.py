@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-__all__ = ["as_given", "closest", "count", "shown", "unknown"]
+__all__ = ["MAX_BEGUN", "as_given", "closest", "count", "meant", "shown", "unknown"]
 
 
 def count(n: int, noun: str, plural: str | None = None, *, sep: bool = True) -> str:
@@ -22,26 +22,45 @@ def _plain(name: str) -> str:
     return "".join(c for c in name.lower() if c.isalnum())
 
 
+MAX_BEGUN = 4
+"""At most this many names that a typed name begins are offered as what it meant (``"llama"`` begins a
+dozen models: none of them is offered)."""
+
+
 def closest(name: str, known: Iterable[str]) -> str | None:
-    """The known name ``name`` was probably meant as: the same letters and digits (``"log-normal"`` for
-    ``"lognormal"``, ``"H100_SXM"`` for ``"h100-sxm"``), else the closest by :mod:`difflib`'s ratio
-    (at least 0.6); ``None`` when nothing is close."""
+    """The known name ``name`` was probably meant as: the first of :func:`meant` (``None`` when nothing is
+    close)."""
+    guesses = meant(name, known)
+    return guesses[0] if guesses else None
+
+
+def meant(name: str, known: Iterable[str]) -> list[str]:
+    """The known names ``name`` was probably meant as, in the order given: the one with the same letters and
+    digits (``"log-normal"`` for ``"lognormal"``, ``"H100_SXM"`` for ``"h100-sxm"``); else every name that
+    ``name`` begins, when that is a few (:data:`MAX_BEGUN`; ``"h100"``: ``h100-sxm`` and ``h100-pcie``, not
+    the ``h200`` difflib's ratio would pick); else the closest by :mod:`difflib`'s ratio (at least 0.6);
+    empty when nothing is close."""
     names = list(known)
-    same = [k for k in names if _plain(k) == _plain(name)]
+    plain = _plain(name)
+    same = [k for k in names if _plain(k) == plain]
     if same:
-        return same[0]
+        return same[:1]
+    begun = [k for k in names if len(plain) >= 3 and _plain(k).startswith(plain)]
+    if 0 < len(begun) <= MAX_BEGUN:
+        return begun
     by_plain = {_plain(k): k for k in names}
-    near = difflib.get_close_matches(_plain(name), list(by_plain), n=1, cutoff=0.6)
-    return by_plain[near[0]] if near else None
+    near = difflib.get_close_matches(plain, list(by_plain), n=1, cutoff=0.6)
+    return [by_plain[near[0]]] if near else []
 
 
 def unknown(what: str, name: object, known: Iterable[str]) -> str:
     """``unknown kind 'log-normal'; did you mean 'lognormal'? known: fixed, ...``: the message for a name
-    that is not one of ``known`` (listed in the order given), with the closest known one when there is one."""
+    that is not one of ``known`` (listed in the order given), with the names it was probably meant as
+    (:func:`meant`: ``did you mean 'h100-sxm' or 'h100-pcie'?``)."""
     names = list(known)
     text = str(name)[:80]
-    guess = closest(text, names)
-    hint = f"; did you mean {guess!r}?" if guess is not None else ";"
+    guesses = meant(text, names)
+    hint = f"; did you mean {' or '.join(repr(g) for g in guesses)}?" if guesses else ";"
     return f"unknown {what} {text!r}{hint} known: {', '.join(names)}"
 
 
