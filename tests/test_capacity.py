@@ -333,6 +333,29 @@ def test_an_api_over_budget_carries_no_call_whatever_its_limits(tmp_path: Path, 
     assert "on the front" not in table.stdout
 
 
+def test_a_deployment_without_a_call_shows_its_price_in_brackets_and_skipped_variants_are_named(
+    tmp_path: Path,
+) -> None:
+    # What a user saw (round 4): "baseline  0  budget  4,906  $0.0019  api" read as this fleet's cost
+    # (docs/capacity.md brackets it), and a council variant left out of the table without a word.
+    path = tmp_path / "api.toml"
+    path.write_text(
+        SLOW_API + '\n[variants.fixed]\nstages.llm = { kind = "fixed", value_ms = 300 }\n', encoding="utf-8"
+    )
+    table = runner.invoke(app, ["capacity", str(path), "-n", "2000"], env={"COLUMNS": "80"})
+    assert table.exit_code == 1, table.output
+    row = next(line for line in table.stdout.splitlines() if line.lstrip().startswith("baseline"))
+    # CallTraffic defaults: 6 requests/min, prompts 1,000 + 100 per turn over 24 turns (mean 2,150 tokens),
+    # the api stage's 200 output tokens: 6 x (2,150 x $0.15 + 200 x $0.60) / 1e6 = $0.002655 per call-minute
+    assert row.split()[:5] == ["baseline", "0", "budget", row.split()[3], "($0.0027)"]
+    text = " ".join(table.stdout.split())
+    assert "(bracketed: what a call-minute would cost on a deployment that carries no call within budget)" in text
+    assert "note: not deployments (their 'llm' stage is not a gpu, wafer or api stage): fixed" in text
+    doc = json.loads(runner.invoke(app, ["capacity", str(path), "-n", "2000", "-f", "json"]).stdout)
+    assert doc["deployments"][0]["cost_per_call_minute"] == pytest.approx(0.002655)
+    assert "not deployments (their 'llm' stage is not a gpu, wafer or api stage): fixed" in doc["notes"]
+
+
 def test_an_api_within_budget_and_without_limits_has_no_limit(tmp_path: Path) -> None:
     path = tmp_path / "api.toml"
     path.write_text(SLOW_API)

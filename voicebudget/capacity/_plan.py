@@ -377,6 +377,7 @@ def plan_capacity(
     traffic = traffic or scenario.traffic or CallTraffic()
     seed_int = resolve_seed(scenario.seed if seed is None else seed)
     pipelines = scenario.pipelines()
+    from_scenario = deployments is None
     deployments = deployments if deployments is not None else deployments_from_scenario(scenario, stage)
     if _find_stage(scenario.pipeline, stage) is None:
         raise ScenarioError(
@@ -430,6 +431,8 @@ def plan_capacity(
             "prefix caching: only each turn's new tokens are prefilled; the cached prefix's KV reads "
             "are not charged (an optimistic bound)"
         )
+    if from_scenario and (left := [name for name in pipelines if name not in {d.name for d in deployments}]):
+        notes.append(f"not deployments (their {stage!r} stage is not a gpu, wafer or api stage): {', '.join(left)}")
     if scenario.traffic is None and traffic == CallTraffic():
         notes.append("traffic: CallTraffic defaults (assumptions; set a [traffic] table)")
     return CapacityResult(

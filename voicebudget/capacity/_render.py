@@ -30,6 +30,12 @@ def _money(x: float | None) -> str:
     return f"${x:,.3f}"
 
 
+def _price(cost: float | None, calls: int | None) -> str:
+    """The $/call-minute cell: in brackets for a deployment that carries no call within budget (an API over
+    budget at any load: the price it would cost, not a cost of this fleet), as docs/capacity.md shows it."""
+    return f"({_money(cost)})" if calls == 0 and cost is not None else _money(cost)
+
+
 def render_capacity(result: CapacityResult) -> Group:
     """The table of deployments (calls within budget, what limits them, latency, cost) and notes."""
     pct = f"p{result.budget.percentile:g}"
@@ -56,7 +62,7 @@ def render_capacity(result: CapacityResult) -> Group:
             _calls(d.max_concurrent_calls),
             d.limited_by,
             "-" if d.percentile_ms_at_max is None else f"{d.percentile_ms_at_max:,.0f}",
-            _money(d.cost_per_call_minute),
+            _price(d.cost_per_call_minute, d.max_concurrent_calls),
             "api" if d.chips is None else str(d.chips),
         ]
         if result.target_calls is not None:
@@ -72,6 +78,10 @@ def render_capacity(result: CapacityResult) -> Group:
             f"{t.agent_speaking_share:.0%} of the call"
         ),
     ]
+    if any(d.max_concurrent_calls == 0 and d.cost_per_call_minute is not None for d in result.deployments):
+        lines.append(
+            Text("(bracketed: what a call-minute would cost on a deployment that carries no call within budget)")
+        )
     if any(d.on_front for d in result.deployments):
         lines.append(Text("* on the front: no other deployment is both cheaper per call-minute and faster at capacity"))
     lines += [Text(f"note: {n}") for n in result.notes]
