@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
 from voicebudget.cli._options import PrecisionOpt, TableOrJson
 from voicebudget.cli._output import choice_value, emit_json, fail, spell_fields, user_errors
+
+if TYPE_CHECKING:
+    from voicebudget.inference import FastModeBand, Hardware, InferenceResult, ModelArch, SpeculativeDecoding
 
 DEPLOYMENT_FLAGS = {
     "chips": "chips",
@@ -138,110 +141,40 @@ def infer(
     Exit code 2 when the model does not fit the chips (the message names the gap), when prompt + output
     tokens exceed the model's context, or when --tp does not split the attention heads.
     """
-    # lazy: start-up (the library loads when the command runs)
-    from voicebudget.inference import (
-        ChipPrice,
-        Deployment,
-        Hardware,
-        ModelArch,
-        SpeculativeDecoding,
-        Workload,
-        estimate_inference,
-        hardware_from_toml,
-        model_from_hf_config,
-        parse_speculative,
+    _check_choices(
+        (chips, tp, pp, replicas),
+        (model, model_config_path),
+        (hardware, hardware_config_path),
+        concurrency,
+        request_rate,
+        software,
     )
-    from voicebudget.inference._render import render_inference
-    from voicebudget.inference._types import MAX_CHIPS
-
-    for flag, count in (("--chips", chips), ("--tp", tp), ("--pp", pp), ("--replicas", replicas)):
-        if count is not None and count > MAX_CHIPS:
-            fail(f"{flag}: at most {MAX_CHIPS:,}, got {count:,}")
-    arch: str | ModelArch = model
-    chip: str | Hardware = hardware
-    if not model and model_config_path is None:
-        fail("give --model ID (see `voicebudget models`) or --model-config path/to/config.json")
-    if not hardware and hardware_config_path is None:
-        fail("give --hardware ID (see `voicebudget hardware`) or --hardware-config path/to/chip.toml")
-    if hardware and hardware_config_path is not None:
-        fail("give --hardware or --hardware-config, not both")
-    if model and model_config_path is not None:
-        fail("give --model or --model-config, not both")
-    if concurrency is not None and request_rate is not None:
-        fail(
-            "give --concurrency (a closed loop: that many requests always in flight) or --request-rate "
-            "(open-loop arrivals: the concurrency follows), not both"
-        )
-    if software is not None and request_rate is not None:
-        fail("--software picks a wafer/LPU software generation; --request-rate is the GPU scheduler model")
-    if software is not None and not software.strip():
-        fail(f"--software: give a generation id (`voicebudget hardware` lists them, e.g. 2024-08), got {software!r}")
-    concurrency = 1 if concurrency is None else concurrency
-    with user_errors():
-        spec: SpeculativeDecoding | None = parse_speculative(speculative) if speculative is not None else None
-        if model_config_path is not None:
-            arch = model_from_hf_config(model_config_path)
-        if hardware_config_path is not None:
-            chip = hardware_from_toml(hardware_config_path)
-    if memory_utilization is not None and not (0.0 < memory_utilization <= 1.0):
-        fail(f"--memory-utilization must be in (0, 1], got {memory_utilization}")
-    if price is not None and not (math.isfinite(price) and price <= 1e6):
-        fail(f"--price-per-chip-hour: must be a finite number of US$ > 0 and <= 1,000,000, got {price}")
-    chip_price = ChipPrice(usd_per_chip_hour=price, source="--price-per-chip-hour") if price else None
+    arch, chip, spec = _load(model, model_config_path, hardware, hardware_config_path, speculative)
+    _check_numbers(memory_utilization, price)
+    deployment = {
+        "chips": chips,
+        "tensor_parallel": tp,
+        "pipeline_parallel": pp,
+        "replicas": replicas,
+        "precision": choice_value(precision),
+        "kv_precision": choice_value(kv_precision),
+        "memory_utilization": memory_utilization,
+        "prefill_chunk_tokens": chunk_tokens,
+        "chunked_prefill": not no_chunked_prefill,
+        "scheduler_steps": scheduler_steps,
+    }
     if request_rate is not None:
-        # lazy: start-up (the library loads when the command runs)
-        from voicebudget.inference import estimate_open_loop
-        from voicebudget.inference._render import render_open_loop
-
-        if not (math.isfinite(request_rate) and request_rate > 0):
-            fail(f"--request-rate: must be a finite number of requests/s > 0, got {request_rate}")
-        if spec is not None:
-            fail(
-                "--speculative applies to --concurrency predictions; the --request-rate scheduler model does not "
-                "include speculative decoding yet (run --concurrency at the mean concurrency it reports)"
-            )
-        with user_errors():
-            loaded = estimate_open_loop(
-                arch,
-                chip,
-                Deployment(
-                    chips=chips,
-                    tensor_parallel=tp,
-                    pipeline_parallel=pp,
-                    replicas=replicas,
-                    precision=choice_value(precision),
-                    kv_precision=choice_value(kv_precision),
-                    memory_utilization=memory_utilization,
-                    prefill_chunk_tokens=chunk_tokens,
-                    chunked_prefill=not no_chunked_prefill,
-                    scheduler_steps=scheduler_steps,
-                ),
-                Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens),
-                request_rate,
-            )
-        if fmt is TableOrJson.json:
-            emit_json(loaded.model_dump(mode="json"))
-        else:
-            Console(highlight=False, emoji=False).print(render_open_loop(loaded))
+        _open_loop(arch, chip, deployment, (prompt_tokens, output_tokens), request_rate, spec, fmt)
         return
+    # lazy: start-up (the library loads when the command runs)
+    from voicebudget.inference import ChipPrice, Deployment, Workload, estimate_inference
+
+    chip_price = ChipPrice(usd_per_chip_hour=price, source="--price-per-chip-hour") if price else None
     with user_errors():
         result = estimate_inference(
             arch,
             chip,
-            Deployment(
-                chips=chips,
-                tensor_parallel=tp,
-                pipeline_parallel=pp,
-                replicas=replicas,
-                precision=choice_value(precision),
-                concurrency=concurrency,
-                kv_precision=choice_value(kv_precision),
-                memory_utilization=memory_utilization,
-                prefill_chunk_tokens=chunk_tokens,
-                chunked_prefill=not no_chunked_prefill,
-                scheduler_steps=scheduler_steps,
-                software=software,
-            ),
+            Deployment(**deployment, concurrency=1 if concurrency is None else concurrency, software=software),
             Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens),
             price=chip_price,
             speculative=spec,
@@ -251,37 +184,156 @@ def infer(
     )
     band = None
     if fast_mode is not None:
-        from voicebudget.inference import fast_mode_band  # lazy: start-up (only with --fast-mode)
-        from voicebudget.inference._render import render_fast_mode_band
+        band = _fast_mode_band(arch, chip, result, deployment, fast_mode, (prompt_tokens, output_tokens))
+    _print_inference(result, band, fmt)
 
-        with user_errors():
-            band = fast_mode_band(
-                arch,
-                chip,
-                Deployment(
-                    chips=result.chips,
-                    tensor_parallel=result.tensor_parallel,
-                    pipeline_parallel=result.pipeline_parallel,
-                    precision=choice_value(precision),
-                    kv_precision=choice_value(kv_precision),
-                    memory_utilization=memory_utilization,
-                    prefill_chunk_tokens=chunk_tokens,
-                    chunked_prefill=not no_chunked_prefill,
-                    scheduler_steps=scheduler_steps,
-                ),
-                fast_mode,
-                Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens),
-            )
+
+def _check_choices(
+    counts: tuple[int | None, int | None, int | None, int | None],
+    model: tuple[str, Path | None],
+    hardware: tuple[str, Path | None],
+    concurrency: int | None,
+    request_rate: float | None,
+    software: str | None,
+) -> None:
+    """The flags that exclude or need one another, and the chip counts' ceiling (before anything loads)."""
+    from voicebudget.inference._types import MAX_CHIPS  # lazy: start-up (the library loads when the command runs)
+
+    for flag, count in zip(("--chips", "--tp", "--pp", "--replicas"), counts, strict=True):
+        if count is not None and count > MAX_CHIPS:
+            fail(f"{flag}: at most {MAX_CHIPS:,}, got {count:,}")
+    _check_sources(model, hardware)
+    if concurrency is not None and request_rate is not None:
+        fail(
+            "give --concurrency (a closed loop: that many requests always in flight) or --request-rate "
+            "(open-loop arrivals: the concurrency follows), not both"
+        )
+    if software is not None and request_rate is not None:
+        fail("--software picks a wafer/LPU software generation; --request-rate is the GPU scheduler model")
+    if software is not None and not software.strip():
+        fail(f"--software: give a generation id (`voicebudget hardware` lists them, e.g. 2024-08), got {software!r}")
+
+
+def _check_sources(model: tuple[str, Path | None], hardware: tuple[str, Path | None]) -> None:
+    """Exactly one of --model and --model-config, and of --hardware and --hardware-config."""
+    if not model[0] and model[1] is None:
+        fail("give --model ID (see `voicebudget models`) or --model-config path/to/config.json")
+    if not hardware[0] and hardware[1] is None:
+        fail("give --hardware ID (see `voicebudget hardware`) or --hardware-config path/to/chip.toml")
+    if hardware[0] and hardware[1] is not None:
+        fail("give --hardware or --hardware-config, not both")
+    if model[0] and model[1] is not None:
+        fail("give --model or --model-config, not both")
+
+
+def _load(
+    model: str, model_config: Path | None, hardware: str, hardware_config: Path | None, speculative: str | None
+) -> tuple[str | ModelArch, str | Hardware, SpeculativeDecoding | None]:
+    """The model and chip (a catalog id, or read from its file) and the speculative decoding asked for."""
+    # lazy: start-up (the library loads when the command runs)
+    from voicebudget.inference import hardware_from_toml, model_from_hf_config, parse_speculative
+
+    arch: str | ModelArch = model
+    chip: str | Hardware = hardware
+    with user_errors():
+        spec = parse_speculative(speculative) if speculative is not None else None
+        if model_config is not None:
+            arch = model_from_hf_config(model_config)
+        if hardware_config is not None:
+            chip = hardware_from_toml(hardware_config)
+    return arch, chip, spec
+
+
+def _check_numbers(memory_utilization: float | None, price: float | None) -> None:
+    if memory_utilization is not None and not (0.0 < memory_utilization <= 1.0):
+        fail(f"--memory-utilization must be in (0, 1], got {memory_utilization}")
+    if price is not None and not (math.isfinite(price) and price <= 1e6):
+        fail(f"--price-per-chip-hour: must be a finite number of US$ > 0 and <= 1,000,000, got {price}")
+
+
+def _open_loop(
+    arch: str | ModelArch,
+    chip: str | Hardware,
+    deployment: dict[str, Any],
+    tokens: tuple[int, int],
+    request_rate: float,
+    spec: SpeculativeDecoding | None,
+    fmt: TableOrJson,
+) -> None:
+    """``--request-rate``: TTFT percentiles under open-loop Poisson arrivals."""
+    # lazy: start-up (the library loads when the command runs)
+    from voicebudget.inference import Deployment, Workload, estimate_open_loop
+    from voicebudget.inference._render import render_open_loop
+
+    if not (math.isfinite(request_rate) and request_rate > 0):
+        fail(f"--request-rate: must be a finite number of requests/s > 0, got {request_rate}")
+    if spec is not None:
+        fail(
+            "--speculative applies to --concurrency predictions; the --request-rate scheduler model does not "
+            "include speculative decoding yet (run --concurrency at the mean concurrency it reports)"
+        )
+    with user_errors():
+        loaded = estimate_open_loop(
+            arch,
+            chip,
+            Deployment(**deployment),
+            Workload(prompt_tokens=tokens[0], output_tokens=tokens[1]),
+            request_rate,
+        )
+    if fmt is TableOrJson.json:
+        emit_json(loaded.model_dump(mode="json"))
+    else:
+        Console(highlight=False, emoji=False).print(render_open_loop(loaded))
+
+
+def _fast_mode_band(
+    arch: str | ModelArch,
+    chip: str | Hardware,
+    result: InferenceResult,
+    deployment: dict[str, Any],
+    speedup: float,
+    tokens: tuple[int, int],
+) -> FastModeBand:
+    """``--fast-mode``: the band of this output speed-up on the layout the prediction chose."""
+    from voicebudget.inference import Deployment, Workload, fast_mode_band  # lazy: start-up (only with --fast-mode)
+
+    layout = {
+        "chips": result.chips,
+        "tensor_parallel": result.tensor_parallel,
+        "pipeline_parallel": result.pipeline_parallel,
+    }
+    keep = (
+        "precision",
+        "kv_precision",
+        "memory_utilization",
+        "prefill_chunk_tokens",
+        "chunked_prefill",
+        "scheduler_steps",
+    )
+    with user_errors():
+        return fast_mode_band(
+            arch,
+            chip,
+            Deployment(**layout, **{k: deployment[k] for k in keep}),
+            speedup,
+            Workload(prompt_tokens=tokens[0], output_tokens=tokens[1]),
+        )
+
+
+def _print_inference(result: InferenceResult, band: FastModeBand | None, fmt: TableOrJson) -> None:
+    # lazy: start-up (the library loads when the command runs)
+    from voicebudget.inference._render import render_fast_mode_band, render_inference
+
     if fmt is TableOrJson.json:
         doc = result.to_dict()
         if band is not None:
             doc["fast_mode_band"] = band.model_dump(mode="json")
         emit_json(doc)
-    else:
-        console = Console(highlight=False, emoji=False)
-        console.print(render_inference(result))
-        if band is not None:
-            console.print(render_fast_mode_band(band))
+        return
+    console = Console(highlight=False, emoji=False)
+    console.print(render_inference(result))
+    if band is not None:
+        console.print(render_fast_mode_band(band))
 
 
 def hardware_cmd(
