@@ -231,3 +231,36 @@ def test_variants_sharing_a_stage_report_its_exact_stats() -> None:
     network = [r.stage("network").stats.p99_ms for r in result.reports]
     assert network[0] >= 1300  # cold connections only in the baseline
     assert network[1] == network[2] == 0.0
+
+
+def _phone_turn(uplink_in_transport: bool, uplink_ms: float = 120.0) -> vb.Scenario:
+    asr = {"kind": "lognormal", "p50_ms": 247, "p95_ms": 298}
+    transport = {"kind": "lognormal", "p50_ms": 100, "p95_ms": 200}
+    before = not uplink_in_transport
+    pipeline = {
+        "kind": "voice_turn",
+        "endpointing": {"kind": "fixed", "value_ms": 200 + (uplink_ms if before else 0)},
+        "asr": {"kind": "shifted", "shift_ms": uplink_ms, "base": asr} if before else asr,
+        "network": {"kind": "fixed", "value_ms": 0},
+        "llm": {
+            "kind": "llm",
+            "ttft": {"kind": "lognormal", "p50_ms": 400, "p95_ms": 600},
+            "tpot": {"kind": "fixed", "value_ms": 5},
+        },
+        "tts": {"kind": "tts", "ttfb": {"kind": "lognormal", "p50_ms": 135, "p95_ms": 187}},
+        "transport": transport if before else {"kind": "shifted", "shift_ms": uplink_ms, "base": transport},
+    }
+    return vb.parse_scenario({"name": "phone", "pipeline": pipeline})
+
+
+def test_the_callers_leg_in_transport_is_the_same_turn_as_before_the_commit() -> None:
+    # docs/scenarios.md ("The voice turn"): a caller's leg to the server (a Twilio call) delays what the
+    # server hears of the end of speech, so endpointing and ASR alike; max(e + u, a + u) = max(e, a) + u, so
+    # writing it into transport gives the same voice-to-voice turn, sample for sample (to rounding), and the server-side
+    # figure (voice-to-voice minus transport) is what the framework reports: it starts at what it heard.
+    into_transport = vb.simulate(_phone_turn(True), samples=50_000, seed=3).report("baseline")
+    before_commit = vb.simulate(_phone_turn(False), samples=50_000, seed=3).report("baseline")
+    np.testing.assert_allclose(into_transport.total_samples_ms, before_commit.total_samples_ms, rtol=0, atol=1e-9)
+    assert into_transport.server_side is not None
+    assert before_commit.server_side is not None
+    assert before_commit.server_side.p95_ms - into_transport.server_side.p95_ms == pytest.approx(120.0)
