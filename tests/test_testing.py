@@ -269,3 +269,33 @@ def test_docs_example_runs_as_a_users_test_file(
     assert lo_in <= float(within.group(1)) <= hi_in
     assert lo_llm <= float(over.group(2)) <= hi_llm
     assert lo_over <= float(over.group(1)) <= hi_over
+
+
+@pytest.mark.parametrize("audio", [False, True])
+def test_a_scripted_pipecat_log_check_reads_needs_pipecats_vad(audio: bool, tmp_path: Path) -> None:
+    # What a user saw (round 4): a scripted conversation with metrics on, logged at DEBUG, and `voicebudget
+    # check` on the log: "LLM TTFB with no 'User stopped speaking' line ... (VAD line missing?)" for every turn.
+    # With VAD frames alone nothing logs the VAD stop; audio=True (Pipecat's VADProcessor) does (checker.md).
+    _pipecat()
+    from loguru import logger
+    from pipecat.pipeline.worker import PipelineParams
+
+    from voicebudget.testing.pipecat import AUDIO_RATE, run_conversation
+    from voicebudget.traces import check, read_trace
+
+    turns = scripted_turns(2, seed=5, llm=200.0, tts=100.0)
+    params = PipelineParams(enable_metrics=True, audio_in_sample_rate=AUDIO_RATE, audio_out_sample_rate=AUDIO_RATE)
+    log = tmp_path / "agent.log"
+    sink = logger.add(str(log), level="DEBUG")
+    try:
+        asyncio.run(run_conversation(turns, audio=audio, params=params))
+    finally:
+        logger.remove(sink)
+    table = read_trace(log)
+    if not audio:
+        assert len(table.turns) == 2
+        assert all("VAD line missing?" in a.reason for a in table.anomalies)
+        return
+    result = check([table])
+    assert result.report.n_turns == 2
+    assert [t.stages_ms["llm_ttft"] for t in table.turns] == pytest.approx([200.0, 200.0], abs=LATE_MS)
