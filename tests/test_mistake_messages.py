@@ -127,3 +127,13 @@ def test_a_name_that_begins_known_ones_offers_them_not_a_near_miss() -> None:
     assert closest("h100", ["h200", "h100-sxm"]) == "h100-sxm"
     assert meant_names("llama-3.1", ["llama-3.1-8b", "llama-3.1-70b", "h200"]) == ["llama-3.1-8b", "llama-3.1-70b"]
     assert len(meant_names("llama", [f"llama-{i}" for i in range(5)])) == 1  # begins too many: difflib's nearest
+
+
+def test_a_vad_stop_typed_in_ms_says_the_flag_is_in_seconds() -> None:
+    # What a user saw (round 4): `--stop-secs 200` (Pipecat's 200 ms) got only "less than or equal to 60"
+    res = runner.invoke(app, ["check", str(ROOT / "tests" / "data" / "traces" / "pipecat.log"), "--stop-secs", "200"])
+    assert res.exit_code == 2
+    assert " ".join(res.stderr.split()) == (
+        "error: --stop-secs: Input should be less than or equal to 60, got 200.0; stop_secs is in seconds: ms "
+        "typed as s? 200 ms is 0.2 s"
+    )

@@ -14,6 +14,7 @@ from pydantic import Field, ValidationError
 
 from voicebudget._errors import ScenarioError, param
 from voicebudget._model import DataModel
+from voicebudget._text import as_given
 from voicebudget.traces._formats import DEFAULT_STOP_SECS, DETECT_HEAD_CHARS, FIT_METHODS, FitMethod
 from voicebudget.traces._table import ABSURD_MS
 
@@ -50,8 +51,13 @@ class ReadOptions(DataModel):
             return cls(**values)
         except ValidationError as exc:
             err = exc.errors()[0]
-            name = param(str(err["loc"][0])) if err["loc"] else "options"
-            raise ScenarioError(f"{err['msg']}, got {err.get('input')!r}", origin=name) from None
+            field = str(err["loc"][0]) if err["loc"] else ""
+            given = err.get("input")
+            hint = ""
+            if field == "stop_secs" and isinstance(given, int | float) and given > 60:  # 200 for a 200 ms stop
+                hint = f"; stop_secs is in seconds: ms typed as s? {as_given(float(given))} ms is {given / 1000:g} s"
+            name = param(field) if field else "options"
+            raise ScenarioError(f"{err['msg']}, got {given!r}{hint}", origin=name) from None
 
     @property
     def stop_secs_or_default(self) -> float:
