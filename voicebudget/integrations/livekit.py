@@ -43,10 +43,10 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from voicebudget.checker._recorder import FIRST_AUDIO, SPEECH_END, TurnRecorder
+from voicebudget.checker._recorder import FIRST_AUDIO, SPEECH_END, Turn, TurnRecorder
 from voicebudget.traces._livekit import read_livekit
 from voicebudget.traces._table import ON_PATH, TraceTurn
 
@@ -104,16 +104,8 @@ class BudgetHook:
         telemetry: Telemetry | None = None,
         prometheus: PrometheusMetrics | None = None,
     ):
-        if guard is not None and not set(self.PHASES) <= set(guard.stages):
-            missing = sorted(set(self.PHASES) - set(guard.stages))
-            raise ValueError(
-                f"the guard's stages {list(guard.stages)} lack {missing}; build it with phases=BudgetHook.PHASES"
-            )
-        if guard is not None and learn and guard.phases != self.PHASES:
-            raise ValueError(
-                f"a guard that learns the hook's turns must merge their stages: build it with "
-                f"phases=BudgetHook.PHASES (got phases={guard.phases}), or pass learn=False"
-            )
+        if guard is not None:
+            self._check_guard(guard, learn)
         if not vad_silence_s >= 0 or not poll_ms > 0:
             raise ValueError(f"need vad_silence_s >= 0 and poll_ms > 0; got {vad_silence_s}, {poll_ms}")
         self.budget = budget
@@ -223,17 +215,27 @@ class BudgetHook:
             reason = "; ".join(a.reason for a in table.anomalies)
             self._record(trace_turn, reason)
 
+    @classmethod
+    def _check_guard(cls, guard: BudgetGuard, learn: bool) -> None:
+        """A guard has the hook's phases as stages, and one that learns merges the turns' stages into them.
+
+        :raises ValueError: it does not.
+        """
+        if not set(cls.PHASES) <= set(guard.stages):
+            missing = sorted(set(cls.PHASES) - set(guard.stages))
+            raise ValueError(
+                f"the guard's stages {list(guard.stages)} lack {missing}; build it with phases=BudgetHook.PHASES"
+            )
+        if learn and guard.phases != cls.PHASES:
+            raise ValueError(
+                f"a guard that learns the hook's turns must merge their stages: build it with "
+                f"phases=BudgetHook.PHASES (got phases={guard.phases}), or pass learn=False"
+            )
+
     def _record(self, trace_turn: TraceTurn, reason: str) -> None:
         turn = self.recorder.turn(trace_turn.id)
         turn.mark(SPEECH_END)
-        stages = trace_turn.stages_ms
-        if "asr" in stages:
-            turn.add_stage("asr", start_ms=0.0, end_ms=stages["asr"])
-        cursor = 0.0
-        for name in ON_PATH:
-            if name in stages:
-                turn.add_stage(name, start_ms=cursor, end_ms=cursor + stages[name])
-                cursor += stages[name]
+        _add_stages(turn, trace_turn.stages_ms)
         measured = trace_turn.complete and not trace_turn.flagged and trace_turn.total_ms is not None
         if measured:
             turn.mark(FIRST_AUDIO, at_ms=trace_turn.total_ms)
@@ -248,3 +250,14 @@ class BudgetHook:
         """
         self.flush()
         return self.recorder.report(budget or self.budget)
+
+
+def _add_stages(turn: Turn, stages: Mapping[str, float]) -> None:
+    """A read turn's stages on the recorder's turn: ASR from the end of speech, the others end to end."""
+    if "asr" in stages:
+        turn.add_stage("asr", start_ms=0.0, end_ms=stages["asr"])
+    cursor = 0.0
+    for name in ON_PATH:
+        if name in stages:
+            turn.add_stage(name, start_ms=cursor, end_ms=cursor + stages[name])
+            cursor += stages[name]

@@ -137,7 +137,11 @@ class BudgetObserver(BaseObserver):
         if kind is None or frame.id in self._seen:
             return
         self._seen.add(frame.id)
-        at = self._on_recorder_clock(data)
+        self._moment(kind, frame, self._on_recorder_clock(data))
+
+    def _moment(self, kind: str, frame: object, at: int) -> None:
+        """A frame's moment (``at``: ns on the recorder's clock): a VAD stop or a release starts a turn, the
+        pipeline's end closes the open one, the others belong to the open turn."""
         if kind == "vad_stop":
             self._flush()
             stop_ns = round(float(getattr(frame, "stop_secs", 0.0)) * _NS_PER_S)
@@ -147,9 +151,12 @@ class BudgetObserver(BaseObserver):
             self._speech_end, self._moments = at, {kind: at}
         elif kind == "end":
             self._flush()
-        elif self._speech_end is None:
-            return
-        elif kind == "user_started":
+        elif self._speech_end is not None:
+            self._in_turn(kind, at)
+
+    def _in_turn(self, kind: str, at: int) -> None:
+        """A moment of the open turn (``at``: ns on the recorder's clock)."""
+        if kind == "user_started":
             self._user_started()
         elif kind == "interruption":
             self._interrupted()
