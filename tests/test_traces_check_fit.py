@@ -295,6 +295,31 @@ def test_fit_warns_below_20_turns_only() -> None:
     )
 
 
+def test_a_server_side_fit_says_its_transport_is_zero_where_run_shows_it(tmp_path: Path) -> None:
+    # What a user saw (round 4): a LiveKit agent's metrics fitted and run: "PASS p95 718.2 ms <= 800.0 ms",
+    # with the Twilio legs (200-400 ms) nowhere; only a comment inside the file said transport is 0.
+    out = tmp_path / "fitted.toml"
+    result = runner.invoke(app, ["fit", str(DATA / "livekit-metrics.jsonl"), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert (
+        "note: the trace is server side: its transport is 0 ms in the file; add the path to the listener "
+        "([pipeline.transport]) before judging voice-to-voice"
+    ) in " ".join(result.stdout.split())
+    description = load_scenario(out).description
+    assert description.endswith("; server side: transport 0 ms until you add the path to the listener.")
+    shown = runner.invoke(app, ["run", str(out), "-n", "2000"])
+    assert "server side: transport 0 ms until you add the path to the listener" in " ".join(shown.stdout.split())
+
+
+def test_a_lower_bound_alone_does_not_call_the_tails_unreliable() -> None:
+    # the description said "(fewer than 20: tails unreliable)" for any warning, a tool turn's lower bound too
+    table = read_trace(CASES / "livekit-console-tool-turn" / "agent-console.log")
+    many = fit([replace(table, turns=table.turns * 7)])  # 21 turns, 7 of them lower bounds
+    assert many.n_turns == 21
+    assert [w.split(" ")[:5] for w in many.warnings] == [["7", "of", "21", "turns", "give"]]
+    assert "fewer than" not in many.document["description"]
+
+
 def test_fit_on_zero_usable_turns_exits_2_and_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "zero.toml"
     result = runner.invoke(app, ["fit", str(CASES / "livekit-missing-tts" / "metrics.jsonl"), "-o", str(out)])

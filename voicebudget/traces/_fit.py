@@ -56,7 +56,8 @@ class TraceFit:
     :ivar observed_ms: ``{"p50_ms", "p95_ms"}`` of the turn totals the fit used.
     :ivar n_turns: how many turns it used.
     :ivar warnings: what the user should know before trusting the fit (fewer than :data:`FEW_TURNS`
-        turns); also in the TOML header and the ``description``.
+        turns, turns whose total is a lower bound); also in the TOML header (too few turns also in the
+        ``description``).
     """
 
     method: str
@@ -69,6 +70,9 @@ class TraceFit:
     verification: dict[str, float] | None = None
     """Result of :meth:`verify` when it was run (simulated p50/p95 and relative errors)."""
     warnings: tuple[str, ...] = ()
+    server_side: bool = False
+    """The fitted turn is timed at the server (``transport`` is 0 ms): add the path to the listener to judge
+    voice-to-voice (the ``description`` and ``voicebudget fit``'s output say so)."""
 
     def write(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write the scenario to ``path``: TOML for ``.toml`` (with its source comments), YAML for
@@ -352,13 +356,14 @@ def fit(
     warnings = _few_turns(len(turns)) + _lower_bounds(turns)
     budget = budget or Budget()
     voice, pipeline, comments = _pipeline(turns, method)
+    server_side = voice and pipeline["transport"] == _ZERO
     totals = np.array([t.total_ms for t in turns], dtype=np.float64)
     p50, p95 = (float(x) for x in np.percentile(totals, [50, 95]))
     label = _METHOD_LABELS[method]
     doc: dict[str, Any] = {
         "name": name or _default_name(origins),
         "description": f"voicebudget fit, method {method}: {label}; {count(len(turns), 'turn')}"
-        + _unreliable(warnings),
+        + _description_end(len(turns), server_side),
         "samples": samples,
         "seed": seed,
         "budget": {"total_ms": float(budget.total_ms), "percentile": float(budget.percentile)},
@@ -375,6 +380,7 @@ def fit(
         shape,
         origins,
         warnings=warnings,
+        server_side=server_side,
     )
 
 
@@ -402,9 +408,16 @@ def _default_name(origins: tuple[str, ...]) -> str:
     return "fitted from " + ", ".join(Path(o).name for o in origins)
 
 
-def _unreliable(warnings: tuple[str, ...]) -> str:
-    """The end of the fitted scenario's description: whether its tails are unreliable."""
-    return f" (fewer than {FEW_TURNS}: tails unreliable)." if warnings else "."
+SERVER_SIDE = "server side: transport 0 ms until you add the path to the listener"
+"""The fitted description's note on a trace timed at the server (``voicebudget run`` prints it above the table:
+a fitted turn within budget is not yet what the caller hears)."""
+
+
+def _description_end(n: int, server_side: bool) -> str:
+    """The end of the fitted scenario's description: whether its tails are unreliable (fewer than
+    :data:`FEW_TURNS` turns; a lower-bound warning alone is not that) and whether it is server side."""
+    few = f" (fewer than {FEW_TURNS}: tails unreliable)" if n < FEW_TURNS else ""
+    return few + (f"; {SERVER_SIDE}." if server_side else ".")
 
 
 def _check_method(method: str) -> None:

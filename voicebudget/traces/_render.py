@@ -300,4 +300,9 @@ def render_fit(result: TraceFit, path: str) -> str:
             f"simulated:      p50 {v['p50_ms']:.1f} ms ({v['p50_error']:+.1%}), "
             f"p95 {v['p95_ms']:.1f} ms ({v['p95_error']:+.1%})"
         )
+    if result.server_side:
+        lines.append(
+            "note: the trace is server side: its transport is 0 ms in the file; add the path to\n"
+            "the listener ([pipeline.transport]) before judging voice-to-voice"
+        )
     return "\n".join(lines)
