@@ -18,6 +18,7 @@ lint: .venv/.installed
 	$(BIN)/ruff check voicebudget tests benchmarks
 	$(BIN)/ruff format --check voicebudget tests benchmarks
 	$(BIN)/mypy
+	$(BIN)/python .ci/complexity.py
 
 bench: .venv/.installed
 	$(BIN)/python benchmarks/bench_simulate.py
