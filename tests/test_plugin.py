@@ -212,6 +212,10 @@ def test_unknown_marker_kwargs_are_an_error(pytester: pytest.Pytester) -> None:
         def test_positional(voice_budget):
             pass
 
+        @pytest.mark.voice_budget(budget_ms=800)
+        def test_cli_name(voice_budget):
+            pass
+
         @pytest.mark.voice_budget(percentile=120)
         def test_bad_value(voice_budget):
             pass
@@ -222,11 +226,15 @@ def test_unknown_marker_kwargs_are_an_error(pytester: pytest.Pytester) -> None:
         """
     )
     result = run(pytester)
-    result.assert_outcomes(errors=4)
+    result.assert_outcomes(errors=5)
     result.stdout.fnmatch_lines_random(
         [
             "test_unknown_marker_kwargs_are_an_error.py::test_typo: @pytest.mark.voice_budget got unknown keyword"
-            " argument(s) p, totl_ms; allowed: total_ms, percentile, stages, stage_shares",
+            " argument(s) p, totl_ms (p: did you mean percentile?; totl_ms: did you mean total_ms?); allowed:"
+            " total_ms, percentile, stages, stage_shares",
+            # a round-4 user wrote budget_ms, the CLI's --budget-ms and the library's parameter name
+            "*::test_cli_name: @pytest.mark.voice_budget got unknown keyword argument(s) budget_ms (budget_ms: did"
+            " you mean total_ms?); allowed: total_ms, percentile, stages, stage_shares",
             "*::test_positional: @pytest.mark.voice_budget takes keyword arguments only"
             " (total_ms, percentile, stages, stage_shares)",
             "*::test_bad_value: @pytest.mark.voice_budget: percentile: Input should be less than or equal to 100",

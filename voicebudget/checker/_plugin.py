@@ -39,6 +39,9 @@ __all__ = [
 
 MARKER = "voice_budget"
 MARKER_KWARGS = ("total_ms", "percentile", "stages", "stage_shares")
+_MARKER_SYNONYMS = {"budget_ms": "total_ms", "budget": "total_ms", "pct": "percentile", "p": "percentile"}
+"""What a marker keyword was meant as when it is another name of the same thing: ``budget_ms`` is the CLI's
+``--budget-ms`` and the library's parameter, the marker's ``total_ms`` is :class:`~voicebudget.Budget`'s."""
 _MARKER_HELP = (
     "voice_budget(total_ms=800, percentile=95, stages=None, stage_shares=None): judge the turns recorded "
     "with the voice_budget fixture against this voice-to-voice budget (ms at the given percentile; "
@@ -254,9 +257,13 @@ def marker_budget(marker: pytest.Mark, default: Budget, where: str) -> Budget:
         raise ValueError(f"{where}: @pytest.mark.voice_budget takes keyword arguments only ({allowed})")
     unknown = sorted(set(marker.kwargs) - set(MARKER_KWARGS))
     if unknown:
+        from voicebudget._text import closest
+
+        guesses = {k: _MARKER_SYNONYMS.get(k) or closest(k, MARKER_KWARGS) for k in unknown}
+        hints = "; ".join(f"{k}: did you mean {g}?" for k, g in guesses.items() if g is not None)
         raise ValueError(
-            f"{where}: @pytest.mark.voice_budget got unknown keyword argument(s) {', '.join(unknown)}; "
-            f"allowed: {', '.join(MARKER_KWARGS)}"
+            f"{where}: @pytest.mark.voice_budget got unknown keyword argument(s) {', '.join(unknown)}"
+            f"{f' ({hints})' if hints else ''}; allowed: {', '.join(MARKER_KWARGS)}"
         )
     fields = {"total_ms": default.total_ms, "percentile": default.percentile, **marker.kwargs}
     try:
