@@ -336,6 +336,15 @@ def _mark_front(results: list[DeploymentCapacity]) -> list[DeploymentCapacity]:
     return [DeploymentCapacity(**{**r.__dict__, "on_front": id(r) in front}) for r in results]
 
 
+def _left_out(pipelines: dict[str, Any], deployments: list[LoadModel], stage: str) -> list[str]:
+    """The note naming the scenario's pipelines that are not deployments (their stage is a council, a
+    distribution...): without it a variant disappears from the table without a word."""
+    left = [name for name in pipelines if name not in {d.name for d in deployments}]
+    if not left:
+        return []
+    return [f"not deployments (their {stage!r} stage is not a gpu, wafer or api stage): {', '.join(left)}"]
+
+
 def plan_capacity(
     scenario: Scenario,
     deployments: list[LoadModel] | None = None,
@@ -431,8 +440,7 @@ def plan_capacity(
             "prefix caching: only each turn's new tokens are prefilled; the cached prefix's KV reads "
             "are not charged (an optimistic bound)"
         )
-    if from_scenario and (left := [name for name in pipelines if name not in {d.name for d in deployments}]):
-        notes.append(f"not deployments (their {stage!r} stage is not a gpu, wafer or api stage): {', '.join(left)}")
+    notes += _left_out(pipelines, deployments, stage) if from_scenario else []
     if scenario.traffic is None and traffic == CallTraffic():
         notes.append("traffic: CallTraffic defaults (assumptions; set a [traffic] table)")
     return CapacityResult(

@@ -36,6 +36,13 @@ def _price(cost: float | None, calls: int | None) -> str:
     return f"({_money(cost)})" if calls == 0 and cost is not None else _money(cost)
 
 
+def _bracket_legend(result: CapacityResult) -> list[Text]:
+    """What a bracketed price means, when the table has one (:func:`_price`)."""
+    if any(d.max_concurrent_calls == 0 and d.cost_per_call_minute is not None for d in result.deployments):
+        return [Text("(bracketed: what a call-minute would cost on a deployment that carries no call within budget)")]
+    return []
+
+
 def render_capacity(result: CapacityResult) -> Group:
     """The table of deployments (calls within budget, what limits them, latency, cost) and notes."""
     pct = f"p{result.budget.percentile:g}"
@@ -78,10 +85,7 @@ def render_capacity(result: CapacityResult) -> Group:
             f"{t.agent_speaking_share:.0%} of the call"
         ),
     ]
-    if any(d.max_concurrent_calls == 0 and d.cost_per_call_minute is not None for d in result.deployments):
-        lines.append(
-            Text("(bracketed: what a call-minute would cost on a deployment that carries no call within budget)")
-        )
+    lines += _bracket_legend(result)
     if any(d.on_front for d in result.deployments):
         lines.append(Text("* on the front: no other deployment is both cheaper per call-minute and faster at capacity"))
     lines += [Text(f"note: {n}") for n in result.notes]
