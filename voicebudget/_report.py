@@ -332,60 +332,19 @@ def build_report(
     :raises ScenarioError: the budget allocates a stage there is none of.
     """
     total = np.asarray(total_ms, dtype=np.float64)
-    if total.size == 0:
-        raise ValueError("no turns to report on")
-    if not (np.isfinite(np.min(total)) and np.max(total) <= MAX_LATENCY_MS):  # NaN fails both, one pass each
-        too_big = [k for k, v in stages_ms.items() if _beyond(np.asarray(v, dtype=np.float64))]
-        paths = [stage_fields[k] for k in too_big if stage_fields and k in stage_fields]
-        n_bad = int(np.sum(~(np.abs(total) <= MAX_LATENCY_MS)))
-        raise ModelError(
-            f"{origin or name}: {count(n_bad, 'turn')} take{'s' if n_bad == 1 else ''} longer "
-            f"than {MAX_LATENCY_MS:,.0f} ms ({MAX_LATENCY_MS / 3.6e6:,.0f} hours) "
-            f"or {'is' if n_bad == 1 else 'are'} not finite; stages with such values: {too_big or 'none'}"
-            + (f" at {', '.join(paths)}" if paths else "")
-        )
-    unknown = sorted(set(budget.allocations_ms()) - set(stages_ms))
-    if unknown:
-        raise ScenarioError(
-            f"allocates {unknown} but there is no such stage; stages: {list(stages_ms)}",
-            origin=origin or name,
-            field="budget.stages",
-        )
-    for key, arr in stages_ms.items():
-        if np.shape(arr) != total.shape:
-            raise ValueError(f"stage {key!r} has {np.shape(arr)} samples, total has {total.shape}")
+    _check_samples(total, stages_ms, origin or name, stage_fields)
+    _check_stages(budget, stages_ms, total, origin or name)
     pct = budget.percentile
     work = np.empty_like(total) if work is None else work  # one scratch for every percentile selection
     total_stats = LatencyStats.of(total, pct, work=work)
-    tail = np.flatnonzero(total >= total_stats.at_percentile_ms)
-    if contributions is not None:
-        contrib = {k: np.asarray(v) for k, v in contributions(tail).items()}
-    else:
-        contrib = _proportional(total[tail], {k: np.asarray(v)[tail] for k, v in stages_ms.items()})
-    tail_total = float(np.mean(total[tail]))
-    by_part = part_contributions(tail) if part_contributions is not None else {}
+    tail = _Tail.of(total, total_stats, stages_ms, contributions, part_contributions)
     allocations = budget.allocations_ms()
     known = known_stats or {}
     stage_reports = []
     for key, arr in stages_ms.items():
         arr = np.asarray(arr, dtype=np.float64)
         stats = known[key] if key in known else _stage_stats(arr, pct, work) if stage_stats else _NO_STATS
-        tail_ms = float(np.mean(contrib[key])) if key in contrib else 0.0
-        tail_se = float(np.std(contrib[key], ddof=1) / np.sqrt(tail.size)) if key in contrib and tail.size > 1 else 0.0
-        share = tail_ms / tail_total if tail_total > 0 else 0.0
-        parts = sorted(
-            (
-                StagePart(p, float(np.mean(v)), float(np.mean(v)) / tail_total if tail_total > 0 else 0.0)
-                for p, v in by_part.get(key, {}).items()
-            ),
-            key=lambda part: -part.tail_ms,
-        )
-        in_tail = arr[tail]
-        in_tail = in_tail[~np.isnan(in_tail)]
-        tail_mean = float(np.mean(in_tail)) if in_tail.size else float("nan")
-        stage_reports.append(
-            StageReport(key, stats, tail_ms, share, allocations.get(key), tuple(parts), tail_mean, tail_se)
-        )
+        stage_reports.append(tail.stage(key, arr, stats, allocations.get(key)))
     return Report(
         name=name,
         budget=budget,
@@ -398,6 +357,105 @@ def build_report(
         source=source,
         total_samples_ms=total,
     )
+
+
+def _check_samples(
+    total: FloatArray, stages_ms: Mapping[str, FloatArray], origin: str, stage_fields: Mapping[str, str] | None
+) -> None:
+    """Turns to report on, none beyond :data:`MAX_LATENCY_MS` or not finite.
+
+    :raises ValueError: no turns.
+    :raises ModelError: a turn too long or not finite, naming the stages with such values.
+    """
+    if total.size == 0:
+        raise ValueError("no turns to report on")
+    if not (np.isfinite(np.min(total)) and np.max(total) <= MAX_LATENCY_MS):  # NaN fails both, one pass each
+        raise _too_long(total, stages_ms, origin, stage_fields)
+
+
+def _check_stages(budget: Budget, stages_ms: Mapping[str, FloatArray], total: FloatArray, origin: str) -> None:
+    """Every stage the budget allocates exists, and every stage has one sample per turn.
+
+    :raises ScenarioError: an allocation to no stage.
+    :raises ValueError: a stage with another number of samples than the total.
+    """
+    unknown = sorted(set(budget.allocations_ms()) - set(stages_ms))
+    if unknown:
+        raise ScenarioError(
+            f"allocates {unknown} but there is no such stage; stages: {list(stages_ms)}",
+            origin=origin,
+            field="budget.stages",
+        )
+    for key, arr in stages_ms.items():
+        if np.shape(arr) != total.shape:
+            raise ValueError(f"stage {key!r} has {np.shape(arr)} samples, total has {total.shape}")
+
+
+def _too_long(
+    total: FloatArray, stages_ms: Mapping[str, FloatArray], origin: str, stage_fields: Mapping[str, str] | None
+) -> ModelError:
+    """The error for turns beyond :data:`MAX_LATENCY_MS` or not finite: how many, and the stages with such
+    values (by field path when known)."""
+    too_big = [k for k, v in stages_ms.items() if _beyond(np.asarray(v, dtype=np.float64))]
+    paths = [stage_fields[k] for k in too_big if stage_fields and k in stage_fields]
+    n_bad = int(np.sum(~(np.abs(total) <= MAX_LATENCY_MS)))
+    return ModelError(
+        f"{origin}: {count(n_bad, 'turn')} take{'s' if n_bad == 1 else ''} longer "
+        f"than {MAX_LATENCY_MS:,.0f} ms ({MAX_LATENCY_MS / 3.6e6:,.0f} hours) "
+        f"or {'is' if n_bad == 1 else 'are'} not finite; stages with such values: {too_big or 'none'}"
+        + (f" at {', '.join(paths)}" if paths else "")
+    )
+
+
+@dataclass
+class _Tail:
+    """The tail turns (at or above the budget's percentile of the total): their indices, each stage's
+    contribution in them, their mean total (ms), and each stage's parts' contributions."""
+
+    turns: NDArray[np.intp]
+    contrib: Mapping[str, FloatArray]
+    total_ms: float
+    by_part: Mapping[str, Mapping[str, FloatArray]]
+
+    @classmethod
+    def of(
+        cls,
+        total: FloatArray,
+        total_stats: LatencyStats,
+        stages_ms: Mapping[str, FloatArray],
+        contributions: Contributions | None,
+        part_contributions: PartContributions | None,
+    ) -> _Tail:
+        tail = np.flatnonzero(total >= total_stats.at_percentile_ms)
+        if contributions is not None:
+            contrib = {k: np.asarray(v) for k, v in contributions(tail).items()}
+        else:
+            contrib = _proportional(total[tail], {k: np.asarray(v)[tail] for k, v in stages_ms.items()})
+        tail_total = float(np.mean(total[tail]))
+        by_part = part_contributions(tail) if part_contributions is not None else {}
+        return cls(tail, contrib, tail_total, by_part)
+
+    def stage(self, key: str, arr: FloatArray, stats: LatencyStats, allocation: float | None) -> StageReport:
+        """A stage's report: its share of the tail (with its standard error), its parts', its own mean there."""
+        contrib, n = self.contrib, self.turns.size
+        tail_ms = float(np.mean(contrib[key])) if key in contrib else 0.0
+        tail_se = float(np.std(contrib[key], ddof=1) / np.sqrt(n)) if key in contrib and n > 1 else 0.0
+        share = tail_ms / self.total_ms if self.total_ms > 0 else 0.0
+        in_tail = arr[self.turns]
+        in_tail = in_tail[~np.isnan(in_tail)]
+        tail_mean = float(np.mean(in_tail)) if in_tail.size else float("nan")
+        return StageReport(key, stats, tail_ms, share, allocation, self.parts(key), tail_mean, tail_se)
+
+    def parts(self, key: str) -> tuple[StagePart, ...]:
+        """A stage's parts (a council's members), their share of the tail, the largest first."""
+        parts = sorted(
+            (
+                StagePart(p, float(np.mean(v)), float(np.mean(v)) / self.total_ms if self.total_ms > 0 else 0.0)
+                for p, v in self.by_part.get(key, {}).items()
+            ),
+            key=lambda part: -part.tail_ms,
+        )
+        return tuple(parts)
 
 
 _NO_STATS = LatencyStats(*(float("nan"),) * 6)
