@@ -27,6 +27,49 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
             terminalreporter.write_line(line)
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Under pytest-xdist (``-n auto``), a worker hands its summary lines to the controller."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["voicebudget_summary"] = session.config.stash.get(_SUMMARY, [])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """The controller collects each worker's summary lines (pytest-xdist's hook)."""
+    lines = getattr(node, "workeroutput", {}).get("voicebudget_summary", [])
+    config: pytest.Config = node.config  # type: ignore[attr-defined]
+    config.stash.setdefault(_SUMMARY, []).extend(lines)
+
+
+REALTIME_MODULES = frozenset(
+    {
+        "test_audio_join",
+        "test_checker",
+        "test_conformance_matrix",
+        "test_conformance_pipecat",
+        "test_doc_outputs",
+        "test_livekit_hook",
+        "test_pipecat",
+        "test_pipecat_audio",
+        "test_predicted",
+        "test_telemetry_frameworks",
+        "test_telemetry_prometheus",
+        "test_testing",
+    }
+)
+"""Modules that run Pipecat or LiveKit conversations, or time real sleeps, in real time. Under ``-n auto``
+they run one after another on one worker (``--dist loadgroup``, pyproject's addopts), so two real-time
+conversations never share the cores; their module fixtures (the matrix's conversations) then run once."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        module = getattr(item, "module", None)
+        if item.get_closest_marker("slow") or (module is not None and module.__name__ in REALTIME_MODULES):
+            item.add_marker(pytest.mark.xdist_group("realtime"))
+
+
 # Property tests draw the same examples on every run (a CI failure is reproducible, never a lucky
 # draw); set HYPOTHESIS_PROFILE=explore locally to search new examples.
 settings.register_profile("repeatable", derandomize=True, database=None)
