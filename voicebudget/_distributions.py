@@ -229,25 +229,35 @@ def _read_samples(path: Path, column: str | None) -> list[float]:
         raise ValueError(str(exc)) from None
     if not rows:
         raise ValueError(f"{path}: no samples")
-    index = 0
-    if column is not None:
-        if column not in rows[0][1]:
-            raise ValueError(f"{path}: no column {column[:80]!r} in the header row ({len(rows[0][1])} columns)")
-        index = rows[0][1].index(column)
-        rows = rows[1:]
-    elif _parse_ms(rows[0][1][0]) is None:
-        rows = rows[1:]
+    index, rows = _csv_column(rows, column, path)
     if not rows:
         raise ValueError(f"{path}: no samples (header only)")
     where = f"column {index + 1}" + (f" ({column[:80]!r})" if column is not None else "")
-    out = []
-    for line, row in rows:
-        value = _parse_ms(row[index]) if index < len(row) else None
-        if value is None or not math.isfinite(value) or not 0 <= value <= MAX_LATENCY_MS:
-            got = _describe_cell(row[index] if index < len(row) else None, value)
-            raise ValueError(f"{path}: line {line}, {where}: {got}; {_ALLOWED}")
-        out.append(value)
-    return out
+    return [_csv_sample(row, index, path, line, where) for line, row in rows]
+
+
+def _csv_column(
+    rows: list[tuple[int, list[str]]], column: str | None, path: Path
+) -> tuple[int, list[tuple[int, list[str]]]]:
+    """The samples' column (``column`` in the header row, else the first) and the rows after any header."""
+    if column is not None:
+        if column not in rows[0][1]:
+            raise ValueError(f"{path}: no column {column[:80]!r} in the header row ({len(rows[0][1])} columns)")
+        return rows[0][1].index(column), rows[1:]
+    return 0, rows[1:] if _parse_ms(rows[0][1][0]) is None else rows
+
+
+def _csv_sample(row: list[str], index: int, path: Path, line: int, where: str) -> float:
+    """One CSV row's sample in ms.
+
+    :raises ValueError: missing, not a number, not finite, negative or beyond 1,000 hours (naming the line
+        and the column, ``where``).
+    """
+    value = _parse_ms(row[index]) if index < len(row) else None
+    if value is None or not math.isfinite(value) or not 0 <= value <= MAX_LATENCY_MS:
+        got = _describe_cell(row[index] if index < len(row) else None, value)
+        raise ValueError(f"{path}: line {line}, {where}: {got}; {_ALLOWED}")
+    return value
 
 
 def _parse_ms(cell: str) -> float | None:
