@@ -193,6 +193,28 @@ def test_join_with_a_livekit_chat_history(call: tuple[Path, dict[str, Any]], tmp
     assert [j.anchor_bias_ms for j in join.turns] == pytest.approx([vad_late_ms] * 4, abs=TOL_MS)
 
 
+def test_join_with_another_call_s_history_exits_2(call: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    """A chat history of another call (its turns 1.7 s apart, this call's are not) lines up a turn or two by
+    chance: the join refuses it instead of printing plausible figures."""
+    llm = pytest.importorskip("livekit.agents.llm")
+    path, _ = call
+    clock_s = 1_764_000_000.0
+    ctx = llm.ChatContext.empty()
+    for i in range(4):
+        stopped = clock_s + 1.0 + 1.7 * i
+        started = stopped + 0.6
+        user = {"stopped_speaking_at": stopped, "end_of_turn_delay": 0.3, "transcription_delay": 0.2}
+        ctx.add_message(role="user", content=f"q{i}", metrics=user)
+        reply = {"started_speaking_at": started, "e2e_latency": 0.6, "llm_node_ttft": 0.2, "tts_node_ttfb": 0.1}
+        ctx.add_message(role="assistant", content=f"a{i}", metrics=reply)
+    history = tmp_path / "other-call.json"
+    history.write_text(json.dumps(ctx.to_dict()))
+    out = runner.invoke(app, ["check", str(path), str(history)])
+    assert out.exit_code == 2, out.output
+    assert "the trace does not fit this recording" in out.output
+    assert "same call?" in out.output
+
+
 def test_join_with_a_trace_that_has_no_clock_exits_2(call: tuple[Path, dict[str, Any]], root: Path) -> None:
     path, _ = call
     metrics = root / "tests" / "data" / "traces" / "livekit-metrics.jsonl"

@@ -33,11 +33,18 @@ from voicebudget.audio._check import AnalysedCall, turn_id
 from voicebudget.audio._turns import AudioTurn
 from voicebudget.traces._table import Anomaly, TraceTable, TraceTurn
 
-__all__ = ["MATCH_MS", "CallJoin", "join_trace"]
+__all__ = ["EARLY_ANCHOR_MS", "MATCH_MS", "CallJoin", "join_trace"]
 
 MATCH_MS = 1_000.0
 """After the coarse offset, a trace turn matches the recording's turn whose agent onset is within this
 of its last server event (the relative delay of two turns stays well under a second)."""
+
+
+EARLY_ANCHOR_MS = 300.0
+"""A framework's "user stopped speaking" may come before the caller's end of speech in the recording by at
+most this much (a VAD's window and hangover, the recording's own VAD edge): more, and the trace's turn is
+not this reply's. It is late by the uplink and the VAD's stop window, which the check allows up to the
+reply."""
 
 
 @dataclass(frozen=True)
@@ -125,8 +132,9 @@ def join_trace(analysed: AnalysedCall, trace: TraceTable, *, transport_floor_ms:
     :param transport_floor_ms: the fastest turn's server -> recording delay, ms (>= 0).
     :returns: the join; its :attr:`CallJoin.table` has the joined turns (stages of the trace, the
         endpointing re-measured from the recording, ``transport``; ``anchor_bias`` off the path).
-    :raises ScenarioError: the trace places no turn on its clock, the recording has no agent reply, or
-        no offset lines them up.
+    :raises ScenarioError: the trace places no turn on its clock, the recording has no agent reply, no
+        offset lines them up, or the turns that line up do not look like one call's
+        (:func:`_check_same_call`).
     """
     origin = f"{analysed.call.origin} + {trace.origin}"
     if not transport_floor_ms >= 0.0:
@@ -167,12 +175,36 @@ def join_trace(analysed: AnalysedCall, trace: TraceTable, *, transport_floor_ms:
         transport = r.agent_onset_ms - (t.end_s * 1000.0 - offset)
         bias = (t.start_s * 1000.0 - offset) - r.caller_end_ms
         joined.append(JoinedTurn(t, r, transport, bias))
+    _check_same_call(origin, placed, joined)
     matched = {id(j.trace_turn) for j in joined}
     unmatched = tuple(t.id for t in trace.turns if id(t) not in matched and t.complete)
     return CallJoin(
         analysed.call.origin, trace.origin, offset, coarse, transport_floor_ms, tuple(joined), unmatched,
         _table(origin, analysed, trace, joined),
     )  # fmt: skip
+
+
+def _check_same_call(origin: str, placed: Sequence[TraceTurn], joined: Sequence[JoinedTurn]) -> None:
+    """Refuse a join whose turns do not line up as one call's do: fewer than half the trace's placed turns
+    land on an agent reply, or more than a third of those that do put the trace's "user stopped speaking"
+    outside the caller's silence before that reply (from :data:`EARLY_ANCHOR_MS` before the caller's end
+    of speech in the recording to the agent's reply). A trace of another call matches a turn or two by
+    chance, and its figures would look plausible.
+
+    :raises ScenarioError: naming both counts.
+    """
+    outside = sum(
+        1
+        for j in joined
+        if not -EARLY_ANCHOR_MS <= j.anchor_bias_ms <= (j.audio_turn.agent_onset_ms or 0.0) - j.audio_turn.caller_end_ms
+    )
+    if 2 * len(joined) < len(placed) or 3 * outside > len(joined):
+        raise ScenarioError(
+            f"the trace does not fit this recording: {len(joined)} of its {len(placed)} turns land on an agent reply, "
+            f"and {outside} of those put the trace's end of speech outside the caller's silence before the reply "
+            "(is it the same call?)",
+            origin=origin,
+        )
 
 
 def _table(origin: str, analysed: AnalysedCall, trace: TraceTable, joined: Sequence[JoinedTurn]) -> TraceTable:
