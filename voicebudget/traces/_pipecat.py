@@ -50,7 +50,6 @@ import math
 import re
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 from voicebudget.traces._options import DEFAULT_STOP_SECS, ReadOptions
 from voicebudget.traces._pipecat_lines import (
@@ -60,6 +59,7 @@ from voicebudget.traces._pipecat_lines import (
     _PROC_REST,
     _TS_START,
     _cut_field,
+    _Detected,
     _is_cut,
     _last_role,
     _role,
@@ -78,7 +78,7 @@ from voicebudget.traces._pipecat_rules import (
     loguru_prefix,
 )
 from voicebudget.traces._pipecat_turn import OUTPUT_HOP_MS, PipecatTurn, TurnFinisher
-from voicebudget.traces._table import Anomaly, TraceTable, TraceTurn, TurnBuilder, added
+from voicebudget.traces._table import Anomaly, TraceTable, TurnBuilder, added
 
 __all__ = ["DEFAULT_STOP_SECS", "OUTPUT_HOP_MS", "looks_like_pipecat", "read_pipecat"]
 
@@ -492,16 +492,7 @@ class _Reader:
         if self.current is not None and (self.current.values or self.current.builder.anomalies or self.breakdown):
             self.done.append(self.current)
         done, self.done = self.done[::-1], []
-        turns: list[TraceTurn] = []
-        flagged: list[Anomaly] = []
-        finisher = TurnFinisher(self.origin, self.breakdown, self.stop_secs, self.loose)
-        while done:  # each turn's working state is dropped once its row is built (peak memory)
-            turn = done.pop()
-            finisher.finish(turn)
-            turns.append(turn.builder.build(len(turns)))
-            flagged.extend(turn.builder.anomalies)
-        anomalies = [*self.loose, *flagged]  # finish() adds to self.loose: the same order as all at once
-        anomalies.sort(key=lambda a: a.line)
+        turns, anomalies = TurnFinisher(self.origin, self.breakdown, self.stop_secs, self.loose).finish_all(done)
         if self.breakdown:
             return TraceTable(
                 self.origin,
@@ -542,30 +533,6 @@ def read_pipecat(text: str, origin: str = "<trace>", options: ReadOptions | None
     :raises ScenarioError: ``options.log_format`` has no ``{time}`` or no ``{message}`` field.
     """
     return read_pipecat_lines(lambda: enumerate(text.split("\n"), start=1), origin, options)
-
-
-_S_SUFFIX = re.compile(r"#\d+ TTFB: [\d.]+s$")
-
-
-@dataclass
-class _Detected:
-    """What the whole log says about how to read it, known only at its end: whether it has VAD lines
-    (else its latency-breakdown lines are read, when it has those), and whether its TTFBs carry an ``s``."""
-
-    vad: bool = False
-    breakdown: bool = False
-    s_suffix: bool = False
-
-    def see(self, line: str, hit: Hit | None, breakdown_hit: Hit | None) -> bool:
-        """Take one line into account; True when it is the first that shows TTFBs with an ``s``."""
-        if not self.vad and hit is not None and ("stopped speaking" in line or "Stopped" in line):
-            self.vad = True
-        if not self.breakdown and breakdown_hit is not None:
-            self.breakdown = breakdown_hit[0].kind not in ("latency_total", "vad_params")
-        if not self.s_suffix and "TTFB: " in line and _S_SUFFIX.search(line) is not None:
-            self.s_suffix = True
-            return True
-        return False
 
 
 def read_pipecat_lines(

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from voicebudget.traces._pipecat_rules import LogPrefix
+from voicebudget.traces._pipecat_rules import Hit, LogPrefix
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # loguru colours, when a terminal's output was saved
 _TS_START = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d")
@@ -96,3 +97,27 @@ def _split(line: str, prefixes: tuple[LogPrefix, ...]) -> tuple[str, str] | None
         if m is not None:
             return m.group("ts", "msg")  # type: ignore[return-value]  # two groups: a pair
     return None
+
+
+_S_SUFFIX = re.compile(r"#\d+ TTFB: [\d.]+s$")
+
+
+@dataclass
+class _Detected:
+    """What the whole log says about how to read it, known only at its end: whether it has VAD lines
+    (else its latency-breakdown lines are read, when it has those), and whether its TTFBs carry an ``s``."""
+
+    vad: bool = False
+    breakdown: bool = False
+    s_suffix: bool = False
+
+    def see(self, line: str, hit: Hit | None, breakdown_hit: Hit | None) -> bool:
+        """Take one line into account; True when it is the first that shows TTFBs with an ``s``."""
+        if not self.vad and hit is not None and ("stopped speaking" in line or "Stopped" in line):
+            self.vad = True
+        if not self.breakdown and breakdown_hit is not None:
+            self.breakdown = breakdown_hit[0].kind not in ("latency_total", "vad_params")
+        if not self.s_suffix and "TTFB: " in line and _S_SUFFIX.search(line) is not None:
+            self.s_suffix = True
+            return True
+        return False

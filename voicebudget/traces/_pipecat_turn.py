@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from voicebudget.traces._pipecat_rules import CONTRIBUTIONS, RULE_SETS
 from voicebudget.traces._pipecat_total import Moment, Verdict, explain_total
-from voicebudget.traces._table import Anomaly, TurnBuilder
+from voicebudget.traces._table import Anomaly, TraceTurn, TurnBuilder
 
 OUTPUT_HOP_MS = 20.0
 """Up to this gap between the TTS service's first audio byte and the bot's first audio (the output
@@ -71,6 +71,20 @@ class TurnFinisher:
     breakdown: bool
     stop_secs: float
     loose: list[Anomaly]
+
+    def finish_all(self, done: list[PipecatTurn]) -> tuple[list[TraceTurn], list[Anomaly]]:
+        """Every turn of ``done`` (in reverse order: each is popped) finished and built, and all the
+        anomalies by line; each turn's working state is dropped once its row is built (peak memory)."""
+        turns: list[TraceTurn] = []
+        flagged: list[Anomaly] = []
+        while done:
+            turn = done.pop()
+            self.finish(turn)
+            turns.append(turn.builder.build(len(turns)))
+            flagged.extend(turn.builder.anomalies)
+        anomalies = [*self.loose, *flagged]  # finish() adds to self.loose: the same order as all at once
+        anomalies.sort(key=lambda a: a.line)
+        return turns, anomalies
 
     def llm_stage(self, turn: PipecatTurn, stage: str, llm: tuple[float, float | None, int]) -> None:
         """An LLM pass's stage: its TTFAT (split into the parts TTFB and thinking) when logged right
