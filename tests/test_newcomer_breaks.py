@@ -347,3 +347,15 @@ def test_colons_in_names_are_not_read_as_emoji_codes(tmp_path: Path, root: Path)
     result = runner.invoke(app, ["run", str(scenario), "-n", "1000"], env=WIDE)
     assert "variant: x:100: (ms)" in result.output
     assert "\N{HUNDRED POINTS SYMBOL}" not in result.output
+
+
+def test_telemetry_refuses_a_number_for_a_budget_and_an_event_sink_that_is_not_callable() -> None:
+    pytest.importorskip("opentelemetry")
+    from voicebudget.telemetry import Telemetry
+
+    with pytest.raises(
+        TypeError, match=r"budget must be a voicebudget.Budget \(e.g. Budget\(total_ms=800\)\), got 800"
+    ):
+        Telemetry(budget=800)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="on_event must be callable"):
+        Telemetry(on_event="log")  # type: ignore[arg-type]

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from voicebudget import __version__
+from voicebudget._budget import Budget
 from voicebudget.telemetry._figures import (
     EVENT_NAME,
     TURN_BUCKETS_S,
@@ -24,7 +25,6 @@ from voicebudget.telemetry._figures import (
 )
 
 if TYPE_CHECKING:
-    from voicebudget._budget import Budget
     from voicebudget.checker._guard import GuardDecision, Policy
     from voicebudget.checker._recorder import Turn, TurnRecorder
 
@@ -88,6 +88,8 @@ class Telemetry:
     :param on_event: called with each :class:`~voicebudget.telemetry.BudgetEvent` (exceptions propagate).
     :param agent_name: the ``gen_ai.agent.name`` attribute; default the recorder's name.
     :raises ImportError: the OpenTelemetry API is not installed (the ``otel`` extra).
+    :raises TypeError: ``budget`` not a :class:`~voicebudget.Budget` (``800`` for ``Budget(total_ms=800)``), or
+        ``on_event`` not callable.
     :raises ValueError: ``warning_ms`` not a finite number > 0, or over the budget's total (LiveKit's
         ``LatencyBudgetOptions`` refuses a warning greater than the budget; such a warning would never fire);
         :meth:`attach` checks it against the budget it is given when the telemetry has none.
@@ -112,6 +114,10 @@ class Telemetry:
             isinstance(warning_ms, bool) or not isinstance(warning_ms, int | float) or not 0 < warning_ms < float("inf")
         ):
             raise ValueError(f"warning_ms must be a finite number > 0 ms, got {warning_ms!r}")
+        if budget is not None and not isinstance(budget, Budget):
+            raise TypeError(f"budget must be a voicebudget.Budget (e.g. Budget(total_ms=800)), got {budget!r}")
+        if on_event is not None and not callable(on_event):
+            raise TypeError(f"on_event must be callable (it is called with each BudgetEvent), got {on_event!r}")
         if budget is not None:
             _check_warning(warning_ms, budget)
         self.budget = budget
