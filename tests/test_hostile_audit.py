@@ -411,3 +411,52 @@ def test_guard_arguments_beyond_the_float_range_raise_value_error() -> None:
         vb.BudgetGuard(vb.Budget(total_ms=800), {"llm": np.arange(100.0)}, threshold=HUGE)
     with pytest.raises(ValueError, match=r"samples_ms\['llm'\]: expected numbers of ms"):
         vb.BudgetGuard(vb.Budget(total_ms=800), {"llm": [HUGE]}, min_rows=1)
+
+
+# --- found by the fuzzer (benchmarks/fuzz_kinds.py, seed 22) ------------------------------------------------
+
+
+def test_a_hardware_id_with_markup_is_printed_as_written(tmp_path: Path) -> None:
+    text = (ROOT / "docs" / "examples" / "l40s.toml").read_text().replace('id = "l40s-example"', 'id = "[/x]"')
+    path = tmp_path / "chip.toml"
+    path.write_text(text)  # rich's MarkupError: closing tag '[/x]' ... exit 3
+    code, output = cli("infer", "--hardware-config", path, "-m", "llama-3.1-8b")
+    assert code == 0, output
+    assert "llama-3.1-8b on 1 x [/x] (bf16)" in output
+
+
+TUNE_SIZES = """kind = "council"
+name = "t"
+topology = "all"
+[[members]]
+name = "a"
+p = 0.8
+stage = {{ kind = "fixed", value_ms = 1 }}
+[[members]]
+name = "b"
+p = 0.8
+stage = {{ kind = "fixed", value_ms = 2 }}
+[search]
+members = {{ n = [{n}], repeat = true }}
+"""
+
+
+def test_a_council_size_past_2_63_is_refused_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text(TUNE_SIZES.format(n=2**63))  # OverflowError: Python int too large to convert to C ssize_t
+    code, output = cli("tune", path, "-n", "100", "--workers", "1")
+    assert code == 2
+    assert one_error_line(output) == (
+        f"error: {path}: search.members: council sizes must be between 1 and 1,000,000, got [{2**63}]"
+    )
+
+
+def test_a_search_space_past_its_bound_is_refused_before_the_search(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text(TUNE_SIZES.format(n=1_000_000))  # 1,000,001 councils of 10^6 members each: past the bound
+    with time_limit(10):
+        code, output = cli("tune", path, "-n", "100", "--workers", "1")
+    assert code == 2
+    assert one_error_line(output).startswith(
+        f"error: {path}: search: the search space has at least 6 configurations of 6,000,000 members in all; at most "
+    )

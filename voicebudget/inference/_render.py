@@ -6,6 +6,7 @@ from typing import Any
 
 from rich import box
 from rich.console import Group, RenderableType
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -192,17 +193,19 @@ def render_catalog(kind: str) -> RenderableType:
 
 def _model_label(r: InferenceResult) -> str:
     """The model as the caller named it (an alias says which catalog entry it shares)."""
-    return r.model if r.model_alias is None else f"{r.model_alias} (same architecture as {r.model})"
+    # names can come from the user's files (a config.json's folder, a chip TOML's id): never read as markup
+    label = r.model if r.model_alias is None else f"{r.model_alias} (same architecture as {r.model})"
+    return escape(label)
 
 
 def render_inference(r: InferenceResult) -> Table:
     """One prediction as a two-column table."""
     model = _model_label(r)
     scope = " - chip time only" if r.kind == "wafer" else ""
-    t = Table("", "", title=f"{model} on {r.chips} x {r.hardware} ({r.precision}){scope}", show_header=False)
+    t = Table("", "", title=f"{model} on {r.chips} x {escape(r.hardware)} ({r.precision}){scope}", show_header=False)
     cost = "-" if r.cost_per_million_output_tokens is None else f"${r.cost_per_million_output_tokens:.2f}"
     price = (
-        f"${r.price.usd_per_chip_hour:.2f}/chip-hour ({r.price.source})"
+        f"${r.price.usd_per_chip_hour:.2f}/chip-hour ({escape(r.price.source)})"
         if r.price
         else "no public per-chip price (--price-per-chip-hour)"
     )
@@ -236,7 +239,7 @@ def render_inference(r: InferenceResult) -> Table:
     if r.speculative_speedup is not None:
         t.add_row("speculative decoding", f"x{r.speculative_speedup:.2f} decode speed-up at this concurrency")
     for note in r.notes:
-        t.add_row("note", note)
+        t.add_row("note", escape(note))
     return t
 
 
@@ -253,7 +256,8 @@ def render_open_loop(r: OpenLoopResult) -> Table:
     t = Table(
         "",
         "",
-        title=f"{_model_label(a)} on {a.chips} x {a.hardware} ({a.precision}) at {r.request_rate_per_s:g} requests/s",
+        title=f"{_model_label(a)} on {a.chips} x {escape(a.hardware)} ({a.precision}) at {r.request_rate_per_s:g} "
+        "requests/s",
         show_header=False,
     )
     bound = " (lower bounds)" if r.ttft_lower_bound else ""

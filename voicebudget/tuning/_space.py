@@ -46,6 +46,11 @@ class _Model(DataModel):
     """The package's input-model base (its configuration is :data:`voicebudget._model.MODEL_CONFIG`)."""
 
 
+MAX_COUNCIL_SIZE = 1_000_000
+"""Largest council size a search may try (the tuner's own bounds on the space come first:
+:data:`voicebudget.tuning._tune.MAX_MEMBER_SLOTS`)."""
+
+
 class MemberChoice(_Model):
     """Which members a configuration has: every size-``n`` selection from the pool.
 
@@ -59,8 +64,8 @@ class MemberChoice(_Model):
 
     @model_validator(mode="after")
     def _positive(self) -> MemberChoice:
-        if any(x < 1 for x in self.n):
-            raise ValueError(f"council sizes must be >= 1, got {list(self.n)}")
+        if any(x < 1 or x > MAX_COUNCIL_SIZE for x in self.n):  # itertools refuses n past 2^63 (OverflowError)
+            raise ValueError(f"council sizes must be between 1 and {MAX_COUNCIL_SIZE:,}, got {list(self.n)}")
         return self
 
 

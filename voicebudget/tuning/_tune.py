@@ -10,7 +10,7 @@ TTS, transport, from a scenario) is simulated once and added turn by turn.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from voicebudget._io import Roots, read_document, reference_context, refuse_othe
 from voicebudget._memory import check_memory, check_work
 from voicebudget._plausible import implausible_values, warn_each
 from voicebudget._scenario import Scenario, load_scenario
+from voicebudget._text import count
 from voicebudget._voice_turn import VoiceTurn
 from voicebudget.councils._config import Council
 from voicebudget.councils._topologies import get_topology
@@ -158,7 +159,7 @@ def tune_council(
     )
     members = prepared_members(pool, space.concurrency)
     sensitive = batch_sensitive(members, space.concurrency)
-    configs = list(space.configurations(list(pool), council.topology, sensitive))
+    configs = _bounded_space(space.configurations(list(pool), council.topology, sensitive), path)
     notes = _batch_note(space.concurrency, sensitive, list(pool))
 
     refine = REFINE_FACTOR * samples if refine_samples is None else refine_samples
@@ -249,6 +250,36 @@ def _refuse_members_beyond_limit(members: list[tuple[str, Any]], samples: int, s
             origin=str(path),
             field=field,
         )
+
+
+MAX_SPACE = 200_000
+"""Most configurations a search space may have (4x :data:`MAX_EXHAUSTIVE`: Optuna samples a larger one
+from the list). A few values in a small file can ask for far more: council sizes up to 100 with
+``repeat`` over a pool of 5 are 4.6 million councils of up to 100 members."""
+
+MAX_MEMBER_SLOTS = 5_000_000
+"""Most members over all the configurations of a space (their tuples are held: ~40 MB)."""
+
+
+def _bounded_space(configs: Iterator[Configuration], path: str | Path) -> list[Configuration]:
+    """The space's configurations, refused (``search``) as soon as they pass :data:`MAX_SPACE` or their
+    members :data:`MAX_MEMBER_SLOTS`: enumerated lazily, so a space of 10^17 councils costs no more than
+    the first 200,000."""
+    out: list[Configuration] = []
+    slots = 0
+    for config in configs:
+        out.append(config)
+        slots += len(config["members"])
+        if len(out) > MAX_SPACE or slots > MAX_MEMBER_SLOTS:
+            raise ScenarioError(
+                f"the search space has at least {count(len(out), 'configuration')} of {slots:,} members in all; "
+                "at most "
+                f"{MAX_SPACE:,} configurations and {MAX_MEMBER_SLOTS:,} members are searched: narrow it (fewer "
+                "council sizes, no repeat, fewer values of a knob)",
+                origin=str(path),
+                field="search",
+            )
+    return out
 
 
 def _check_work(configs: list[Configuration], evaluations: int, samples: int) -> None:
