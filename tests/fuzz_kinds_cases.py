@@ -134,12 +134,14 @@ def mutate_tree(doc: Any, rng: random.Random, *, allow_none: bool = False) -> An
             break
         container, key, _ = rng.choice(slots)
         op = rng.random()
-        if op < 0.55:
+        if op < 0.4:  # the same type, an odd value: a run gets past validation into the models
+            container[key] = _nudge(container[key], rng)
+        elif op < 0.7:
             value = copy.deepcopy(rng.choice([*HOSTILE, *([None] if allow_none else [])]))
             container[key] = value
-        elif op < 0.7 and isinstance(container, dict):
-            del container[key]
         elif op < 0.8 and isinstance(container, dict):
+            del container[key]
+        elif op < 0.85 and isinstance(container, dict):
             container[f"{key}_{rng.randint(0, 9)}"] = copy.deepcopy(container[key])
         elif op < 0.9 and isinstance(container, list):
             container.append(copy.deepcopy(container[key]))
@@ -148,6 +150,20 @@ def mutate_tree(doc: Any, rng: random.Random, *, allow_none: bool = False) -> An
         else:
             container[key] = copy.deepcopy(rng.choice(HOSTILE))
     return doc
+
+
+def _nudge(value: Any, rng: random.Random) -> Any:
+    """``value`` changed within its type: a number scaled by 10^-6..10^6, negated, 0, 1 or its neighbour; a
+    boolean flipped; text with markup, a control character or doubled; a container unchanged."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return rng.choice([0, 1, -value, value + 1, value * 10 ** rng.randint(1, 6), max(value // 1000, 1)])
+    if isinstance(value, float):
+        return rng.choice([0.0, -value, value * 10.0 ** rng.randint(-6, 6), value + 1e-9, 1.0])
+    if isinstance(value, str):
+        return rng.choice([value + "[/b]", value * 2, value.upper(), value + "\u0007", value[: len(value) // 2]])
+    return value
 
 
 def _toml_safe(doc: Any) -> Any:
