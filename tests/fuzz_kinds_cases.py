@@ -37,6 +37,7 @@ import subprocess
 import sys
 import time
 import tomllib
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -459,8 +460,9 @@ def run_case(case: Case, timeout: float, runner: CliRunner | None = None) -> Out
         return _run_signalled(case, timeout)
     before = _digest(case.inputs)
     runner = runner or CliRunner()
-    try:
-        with time_limit(timeout):
+    try:  # the warning filters a user's shell has (pytest's filterwarnings = error would raise them)
+        with time_limit(timeout), warnings.catch_warnings():
+            warnings.simplefilter("default")
             result = runner.invoke(app, case.args)
     except Hang:
         return Outcome("hang", " ".join(case.args)[:160])

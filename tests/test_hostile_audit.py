@@ -460,3 +460,10 @@ def test_a_search_space_past_its_bound_is_refused_before_the_search(tmp_path: Pa
     assert one_error_line(output).startswith(
         f"error: {path}: search: the search space has at least 6 configurations of 6,000,000 members in all; at most "
     )
+
+
+def test_an_implausible_value_under_warnings_as_errors_exits_2_naming_the_flag() -> None:
+    # pytest's filterwarnings = error is what `python -W error` does: the warning is raised (was exit 3)
+    code, output = cli("check", ROOT / "tests" / "data" / "traces" / "livekit-metrics.jsonl", "--budget-ms", "3")
+    assert code == 2
+    assert one_error_line(output).startswith("error: --budget-ms: 3 ms is under 50 ms, less than the fastest")

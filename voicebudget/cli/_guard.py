@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 import typer
 
 from voicebudget import __version__
-from voicebudget._errors import BudgetExceeded, VoiceBudgetError
+from voicebudget._errors import BudgetExceeded, ImplausibleValue, VoiceBudgetError
 from voicebudget.cli._output import (
     EXIT_BUG,
     EXIT_OVER_BUDGET,
@@ -26,6 +26,7 @@ from voicebudget.cli._output import (
     held_warnings,
     holding_warnings,
     naming_options,
+    option_spelling,
     warn,
 )
 
@@ -179,6 +180,9 @@ def crash_guard(command: Command, flags: Callable[[], OptionFlags] = dict) -> Co
         except VoiceBudgetError as exc:  # ScenarioError, ModelError not caught by the command itself
             with naming_options(flags):
                 fail(cli_message(exc))
+        except ImplausibleValue as exc:  # a warning the filters made an error (-W error, PYTHONWARNINGS=error)
+            with naming_options(flags):
+                fail(exc.naming(option_spelling()))
         except MemoryError as exc:  # a limit of the machine (ulimit -v, a container), not a bug
             fail(out_of_memory(exc))
         except BrokenPipeError:  # the reader of stdout went away (| head): exit as a shell would (SIGPIPE)
