@@ -320,16 +320,7 @@ def compare_sets(
     """
     settings = settings or CompareSettings()
     rng = np.random.default_rng(settings.seed)
-    problems: list[str] = []
-    notes: list[str] = []
-    if len(baseline) == 1 and len(new) == 1:
-        pairs = [(baseline[0], new[0])]
-    else:
-        by_name = {s.name: s for s in new}
-        pairs = [(b, by_name[b.name]) for b in baseline if b.name in by_name]
-        problems += [f"{b.name}: in the baseline, not in the new report" for b in baseline if b.name not in by_name]
-        known = {b.name for b in baseline}
-        notes += [f"{s.name}: new, no baseline to compare with" for s in new if s.name not in known]
+    pairs, problems, notes = _pairs(baseline, new)
     sets = tuple(_compare_pair(b, n, settings, rng) for b, n in pairs)
     present = {m for b, n in pairs for m in (*b.stages_ms, *n.stages_ms)}
     notes += [  # a misspelt stage left out nothing: say so rather than pass in silence
@@ -338,6 +329,26 @@ def compare_sets(
         if x not in present
     ]
     return Comparison(baseline_origin, new_origin, settings, sets, tuple(problems), tuple(notes))
+
+
+def _pairs(
+    baseline: Sequence[TurnSet], new: Sequence[TurnSet]
+) -> tuple[list[tuple[TurnSet, TurnSet]], list[str], list[str]]:
+    """The sets paired by name (one on each side: paired whatever their names), the baseline's sets the new
+    report lacks (problems), and the new sets without a baseline (notes)."""
+    if len(baseline) == 1 and len(new) == 1:
+        return [(baseline[0], new[0])], [], []
+    by_name = {s.name: s for s in new}
+    pairs = [(b, by_name[b.name]) for b in baseline if b.name in by_name]
+    return pairs, *_unpaired(baseline, new)
+
+
+def _unpaired(baseline: Sequence[TurnSet], new: Sequence[TurnSet]) -> tuple[list[str], list[str]]:
+    """The baseline's sets the new report lacks, and the new sets without a baseline."""
+    names, known = {s.name for s in new}, {b.name for b in baseline}
+    problems = [f"{b.name}: in the baseline, not in the new report" for b in baseline if b.name not in names]
+    notes = [f"{s.name}: new, no baseline to compare with" for s in new if s.name not in known]
+    return problems, notes
 
 
 def _budgets_differ(a: Budget, b: Budget) -> bool:
@@ -427,36 +438,65 @@ def _rows(
     gated: list[tuple[str, Column, Column, list[float]]] = []
     for measure in measures:
         bv, nv = _values(base, measure), _values(new, measure)
-        tol = settings.tolerance_of(measure)
         if bv is None or nv is None:
-            where = "the new report" if bv is not None else "the baseline"
-            reason = f"no stage {measure!r} in {where} (leave it out: {settings.spell('ignore_stages')})"
-            nb = 0 if bv is None else int(np.count_nonzero(~np.isnan(bv)))
-            nn = 0 if nv is None else int(np.count_nonzero(~np.isnan(nv)))
-            rows += [
-                Row(measure, q, math.nan, math.nan, nb, nn, "not comparable", tolerance=tol, reason=reason) for q in qs
-            ]
+            rows += _one_side_rows(measure, qs, bv, nv, settings)
             continue
         bcol = column(bv, *base_calls) if base_calls else column(bv)
         ncol = column(nv, *new_calls) if new_calls else column(nv)
-        ok = []
-        for q in qs:
-            few = [side for side, c in (("baseline", bcol), ("new", ncol)) if c.n < needed_turns(q)]
-            if few and (not settings.allow_few_turns or min(bcol.n, ncol.n) == 0):
-                rows.append(_few_row(measure, q, bcol, ncol, tol, few, settings.spell))
-            else:
-                ok.append(q)
+        ok = _gated_percentiles(measure, qs, bcol, ncol, settings, rows)
         if ok:
             gated.append((measure, bcol, ncol, ok))
     if gated:
-        bd = draw_percentiles([g[1] for g in gated], qs, settings.resamples, rng)
-        nd = draw_percentiles([g[2] for g in gated], qs, settings.resamples, rng)
-        for i, (measure, bcol, ncol, ok) in enumerate(gated):
-            for q in ok:
-                j = qs.index(q)
-                rows.append(_row(measure, q, bcol, ncol, bd[i, j], nd[i, j], settings))
+        rows += _interval_rows(gated, qs, settings, rng)
     order = {m: i for i, m in enumerate(measures)}
     rows.sort(key=lambda r: (order[r.measure], r.q))
+    return rows
+
+
+def _one_side_rows(
+    measure: str,
+    qs: list[float],
+    bv: np.ndarray[Any, np.dtype[np.float64]] | None,
+    nv: np.ndarray[Any, np.dtype[np.float64]] | None,
+    settings: CompareSettings,
+) -> list[Row]:
+    """A measure on one side only: not comparable at every percentile, saying which side lacks it."""
+    where = "the new report" if bv is not None else "the baseline"
+    reason = f"no stage {measure!r} in {where} (leave it out: {settings.spell('ignore_stages')})"
+    nb = 0 if bv is None else int(np.count_nonzero(~np.isnan(bv)))
+    nn = 0 if nv is None else int(np.count_nonzero(~np.isnan(nv)))
+    tol = settings.tolerance_of(measure)
+    return [Row(measure, q, math.nan, math.nan, nb, nn, "not comparable", tolerance=tol, reason=reason) for q in qs]
+
+
+def _gated_percentiles(
+    measure: str, qs: list[float], bcol: Column, ncol: Column, settings: CompareSettings, rows: list[Row]
+) -> list[float]:
+    """The percentiles with enough turns on both sides to gate on; a row for each of the others (in ``rows``)."""
+    ok = []
+    for q in qs:
+        few = [side for side, c in (("baseline", bcol), ("new", ncol)) if c.n < needed_turns(q)]
+        if few and (not settings.allow_few_turns or min(bcol.n, ncol.n) == 0):
+            rows.append(_few_row(measure, q, bcol, ncol, settings.tolerance_of(measure), few, settings.spell))
+        else:
+            ok.append(q)
+    return ok
+
+
+def _interval_rows(
+    gated: list[tuple[str, Column, Column, list[float]]],
+    qs: list[float],
+    settings: CompareSettings,
+    rng: np.random.Generator,
+) -> list[Row]:
+    """The gated measures' rows, each with its bootstrap interval; each side's columns resampled together."""
+    bd = draw_percentiles([g[1] for g in gated], qs, settings.resamples, rng)
+    nd = draw_percentiles([g[2] for g in gated], qs, settings.resamples, rng)
+    rows = []
+    for i, (measure, bcol, ncol, ok) in enumerate(gated):
+        for q in ok:
+            j = qs.index(q)
+            rows.append(_row(measure, q, bcol, ncol, bd[i, j], nd[i, j], settings))
     return rows
 
 
