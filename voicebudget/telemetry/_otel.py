@@ -216,8 +216,6 @@ class Telemetry:
         return event
 
     def _budget(self, given: Budget | None) -> Budget:
-        from voicebudget._budget import Budget
-
         judged = self.budget if self.budget is not None else given if given is not None else Budget()
         _check_warning(self.warning_ms, judged)
         return judged
