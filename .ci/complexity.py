@@ -41,7 +41,7 @@ def measure(package: Path) -> tuple[int, list[tuple[int, str]]]:
             total += 1
             if f.complexity > LIMIT:
                 name = f"{f.classname}.{f.name}" if f.classname else f.name
-                over.append((f.complexity, f"{path}:{f.lineno} {name}"))
+                over.append((f.complexity, f"{path.relative_to(package.parent)}:{f.lineno} {name}"))
     return total, sorted(over, reverse=True)
 
 
