@@ -261,3 +261,106 @@ def test_infinite_chip_price_is_refused() -> None:
     )
     assert result.exit_code == 2
     assert "--price-per-chip-hour: must be a finite number" in result.stderr
+
+
+# ---------------------------------------------------------------- review round 3 (issue 21/23 findings)
+
+
+@pytest.mark.parametrize(
+    ("args", "layout"),
+    [
+        # --replicas / --pp with --chips and without --tp: tp fills what they leave (was: tp 2 or 8 chosen from the
+        # chips alone, then "chips (8) must be a multiple of tensor_parallel x replicas (64)")
+        (["--chips", "8", "--replicas", "8"], (1, 1, 8)),
+        (["--chips", "8", "--replicas", "4"], (2, 1, 4)),
+        (["--chips", "2", "--pp", "2"], (1, 2, 1)),
+        (["--chips", "8", "--pp", "2"], (4, 2, 1)),
+        # --replicas without --chips: that many copies of the fewest (was: silently one copy)
+        (["--replicas", "2"], (1, 1, 2)),
+    ],
+)
+def test_replicas_and_pipeline_stages_choose_the_layout(args: list[str], layout: tuple[int, int, int]) -> None:
+    d = _json(["infer", "-m", "llama-3.1-8b", "-H", "h100-sxm", *args])
+    assert (d["tensor_parallel"], d["pipeline_parallel"], d["replicas"]) == layout
+    assert d["chips"] == layout[0] * layout[1] * layout[2]
+
+
+def test_more_pipeline_stages_than_layers_are_refused() -> None:
+    # Llama-3.1-8B has 32 layers: 64 stages of 64 chips was accepted (and --pp 33 alone said "does not fit")
+    for args in (["--chips", "64", "--pp", "64"], ["--pp", "33"]):
+        out = _refused(["infer", "-m", "llama-3.1-8b", "-H", "h100-sxm", *args])
+        assert "--pp" in out
+        assert "exceeds Llama-3.1-8B's 32 layers" in out
+    with pytest.raises(vb.ModelError, match="pipeline_parallel 33 exceeds"):
+        vb.estimate_inference("llama-3.1-8b", "h100-sxm", vb.Deployment(pipeline_parallel=33))
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["--chunk-tokens", "4096"], "--chunk-tokens"),
+        (["--no-chunked-prefill"], "--no-chunked-prefill"),
+        (["--scheduler-steps", "8"], "--scheduler-steps"),
+        (["--replicas", "2"], "--replicas"),
+        (["--pp", "3"], "--pp"),
+    ],
+)
+def test_gpu_serving_options_are_refused_on_sram_chips(args: list[str], flag: str) -> None:
+    # they were accepted and ignored (the wafer model has no scheduler, replicas or free pipeline split)
+    out = _refused(["infer", "-m", "llama-3.1-70b", "-H", "wse-3", *args])
+    assert out.startswith(f"error: {flag}")
+    assert "SRAM-resident" in out
+
+
+def test_sram_chips_refuse_the_scheduler_fields_in_python_too() -> None:
+    with pytest.raises(vb.ModelError, match="prefill_chunk_tokens describes a GPU serving stack's scheduler"):
+        vb.estimate_inference("llama-3.1-70b", "wse-3", vb.Deployment(prefill_chunk_tokens=4096))
+    # the chips as pipeline stages, said either way, still run
+    r = vb.estimate_inference("llama-3.1-70b", "wse-3", vb.Deployment(chips=5, pipeline_parallel=5, replicas=1))
+    assert r.chips == 5
+
+
+def test_fast_mode_band_refuses_what_it_cannot_scan() -> None:
+    # an SRAM chip has no batch policy: it said "the deployment carries none of the baseline concurrencies scanned"
+    out = _refused(["infer", "-m", "llama-3.1-70b", "-H", "wse-3", "--fast-mode", "2.5"])
+    assert "the fast-mode band is a GPU batch policy" in out
+    # an infinite target printed "infx is out of reach"; NaN in Python printed "nanx is reachable"
+    out = _refused(["infer", "-m", "llama-3.1-8b", "-H", "h100-sxm", "--fast-mode", "1e309"])
+    assert out == "error: --fast-mode must be a finite number >= 1, got inf"
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(vb.ModelError, match="target_speedup must be a finite number >= 1"):
+            vb.fast_mode_band("llama-3.1-8b", "h100-sxm", vb.Deployment(), bad)
+        with pytest.raises(vb.ModelError, match="target_speedup must be a finite number >= 1"):
+            vb.plan_fast_mode("llama-3.1-8b", "h100-sxm", vb.Deployment(concurrency=64), bad)
+
+
+@pytest.mark.parametrize(
+    "line", ["collective_latency_ms = 1e300", "collective_hop_latency_ms = 2000", "[sram]\ntau_layer_ms = 1e300"]
+)
+def test_a_chips_latency_terms_are_bounded(tmp_path, line: str) -> None:  # type: ignore[no-untyped-def]
+    # collective_latency_ms = 1e300 gave a TTFT of 6.4e301 ms; tau_layer_ms = 1e300 on an SRAM chip 3.2e301 ms
+    sram = "[sram]" in line
+    head = (
+        "memory_bytes = 44e9\nmemory_bandwidth_bytes_per_s = 21e15\nbf16_flops_per_s = 125e15\n"
+        if sram
+        else ("memory_bytes = 48e9\nmemory_bandwidth_bytes_per_s = 864e9\nbf16_flops_per_s = 362e12\n")
+    )
+    body = head + 'scaleup_link_bytes_per_s = 32e9\nsource = "test"\n'
+    if sram:
+        body += 'memory_kind = "sram"\n' + line + "\ntau_hop_ms = 0\ntau_step_ms = 0\nusable_sram_fraction = 0.9\n"
+        body += 'source = "test"\n'
+    else:
+        body = line + "\n" + body
+    chip = tmp_path / "chip.toml"
+    chip.write_text(body)
+    out = _refused(["infer", "-m", "llama-3.1-8b", "--hardware-config", str(chip), "--chips", "2"])
+    assert "less than or equal to 1000" in out
+    assert "_ms" in out
+
+
+def test_the_open_loop_lower_bound_note_names_the_capacity_it_is_a_share_of() -> None:
+    # at 7.5 of 8.59 requests/s the note said "at 87% of prefill capacity" beside "prefill utilisation 54%"
+    wl = vb.Workload(prompt_tokens=1000, output_tokens=300)
+    r = vb.estimate_open_loop("llama-3.3-70b", "h100-sxm", vb.Deployment(chips=2, precision="fp8"), wl, 7.5)
+    assert r.ttft_lower_bound
+    assert r.notes[0].startswith(f"at {r.load:.0%} of capacity: TTFT not predictable")

@@ -25,6 +25,9 @@ DEPLOYMENT_FLAGS = {
 }
 """``Deployment`` fields -> the ``infer`` parameters that set them (notes name the options, not the fields)."""
 
+PARAMETERS = {**DEPLOYMENT_FLAGS, "chunked_prefill": "no_chunked_prefill", "target_speedup": "fast_mode"}
+"""Library parameters -> the ``infer`` parameters that set them (errors name the options)."""
+
 
 def infer(
     hardware: Annotated[str, typer.Option("--hardware", "-H", help="Hardware id (see `voicebudget hardware`).")] = "",
@@ -170,7 +173,7 @@ def infer(
     from voicebudget.inference import ChipPrice, Deployment, Workload, estimate_inference
 
     chip_price = ChipPrice(usd_per_chip_hour=price, source="--price-per-chip-hour") if price else None
-    with user_errors():
+    with user_errors(**PARAMETERS):
         result = estimate_inference(
             arch,
             chip,
@@ -235,7 +238,7 @@ def _load(
 
     arch: str | ModelArch = model
     chip: str | Hardware = hardware
-    with user_errors():
+    with user_errors(**PARAMETERS):
         spec = parse_speculative(speculative) if speculative is not None else None
         if model_config is not None:
             arch = model_from_hf_config(model_config)
@@ -272,7 +275,7 @@ def _open_loop(
             "--speculative applies to --concurrency predictions; the --request-rate scheduler model does not "
             "include speculative decoding yet (run --concurrency at the mean concurrency it reports)"
         )
-    with user_errors():
+    with user_errors(**PARAMETERS):
         loaded = estimate_open_loop(
             arch,
             chip,
@@ -310,7 +313,7 @@ def _fast_mode_band(
         "chunked_prefill",
         "scheduler_steps",
     )
-    with user_errors():
+    with user_errors(**PARAMETERS):
         return fast_mode_band(
             arch,
             chip,

@@ -45,6 +45,12 @@ class ChipPrice(_Frozen):
     source: str = Field(min_length=1)
 
 
+MAX_TERM_MS = 1000.0
+"""A chip's fixed latency terms (a collective's floor and ring hop, an SRAM chip's per-layer, per-hop and per-step
+times) are at most 1,000 ms: the catalog's largest is 1.12 ms (``groq-lpu``'s per-step time), so a second per
+collective or per layer is a unit slip, and ``1e300`` gave TTFTs of 10^301 ms."""
+
+
 class SramTiming(_Frozen):
     """Per-token latency terms of an SRAM-resident (wafer-scale / LPU) chip, ms.
 
@@ -53,9 +59,9 @@ class SramTiming(_Frozen):
     published figures fixed them (they are fitted, not spec-sheet values).
     """
 
-    tau_layer_ms: float = Field(ge=0)
-    tau_hop_ms: float = Field(ge=0)
-    tau_step_ms: float = Field(ge=0)
+    tau_layer_ms: float = Field(ge=0, le=MAX_TERM_MS)
+    tau_hop_ms: float = Field(ge=0, le=MAX_TERM_MS)
+    tau_step_ms: float = Field(ge=0, le=MAX_TERM_MS)
     usable_sram_fraction: float = Field(gt=0, le=1)
     source: str = Field(min_length=1)
     generation: str = Field(default="user", min_length=1, max_length=40, pattern=r"^[a-z0-9][a-z0-9._-]*$")
@@ -154,9 +160,9 @@ class Hardware(_Frozen):
     fp8_flops_per_s: float | None = Field(default=None, gt=0)
     fp4_flops_per_s: float | None = Field(default=None, gt=0)
     scaleup_link_bytes_per_s: float = Field(gt=0)
-    collective_latency_ms: float = Field(default=0.008, ge=0)
+    collective_latency_ms: float = Field(default=0.008, ge=0, le=MAX_TERM_MS)
     scaleup_topology: Literal["nvswitch", "xgmi", "pcie", "torus", "ethernet", "none"] = "nvswitch"
-    collective_hop_latency_ms: float = Field(default=0.0005, ge=0)
+    collective_hop_latency_ms: float = Field(default=0.0005, ge=0, le=MAX_TERM_MS)
     software_efficiency: float = Field(default=1.0, gt=0, le=2)
     software_efficiency_source: str = "the calibration rows' stack (TensorRT-LLM / NIM, FasterTransformer on NVIDIA)"
     max_tensor_parallel: int = Field(default=8, ge=1)

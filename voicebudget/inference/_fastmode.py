@@ -14,11 +14,12 @@ concurrency ratio / speed-up, so 6x at 2.5x implies a concurrency ratio of 15.
 from __future__ import annotations
 
 import itertools
+import math
 
 from pydantic import BaseModel, ConfigDict
 
-from voicebudget._errors import ModelError
-from voicebudget.inference._catalog import Hardware, ModelArch
+from voicebudget._errors import ModelError, param
+from voicebudget.inference._catalog import Hardware, ModelArch, get_hardware
 from voicebudget.inference._predict import DEFAULT_CALIBRATION, estimate_inference
 from voicebudget.inference._types import Deployment, GPUCalibration, InferenceResult, Workload
 
@@ -113,10 +114,9 @@ def plan_fast_mode(
     :param target_speedup: wanted per-user output-speed multiple over the baseline, ``>= 1``.
     :returns: the plan; ``reachable`` is ``False`` (and ``message`` says so) when even concurrency 1
         falls short, with ``ceiling`` the best available.
-    :raises ModelError: the baseline does not fit; ``target_speedup`` below 1.
+    :raises ModelError: the baseline does not fit; ``target_speedup`` below 1 or not finite.
     """
-    if target_speedup < 1:
-        raise ModelError(f"target_speedup must be >= 1, got {target_speedup}")
+    _check_speedup(target_speedup)
     base = estimate_inference(model, hardware, baseline, workload, calibration=calibration)
     fixed = baseline.model_copy(
         update={
@@ -225,6 +225,11 @@ def _ranges() -> str:
     return " and ".join(f"{k.removesuffix('_ms')} {min(v):g}-{max(v):g} ms" for k, v in UNCERTAIN_CONSTANTS.items())
 
 
+def _check_speedup(target_speedup: float) -> None:
+    if not (math.isfinite(target_speedup) and target_speedup >= 1):
+        raise ModelError(f"{param('target_speedup')} must be a finite number >= 1, got {target_speedup}")
+
+
 def fast_mode_band(
     model: str | ModelArch,
     hardware: str | Hardware,
@@ -244,10 +249,17 @@ def fast_mode_band(
     :param published_price: a published price multiple for the target (Anthropic fast mode: 6x for 2.5x) to
         find the baseline load it implies; ``None``: not looked for.
     :returns: :class:`FastModeBand`, one row per baseline that fits.
-    :raises ModelError: ``target_speedup`` below 1, or no baseline fits.
+    :raises ModelError: ``target_speedup`` below 1 or not finite, hardware that is SRAM-resident (no batch policy),
+        or no baseline fits.
     """
-    if target_speedup < 1:
-        raise ModelError(f"target_speedup must be >= 1, got {target_speedup}")
+    _check_speedup(target_speedup)
+    hw = get_hardware(hardware)
+    if hw.memory_kind == "sram":
+        raise ModelError(
+            f"the fast-mode band is a GPU batch policy; {hw.name} is SRAM-resident: its per-user speed does not "
+            "depend on the batch until its compute floor (more chips or a faster software generation is its fast "
+            "mode)"
+        )
     combos = [
         GPUCalibration(**dict(zip(UNCERTAIN_CONSTANTS, values, strict=True)))
         for values in itertools.product(*UNCERTAIN_CONSTANTS.values())

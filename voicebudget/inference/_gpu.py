@@ -79,11 +79,12 @@ the discrete-event check already finds the tails up to a quarter optimistic at 7
 75% of capacity the open-loop TTFT is shown at 75%, as a lower bound."""
 
 
-def lower_bound_note(load: float, line: float = PREDICTABLE_LOAD) -> str:
-    """The sentence a prediction carries when its prefill load is above ``line`` (:data:`PREDICTABLE_LOAD`, or
-    :data:`OPEN_LOOP_PREDICTABLE_LOAD` for Poisson arrivals)."""
+def lower_bound_note(load: float, line: float = PREDICTABLE_LOAD, of: str = "prefill capacity") -> str:
+    """The sentence a prediction carries when its load is above ``line`` (:data:`PREDICTABLE_LOAD` of the prefill
+    capacity in a closed loop, or :data:`OPEN_LOOP_PREDICTABLE_LOAD` of the capacity for Poisson arrivals,
+    ``of="capacity"``: there the prefill may be the lesser limit, the KV cache or the step budget the binding one)."""
     return (
-        f"at {load:.0%} of prefill capacity: TTFT not predictable, shown as a lower bound (its queueing at "
+        f"at {load:.0%} of {of}: TTFT not predictable, shown as a lower bound (its queueing at "
         f"{line:.0%} of capacity); a few percent of capacity error is an order of magnitude of wait here"
     )
 

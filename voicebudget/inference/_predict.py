@@ -92,18 +92,15 @@ def estimate_inference(
         tensor-parallel degree that does not split the attention heads or another impossible parallel
         layout; weights + one request's KV cache that do not fit the chips (the message names the gap and
         the chip count that would fit; more requests than the KV cache holds wait for a slot instead);
-        ``deployment.memory_utilization`` on an SRAM-resident chip (its share of SRAM is its timing's
-        ``usable_sram_fraction``: the value would be ignored).
+        ``deployment.memory_utilization``, the scheduler fields (``prefill_chunk_tokens``, ``chunked_prefill``,
+        ``scheduler_steps``), ``replicas`` above 1 or ``pipeline_parallel`` other than ``chips`` on an
+        SRAM-resident chip (its model has no use for them: they would be ignored).
     """
     m, hw = get_model(model), get_hardware(hardware)
     dep, wl = deployment or Deployment(), workload or Workload()
     hw = hw.with_software(dep.software)
-    if hw.sram is not None and dep.memory_utilization is not None:
-        raise ModelError(
-            f"{param('memory_utilization', 'Deployment.memory_utilization')} applies to HBM chips; on an "
-            f"SRAM-resident chip the usable share of SRAM is its timing's usable_sram_fraction "
-            f"({hw.sram.usable_sram_fraction:g}); leave it out"
-        )
+    if hw.sram is not None:
+        _check_sram_deployment(hw, dep)
     _check_context(m, wl)
     if hw.memory_kind == "sram":
         result = _estimate_wafer(m, hw, dep, wl, speculative)
@@ -113,6 +110,38 @@ def estimate_inference(
     if alias is not None and alias != m.id:
         result = result.model_copy(update={"model_alias": alias})
     return _finish(result, price or hw.price)
+
+
+def _check_sram_deployment(hw: Hardware, dep: Deployment) -> None:
+    """Refuse the GPU serving fields an SRAM-resident chip's model has no use for (they would be ignored)."""
+    assert hw.sram is not None
+    if dep.memory_utilization is not None:
+        raise ModelError(
+            f"{param('memory_utilization', 'Deployment.memory_utilization')} applies to HBM chips; on an "
+            f"SRAM-resident chip the usable share of SRAM is its timing's usable_sram_fraction "
+            f"({hw.sram.usable_sram_fraction:g}); leave it out"
+        )
+    scheduler = (
+        ("prefill_chunk_tokens", dep.prefill_chunk_tokens is not None),
+        ("chunked_prefill", not dep.chunked_prefill),
+        ("scheduler_steps", dep.scheduler_steps != 1),
+    )
+    for name, given in scheduler:
+        if given:
+            raise ModelError(
+                f"{param(name, 'Deployment.' + name)} describes a GPU serving stack's scheduler; {hw.name} is "
+                "SRAM-resident, modelled per layer and hop with no step budget: leave it out"
+            )
+    if (dep.replicas or 1) > 1:
+        raise ModelError(
+            f"{param('replicas', 'Deployment.replicas')} {dep.replicas} on {hw.name}: SRAM-resident chips are "
+            "modelled as one pipeline; give the chips of one copy and its share of the concurrency"
+        )
+    if dep.pipeline_parallel is not None and dep.pipeline_parallel != dep.chips:
+        raise ModelError(
+            f"{param('pipeline_parallel', 'Deployment.pipeline_parallel')} {dep.pipeline_parallel} on {hw.name}: "
+            "every SRAM-resident chip is a pipeline stage; give chips instead"
+        )
 
 
 def resident_tokens(wl: Workload) -> float:
@@ -160,6 +189,15 @@ def _precisions(m: ModelArch, dep: Deployment) -> tuple[Precision | None, Precis
     return dep.precision, reported, kv
 
 
+def _check_stages(m: ModelArch, pp: int) -> None:
+    """A pipeline stage holds at least one layer."""
+    if pp > m.layers:
+        raise ModelError(
+            f"{param('pipeline_parallel', 'Deployment.pipeline_parallel')} {pp} exceeds {m.name}'s {m.layers} layers "
+            "(a pipeline stage holds at least one layer)"
+        )
+
+
 def _tp_candidates(m: ModelArch, hw: Hardware) -> list[int]:
     """Valid tensor-parallel degrees within one scale-up domain, ascending (1 is always valid)."""
     return m.tensor_parallel_options(hw.max_tensor_parallel)
@@ -180,9 +218,9 @@ def _fewest(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal: GPUC
     # than any tp alone), the order sorting (chips, -tp) would give, without building the list.
     options = itertools.chain(((tp, 1) for tp in tps), ((tps[-1], pp) for pp in range(2, MAX_PIPELINE_STAGES + 1)))
     for tp, pp in options:
-        if dep.pipeline_parallel and pp != dep.pipeline_parallel:
+        if (dep.pipeline_parallel and pp != dep.pipeline_parallel) or pp > m.layers:
             continue
-        plan = _plan(m, hw, dep, cal, tp, pp, 1)
+        plan = _plan(m, hw, dep, cal, tp, pp, dep.replicas or 1)  # replicas asked: copies of the fewest
         if _fits(plan, dep, wl):
             return plan
     return None
@@ -193,6 +231,8 @@ def _resolve_gpu(
 ) -> tuple[GPUPlan, bool]:
     if dep.tensor_parallel is not None:
         _check_tp(m, hw, dep.tensor_parallel)
+    if dep.pipeline_parallel is not None:
+        _check_stages(m, dep.pipeline_parallel)
     if dep.chips is None:
         plan = _fewest(m, hw, dep, wl, cal) or _fewest(m, hw, dep.model_copy(update={"concurrency": 1}), wl, cal)
         if plan is None:
@@ -202,7 +242,9 @@ def _resolve_gpu(
             )
         return plan, True
     chips = dep.chips
-    tp = dep.tensor_parallel or max(t for t in _tp_candidates(m, hw) if chips % t == 0)
+    # the largest valid degree that leaves whole pipeline stages and replicas where the caller fixed them
+    fixed = (dep.pipeline_parallel or 1) * (dep.replicas or 1)
+    tp = dep.tensor_parallel or max((t for t in _tp_candidates(m, hw) if chips % (t * fixed) == 0), default=1)
     if chips % tp:
         raise ModelError(f"chips ({chips}) must be a multiple of tensor_parallel ({tp})")
     if dep.replicas is not None and dep.pipeline_parallel is None:
@@ -220,6 +262,9 @@ def _resolve_gpu(
             f"chips ({chips}) must equal tensor_parallel x pipeline_parallel x replicas "
             f"({tp} x {dep.pipeline_parallel} x {dep.replicas})"
         )
+    if dep.pipeline_parallel is not None or dep.replicas is not None:
+        _check_stages(m, pps[0])
+    pps = [pp for pp in pps if pp <= m.layers]  # a stage holds at least one layer (1 always qualifies)
     for pp in pps:
         if chips % (tp * pp):
             raise ModelError(f"chips ({chips}) must be a multiple of tensor_parallel x pipeline_parallel ({tp * pp})")
@@ -532,7 +577,8 @@ def _estimate_wafer(
 
 def _layout_notes(m: ModelArch, hw: Hardware, dep: Deployment, plan: GPUPlan) -> tuple[str, ...]:
     out: tuple[str, ...] = ()
-    if dep.chips is not None and dep.tensor_parallel is None and plan.tp < min(dep.chips, hw.max_tensor_parallel):
+    chosen_split = dep.tensor_parallel is None and dep.pipeline_parallel is None and dep.replicas is None
+    if dep.chips is not None and chosen_split and plan.tp < min(dep.chips, hw.max_tensor_parallel):
         out += (
             f"tp {plan.tp}: the largest degree that divides {dep.chips} chips and splits {m.q_heads} query / "
             f"{m.kv_heads} KV heads; the rest as {plan.pp} pipeline stage(s) x {plan.replicas} replica(s)",

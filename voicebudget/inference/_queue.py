@@ -414,7 +414,7 @@ def estimate_open_loop(
         capacity_requests_per_s=capacity,
         load=load,
         ttft_lower_bound=load > line,
-        notes=(lower_bound_note(load, line),) if load > line else (),
+        notes=(lower_bound_note(load, line, of="capacity"),) if load > line else (),
         replicas=plan.replicas,
         ttft_p50_ms=p50,
         ttft_p90_ms=p90,
