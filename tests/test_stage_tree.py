@@ -105,7 +105,10 @@ def test_every_stage_kind_has_an_example() -> None:
 def test_children_returns_every_field_that_holds_stages(kind: str) -> None:
     stage = _example(kind)
     held = [s for name, f in type(stage).model_fields.items() for s in _field_stages(stage, name, f.annotation)]
-    assert sorted(map(id, held)) == sorted(map(id, stage.children().values()))
+    fields = [name for name, f in type(stage).model_fields.items() if _field_stages(stage, name, f.annotation)]
+    assert sorted(map(id, held)) == sorted(map(id, stage.children().values())), (
+        f"{type(stage).__name__}: its fields {fields} hold stages; children() returns {list(stage.children())}"
+    )
     if held:  # a container rebuilds itself around new children, names kept
         new = stage.with_children({name: vb.Fixed(value_ms=1.0) for name in stage.children()})
         assert list(new.children()) == list(stage.children())
