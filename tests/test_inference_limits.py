@@ -364,3 +364,16 @@ def test_the_open_loop_lower_bound_note_names_the_capacity_it_is_a_share_of() ->
     r = vb.estimate_open_loop("llama-3.3-70b", "h100-sxm", vb.Deployment(chips=2, precision="fp8"), wl, 7.5)
     assert r.ttft_lower_bound
     assert r.notes[0].startswith(f"at {r.load:.0%} of capacity: TTFT not predictable")
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (["--fast-mode", "2.5"], "--fast-mode scans closed-loop baselines"),
+        (["--price-per-chip-hour", "3"], "--price-per-chip-hour prices a --concurrency prediction"),
+    ],
+)
+def test_options_the_open_loop_does_not_use_are_refused(extra: list[str], said: str) -> None:
+    # with --request-rate both were accepted and dropped: exit 0, no band, no cost
+    out = _refused(["infer", "-m", "llama-3.1-8b", "-H", "h100-sxm", "--request-rate", "3", *extra])
+    assert out.startswith(f"error: {said}")

@@ -167,7 +167,7 @@ def infer(
         "scheduler_steps": scheduler_steps,
     }
     if request_rate is not None:
-        _open_loop(arch, chip, deployment, (prompt_tokens, output_tokens), request_rate, spec, fmt)
+        _open_loop(arch, chip, deployment, (prompt_tokens, output_tokens), request_rate, spec, fmt, fast_mode, price)
         return
     # lazy: start-up (the library loads when the command runs)
     from voicebudget.inference import ChipPrice, Deployment, Workload, estimate_inference
@@ -262,6 +262,8 @@ def _open_loop(
     request_rate: float,
     spec: SpeculativeDecoding | None,
     fmt: TableOrJson,
+    fast_mode: float | None = None,
+    price: float | None = None,
 ) -> None:
     """``--request-rate``: TTFT percentiles under open-loop Poisson arrivals."""
     # lazy: start-up (the library loads when the command runs)
@@ -275,6 +277,13 @@ def _open_loop(
             "--speculative applies to --concurrency predictions; the --request-rate scheduler model does not "
             "include speculative decoding yet (run --concurrency at the mean concurrency it reports)"
         )
+    if fast_mode is not None:
+        fail(
+            "--fast-mode scans closed-loop baselines (16-512 in flight) on the layout --concurrency predicts; "
+            "give it without --request-rate"
+        )
+    if price is not None:
+        fail("--price-per-chip-hour prices a --concurrency prediction; the --request-rate table shows no cost")
     with user_errors(**PARAMETERS):
         loaded = estimate_open_loop(
             arch,

@@ -226,13 +226,54 @@ def _fewest(m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal: GPUC
     return None
 
 
-def _resolve_gpu(
-    m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal: GPUCalibration
-) -> tuple[GPUPlan, bool]:
+def _layout_options(m: ModelArch, hw: Hardware, dep: Deployment, chips: int) -> tuple[int, list[int]]:
+    """The tensor-parallel degree for ``chips`` and the pipeline-stage counts to try, fewest first (the rest of the
+    chips are replicas), with the caller's ``pipeline_parallel`` / ``replicas`` kept.
+
+    :raises ModelError: a split that does not divide the chips, or more stages than layers.
+    """
+    # the largest valid degree that leaves whole pipeline stages and replicas where the caller fixed them
+    fixed = (dep.pipeline_parallel or 1) * (dep.replicas or 1)
+    tp = dep.tensor_parallel or max((t for t in _tp_candidates(m, hw) if chips % (t * fixed) == 0), default=1)
+    if chips % tp:
+        raise ModelError(f"chips ({chips}) must be a multiple of tensor_parallel ({tp})")
+    pps = _stage_counts(dep, chips, tp)
+    if dep.pipeline_parallel is not None or dep.replicas is not None:
+        _check_stages(m, pps[0])
+    return tp, [pp for pp in pps if pp <= m.layers]  # a stage holds at least one layer (1 always qualifies)
+
+
+def _stage_counts(dep: Deployment, chips: int, tp: int) -> list[int]:
+    """The pipeline-stage counts ``chips`` at ``tp`` allow: the caller's, the one its replicas leave, or every
+    divisor of the chips beyond one tensor-parallel group."""
+    pp, replicas = dep.pipeline_parallel, dep.replicas
+    if pp is None:
+        if replicas is None:
+            return divisors(chips // tp)
+        if chips % (tp * replicas):
+            raise ModelError(f"chips ({chips}) must be a multiple of tensor_parallel x replicas ({tp * replicas})")
+        return [chips // (tp * replicas)]
+    if chips % (tp * pp):
+        raise ModelError(f"chips ({chips}) must be a multiple of tensor_parallel x pipeline_parallel ({tp * pp})")
+    if replicas is not None and tp * pp * replicas != chips:
+        raise ModelError(
+            f"chips ({chips}) must equal tensor_parallel x pipeline_parallel x replicas ({tp} x {pp} x {replicas})"
+        )
+    return [pp]
+
+
+def _check_split(m: ModelArch, hw: Hardware, dep: Deployment) -> None:
+    """The caller's tensor-parallel degree splits the heads within the domain; its stages hold a layer each."""
     if dep.tensor_parallel is not None:
         _check_tp(m, hw, dep.tensor_parallel)
     if dep.pipeline_parallel is not None:
         _check_stages(m, dep.pipeline_parallel)
+
+
+def _resolve_gpu(
+    m: ModelArch, hw: Hardware, dep: Deployment, wl: Workload, cal: GPUCalibration
+) -> tuple[GPUPlan, bool]:
+    _check_split(m, hw, dep)
     if dep.chips is None:
         plan = _fewest(m, hw, dep, wl, cal) or _fewest(m, hw, dep.model_copy(update={"concurrency": 1}), wl, cal)
         if plan is None:
@@ -242,32 +283,7 @@ def _resolve_gpu(
             )
         return plan, True
     chips = dep.chips
-    # the largest valid degree that leaves whole pipeline stages and replicas where the caller fixed them
-    fixed = (dep.pipeline_parallel or 1) * (dep.replicas or 1)
-    tp = dep.tensor_parallel or max((t for t in _tp_candidates(m, hw) if chips % (t * fixed) == 0), default=1)
-    if chips % tp:
-        raise ModelError(f"chips ({chips}) must be a multiple of tensor_parallel ({tp})")
-    if dep.replicas is not None and dep.pipeline_parallel is None:
-        if chips % (tp * dep.replicas):
-            raise ModelError(f"chips ({chips}) must be a multiple of tensor_parallel x replicas ({tp * dep.replicas})")
-        pps = [chips // (tp * dep.replicas)]
-    else:
-        pps = [dep.pipeline_parallel] if dep.pipeline_parallel else divisors(chips // tp)
-    if (
-        dep.replicas is not None
-        and dep.pipeline_parallel is not None
-        and tp * dep.pipeline_parallel * dep.replicas != chips
-    ):
-        raise ModelError(
-            f"chips ({chips}) must equal tensor_parallel x pipeline_parallel x replicas "
-            f"({tp} x {dep.pipeline_parallel} x {dep.replicas})"
-        )
-    if dep.pipeline_parallel is not None or dep.replicas is not None:
-        _check_stages(m, pps[0])
-    pps = [pp for pp in pps if pp <= m.layers]  # a stage holds at least one layer (1 always qualifies)
-    for pp in pps:
-        if chips % (tp * pp):
-            raise ModelError(f"chips ({chips}) must be a multiple of tensor_parallel x pipeline_parallel ({tp * pp})")
+    tp, pps = _layout_options(m, hw, dep, chips)
     plans = [_plan(m, hw, dep, cal, tp, pp, chips // (tp * pp)) for pp in pps]
     one = dep.model_copy(update={"concurrency": 1})
     for d in (dep, one):  # all requests in flight held at once; else at least one (the rest wait for a slot)
