@@ -192,3 +192,80 @@ def test_a_vanishing_request_rate_returns_the_unloaded_ttft_instead_of_hanging()
     assert tiny.ttft_p99_ms == pytest.approx(ref.ttft_p99_ms, rel=1e-9)
     assert tiny.ttft_p50_ms == pytest.approx(ref.ttft_p50_ms, rel=1e-9)
     assert tiny.ttft_p99_ms == pytest.approx(27.19, abs=0.01)  # no wait: the prompt's own prefill
+
+
+def test_step_model_over_arrays_equals_the_scalar_one() -> None:
+    """The open-loop model reads step times on grids (``step_ms_array``): the same model as ``decode_step_ms`` for
+    every catalog model (mixture of experts, sliding windows, MLA), tensor- and pipeline-parallel layouts."""
+    from voicebudget.inference._catalog_data import MODELS
+    from voicebudget.inference._gpu import decode_step_ms, step_ms_array
+    from voicebudget.inference._predict import DEFAULT_CALIBRATION, _resolve_gpu
+
+    rng = np.random.default_rng(0)
+    layouts = [
+        ("h100-sxm", vb.Deployment(chips=8, precision="fp8")),
+        ("h200", vb.Deployment(chips=8, tensor_parallel=4, pipeline_parallel=2)),
+        ("a100-pcie-80gb", vb.Deployment(chips=8)),
+    ]
+    checked = 0
+    for model in MODELS:
+        for hw, dep in layouts:
+            wl = vb.Workload(prompt_tokens=2000, output_tokens=200)
+            try:
+                plan, _ = _resolve_gpu(vb.get_model(model), vb.get_hardware(hw), dep, wl, DEFAULT_CALIBRATION)
+            except vb.ModelError:
+                continue  # does not fit this layout
+            decoding, prompts = np.round(rng.uniform(0, 500, 32)), rng.uniform(0, 8000, 32)
+            prompts[:4] = 0.0
+            for ctx, prompt_ctx in [(2100.0, 1000.0), (100_000.0, 50.0)]:
+                grid = step_ms_array(plan, decoding, ctx, prompts, prompt_ctx)
+                one = [
+                    decode_step_ms(plan, float(d), ctx, float(p), prompt_ctx)
+                    for d, p in zip(decoding, prompts, strict=True)
+                ]
+                assert grid == pytest.approx(one, rel=1e-15)  # the same operations (numpy's pow: an ulp at most)
+                checked += 1
+    assert checked >= 60
+
+
+@pytest.mark.parametrize("load", [1e-4, 0.2, 0.5, 0.74, 0.95, 0.999])
+@pytest.mark.parametrize(
+    ("prompt", "budget"), [(1000, None), (3000, 2048)], ids=["one-step-prompt", "prompt-over-budget"]
+)
+def test_quantiles_are_those_of_a_bisection_on_the_cdf(
+    monkeypatch: pytest.MonkeyPatch, load: float, prompt: int, budget: int | None
+) -> None:
+    """TTFT quantiles come from Newton's steps on the closed-form CDF and density, every quantile at once; they are
+    the quantiles a plain bisection of the same CDF finds (to its 2**-50 bracket, or the CDF's rounding), at loads
+    where the CDF has an atom (an idle server) and at high loads where the density at p99 is small."""
+    from voicebudget.inference import _queue, _queue_law
+
+    seen: list[tuple[_queue_law.TTFTLaw, np.ndarray, float, np.ndarray]] = []
+    solve = _queue_law.TTFTLaw.quantiles
+
+    def spy(law: _queue_law.TTFTLaw, qs: np.ndarray, start_ms: float) -> np.ndarray:
+        out = solve(law, qs, start_ms)
+        seen.append((law, qs, start_ms, out))
+        return out
+
+    monkeypatch.setattr(_queue_law.TTFTLaw, "quantiles", spy)
+    dep = vb.Deployment(chips=1, precision="fp8", prefill_chunk_tokens=budget)
+    wl = vb.Workload(prompt_tokens=prompt, output_tokens=150)
+    _queue._served.cache_clear()
+    cap = vb.estimate_open_loop("llama-3.1-8b", "h100-sxm", dep, wl, 1e-3).capacity_requests_per_s
+    vb.estimate_open_loop("llama-3.1-8b", "h100-sxm", dep, wl, load * cap)
+    assert seen
+    for law, qs, start_ms, out in seen:
+        for q, found in zip(qs, out, strict=True):
+
+            def cdf(x: float, law: _queue_law.TTFTLaw = law) -> float:
+                return float(law.cdf_pdf(np.array([x]))[0][0])
+
+            lo, hi = 0.0, start_ms
+            while cdf(hi) < q:
+                lo, hi = hi, 2.0 * hi
+            for _ in range(50):
+                mid = 0.5 * (lo + hi)
+                lo, hi = (lo, mid) if cdf(mid) >= q else (mid, hi)
+            assert found == pytest.approx(hi, rel=1e-11, abs=1e-9)
+            assert cdf(found) >= q

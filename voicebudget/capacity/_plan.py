@@ -25,6 +25,7 @@ from voicebudget._algebra import TreePath, evaluate, replace, walk
 from voicebudget._budget import Budget, with_overrides
 from voicebudget._errors import ScenarioError, VoiceBudgetError, param
 from voicebudget._memory import check_memory, check_work
+from voicebudget._report import percentiles
 from voicebudget._scenario import Scenario, load_scenario
 from voicebudget._simulate import resolve_seed
 from voicebudget._traffic import CallTraffic
@@ -272,7 +273,7 @@ def _evaluate_job(job: _Job) -> DeploymentCapacity:
             return math.inf
         tree = replace(base_tree, stage_path, stage)
         total = evaluate(tree, job.samples, job.seed).total
-        value = float(np.percentile(total, job.budget.percentile))
+        value = float(percentiles(total, [job.budget.percentile], work=total)[0])  # np.percentile's value, O(n)
         points[calls] = CapacityPoint(
             calls, rate, getattr(stage, "concurrency", None) if not isinstance(stage, APIStage) else None, value
         )

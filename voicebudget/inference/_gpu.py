@@ -34,10 +34,17 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
 
 from voicebudget._errors import ModelError
 from voicebudget.inference._catalog import PRECISION_BYTES, Hardware, ModelArch
 from voicebudget.inference._types import Bound, GPUCalibration, MemoryUse, StepBreakdown
+
+if TYPE_CHECKING:
+    from voicebudget._algebra import FloatArray
+
+_Tokens = TypeVar("_Tokens", float, "FloatArray")
+"""Token counts: one step's (a float) or a grid of steps' (``float64[m]``)."""
 
 __all__ = [
     "KV_FREE_MEMORY_FRACTION",
@@ -215,11 +222,17 @@ def _collectives_ms(plan: GPUPlan, tokens: float) -> float:
     hops = (plan.pp - 1) * hw.collective_latency_ms
     if tp == 1:
         return hops
+    return _all_reduces_ms(plan, tokens) + hops
+
+
+def _all_reduces_ms(plan: GPUPlan, tokens: _Tokens) -> _Tokens:
+    """A step's two ring all-reduces per layer across the tensor-parallel group (``tp > 1``), ms."""
+    hw, tp = plan.hardware, plan.tp
     msg = tokens * plan.model.d_model * ACTIVATION_BYTES
     latency = hw.collective_latency_ms + 2.0 * (tp - 2) * hw.collective_hop_latency_ms
     link = hw.scaleup_link_bytes_per_s * (PCIE_ALLREDUCE_EFFICIENCY if hw.scaleup_topology == "pcie" else 1.0)
     one = latency + 1e3 * 2.0 * (tp - 1) / tp * msg / link
-    return 2.0 * plan.model.layers * one + hops
+    return 2.0 * plan.model.layers * one
 
 
 def gemm_ms(plan: GPUPlan, weights_ms: float, compute_ms: float, prompt_share: float) -> float:
@@ -240,7 +253,7 @@ def gemm_ms(plan: GPUPlan, weights_ms: float, compute_ms: float, prompt_share: f
     return max(weights_ms, compute_ms) + plan.cal.gemm_overlap_loss * min(weights_ms, prompt)
 
 
-def _overhead_ms(plan: GPUPlan, sequences: float = 0.0) -> float:
+def _overhead_ms(plan: GPUPlan, sequences: _Tokens) -> _Tokens:
     """Fixed costs of a step carrying ``sequences`` decoding sequences, ms: per layer, per step, and per sequence
     (``tau_seq_ms``, plus ``tau_seq_rank_ms`` for each tensor-parallel rank beyond the first)."""
     cal = plan.cal
@@ -248,11 +261,22 @@ def _overhead_ms(plan: GPUPlan, sequences: float = 0.0) -> float:
     return plan.model.layers * cal.tau_layer_ms + cal.tau_step_ms + sequences * per_seq
 
 
-def _kv_read_ms(plan: GPUPlan, sequences: float, context_tokens: float) -> float:
+def _kv_read_ms(plan: GPUPlan, sequences: _Tokens, context_tokens: float) -> _Tokens:
     """Decode attention's KV-cache read of ``sequences`` sequences at ``context_tokens`` each, ms, spread over the
     replica's chips."""
     kv_bytes = sequences * context_tokens * plan.kv_bytes_at(context_tokens)
     return 1e3 * kv_bytes / (plan.chips_per_replica * plan.bandwidth)
+
+
+def _attention_ms(
+    plan: GPUPlan, queries: _Tokens, context_tokens: float, prefill_tokens: _Tokens, prefill_context: float
+) -> _Tokens:
+    """Attention FLOPs of a step's decode queries and prompt tokens (their pairs with the cached tokens), ms."""
+    m = plan.model
+    attn_flops = m.attention_flops_per_pair("decode") * queries * context_tokens * m.window_share(
+        context_tokens
+    ) + m.attention_flops_per_pair("prefill") * prefill_tokens * prefill_context * m.window_share(prefill_context)
+    return 1e3 * attn_flops / (plan.chips_per_replica * plan.peak_flops)
 
 
 StepTerms = tuple[float, float, float, float, float, float, float]
@@ -274,14 +298,39 @@ def step_terms(
     weights = 1e3 * plan.weights_read(n / plan.pp) / (plan.tp * plan.bandwidth)
     compute = 1e3 * 2.0 * m.active_params * n / (chips * plan.peak_flops)
     kv = _kv_read_ms(plan, decode_tokens, context_tokens)
-    attn_flops = m.attention_flops_per_pair("decode") * queries * context_tokens * m.window_share(
-        context_tokens
-    ) + m.attention_flops_per_pair("prefill") * prefill_tokens * prefill_context * m.window_share(prefill_context)
-    attention = 1e3 * attn_flops / (chips * plan.peak_flops)
+    attention = _attention_ms(plan, queries, context_tokens, prefill_tokens, prefill_context)
     overhead = _overhead_ms(plan, decode_tokens)
     comm = _collectives_ms(plan, n / plan.pp)
     total = max(weights, compute) + kv + attention + overhead + comm
     return weights, compute, kv, attention, overhead, comm, total
+
+
+def step_ms_array(
+    plan: GPUPlan,
+    decode_tokens: FloatArray,
+    context_tokens: float,
+    prefill_tokens: FloatArray,
+    prefill_context: float,
+) -> FloatArray:
+    """:func:`decode_step_ms` over arrays of decoding sequences and prompt tokens (``float64[m]`` each, contexts
+    shared), ms: :func:`step_terms`' terms in the same floating-point operations, so equal to the scalar model
+    element by element (tests/test_inference_queue.py checks it on every catalog model). The open-loop model
+    reads the step time on grids of ~50-100 population states per request rate."""
+    import numpy as np  # here, not at the top: the scalar model (``voicebudget infer``'s start-up) loads no numpy
+
+    m, chips = plan.model, plan.chips_per_replica
+    n = decode_tokens + prefill_tokens
+    dense, per_expert, e, k = plan._weight_parts
+    read = dense + per_expert * e * (1.0 - (1.0 - k / e) ** np.maximum(n / plan.pp, 1.0)) if per_expert else dense
+    weights = 1e3 * read / (plan.tp * plan.bandwidth)
+    compute = 1e3 * 2.0 * m.active_params * n / (chips * plan.peak_flops)
+    kv = _kv_read_ms(plan, decode_tokens, context_tokens)
+    attention = _attention_ms(plan, decode_tokens, context_tokens, prefill_tokens, prefill_context)
+    overhead = _overhead_ms(plan, decode_tokens)
+    hops = (plan.pp - 1) * plan.hardware.collective_latency_ms
+    comm = hops if plan.tp == 1 else _all_reduces_ms(plan, n / plan.pp) + hops
+    out: FloatArray = np.maximum(weights, compute) + kv + attention + overhead + comm
+    return out
 
 
 def step_bound(terms: StepTerms) -> Bound:

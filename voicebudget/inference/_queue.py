@@ -29,15 +29,14 @@ with ``U`` the rest of the running step (uniform over a step carrying prompt tok
 or 0 when the server is idle) and ``T_own`` the duration of a step that holds this prompt's chunk and, within the
 budget, the ``n_p`` prompt tokens of the others that arrived during the step before it (a step carrying prompt
 tokens holds ``max(P, n_p)`` of them: continuous batching forms each step from every prompt waiting at its
-boundary; issue 21 round 4); the
-CDF of ``U + W`` is closed-form (a uniform convolved with an atom and an exponential tail), so the
-quantiles come from one bisection per quantile. Every term is stochastically non-decreasing in the rate
-(``N``'s law shifts up, ``s`` and ``rho`` grow, ``gamma`` falls), so p50/p90/p99 are non-decreasing in
-the request rate up to saturation (a property test). The same scheduler is simulated event by event in
-tests/test_inference_queue.py: p50 and p99 within 10% at 20% and 35% of capacity; at 50-70% the p50 is
-within 10% and the p99 4-22% low (since the step holding a prompt carries the others that arrived with it), so
-treat tails there as optimistic by up to a fifth; above 75% the quantiles are lower bounds (docs/inference.md has
-the table).
+boundary; issue 21 round 4); the CDF of ``U + W`` is closed-form (a uniform convolved with an atom and an
+exponential tail), and so is its density: the quantiles come from Newton's steps kept in a bracket, all three at
+once (``TTFTLaw``). Every term is stochastically non-decreasing in the rate (``N``'s law shifts up, ``s`` and
+``rho`` grow, ``gamma`` falls), so p50/p90/p99 are non-decreasing in the request rate up to saturation (a
+property test). The same scheduler is simulated event by event in tests/test_inference_queue.py: p50 and p99
+within 10% at 20% and 35% of capacity; at 50-70% the p50 is within 10% and the p99 4-22% low (since the step
+holding a prompt carries the others that arrived with it), so treat tails there as optimistic by up to a fifth;
+above 75% the quantiles are lower bounds (docs/inference.md has the table).
 
 Without chunked prefill (``Deployment.chunked_prefill`` ``False``) prompts run in prefill-only steps between groups
 of decode steps; the open loop is then the prefill/decode cycle of :mod:`voicebudget.inference._prefill_first` at
@@ -65,13 +64,18 @@ from voicebudget.inference._gpu import (
     decode_step_ms,
     default_step_budget,
     lower_bound_note,
+    step_ms_array,
 )
 from voicebudget.inference._prefill_first import open_loop_cycle
+from voicebudget.inference._queue_law import TTFTLaw, prefill_wait
 from voicebudget.inference._types import Deployment, GPUCalibration, OpenLoopResult, Workload
 
 __all__ = ["estimate_open_loop", "step_time_function"]
 
 _PERCENTILES = (0.50, 0.90, 0.99)
+
+_Steps = Callable[[FloatArray, FloatArray], FloatArray]
+"""The step model over arrays: ``(decoding sequences, prompt tokens) -> ms``, float64[m] each."""
 
 
 def _resolve(
@@ -133,6 +137,31 @@ def _mean_step(
     """Solve ``T = step(lam (O-1) T, lam P T)`` for the smallest root; ``None`` when none exists below the
     step budget with at most ``running_cap`` sequences decoding (the scheduler cannot keep up, or the KV cache
     cannot hold the decoding population)."""
+    bracket = _step_bracket(step, lam_per_ms, p, o, budget, running_cap)
+    if bracket is None:
+        return None
+    lo, hi, g = bracket
+    if hi == lo:
+        return lo
+    for _ in range(50):
+        mid = 0.5 * (lo + hi)
+        if g(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def _step_bracket(
+    step: Callable[[float, float], float],
+    lam_per_ms: float,
+    p: float,
+    o: float,
+    budget: float,
+    running_cap: float,
+) -> tuple[float, float, Callable[[float], float]] | None:
+    """:func:`_mean_step`'s bracket ``(lo, hi, g)`` of the root of ``g(T) = step(...) - T`` (``lo == hi``: the unloaded
+    step is the root), or ``None``; whether the rate is served is known here, without the bisection."""
     per_t = lam_per_ms * (max(o - 1.0, 0.0) + p)  # tokens per step per ms of step
     t_max = budget / per_t if per_t > 0 else math.inf
     dec = lam_per_ms * max(o - 1.0, 0.0)
@@ -144,47 +173,19 @@ def _mean_step(
 
     lo = step(0.0, 0.0)
     if g(lo) <= 0:
-        return lo
-    # T grows from lo; walk up geometrically, then bisect.
+        return lo, lo, g
+    # T grows from lo; walk up geometrically (the caller bisects).
     hi = lo
     while True:
         hi = min(hi * 2.0, t_max)
         if g(hi) <= 0:
-            break
+            return lo, hi, g
         if hi >= t_max:
             return None
-    for _ in range(50):
-        mid = 0.5 * (lo + hi)
-        if g(mid) > 0:
-            lo = mid
-        else:
-            hi = mid
-    return hi
-
-
-def _gamma(lam: float, s: FloatArray, w: FloatArray) -> float:
-    """Positive root of ``lam (E[exp(gamma s)] - 1) = gamma`` for service times ``s`` with weights ``w``
-    (needs ``lam E[s] < 1``), 1/ms: the exact tail decay rate of the M/G/1 waiting time."""
-
-    # f(x) = lam (E e^{x s} - 1) - x is convex, f(0) = 0, f'(0) = lam E[s] - 1 < 0: one positive root.
-    def f(x: float) -> float:
-        return lam * float(np.dot(w, np.expm1(np.minimum(x * s, 700.0)))) - x
-
-    hi = 1.0 / float(np.max(s))
-    while f(hi) <= 0:
-        hi *= 2.0
-    lo = 0.0
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if f(mid) > 0:
-            hi = mid
-        else:
-            lo = mid
-    return 0.5 * (lo + hi)
 
 
 def _decode_population(
-    step: Callable[[float, float], float], lam: float, o: float, n_p: float, mean_nd: float
+    steps: _Steps, lam: float, o: float, n_p: float, mean_nd: float
 ) -> tuple[FloatArray, FloatArray]:
     """Stationary distribution of the number ``N`` of decoding sequences: ``(n, pmf)``.
 
@@ -197,8 +198,8 @@ def _decode_population(
     if dec == 0.0 or mean_nd <= 0.0:
         return np.zeros(1), np.ones(1)
     n_max = int(mean_nd + 12.0 * math.sqrt(mean_nd * 50.0) + 50.0)
-    grid = np.unique(np.linspace(1, n_max, min(n_max, 96)).round())
-    t_grid = np.array([step(float(i), n_p) for i in grid])
+    grid = _distinct(np.linspace(1, n_max, min(n_max, 96)).round())
+    t_grid = steps(grid, np.full_like(grid, n_p))
     n = np.arange(0, n_max + 1, dtype=np.float64)
     t_n = np.interp(n, grid, t_grid)
     log_ratio = np.log(lam * dec * t_n[1:]) - np.log(n[1:])
@@ -209,55 +210,8 @@ def _decode_population(
     return n[keep], pmf[keep] / pmf[keep].sum()
 
 
-@dataclass(frozen=True)
-class _Wait:
-    """The wait ``W`` for a prefill slot, M/G/1: ``P(W > t) = min(rho, c exp(-gamma t))``."""
-
-    rho: float
-    gamma: float
-    c: float
-
-    def cdf(self, t: FloatArray) -> FloatArray:
-        tail = self.c * np.exp(-self.gamma * np.maximum(t, 0.0))
-        out: FloatArray = 1.0 - np.minimum(self.rho, tail)
-        return out
-
-    @property
-    def t_star(self) -> float:
-        """Where the exponential tail drops below ``rho``, ms."""
-        return max(math.log(self.c / self.rho) / self.gamma, 0.0) if self.rho > 0.0 and self.c > self.rho else 0.0
-
-    def mean(self) -> float:
-        """``E[W]``, ms."""
-        if self.rho <= 0.0:
-            return 0.0
-        return self.rho * self.t_star + self.c / self.gamma * math.exp(-self.gamma * self.t_star)
-
-    def cdf_integral(self, z: FloatArray) -> FloatArray:
-        """``int_0^z P(W <= t) dt`` (0 for ``z <= 0``), ms."""
-        zp = np.maximum(z, 0.0)
-        if self.rho <= 0.0:
-            return zp
-        ts = self.t_star
-        above = self.c / self.gamma * (math.exp(-self.gamma * ts) - np.exp(-self.gamma * np.maximum(zp, ts)))
-        out: FloatArray = zp - self.rho * np.minimum(zp, ts) - above
-        return out
-
-
-def _wait(lam: float, s: FloatArray, w: FloatArray) -> _Wait:
-    """M/G/1 wait for service times ``s`` (ms) with probabilities ``w``: ``P(W > 0) = rho`` and the exact
-    Cramer-Lundberg tail ``c exp(-gamma t)``, ``c = (1 - rho) / (lam E[s e^(gamma s)] - 1)`` (Asmussen,
-    *Applied Probability and Queues*, 2003, XIII.5)."""
-    rho = lam * float(np.dot(w, s))
-    if rho <= 1e-12:  # no wait at any quantile; the tail's root would sit beyond exp's range (rho ~ e^-700
-        return _Wait(0.0, 1.0, 0.0)  # made _gamma double its bracket forever: --request-rate 1e-300 hung)
-    gamma = _gamma(lam, s, w)
-    c = (1.0 - rho) / max(lam * float(np.dot(w, s * np.exp(np.minimum(gamma * s, 700.0)))) - 1.0, 1e-12)
-    return _Wait(rho, gamma, c)
-
-
 def _ttft_quantiles(
-    step: Callable[[float, float], float],
+    steps: _Steps,
     lam: float,
     p: float,
     o: float,
@@ -269,20 +223,21 @@ def _ttft_quantiles(
     """Quantiles and mean of TTFT over the decode population, the prefill utilisation and the mean
     inter-token latency (module docstring); ``None`` when the prefill slot is saturated (``rho >= 1``:
     the decoding population leaves too few prompt tokens per step)."""
-    n, pn = _decode_population(step, lam, o, n_p, mean_nd)
+    n, pn = _decode_population(steps, lam, o, n_p, mean_nd)
     pts = _sparse(n)
     k = np.maximum(budget - n, 1.0)
-    t_dec = np.interp(n, pts, np.array([step(float(i), 0.0) for i in pts]))
+    room = np.maximum(budget - pts, 1.0)
     # A step carrying prompt tokens holds one prompt, or at high rates the n_p a step collects on average; the step
     # that holds this prompt also holds the prompts that arrived during the step before it (n_p on average),
     # within the budget: continuous batching forms each step from every prompt waiting at its boundary.
-    t_pf = np.interp(n, pts, np.array([step(float(i), min(max(p, n_p), max(budget - i, 1.0))) for i in pts]))
-    t_in = np.interp(n, pts, np.array([step(float(i), min(p + n_p, max(budget - i, 1.0))) for i in pts]))
-    t_full = np.interp(n, pts, np.array([step(float(i), max(budget - i, 1.0)) for i in pts]))
+    # Decode-only, carrying prompts, holding this prompt, full: four grids of step times in one call.
+    prompts = np.concatenate([np.zeros_like(pts), np.minimum(max(p, n_p), room), np.minimum(p + n_p, room), room])
+    grids = steps(np.tile(pts, 4), prompts).reshape(4, -1)
+    t_dec, t_pf, t_in, t_full = (np.interp(n, pts, g) for g in grids)
     r = p / k  # steps' worth of prompt tokens in one request
     # The prefill slot serves prompt tokens at K per full step, packed first come first served: a request
     # holds it for its P / K share of a full step (bulk service), so W is M/G/1 over N's law.
-    wait = _wait(lam, r * t_full, pn)
+    wait = prefill_wait(lam, r * t_full, pn)
     if wait.rho >= 1.0:
         return None
     # Where the arrival lands: in a step carrying prompt tokens (time share f), a decode-only step, or idle.
@@ -293,51 +248,27 @@ def _ttft_quantiles(
     # full steps (its last, partial chunk shares a step with the next prompts: continuous in P).
     own = np.where(r > 1.0, r * t_full, t_in)
 
-    def through_span(x: float, span: FloatArray) -> FloatArray:
-        # P(U + W <= x - own), U uniform on [0, span]: (H(y) - H(y - span)) / span, H = int F_W.
-        y = x - own
-        wide = np.maximum(span, 1e-12)
-        out: FloatArray = np.where(
-            span > 1e-12,
-            (wait.cdf_integral(y) - wait.cdf_integral(y - wide)) / wide,
-            np.where(y >= 0.0, wait.cdf(y), 0.0),
-        )
-        return out
-
-    def cdf(x: float) -> float:
-        return float(
-            np.dot(
-                pn,
-                f * through_span(x, t_pf)
-                + busy_dec * through_span(x, t_dec)
-                + idle * through_span(x, np.zeros_like(t_pf)),
-            )
-        )
-
+    law = TTFTLaw(own, np.stack([t_pf, t_dec]), pn * np.stack([f, busy_dec]), pn * idle, wait)
     mean = float(np.dot(pn, f * t_pf / 2.0 + busy_dec * t_dec / 2.0 + own)) + wait.mean()
-    out = []
-    for q in qs:
-        lo, hi = 0.0, float(np.max(own + t_pf)) + 2.0 * wait.mean() + 1.0
-        while cdf(hi) < q:
-            lo, hi = hi, 2.0 * hi
-        for _ in range(50):
-            mid = 0.5 * (lo + hi)
-            if cdf(mid) >= q:
-                hi = mid
-            else:
-                lo = mid
-        out.append(hi)
+    out = law.quantiles(np.asarray(qs, dtype=np.float64), float(np.max(own + t_pf)) + 2.0 * wait.mean() + 1.0)
     # Inter-token latency: steps per ms r = f / T_pf + (1 - f) / T_dec; a user's token per step, so
     # weight each population state by the sequences decoding in it.
     rate = f / t_pf + (1.0 - f) / t_dec
     w = pn * n
     tpot = float(np.sum(w) / np.sum(w * rate)) if np.sum(w) > 0 else float(t_dec[0])
-    return tuple(out), mean, wait.rho, tpot
+    return tuple(float(x) for x in out), mean, wait.rho, tpot
+
+
+def _distinct(ascending: FloatArray) -> FloatArray:
+    """The distinct values of a non-decreasing array (``np.unique`` without its sort, and without the first call's
+    import of ``numpy.ma``, ~10 ms of a cold capacity search)."""
+    out: FloatArray = ascending[np.concatenate(([True], ascending[1:] != ascending[:-1]))]
+    return out
 
 
 def _sparse(n: FloatArray) -> FloatArray:
     """At most 48 evenly spread points of ``n`` (the step model is smooth: interpolate between them)."""
-    return np.unique(np.linspace(float(n[0]), float(n[-1]), min(len(n), 48)).round())
+    return _distinct(np.linspace(float(n[0]), float(n[-1]), min(len(n), 48)).round())
 
 
 def estimate_open_loop(
@@ -475,12 +406,15 @@ def _served(
     def step(nd: float, npf: float) -> float:
         return decode_step_ms(plan, nd, p + o / 2.0, npf, p / 2.0)
 
+    def step_grid(nd: FloatArray, npf: FloatArray) -> FloatArray:
+        return step_ms_array(plan, nd, p + o / 2.0, npf, p / 2.0)
+
     cap = min(admitted, budget * (1.0 - PROMPT_SHARE_FLOOR))
     steps = deployment.scheduler_steps
     if deployment.chunked_prefill:
 
         def at_rate(lam: float) -> _AtRate | None:
-            q = _at_rate(step, lam, p, o, budget, cap)
+            q = _at_rate(step, step_grid, lam, p, o, budget, cap)
             if q is None or steps == 1:
                 return q
             extra = (steps - 1) * q[3] / 2.0  # the rest of the running multi-step group
@@ -499,6 +433,7 @@ def _served(
 
 def _at_rate(
     step: Callable[[float, float], float],
+    step_grid: _Steps,
     lam: float,
     p: float,
     o: float,
@@ -506,12 +441,13 @@ def _at_rate(
     running_cap: float = math.inf,
 ) -> _AtRate | None:
     """TTFT quantiles, mean, prefill utilisation, TPOT, decode batch and prompt tokens per step at ``lam``
-    requests per ms per replica; ``None`` when the scheduler cannot keep up."""
+    requests per ms per replica (``step``: the step model, ``step_grid`` the same over arrays); ``None`` when the
+    scheduler cannot keep up."""
     t = _mean_step(step, lam, p, o, budget, running_cap)
     if t is None or lam * p * t >= budget - lam * max(o - 1.0, 0.0) * t:
         return None
     n_d, n_p = lam * max(o - 1.0, 0.0) * t, lam * p * t
-    q = _ttft_quantiles(step, lam, p, o, budget, n_p, n_d, _PERCENTILES)
+    q = _ttft_quantiles(step_grid, lam, p, o, budget, n_p, n_d, _PERCENTILES)
     return None if q is None else (*q, n_d, n_p)
 
 
@@ -520,7 +456,7 @@ def _capacity(
 ) -> float:
     """Largest arrival rate (requests/s per replica) with a fixed point below the step budget and the KV cache's
     admission limit ``running_cap``."""
-    return _largest_rate(lambda lam: _mean_step(step, lam, p, o, budget, running_cap) is not None)
+    return _largest_rate(lambda lam: _step_bracket(step, lam, p, o, budget, running_cap) is not None)
 
 
 def _largest_rate(served: Callable[[float], bool]) -> float:
