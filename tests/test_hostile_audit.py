@@ -467,3 +467,34 @@ def test_an_implausible_value_under_warnings_as_errors_exits_2_naming_the_flag()
     code, output = cli("check", ROOT / "tests" / "data" / "traces" / "livekit-metrics.jsonl", "--budget-ms", "3")
     assert code == 2
     assert one_error_line(output).startswith("error: --budget-ms: 3 ms is under 50 ms, less than the fastest")
+
+
+def test_tune_member_names_with_markup_are_printed_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text(
+        'kind = "council"\nname = "[/x]"\ntopology = "all"\n'
+        '[[members]]\nname = "a[/x]"\np = 0.8\nstage = { kind = "fixed", value_ms = 1 }\n'
+        '[[members]]\nname = "b"\np = 0.9\nstage = { kind = "fixed", value_ms = 2 }\n'
+        "[search]\nmembers = { n = [1] }\n"
+    )  # rich's MarkupError on the pick line or the front's tail column: exit 3
+    code, output = cli("tune", path, "-n", "100", "--workers", "1")
+    assert code == 0, output
+    assert "[/x]: exhaustive" in output
+
+
+def test_an_otlp_ttft_of_310_digits_puts_no_time_on_the_path(tmp_path: Path) -> None:
+    span = {
+        "traceId": "t",
+        "spanId": "a",
+        "name": "agent_turn",
+        "startTimeUnixNano": "0",
+        "endTimeUnixNano": "2000000000",
+        "attributes": [{"key": "lk.end_of_turn_delay", "value": {"doubleValue": 0.5}}],
+    }
+    llm = {**span, "spanId": "b", "parentSpanId": "a", "name": "llm_node", "startTimeUnixNano": "100"}
+    llm["attributes"] = [{"key": "lk.response.ttft", "value": {"doubleValue": HUGE}}]
+    path = tmp_path / "o.jsonl"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span, llm]}]}]}) + "\n")
+    table = vb.read_trace(path)  # int(inf * 1e9): OverflowError, exit 3
+    assert table.turns[0].flagged
+    assert ("lk.response.ttft", "not a finite number") in {(a.field, a.reason) for a in table.anomalies}

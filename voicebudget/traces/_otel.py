@@ -429,9 +429,16 @@ def _optional(lk: bool, attrs: dict[str, tuple[Any, _Span]]) -> set[str]:
     return _OPTIONAL | ({"tts_ttfb", "endpointing"} if realtime else set())
 
 
+_MAX_TTFT_S = 3.6e6
+"""A TTFT beyond 1,000 hours (``inf``, a 310-digit integer) puts no time on a turn's path (the value is
+flagged where it is read); ``int(inf * 1e9)`` raised ``OverflowError``."""
+
+
 def _ttft_ns(m: _Span) -> int:
     v = m.attrs.get("lk.response.ttft")
-    return int(float(v) * 1e9) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else 0
+    if isinstance(v, bool) or not isinstance(v, int | float) or not 0 < v < _MAX_TTFT_S:
+        return 0  # not a positive finite TTFT (flagged on the turn): no time on the path
+    return int(v * 1e9)
 
 
 class _NsPath:

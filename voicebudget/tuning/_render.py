@@ -7,6 +7,7 @@ configurations are listed under the table, one per row, wrapped lines indented u
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -31,7 +32,7 @@ def render_tune(result: TuneResult) -> RenderableType:
         else ""
     )
     head = Text.from_markup(
-        f"[bold]{result.council}[/]: {result.strategy}; {result.space_size:,} configurations in the space, "
+        f"[bold]{escape(result.council)}[/]: {result.strategy}; {result.space_size:,} configurations in the space, "
         f"{result.evaluated:,} evaluated, {result.feasible:,} within {as_given(result.budget.total_ms)} ms at {label}"
         f"{' and the cost limit' if result.feasible else ''}, {result.skipped:,} not valid councils\n"
         f"latency judged: {result.latency_scope}; seed {result.seed}, {count(result.samples, 'turn')} per "
@@ -56,7 +57,7 @@ def render_tune(result: TuneResult) -> RenderableType:
             _pm(c.p95_ms, c.p95_se_ms, 1),
             f"{c.quality:.3f}",
             f"{c.cost_per_turn:.6f}",
-            tail_label(c),
+            Text(tail_label(c)),  # member names come from the file: never read as markup
             style=style,
         )
         words = short_config(c.config) + same_figures(c) + tail_tie_words(c)
@@ -72,7 +73,7 @@ def render_tune(result: TuneResult) -> RenderableType:
             _pm(c.p95_ms, c.p95_se_ms, 1),
             f"{c.quality:.3f}",
             f"{c.cost_per_turn:.6f}",
-            tail_label(c),
+            Text(tail_label(c)),  # member names come from the file: never read as markup
             style=style,
         )
         listing.add_row(
@@ -84,7 +85,7 @@ def render_tune(result: TuneResult) -> RenderableType:
     parts += [
         table,
         listing,
-        Text.from_markup(f"[bold]pick:[/] {result.why}"),
+        Text.from_markup(f"[bold]pick:[/] {escape(result.why)}"),
         Text(f"rule: {PICK_RULE.format(label=label)}", style="dim"),
     ]
     if result.errors:
