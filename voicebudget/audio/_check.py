@@ -66,7 +66,9 @@ def turn_id(caller_end_ms: float) -> str:
 
 def call_table(call: AudioCall) -> TraceTable:
     """The recording's turns as a trace table (``t = 0`` at the caller's end of speech; the total is the
-    voice-to-voice latency as recorded). Talk-overs and no-replies are flagged, with an anomaly each."""
+    voice-to-voice latency as recorded). Talk-overs and no-replies are flagged, with an anomaly each. A
+    recording has no lines: each turn and anomaly is placed by its ``at_ms`` (the caller's end of speech, ms
+    from the start), its ``line`` is 0."""
     turns: list[TraceTurn] = []
     anomalies: list[Anomaly] = []
     for i, t in enumerate(call.turns):
@@ -74,7 +76,7 @@ def call_table(call: AudioCall) -> TraceTable:
         notes = ("barge-in: the caller started over the agent",) if t.barge_in else ()
         if t.kind != "turn":
             value = t.voice_to_voice_ms if t.kind == "talk_over" else t.silence_ms
-            anomalies.append(Anomaly(0, t.kind, value, t.reason, call.origin, tid))
+            anomalies.append(Anomaly(0, t.kind, value, t.reason, call.origin, tid, at_ms=t.caller_end_ms))
         turns.append(
             TraceTurn(
                 id=tid,
@@ -87,6 +89,7 @@ def call_table(call: AudioCall) -> TraceTable:
                 reader=READER,
                 rules=RULES,
                 notes=notes,
+                at_ms=t.caller_end_ms,
             )
         )
     return TraceTable(call.origin, READER, ANCHOR, TOTAL, tuple(turns), tuple(anomalies))

@@ -31,7 +31,7 @@ from typing import Any
 from voicebudget._errors import ScenarioError
 from voicebudget.audio._check import AnalysedCall, turn_id
 from voicebudget.audio._turns import AudioTurn
-from voicebudget.traces._table import Anomaly, TraceTable, TraceTurn
+from voicebudget.traces._table import TraceTable, TraceTurn
 
 __all__ = ["EARLY_ANCHOR_MS", "MATCH_MS", "CallJoin", "join_trace"]
 
@@ -227,10 +227,11 @@ def _table(origin: str, analysed: AnalysedCall, trace: TraceTable, joined: Seque
                 flagged=t.flagged or j.audio_turn.kind != "turn",
                 origin=origin,
                 reader="audio+" + (t.reader or trace.format),
+                at_ms=j.audio_turn.caller_end_ms,
             )
         )
     found = (*analysed.table.anomalies, *trace.anomalies)
-    anomalies = [Anomaly(a.line, a.field, a.value, a.reason, origin, a.turn) for a in found]
+    anomalies = [replace(a, origin=origin) for a in found]
     anchor = f"the caller's end of speech in the recording; the trace's own: {trace.anchor}"
     total = "the agent's first audio in the recording - the caller's end of speech (voice-to-voice as recorded)"
     return TraceTable(origin, "audio+" + trace.format, anchor, total, tuple(turns), tuple(anomalies))

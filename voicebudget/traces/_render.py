@@ -92,7 +92,7 @@ def _turn_table(turns: Sequence[TraceTurn], included: Sequence[bool], *, slowest
     parts: list[Any] = [Text(f"turns, ms, t = 0 at the actual end of speech ({shown})", style="italic")]
     for origin, group in groups.items():  # one table per file: the file named once
         parts.append(_file_table(origin, group, names, notes))
-    parts.append(Text(f"{_legend(names)}; line = the turn's first line in its file", style="dim"))
+    parts.append(Text(_legend(names, rows), style="dim"))
     by_id = {id(t): t for t, _ in rows}
     for key, number in notes.items():
         turn = by_id[key]
@@ -100,8 +100,29 @@ def _turn_table(turns: Sequence[TraceTurn], included: Sequence[bool], *, slowest
     return Group(*parts)
 
 
-def _legend(names: list[str]) -> str:
-    return "; ".join(f"{SHORT_NAMES[n][0]} = {SHORT_NAMES[n][1]}" for n in names if n in SHORT_NAMES)
+def _legend(names: list[str], rows: Sequence[tuple[TraceTurn, bool]]) -> str:
+    entries = [f"{SHORT_NAMES[n][0]} = {SHORT_NAMES[n][1]}" for n in names if n in SHORT_NAMES]
+    if any(not t.line and t.at_ms is not None for t, _ in rows):
+        entries.append("at = the turn's t = 0 (the caller's end of speech) in the recording")
+    if any(t.line or t.at_ms is None for t, _ in rows):
+        entries.append("line = the turn's first line in its file")
+    return "; ".join(entries)
+
+
+PLACE_HEADERS = {(True, False): "line", (False, True): "at", (True, True): "where"}
+"""The location column's header: ``line`` (files of lines), ``at`` (a recording: no lines, the time in it) or
+``where`` (both in one table: the cells say ``line 12`` or ``at 12.34 s``)."""
+
+
+def _place_column(items: Sequence[TraceTurn] | Sequence[Anomaly]) -> tuple[str, list[str]]:
+    """The location column of a table: its header and a cell per item (:data:`PLACE_HEADERS`)."""
+    timed = [not x.line and x.at_ms is not None for x in items]
+    header = PLACE_HEADERS.get((not all(timed), any(timed)), "line")
+    if header == "line":
+        return header, [str(x.line) for x in items]
+    if header == "at":
+        return header, [x.place.removeprefix("at ") for x in items]
+    return header, [x.place for x in items]
 
 
 def _shown_rows(
@@ -141,15 +162,16 @@ def _file_table(origin: str, group: list[tuple[TraceTurn, bool]], names: list[st
         padding=(0, 1),
         collapse_padding=True,
     )
+    header, places = _place_column([t for t, _ in group])
     table.add_column("turn", overflow="fold")
-    table.add_column("line", justify="right")
+    table.add_column(header, justify="right", no_wrap=True)
     for name in (*names, "total"):
         table.add_column(SHORT_NAMES.get(name, (name, ""))[0], justify="right", no_wrap=True)
     table.add_column("note", overflow="fold")
-    for turn, inc in group:
+    for (turn, inc), where in zip(group, places, strict=True):
         table.add_row(
             _esc(turn.id),
-            str(turn.line),
+            where,
             *(_ms(turn.stages_ms.get(s)) for s in names),
             _ms(turn.total_ms),
             _turn_note(turn, inc, notes),
@@ -190,7 +212,7 @@ def _anomaly_table(anomalies: Sequence[Anomaly], *, all_rows: bool = False) -> A
     rows = grouped if all_rows else grouped[:ANOMALY_ROWS]
     kinds = f"; {count(len(grouped), 'row')} when grouped" if len(grouped) < len(anomalies) else ""
     cut = f"; the first {len(rows)} shown, all with --turns or --format json" if len(rows) < len(grouped) else ""
-    groups: dict[str, list[tuple[Anomaly, int, int]]] = {}
+    groups: dict[str, list[tuple[Anomaly, int, Anomaly]]] = {}
     for entry in rows:
         groups.setdefault(entry[0].origin, []).append(entry)
     parts: list[Any] = [Text(f"anomalies ({len(anomalies):,}{kinds}{cut})", style="italic")]
@@ -204,18 +226,26 @@ def _anomaly_table(anomalies: Sequence[Anomaly], *, all_rows: bool = False) -> A
             padding=(0, 1),
             collapse_padding=True,
         )
-        table.add_column("line", justify="right", no_wrap=True)
+        header, places = _place_column([a for a, _, _ in group])
+        table.add_column(header, justify="right", no_wrap=True)
         table.add_column("field", no_wrap=True)
         table.add_column("value", no_wrap=True)
         table.add_column("reason")
-        for a, n, last in group:
+        for (a, n, last), where in zip(group, places, strict=True):
             value = "-" if a.value is None else str(a.value)
             if len(value) > ANOMALY_VALUE_CHARS:
                 value = value[: ANOMALY_VALUE_CHARS - 3] + "..."
-            reason = a.reason if n == 1 else f"{a.reason} ({count(n, 'turn')}, lines {a.line} to {last})"
-            table.add_row(str(a.line), _esc(a.field), _esc(value), _esc(reason))
+            reason = a.reason if n == 1 else f"{a.reason} ({count(n, 'turn')}, {_span(a, last)})"
+            table.add_row(where, _esc(a.field), _esc(value), _esc(reason))
         parts.append(table)
     return Group(*parts)
+
+
+def _span(first: Anomaly, last: Anomaly) -> str:
+    """Where a group of anomalies lies: ``lines 3 to 40``, or ``at 2.10 s to 9.80 s`` in a recording."""
+    if not first.line and not last.line and first.at_ms is not None and last.at_ms is not None:
+        return f"{first.place} to {last.place.removeprefix('at ')}"
+    return f"lines {first.line} to {last.line}"
 
 
 def render_check(result: TraceCheck, *, all_turns: bool = False) -> Any:

@@ -61,6 +61,7 @@ __all__ = [
     "TurnBuilder",
     "added",
     "group_anomalies",
+    "place",
 ]
 
 ON_PATH = (
@@ -83,6 +84,15 @@ TOOL_STAGES = ("llm_tool_call", "tool", "llm_2_ttft")
 OFF_PATH = ("asr", "leading_silence", "anchor_bias")
 """Stages reported for information; they overlap the path (ASR) or follow the total (silence)."""
 
+
+def place(line: int, at_ms: float | None) -> str:
+    """Where a turn or an anomaly is in its source: ``line 12`` in a file of lines, ``at 12.34 s`` in a call
+    recording (which has no lines: the time from its start), ``line 0`` for a file as a whole."""
+    if line or at_ms is None:
+        return f"line {line}"
+    return f"at {at_ms / 1000.0:.2f} s"
+
+
 RESIDUAL_TOLERANCE_MS = 5.0
 """A source total may fall short of the sum of its stages by this much (rounding of logged values)
 before the turn is flagged."""
@@ -100,6 +110,8 @@ class Anomaly:
     :ivar turn: the turn id it belongs to, if known. A turn whose own values an anomaly makes unreliable is
         flagged (:attr:`TraceTurn.flagged`) and excluded from statistics by default; one that leaves the
         rebuilt total standing (Pipecat's own smaller figure) names its turn without flagging it.
+    :ivar at_ms: in a call recording (:mod:`voicebudget.audio`), where it is: ms from the recording's start
+        (:attr:`line` is 0 then: a recording has no lines); None in a file of lines.
     """
 
     line: int
@@ -108,6 +120,12 @@ class Anomaly:
     reason: str
     origin: str = ""
     turn: str | None = None
+    at_ms: float | None = None
+
+    @property
+    def place(self) -> str:
+        """``line 12``, or ``at 12.34 s`` in a recording (:func:`place`)."""
+        return place(self.line, self.at_ms)
 
     def to_dict(self) -> dict[str, Any]:
         value = self.value
@@ -115,14 +133,17 @@ class Anomaly:
             value = str(value)
         elif value is not None and not isinstance(value, str | int | float):
             value = repr(value)[:120]  # a list or object as found (it may hold non-finite numbers)
-        return {
-            "line": self.line,
+        d: dict[str, Any] = {
+            "line": self.line if self.line or self.at_ms is None else None,
             "field": self.field,
             "value": value,
             "reason": self.reason,
             "file": self.origin,
             "turn": self.turn,
         }
+        if self.at_ms is not None:
+            d["at_ms"] = self.at_ms
+        return d
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +173,9 @@ class TraceTurn:
         source gives durations only. With :attr:`end_s` it places the turn on the source's clock, so a
         call recording can be joined to it (:mod:`voicebudget.audio`).
     :ivar end_s: the turn's last server event on the source's clock (where :attr:`total_ms` ends), s.
+    :ivar at_ms: a turn found in a call recording (:mod:`voicebudget.audio`): its ``t = 0`` (the caller's end
+        of speech), ms from the recording's start. A recording has no lines: :attr:`line` is 0 for a turn
+        from a recording alone, the trace's line for one joined with a trace.
     :ivar unknown_stages: stages the turn has whose time the source does not give (Pipecat 1.14's
         OpenTelemetry TTS span without ``metrics.ttfb``); their time is inside ``other`` when the source
         gives a total, else the total leaves them out and is a :attr:`lower_bound`.
@@ -179,6 +203,12 @@ class TraceTurn:
     start_s: float | None = None
     end_s: float | None = None
     lower_bound: bool = False
+    at_ms: float | None = None
+
+    @property
+    def place(self) -> str:
+        """``line 12``, or ``at 12.34 s`` for a turn from a recording alone (:func:`place`)."""
+        return place(self.line, self.at_ms)
 
     @property
     def complete(self) -> bool:
@@ -189,7 +219,7 @@ class TraceTurn:
         d: dict[str, Any] = {
             "file": self.origin,
             "turn": self.id,
-            "line": self.line,
+            "line": self.line if self.line or self.at_ms is None else None,
             "index": self.index,
             "first": self.index == 0,
             "cold": self.cold,
@@ -206,6 +236,8 @@ class TraceTurn:
             d["unknown_stages"] = list(self.unknown_stages)
         if self.lower_bound:
             d["lower_bound"] = True
+        if self.at_ms is not None:
+            d["at_ms"] = self.at_ms
         for name in (*ON_PATH, *OFF_PATH):
             if name in self.stages_ms:
                 d[f"{name}_ms"] = self.stages_ms[name]
@@ -421,17 +453,17 @@ class TurnBuilder:
         )
 
 
-def group_anomalies(anomalies: Sequence[Anomaly]) -> list[tuple[Anomaly, int, int]]:
+def group_anomalies(anomalies: Sequence[Anomaly]) -> list[tuple[Anomaly, int, Anomaly]]:
     """The anomalies with the same file, field, value and reason as one entry: ``(the first, how many, the
-    last line)``, in order of first appearance. A file-wide anomaly (the same TTS TTFB on every turn: a
+    last)``, in order of first appearance. A file-wide anomaly (the same TTS TTFB on every turn: a
     stale value) flags each turn it covers, and is one entry here."""
     groups: dict[tuple[str, str, str, str], list[Any]] = {}
     for a in anomalies:
         key = (a.origin, a.field, repr(a.value)[:200], a.reason)
         entry = groups.get(key)
         if entry is None:
-            groups[key] = [a, 1, a.line]
+            groups[key] = [a, 1, a]
         else:
             entry[1] += 1
-            entry[2] = a.line
+            entry[2] = a
     return [(a, n, last) for a, n, last in groups.values()]

