@@ -24,20 +24,23 @@ import logging
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from livekit import rtc
-from livekit.agents import Agent, AgentSession, function_tool, llm, stt, tts, utils, vad
+from livekit.agents import Agent, AgentSession, function_tool, llm, utils
 from livekit.agents.cli.log import ColoredFormatter, JsonFormatter
 from livekit.agents.metrics import RealtimeModelMetrics, log_metrics
-from livekit.agents.types import DEFAULT_API_CONNECT_OPTIONS, APIConnectOptions
+from livekit.agents.types import DEFAULT_API_CONNECT_OPTIONS
 from livekit.agents.voice.events import MetricsCollectedEvent
-from livekit.agents.voice.io import AudioInput, AudioOutput, AudioOutputCapabilities
 from livekit.agents.voice.report import SessionReport
 
-RATE = 24_000
+import voicebudget.testing.livekit as lk
+from voicebudget.testing import TurnScript
+
+QUESTION = "what is the weather in Paris"
+REPLY = ("It is sunny ", "in Paris today.")
 MIN_SILENCE_S = 0.30
 """The scripted VAD's silence before END_OF_SPEECH (Silero's ``min_silence_duration``)."""
 MIN_ENDPOINTING_S = 0.20
@@ -75,6 +78,21 @@ class Turn:
     think_ms: float = 0.0
     model_vad_ms: float = 300.0
 
+    def script(self) -> TurnScript:
+        """What the public scripted providers wait: the VAD's silence, the STT, the first pass's TTFT and
+        reasoning, the TTS's first byte, the audio output's start."""
+        return TurnScript(
+            endpointing_ms=MIN_SILENCE_S * 1000,
+            stt_ms=self.stt_ms,
+            llm_ms=self.ttft_ms,
+            reasoning_ms=self.think_ms,
+            tts_ms=self.ttfb_ms,
+            output_ms=self.playout_ms,
+            speech_ms=self.speech_ms,
+            transcript=QUESTION,
+            reply=REPLY,
+        )
+
 
 @dataclass
 class Truth:
@@ -104,121 +122,29 @@ class Run:
 
 
 @dataclass
-class _Conversation:
-    turns: tuple[Turn, ...]
-    turn: int = 0
+class _Conversation(lk.ScriptedConversation):
+    """The public scripted conversation (``voicebudget.testing.livekit``: its VAD, STT, TTS, audio input and
+    output read ``script``), with the matrix's own turns (tool rounds, handoffs, barge-ins) and truth."""
+
+    plan: tuple[Turn, ...] = ()
     passes_done: int = 0
     truth: list[Truth] = field(default_factory=list)
     preemptive: bool = True
     realtime: bool = False
-    speeches: asyncio.Queue[tuple[float, float]] = field(default_factory=asyncio.Queue)  # (start, end)
-    stt_events: asyncio.Queue[float] = field(default_factory=asyncio.Queue)  # speech ends to transcribe
-    spoke: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
     def current(self) -> Turn:
-        return self.turns[self.turn]
+        return self.plan[self.turn]
 
 
-# --- the scripted providers ----------------------------------------------------------------------
+# --- the scripted providers (the VAD, STT, TTS, audio input and output are voicebudget.testing's) ------
 
 
-class ScriptedVAD(vad.VAD):
-    """END_OF_SPEECH ``MIN_SILENCE_S`` after the scripted speech ends, with that silence (LiveKit's
-    anchor: ``time.time() - silence_duration``)."""
+class ScriptedLLM(lk.ScriptedLLM):
+    """Each ``chat()`` is the turn's next pass: a round of tool calls, or the reply (the public scripted
+    LLM's stream, with the pass's TTFT and, on the answering pass, the hidden reasoning)."""
 
-    def __init__(self, conv: _Conversation) -> None:
-        super().__init__(capabilities=vad.VADCapabilities(update_interval=0.05))
-        self.conv = conv
-
-    def stream(self) -> vad.VADStream:
-        return _VADStream(self, self.conv)
-
-
-class _VADStream(vad.VADStream):
-    def __init__(self, v: ScriptedVAD, conv: _Conversation) -> None:
-        super().__init__(v)
-        self.conv = conv
-
-    async def _main_task(self) -> None:
-        drain = asyncio.create_task(self._drain())
-        try:
-            while True:
-                start, end = await self.conv.speeches.get()
-                await asyncio.sleep(max(0.0, start + 0.05 - time.time()))
-                self._send(vad.VADEventType.START_OF_SPEECH, speech=0.05)
-                while time.time() < end:
-                    await asyncio.sleep(min(0.05, max(end - time.time(), 0.0)) or 0.001)
-                    self._send(vad.VADEventType.INFERENCE_DONE, speech=min(time.time(), end) - start, speaking=True)
-                await asyncio.sleep(max(0.0, end + MIN_SILENCE_S - time.time()))
-                self._send(vad.VADEventType.END_OF_SPEECH, speech=end - start, silence=time.time() - end)
-        finally:
-            drain.cancel()
-
-    async def _drain(self) -> None:
-        async for _ in self._input_ch:
-            pass
-
-    def _send(self, kind: vad.VADEventType, *, speech: float, silence: float = 0.0, speaking: bool = False) -> None:
-        self._event_ch.send_nowait(
-            vad.VADEvent(
-                type=kind,
-                samples_index=0,
-                timestamp=time.time(),
-                speech_duration=speech,
-                silence_duration=silence,
-                raw_accumulated_speech=speech if speaking else 0.0,
-                raw_accumulated_silence=silence,
-                speaking=speaking,
-            )
-        )
-
-
-class ScriptedSTT(stt.STT):
-    """A streaming STT: the final transcript ``stt_ms`` after the speech ends."""
-
-    def __init__(self, conv: _Conversation) -> None:
-        super().__init__(capabilities=stt.STTCapabilities(streaming=True, interim_results=False))
-        self.conv = conv
-
-    async def _recognize_impl(self, buffer: Any, *, language: Any, conn_options: APIConnectOptions) -> Any:
-        raise NotImplementedError
-
-    def stream(self, *, language: Any = None, conn_options: APIConnectOptions = DEFAULT_API_CONNECT_OPTIONS) -> Any:
-        return _STTStream(self, conn_options)
-
-
-class _STTStream(stt.RecognizeStream):
-    def __init__(self, s: ScriptedSTT, conn_options: APIConnectOptions) -> None:
-        super().__init__(stt=s, conn_options=conn_options)
-        self.conv = s.conv
-
-    async def _run(self) -> None:
-        drain = asyncio.create_task(self._drain())
-        try:
-            while True:
-                end = await self.conv.stt_events.get()
-                await asyncio.sleep(max(0.0, end + self.conv.current.stt_ms / 1000 - time.time()))
-                self._event_ch.send_nowait(
-                    stt.SpeechEvent(
-                        type=stt.SpeechEventType.FINAL_TRANSCRIPT,
-                        alternatives=[stt.SpeechData(text="what is the weather in Paris", language="en")],
-                    )
-                )
-        finally:
-            drain.cancel()
-
-    async def _drain(self) -> None:
-        async for _ in self._input_ch:
-            pass
-
-
-class ScriptedLLM(llm.LLM):
-    """Each ``chat()`` is the turn's next pass: a round of tool calls, or the reply's text."""
-
-    def __init__(self, conv: _Conversation) -> None:
-        super().__init__()
-        self.conv = conv
+    conv: _Conversation
 
     @property
     def model(self) -> str:
@@ -226,77 +152,38 @@ class ScriptedLLM(llm.LLM):
 
     def chat(self, *, chat_ctx: llm.ChatContext, tools: Any = None, conn_options: Any = DEFAULT_API_CONNECT_OPTIONS,
              **kwargs: Any) -> llm.LLMStream:  # fmt: skip
-        turn, done = self.conv.current, self.conv.passes_done
+        turn, n = self.conv.current, self.conv.passes_done
         self.conv.passes_done += 1
         if self.conv.truth:
             self.conv.truth[-1].requests.append(time.time())
-        return _LLMStream(self, chat_ctx=chat_ctx, tools=tools or [], conn_options=conn_options, turn=turn, n=done)
+        if n < len(turn.tools):
+            return _ToolStream(self, chat_ctx=chat_ctx, tools=tools or [], conn_options=conn_options, turn=turn, n=n)
+        script = replace(
+            self.conv.script,
+            llm_ms=turn.ttft_ms if n == 0 else turn.tool_ttft_ms,
+            reasoning_ms=turn.think_ms if n == len(turn.tools) else 0.0,  # the answering pass reasons first, hidden
+        )
+        return self.reply_stream(script, chat_ctx=chat_ctx, tools=tools, conn_options=conn_options)
 
 
-class _LLMStream(llm.LLMStream):
+class _ToolStream(llm.LLMStream):
+    """A pass that asks for round ``n``'s tool calls ``ttft_ms`` (the first pass) or ``tool_ttft_ms`` later."""
+
     def __init__(self, model: ScriptedLLM, *, turn: Turn, n: int, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
         self.turn, self.n = turn, n
 
-    def _chunk(self, **delta: Any) -> llm.ChatChunk:
-        return llm.ChatChunk(id=f"chatcmpl-{id(self)}", delta=llm.ChoiceDelta(role="assistant", **delta))
-
     async def _run(self) -> None:
         turn, n = self.turn, self.n
-        if turn.think_ms and n == len(turn.tools):  # the answering pass reasons first, hidden
-            await asyncio.sleep(turn.think_ms / 1000)
         await asyncio.sleep((turn.ttft_ms if n == 0 else turn.tool_ttft_ms) / 1000)
-        if n < len(turn.tools):
-            calls = [
-                llm.FunctionToolCall(name=t.name, arguments='{"city": "Paris"}', call_id=f"call_{n}_{i}")
-                for i, t in enumerate(turn.tools[n])
-            ]
-            self._event_ch.send_nowait(self._chunk(tool_calls=calls))
-        else:
-            for piece in ("It is sunny ", "in Paris today."):
-                self._event_ch.send_nowait(self._chunk(content=piece))
-                await asyncio.sleep(0.01)
-        reasoning = 40 if turn.think_ms and n == len(turn.tools) else 0
-        usage = llm.CompletionUsage(
-            completion_tokens=12 + reasoning, prompt_tokens=80, total_tokens=92 + reasoning, reasoning_tokens=reasoning
-        )
-        self._event_ch.send_nowait(llm.ChatChunk(id=f"chatcmpl-{id(self)}", usage=usage))
-
-
-class ScriptedTTS(tts.TTS):
-    """A streaming TTS: audio ``ttfb_ms`` after the first flushed text."""
-
-    def __init__(self, conv: _Conversation) -> None:
-        super().__init__(capabilities=tts.TTSCapabilities(streaming=True), sample_rate=RATE, num_channels=1)
-        self.conv = conv
-
-    def synthesize(self, text: str, *, conn_options: APIConnectOptions = DEFAULT_API_CONNECT_OPTIONS) -> Any:
-        raise NotImplementedError
-
-    def stream(self, *, conn_options: APIConnectOptions = DEFAULT_API_CONNECT_OPTIONS) -> tts.SynthesizeStream:
-        return _TTSStream(tts=self, conn_options=conn_options)
-
-
-class _TTSStream(tts.SynthesizeStream):
-    async def _run(self, output_emitter: tts.AudioEmitter) -> None:
-        conv = self._tts.conv  # type: ignore[attr-defined]
-        output_emitter.initialize(
-            request_id=utils.shortuuid("tts_"), sample_rate=RATE, num_channels=1, mime_type="audio/pcm", stream=True
-        )
-        text = ""
-        async for data in self._input_ch:
-            if isinstance(data, str):
-                text += data
-                continue
-            if not text:
-                continue
-            self._mark_started()
-            await asyncio.sleep(conv.current.ttfb_ms / 1000)
-            output_emitter.start_segment(segment_id=utils.shortuuid("seg_"))
-            for _ in range(40):  # 0.4 s of audio in 10 ms frames
-                output_emitter.push(b"\x00\x00" * (RATE // 100))
-            output_emitter.flush()
-            text = ""
+        calls = [
+            llm.FunctionToolCall(name=t.name, arguments='{"city": "Paris"}', call_id=f"call_{n}_{i}")
+            for i, t in enumerate(turn.tools[n])
+        ]
+        request = f"chatcmpl-{id(self)}"
+        self._event_ch.send_nowait(llm.ChatChunk(id=request, delta=llm.ChoiceDelta(role="assistant", tool_calls=calls)))
+        usage = llm.CompletionUsage(completion_tokens=12, prompt_tokens=80, total_tokens=92, reasoning_tokens=0)
+        self._event_ch.send_nowait(llm.ChatChunk(id=request, usage=usage))
 
 
 class ScriptedRealtimeModel(llm.RealtimeModel):
@@ -399,7 +286,7 @@ class _RealtimeSession(llm.RealtimeSession):
             item = utils.shortuuid("item_")
             self.emit(
                 "input_audio_transcription_completed",
-                llm.InputTranscriptionCompleted(item_id=item, transcript="what is the weather in Paris", is_final=True),
+                llm.InputTranscriptionCompleted(item_id=item, transcript=QUESTION, is_final=True),
             )
             await self._respond(turn)
 
@@ -420,11 +307,11 @@ class _RealtimeSession(llm.RealtimeSession):
         )
         await asyncio.sleep(turn.ttft_ms / 1000)
         first_audio = time.time()
-        text.send_nowait("It is sunny in Paris today.")
+        text.send_nowait("".join(REPLY))
         text.close()
-        n = RATE // 100
-        for _ in range(40):  # 0.4 s of audio in 10 ms frames
-            audio.send_nowait(rtc.AudioFrame(b"\x00\x00" * n, sample_rate=RATE, num_channels=1, samples_per_channel=n))
+        n, rate = lk.AUDIO_RATE // 100, lk.AUDIO_RATE
+        for _ in range(round(lk.REPLY_AUDIO_S / 0.01)):  # in 10 ms frames
+            audio.send_nowait(rtc.AudioFrame(b"\x00\x00" * n, sample_rate=rate, num_channels=1, samples_per_channel=n))
         audio.close()
         done = time.time()
         self.emit(
@@ -446,63 +333,6 @@ class _RealtimeSession(llm.RealtimeSession):
         )
 
 
-class SilenceInput(AudioInput):
-    """The room's audio track: 10 ms frames in real time (the scripted VAD and STT decide what is speech)."""
-
-    def __init__(self) -> None:
-        super().__init__(label="matrix")
-
-    async def __anext__(self) -> rtc.AudioFrame:
-        await asyncio.sleep(0.01)
-        n = RATE // 100
-        return rtc.AudioFrame(data=b"\x00\x00" * n, sample_rate=RATE, num_channels=1, samples_per_channel=n)
-
-
-class RealtimeOutput(AudioOutput):
-    """An audio sink that plays in real time: playback starts ``playout_ms`` after the first frame."""
-
-    def __init__(self, conv: _Conversation) -> None:
-        super().__init__(label="matrix", capabilities=AudioOutputCapabilities(pause=False), sample_rate=RATE)
-        self.conv = conv
-        self.started: float | None = None
-        self.pushed = 0.0
-        self.done: asyncio.TimerHandle | None = None
-        self.start_handle: asyncio.TimerHandle | None = None
-
-    async def capture_frame(self, frame: rtc.AudioFrame) -> None:
-        await super().capture_frame(frame)
-        self.pushed += frame.duration
-        if self.started is None and self.start_handle is None:
-            delay = self.conv.current.playout_ms / 1000
-            self.start_handle = asyncio.get_running_loop().call_later(delay, self._start)
-
-    def _start(self) -> None:
-        self.started = time.time()
-        self.on_playback_started(created_at=self.started)
-
-    def flush(self) -> None:
-        super().flush()
-        if not self.pushed:
-            return
-        played = time.time() - self.started if self.started else 0.0
-        delay = max(self.pushed - played, 0.0) + (self.conv.current.playout_ms / 1000 if not self.started else 0.0)
-        pushed = self.pushed
-        self.done = asyncio.get_running_loop().call_later(delay, self._finished, pushed, False)
-
-    def _finished(self, position: float, interrupted: bool) -> None:
-        self.started, self.pushed, self.done, self.start_handle = None, 0.0, None, None
-        self.on_playback_finished(playback_position=position, interrupted=interrupted)
-
-    def clear_buffer(self) -> None:
-        if not self.pushed:
-            return
-        for handle in (self.done, self.start_handle):
-            if handle is not None:
-                handle.cancel()
-        played = time.time() - self.started if self.started else 0.0
-        self._finished(min(played, self.pushed), True)
-
-
 # --- the agents ----------------------------------------------------------------------------------
 
 
@@ -522,8 +352,8 @@ def _tool(conv: _Conversation, tool: Tool, handoff: Agent | None) -> Any:
 
 
 def _agents(conv: _Conversation) -> Agent:
-    names = {t.name: t for turn in conv.turns for r in turn.tools for t in r}
-    handoffs = {r[0].name for turn in conv.turns if turn.handoff for r in turn.tools[:1]}
+    names = {t.name: t for turn in conv.plan for r in turn.tools for t in r}
+    handoffs = {r[0].name for turn in conv.plan if turn.handoff for r in turn.tools[:1]}
     billing = Agent(instructions="You are billing.", tools=[_tool(conv, t, None) for t in names.values()])
     tools = [_tool(conv, t, billing if n in handoffs else None) for n, t in names.items()]
     return Agent(instructions="You are a weather assistant.", tools=tools)
@@ -573,24 +403,19 @@ async def _converse(
             aec_warmup_duration=None,
             user_away_timeout=None,
         )
+        session.input.audio = lk.SilenceInput()
+        session.output.audio = lk.PlayoutOutput(conv)
     else:
-        session = AgentSession(
-            vad=ScriptedVAD(conv),
-            stt=ScriptedSTT(conv),
+        session = lk.scripted_session(
+            conv,
             llm=ScriptedLLM(conv),
-            tts=ScriptedTTS(conv),
             turn_handling={
                 "turn_detection": "vad",
                 "endpointing": {"min_delay": MIN_ENDPOINTING_S, "max_delay": 3.0},
                 "interruption": {"min_duration": 0.2},
                 "preemptive_generation": {"enabled": conv.preemptive},
             },
-            aec_warmup_duration=None,
-            user_away_timeout=None,
         )
-    output = RealtimeOutput(conv)
-    session.input.audio = SilenceInput()
-    session.output.audio = output
     metrics_logger, handlers = _log_handlers(folder)
     collected: list[Any] = []
     for hook in attach:  # e.g. BudgetHook(...).attach, before LiveKit emits anything
@@ -628,20 +453,15 @@ async def _converse(
     await session.start(_agents(conv))
     stalls: list[tuple[float, float]] = []
     monitor = asyncio.create_task(_watch_loop(stalls))
-    for i, turn in enumerate(conv.turns):
-        conv.turn, conv.passes_done, conv.spoke = i, 0, asyncio.Event()
-        conv.truth.append(Truth())
-        start = time.time() + 0.05
-        end = start + turn.speech_ms / 1000
-        conv.truth[-1].speech_end = end
-        conv.speeches.put_nowait((start, end))
-        if not conv.realtime:
-            conv.stt_events.put_nowait(end)
+    for i, turn in enumerate(conv.plan):
+        conv.speak(i)  # the scripted speech from 50 ms on (a realtime model leaves the transcripts unread)
+        conv.passes_done = 0
+        conv.truth.append(Truth(speech_end=conv.speech_ends[-1]))
         await asyncio.wait_for(conv.spoke.wait(), timeout=15)
         await asyncio.sleep(0.15 if turn.barge_in else 1.2)  # the reply plays out, or the user barges in
     await asyncio.sleep(0.5)
     monitor.cancel()
-    for truth, turn in zip(conv.truth, conv.turns, strict=True):
+    for truth, turn in zip(conv.truth, conv.plan, strict=True):
         last = truth.speaking_at + turn.playout_ms / 1000 + 0.05
         truth.stall_ms = max((ms for at, ms in stalls if truth.speech_end - 0.4 <= at <= last), default=0.0)
     for handler in handlers:
@@ -695,7 +515,7 @@ def run(
     from otlp_files import otlp_json_line
 
     exporter = _tracing()
-    conv = _Conversation(turns)
+    conv = _Conversation(tuple(t.script() for t in turns), plan=turns)
     conv.preemptive = preemptive
     conv.realtime = realtime
     files = {name: folder / name for name in ("log-json.jsonl", "log-console.log", "log-dev.log")}

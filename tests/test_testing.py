@@ -12,6 +12,8 @@ import asyncio
 import re
 import subprocess
 import sys
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -220,6 +222,35 @@ def test_livekit_measures_what_the_scripted_providers_waited() -> None:
         }
         for stage, ms in expected.items():
             assert ms - TOLERANCE_MS <= m[stage] <= ms + LATE_MS, (stage, ms, m)
+
+
+def test_livekit_scripted_session_takes_your_llm_which_streams_any_script() -> None:
+    pytest.importorskip(
+        "livekit.agents", reason="the livekit extra is not installed: pip install 'voicebudget[livekit]'"
+    )
+    from livekit.agents import llm
+
+    from voicebudget.testing.livekit import ScriptedConversation, ScriptedLLM, ScriptedSTT, scripted_session
+
+    class PerRequestLLM(ScriptedLLM):  # picks each request's script, as tests/livekit_matrix.py's tool rounds do
+        def chat(self, *, chat_ctx: llm.ChatContext, **kwargs: object) -> llm.LLMStream:
+            return self.reply_stream(replace(self.conv.script, llm_ms=120.0, reply=("a", "b")), chat_ctx=chat_ctx)
+
+    async def main() -> list[tuple[float, llm.ChatChunk]]:
+        conv = ScriptedConversation(scripted_turns(1, llm=400.0))
+        mine = PerRequestLLM(conv)
+        session = scripted_session(conv, llm=mine)
+        assert session.llm is mine
+        assert isinstance(session.stt, ScriptedSTT)
+        t0 = time.perf_counter()
+        async with mine.chat(chat_ctx=llm.ChatContext.empty()) as stream:
+            return [((time.perf_counter() - t0) * 1000.0, chunk) async for chunk in stream]
+
+    chunks = asyncio.run(main())
+    assert [c.delta.content for _, c in chunks if c.delta] == ["a", "b"]
+    assert 120.0 - TOLERANCE_MS <= chunks[0][0] <= 120.0 + LATE_MS
+    assert chunks[-1][1].usage is not None
+    assert chunks[-1][1].usage.completion_tokens == 12
 
 
 # --- the docs' examples, as a user runs them ----------------------------------------------------------------------

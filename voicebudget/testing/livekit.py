@@ -239,7 +239,23 @@ class ScriptedLLM(llm.LLM[Any]):
         conn_options: APIConnectOptions = DEFAULT_API_CONNECT_OPTIONS,
         **kwargs: Any,
     ) -> llm.LLMStream:
-        return _LLMStream(self, self.conv.script, chat_ctx=chat_ctx, tools=tools or [], conn_options=conn_options)
+        return self.reply_stream(self.conv.script, chat_ctx=chat_ctx, tools=tools, conn_options=conn_options)
+
+    def reply_stream(
+        self,
+        script: TurnScript,
+        *,
+        chat_ctx: llm.ChatContext,
+        tools: list[Any] | None = None,
+        conn_options: APIConnectOptions = DEFAULT_API_CONNECT_OPTIONS,
+    ) -> llm.LLMStream:
+        """The stream ``chat()`` returns, for any script: ``script.reply`` after ``reasoning_ms + llm_ms``, then
+        its usage. For a subclass whose ``chat()`` picks the script per request (e.g. a tool round's own TTFT).
+
+        :param script: the delays and the reply to stream.
+        :returns: LiveKit's ``LLMStream`` for the request.
+        """
+        return _LLMStream(self, script, chat_ctx=chat_ctx, tools=tools or [], conn_options=conn_options)
 
 
 class _LLMStream(llm.LLMStream):
@@ -388,7 +404,8 @@ def scripted_session(
         end, so LiveKit's ``llm_ttft`` is the script's ``reasoning_ms + llm_ms``; ``True`` (LiveKit 1.8's own
         default): asked at the final transcript, and LiveKit counts its TTFT from the turn's end (shorter by
         the overlap); ``None``: whatever your LiveKit version defaults to.
-    :param session_kwargs: more ``AgentSession`` arguments.
+    :param session_kwargs: more ``AgentSession`` arguments; ``llm``, ``turn_handling``, ``aec_warmup_duration``
+        and ``user_away_timeout`` replace the scripted session's own (e.g. an LLM of yours that scripts tool calls).
     """
     turn_handling: dict[str, Any] = {
         "turn_detection": "vad",
@@ -399,7 +416,7 @@ def scripted_session(
     session: AgentSession[Any] = AgentSession(
         vad=ScriptedVAD(conversation),
         stt=ScriptedSTT(conversation),
-        llm=ScriptedLLM(conversation),
+        llm=session_kwargs.pop("llm") if "llm" in session_kwargs else ScriptedLLM(conversation),
         tts=ScriptedTTS(conversation),
         turn_handling=session_kwargs.pop("turn_handling", turn_handling),
         aec_warmup_duration=session_kwargs.pop("aec_warmup_duration", None),
