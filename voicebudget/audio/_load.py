@@ -18,6 +18,8 @@ from voicebudget._io import MAX_TRACE_BYTES, read_bytes
 __all__ = [
     "AUDIO_EXTRA",
     "AUDIO_SUFFIXES",
+    "CLIP_FRAME_MS",
+    "CLIP_LEVEL",
     "CallerChannel",
     "Recording",
     "is_audio",
@@ -37,6 +39,18 @@ VAD_RATES_HZ = (8_000, 16_000)
 
 CallerChannel = Literal["left", "right"]
 """Which channel of a stereo recording is the caller (the other is the agent)."""
+
+CLIP_LEVEL = 0.98
+"""A sample at or above this magnitude (full scale 1.0; -0.18 dBFS) is at full scale, i.e. clipped. Not 1.0:
+the largest code of a telephone codec decodes below it (G.711 u-law 0.980, A-law 0.984; 8-bit PCM +0.992), and
+a clipped PCM file holds +0.99997 and -1.0 (libsndfile's float conversion, checked with soundfile 2026-12-02)."""
+
+Spans = list[tuple[float, float]]
+"""``(start_ms, end_ms)`` spans of one channel."""
+
+CLIP_FRAME_MS = 10.0
+"""Clipped samples are counted per frame of this length (at the file's own rate), so the share within the
+speech the VAD finds can be taken later without keeping a mask of every sample."""
 
 
 def is_audio(path: str | Path) -> bool:
@@ -69,6 +83,10 @@ class Recording:
     :ivar agent: ``float32[n_samples]`` the agent's channel.
     :ivar source_rate_hz: the file's own sample rate.
     :ivar caller_channel: which channel of the file was the caller.
+    :ivar clipped_frames: ``int64[2, n_frames]`` per :data:`CLIP_FRAME_MS` frame of the file (caller row
+        first, then agent), how many of its samples are at full scale (:data:`CLIP_LEVEL`), counted before
+        any resampling; ``None`` when not counted.
+    :ivar clip_frame_samples: the file's samples per such frame (its rate x 10 ms, rounded).
     """
 
     origin: str
@@ -77,11 +95,50 @@ class Recording:
     agent: NDArray[np.float32]
     source_rate_hz: int
     caller_channel: CallerChannel = "left"
+    clipped_frames: NDArray[np.int64] | None = None
+    clip_frame_samples: int = 0
+
+    def clipped_share(
+        self, spans_ms: tuple[list[tuple[float, float]], list[tuple[float, float]]]
+    ) -> tuple[float, float]:
+        """The share of the caller's and the agent's samples at full scale within the given spans.
+
+        :param spans_ms: per channel (caller, agent), ``(start_ms, end_ms)`` spans (the speech the VAD
+            found); a channel with no span is counted whole.
+        :returns: ``(caller, agent)`` shares in [0, 1]; ``(0.0, 0.0)`` when not counted.
+        """
+        if self.clipped_frames is None or not self.clip_frame_samples:
+            return 0.0, 0.0
+        n = self.clipped_frames.shape[1]
+        frame_ms = self.clip_frame_samples * 1000.0 / self.source_rate_hz
+        out = []
+        for row, spans in zip(self.clipped_frames, spans_ms, strict=True):
+            keep = np.zeros(n, dtype=bool)
+            for start, end in spans:
+                a = int(start // frame_ms)
+                b = int(-(-end // frame_ms))
+                keep[max(a, 0) : min(b, n)] = True
+            if not keep.any():
+                keep[:] = True
+            out.append(float(row[keep].sum()) / (int(keep.sum()) * self.clip_frame_samples))
+        return out[0], out[1]
 
     @property
     def duration_ms(self) -> float:
         """Length of the recording, ms."""
         return self.caller.size * 1000.0 / self.rate_hz
+
+
+def _clipped_frames(pcm: NDArray[np.float32], rate: int) -> tuple[NDArray[np.int64], int]:
+    """Per :data:`CLIP_FRAME_MS` frame and channel, the samples at full scale: ``int64[channels, n_frames]``
+    (a last partial frame counts as a frame), and the samples per frame."""
+    per = max(round(rate * CLIP_FRAME_MS / 1000.0), 1)
+    n = -(-pcm.shape[0] // per)
+    out = np.zeros((pcm.shape[1], n), dtype=np.int64)
+    for ch in range(pcm.shape[1]):
+        hits = np.flatnonzero(np.abs(pcm[:, ch]) >= CLIP_LEVEL)
+        out[ch] = np.bincount(hits // per, minlength=n)
+    return out, per
 
 
 def _resample(x: NDArray[Any], rate: int) -> tuple[NDArray[np.float32], int]:
@@ -170,6 +227,7 @@ def read_recording(path: str | Path, caller: CallerChannel = "left", *, max_byte
             origin=origin,
         )
     c, a = (0, 1) if caller == "left" else (1, 0)
+    clipped, per = _clipped_frames(pcm, int(rate))
     caller_pcm, out_rate = _resample(pcm[:, c], int(rate))
     agent_pcm, _ = _resample(pcm[:, a], int(rate))
-    return Recording(origin, out_rate, caller_pcm, agent_pcm, int(rate), caller)
+    return Recording(origin, out_rate, caller_pcm, agent_pcm, int(rate), caller, clipped[[c, a]], per)
