@@ -219,3 +219,34 @@ def test_compare_help_and_table_fit_80_columns(tmp_path: Path) -> None:
     assert max(len(line) for line in result.output.splitlines()) <= 80
     row = next(line.split() for line in result.output.splitlines() if line.startswith("total ") and "p95" in line)
     assert row[:5] == ["total", "p95", "3004", "3004", "+0.0"]  # whole ms from 1 s up
+
+
+@pytest.mark.parametrize("value", [1e308, 3.6e9 + 1])
+def test_a_turn_beyond_1000_hours_is_bad_input_in_every_format(tmp_path: Path, value: float) -> None:
+    # 1e308 ms is finite, so it passed the reader; its bootstrap spread overflowed to inf, which the table printed
+    # ("would catch a slowdown of about inf ms") and --format json could not write: exit 3, a bug
+    base = recorder_report(tmp_path / "base.json", np.full(120, 400.0))
+    doc = json.loads(base.read_text())
+    doc["measured"]["sets"][0]["turns"]["total_ms"][3] = value
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    pin = ["baseline", "pin", str(bad), "-o", str(tmp_path / "b.json")]
+    for args in (["compare", str(bad), str(base), "-f", "json"], pin):
+        result = runner.invoke(app, args, env={"COLUMNS": "300"})
+        assert result.exit_code == 2, result.output
+        assert result.output.strip() == (
+            f"error: {bad}: sets[0].turns.total_ms[3]: must be at most 3,600,000,000 ms (1,000 hours), got {value!r}"
+        )
+
+
+@pytest.mark.parametrize(("version", "said"), [("1", "the text '1'"), (True, "True"), (None, "None")])
+def test_a_version_that_is_not_the_number_1_says_what_it_is(tmp_path: Path, version: object, said: str) -> None:
+    base = recorder_report(tmp_path / "base.json", np.full(120, 400.0))
+    doc = json.loads(base.read_text())
+    doc["measured"]["version"] = version
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    result = runner.invoke(app, ["compare", str(base), str(bad)], env={"COLUMNS": "300"})
+    assert result.exit_code == 2
+    said = f"schema version {said}; this voicebudget reads version 1 (a number)"
+    assert result.output.strip() == f"error: {bad}: version: {said}"

@@ -38,7 +38,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import ValidationError
 
-from voicebudget._budget import Budget
+from voicebudget._budget import MAX_LATENCY_MS, Budget
 from voicebudget._errors import ScenarioError
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "TurnSet", "turns_document", "turn_sets_from_document"]
@@ -129,9 +129,10 @@ def turn_sets_from_document(doc: Any, *, origin: str) -> list[TurnSet]:
             origin=origin,
         )
     version = doc.get("version")
-    if version != SCHEMA_VERSION:
+    if version != SCHEMA_VERSION or isinstance(version, bool):
+        got = f"the text {version!r}" if isinstance(version, str) else f"{version!r}"
         raise ScenarioError(
-            f"schema version {version!r}; this voicebudget reads version {SCHEMA_VERSION}",
+            f"schema version {got}; this voicebudget reads version {SCHEMA_VERSION} (a number)",
             origin=origin,
             field="version",
         )
@@ -227,7 +228,15 @@ def _numbers(values: list[Any], origin: str, where: str, *, nullable: bool) -> F
         out = np.array(values, dtype=np.float64)  # None -> NaN
         bad = np.flatnonzero(~(np.isfinite(out) | (np.isnan(out) & nullable)) | (out < 0))
         if not bad.size:
-            return out
+            long = np.flatnonzero(out > MAX_LATENCY_MS)  # NaN compares False
+            if not long.size:
+                return out
+            first = int(long[0])  # its square overflows: a bootstrap's spread would be inf (JSON refuses inf)
+            raise ScenarioError(
+                f"must be at most {MAX_LATENCY_MS:,.0f} ms (1,000 hours), got {values[first]!r}"[:200],
+                origin=origin,
+                field=f"{where}[{first}]",
+            )
         first = int(bad[0])
     else:
         first = next(i for i, v in enumerate(values) if type(v) not in (int, float) and (v is not None or not nullable))
