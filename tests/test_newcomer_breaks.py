@@ -359,3 +359,55 @@ def test_telemetry_refuses_a_number_for_a_budget_and_an_event_sink_that_is_not_c
         Telemetry(budget=800)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="on_event must be callable"):
         Telemetry(on_event="log")  # type: ignore[arg-type]
+
+
+# --- the compare API with wrong types (review 2, 2026-12-02) -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"seed": "x"}, "seed: must be a whole number >= 0, got 'x'"),  # was numpy's SeedSequence TypeError
+        ({"seed": -1}, "seed: must be a whole number >= 0, got -1"),  # was numpy's "expected non-negative integer"
+        ({"level": "x"}, "level: must be in (0, 1), e.g. 0.90, got x"),  # was "'<' not supported"
+        ({"resamples": "a"}, "resamples: must be between 100 and 100,000, got 'a'"),
+        ({"resamples": 150.5}, "resamples: must be a whole number, got 150.5"),
+        ({"tolerance": 50}, "tolerance: must be a Tolerance (e.g. Tolerance(ms=50) or Tolerance(share=0.1)), got 50"),
+        ({"tolerances": {"llm": 30}}, "tolerances: must map measures to Tolerances"),  # was AttributeError 'ms_for'
+        ({"budget": 800}, "budget: must be a Budget (e.g. Budget(total_ms=800)) or None, got 800"),
+        ({"ignore_stages": "asr"}, "ignore_stages: must be stage names, e.g. ('tts',), got 'asr'"),  # was ignored
+    ],
+)
+def test_compare_settings_of_the_wrong_type_name_themselves(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(vb.ScenarioError) as info:
+        vb.baseline.CompareSettings(**kwargs)  # type: ignore[arg-type]
+    assert str(info.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"ms": -1}, "ms: must be a finite number >= 0 ms or None, got -1"),  # a negative tolerance was taken
+        ({"ms": "50"}, "ms: must be a finite number >= 0 ms or None, got '50'"),
+        ({"share": float("nan")}, "share: must be a finite number >= 0 (0.1 for 10%) or None, got nan"),
+    ],
+)
+def test_a_tolerance_out_of_range_is_refused(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(vb.ScenarioError) as info:
+        vb.baseline.Tolerance(**kwargs)  # type: ignore[arg-type]
+    assert str(info.value) == message
+
+
+def test_compare_sets_and_files_name_what_they_take(reports: tuple[Path, Path], tmp_path: Path) -> None:
+    base, new = (vb.baseline.read_turn_sets(p) for p in reports)
+    with pytest.raises(vb.ScenarioError, match=r"^settings: must be a CompareSettings or None, got \{'seed': 1\}"):
+        vb.baseline.compare_sets(base, new, {"seed": 1})  # type: ignore[arg-type]
+    with pytest.raises(vb.ScenarioError, match=r"^baseline: must be a list of TurnSets .*compare_files takes paths"):
+        vb.baseline.compare_sets(str(reports[0]), new)  # type: ignore[arg-type]
+    with pytest.raises(vb.ScenarioError, match=r"^sets: must be a list of TurnSets"):
+        vb.baseline.write_baseline(str(reports[0]), tmp_path / "b.json")  # type: ignore[arg-type]
+    with pytest.raises(vb.ScenarioError, match=r"^predicted: give 'SCENARIO:VARIANT' as text, got 5"):
+        vb.baseline.load_prediction(5)  # type: ignore[arg-type]
+    settings = vb.baseline.CompareSettings(ignore_stages=["asr"])  # type: ignore[arg-type]
+    assert settings.ignore_stages == ("asr",)
+    assert "asr" not in {r.measure for r in vb.baseline.compare_sets(base, new, settings).sets[0].rows}

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from voicebudget._budget import Budget
+from voicebudget._errors import ScenarioError, param
 from voicebudget._measured import TurnSet
 from voicebudget._tail import rests_on, turns_needed
 from voicebudget._text import as_given, count
@@ -318,6 +319,15 @@ def compare_sets(
     :param settings: default :class:`CompareSettings` (90% percentile intervals, 2,000 resamples, seed 0).
     :returns: a :class:`Comparison`; ``exit_code`` is the verdict.
     """
+    if settings is not None and not isinstance(settings, CompareSettings):
+        raise ScenarioError(f"must be a CompareSettings or None, got {settings!r}"[:200], origin=param("settings"))
+    for name, side in (("baseline", baseline), ("new", new)):
+        if isinstance(side, str | bytes) or not all(isinstance(s, TurnSet) for s in side):
+            raise ScenarioError(
+                f"must be a list of TurnSets (read_turn_sets(path) reads a file's; compare_files takes paths), "
+                f"got {side!r}"[:200],
+                origin=param(name),
+            )
     settings = settings or CompareSettings()
     rng = np.random.default_rng(settings.seed)
     pairs, problems, notes = _pairs(baseline, new)

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from voicebudget._budget import Budget
-from voicebudget._errors import ScenarioError
+from voicebudget._errors import ScenarioError, param
 from voicebudget._io import MAX_DATA_BYTES, parse_json, read_document, read_text, write_atomic
 from voicebudget._measured import TurnSet, turn_sets_from_document, turns_document
 from voicebudget._plausible import implausible_values, warn_each
@@ -36,6 +36,10 @@ def write_baseline(sets: Sequence[TurnSet], path: str | Path, *, pinned_from: st
 
     :raises OSError: the folder is not writable or the disk is full (no partial file is left).
     """
+    if isinstance(sets, str | bytes) or not all(isinstance(s, TurnSet) for s in sets):
+        raise ScenarioError(
+            f"must be a list of TurnSets (read_turn_sets(path) reads them), got {sets!r}"[:200], origin=param("sets")
+        )
     doc: dict[str, Any] = turns_document(sets)
     if pinned_from:
         doc["pinned_from"] = pinned_from

@@ -154,6 +154,8 @@ def load_prediction(
 
 
 def _spec(spec: str, name: str, *, need_variant: bool) -> tuple[str, str]:
+    if not isinstance(spec, str):
+        raise ScenarioError(f"give 'SCENARIO:VARIANT' as text, got {spec!r}"[:200], origin=param(name))
     path, sep, variant = spec.rpartition(":")
     if not sep or not path or Path(spec).suffix.lower() in (".toml", ".yaml", ".yml"):
         if need_variant:

@@ -26,6 +26,11 @@ class Tolerance:
     share: float | None = None
     origin: str = "default"
 
+    def __post_init__(self) -> None:
+        for name, value, unit in (("ms", self.ms, " ms"), ("share", self.share, " (0.1 for 10%)")):
+            if value is not None and (not _is_number(value) or not math.isfinite(value) or value < 0):
+                raise ScenarioError(f"must be a finite number >= 0{unit} or None, got {value!r}", origin=param(name))
+
     def ms_for(self, baseline_ms: float) -> float:
         """The tolerance in ms for a baseline value (ms)."""
         parts = [self.ms or 0.0, (self.share or 0.0) * abs(baseline_ms)]
@@ -52,6 +57,10 @@ class Tolerance:
         if isinstance(value, bool) or not math.isfinite(value) or value < 0:
             raise ScenarioError(f"a tolerance must be a finite number >= 0 ms, got {value!r}", origin=origin)
         return cls(ms=float(value), origin=origin)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 MAX_RESAMPLES = 100_000
@@ -110,14 +119,38 @@ class CompareSettings:
     spell: Callable[[str], str] = field(default=python_spelling, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        if not 0 < self.level < 1:
+        if not _is_number(self.level) or not 0 < self.level < 1:
             raise ScenarioError(f"must be in (0, 1), e.g. 0.90, got {self.level}", origin=param("level"))
         if self.method not in METHODS:
             raise ScenarioError(f"must be one of {', '.join(METHODS)}, got {self.method!r}", origin=param("method"))
-        if not 100 <= self.resamples <= MAX_RESAMPLES:
+        if not _is_number(self.resamples) or not 100 <= self.resamples <= MAX_RESAMPLES:
+            got = f"{self.resamples:,}" if _is_number(self.resamples) else repr(self.resamples)
+            raise ScenarioError(f"must be between 100 and {MAX_RESAMPLES:,}, got {got}", origin=param("resamples"))
+        if not isinstance(self.resamples, int):
+            raise ScenarioError(f"must be a whole number, got {self.resamples!r}", origin=param("resamples"))
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ScenarioError(f"must be a whole number >= 0, got {self.seed!r}", origin=param("seed"))
+        if not isinstance(self.tolerance, Tolerance):
             raise ScenarioError(
-                f"must be between 100 and {MAX_RESAMPLES:,}, got {self.resamples:,}", origin=param("resamples")
+                f"must be a Tolerance (e.g. Tolerance(ms=50) or Tolerance(share=0.1)), got {self.tolerance!r}",
+                origin=param("tolerance"),
             )
+        if not isinstance(self.tolerances, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, Tolerance) for k, v in self.tolerances.items()
+        ):
+            raise ScenarioError(
+                f"must map measures to Tolerances (e.g. {{'llm': Tolerance(ms=30)}}), got {self.tolerances!r}"[:200],
+                origin=param("tolerances"),
+            )
+        if self.budget is not None and not isinstance(self.budget, Budget):
+            raise ScenarioError(
+                f"must be a Budget (e.g. Budget(total_ms=800)) or None, got {self.budget!r}", origin=param("budget")
+            )
+        if isinstance(self.ignore_stages, str) or not all(isinstance(x, str) for x in self.ignore_stages):
+            raise ScenarioError(
+                f"must be stage names, e.g. ('tts',), got {self.ignore_stages!r}"[:200], origin=param("ignore_stages")
+            )
+        object.__setattr__(self, "ignore_stages", tuple(self.ignore_stages))  # a list given: kept as its type says
 
     def tolerance_of(self, measure: str) -> Tolerance:
         return self.tolerances.get(measure, self.tolerance)
