@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from collections.abc import Sequence as SequenceABC
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +80,28 @@ class TurnScript:
 
 DELAY_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(TurnScript) if f.name.endswith("_ms"))
 """The delay fields of :class:`TurnScript`, in the order a turn runs."""
+
+
+@dataclass
+class _Conversation:
+    """What the Pipecat and LiveKit scripted conversations share: the turns (validated), the current one and,
+    per started turn, stage -> ms (each framework's subclass says which ms)."""
+
+    turns: SequenceABC[TurnScript]
+    turn: int = 0
+    injected: list[dict[str, float]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.turns = tuple(self.turns)
+        if not self.turns:
+            raise ValueError("turns: needs at least one TurnScript")
+        if not all(isinstance(t, TurnScript) for t in self.turns):
+            raise ValueError("turns: must be TurnScript objects (voicebudget.testing.scripted_turns makes them)")
+
+    @property
+    def script(self) -> TurnScript:
+        """The current turn's script."""
+        return self.turns[self.turn]
 
 
 def scripted_turns(

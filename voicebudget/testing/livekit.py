@@ -43,7 +43,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess witho
         name=exc.name,
     ) from exc
 
-from voicebudget.testing._script import TurnScript
+from voicebudget.testing._script import TurnScript, _Conversation
 
 __all__ = [
     "AUDIO_RATE",
@@ -70,7 +70,7 @@ ANSWER_TIMEOUT_S = 30.0
 
 
 @dataclass
-class ScriptedConversation:
+class ScriptedConversation(_Conversation):
     """The turns, the turn being spoken, and what the scripted providers waited.
 
     :ivar turns: one :class:`TurnScript` per user turn.
@@ -80,25 +80,10 @@ class ScriptedConversation:
     :ivar speech_ends: per started turn, the end of the user's speech (``time.time()``, s).
     """
 
-    turns: Sequence[TurnScript]
-    turn: int = 0
-    injected: list[dict[str, float]] = field(default_factory=list)
     speech_ends: list[float] = field(default_factory=list)
     speeches: asyncio.Queue[tuple[float, float]] = field(default_factory=asyncio.Queue)
     transcripts: asyncio.Queue[float] = field(default_factory=asyncio.Queue)
     spoke: asyncio.Event = field(default_factory=asyncio.Event)
-
-    def __post_init__(self) -> None:
-        self.turns = tuple(self.turns)
-        if not self.turns:
-            raise ValueError("turns: needs at least one TurnScript")
-        if not all(isinstance(t, TurnScript) for t in self.turns):
-            raise ValueError("turns: must be TurnScript objects (voicebudget.testing.scripted_turns makes them)")
-
-    @property
-    def script(self) -> TurnScript:
-        """The current turn's script."""
-        return self.turns[self.turn]
 
     def speak(self, index: int) -> None:
         """Start turn ``index``: the user speaks from 50 ms from now for its ``speech_ms``."""

@@ -81,7 +81,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess witho
         f"voicebudget.testing.pipecat needs Pipecat: pip install 'voicebudget[pipecat]' ({exc})", name=exc.name
     ) from exc
 
-from voicebudget.testing._script import TurnScript
+from voicebudget.testing._script import TurnScript, _Conversation
 
 __all__ = [
     "AUDIO_RATE",
@@ -108,7 +108,7 @@ never answers fails the test instead of hanging it)."""
 
 
 @dataclass
-class ScriptedConversation:
+class ScriptedConversation(_Conversation):
     """The turns, the turn being spoken, and what the services really waited.
 
     :ivar turns: one :class:`TurnScript` per user turn.
@@ -116,22 +116,7 @@ class ScriptedConversation:
     :ivar injected: per started turn, stage -> the delay its service really waited, ms.
     """
 
-    turns: Sequence[TurnScript]
-    turn: int = 0
-    injected: list[dict[str, float]] = field(default_factory=list)
     answered: asyncio.Event = field(default_factory=asyncio.Event)
-
-    def __post_init__(self) -> None:
-        self.turns = tuple(self.turns)
-        if not self.turns:
-            raise ValueError("turns: needs at least one TurnScript")
-        if not all(isinstance(t, TurnScript) for t in self.turns):
-            raise ValueError("turns: must be TurnScript objects (voicebudget.testing.scripted_turns makes them)")
-
-    @property
-    def script(self) -> TurnScript:
-        """The current turn's script."""
-        return self.turns[self.turn]
 
     def start_turn(self, index: int) -> None:
         """Make ``index`` the current turn (its endpointing is the VAD's ``stop_secs``, waited by the user)."""
