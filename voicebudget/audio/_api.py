@@ -3,13 +3,18 @@ common Report."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from voicebudget._barge_in import BARGE_IN_BUDGET_MS
 from voicebudget._budget import Budget
-from voicebudget._errors import ScenarioError
+from voicebudget._errors import ScenarioError, param
+from voicebudget._report import Report, build_report
 from voicebudget._text import count
 from voicebudget.audio._bargein import TraceBargeIn, read_barge_ins
 from voicebudget.audio._check import AnalysedCall, analyse_recording
@@ -33,21 +38,32 @@ class AudioCheck:
     :ivar joins: per recording, its join with the trace of the same call (empty without traces).
     :ivar trace_barge_ins: per recording, the barge-ins its trace records (LiveKit
         ``interruption_metrics``, Pipecat interruption lines; :func:`~voicebudget.audio.read_barge_ins`).
+    :ivar barge_in: the barge-ins of every recording (caller onset -> the agent's audio heard to stop) judged
+        against their own budget (:data:`~voicebudget.BARGE_IN_BUDGET_MS` by default, at the voice budget's
+        percentile): a Report whose total is the stop time, ``source = "trace"``; None when no recording has
+        a barge-in.
     """
 
     check: TraceCheck
     calls: tuple[AnalysedCall, ...]
     joins: tuple[CallJoin, ...] = ()
     trace_barge_ins: tuple[tuple[TraceBargeIn, ...], ...] = ()
+    barge_in: Report | None = None
 
     @property
     def passed(self) -> bool:
-        return self.check.passed
+        """Voice-to-voice within its budget, and the barge-ins (if any) within theirs."""
+        return self.check.passed and (self.barge_in is None or self.barge_in.passed)
 
     def to_dict(self) -> dict[str, Any]:
-        """``check --format json``: the trace check's document plus ``recordings`` (per file: channel,
-        rates, barge-ins, mid-turn pauses, and the join when a trace was given)."""
+        """``check --format json``: the trace check's document plus ``passed`` (voice-to-voice and
+        barge-ins), ``barge_in`` (the barge-ins' verdict: its budget and the keys of a ``variants[]`` entry;
+        null without barge-ins) and ``recordings`` (per file: channel, rates, barge-ins each with
+        ``within_budget``, mid-turn pauses, clipped shares, and the join when a trace was given)."""
         doc = self.check.to_dict()
+        doc["passed"] = self.passed
+        doc["barge_in"] = _barge_in_doc(self.barge_in)
+        limit = self.barge_in.budget.total_ms if self.barge_in is not None else math.inf
         joins = {j.recording: j for j in self.joins}
         traced = dict(zip((j.recording for j in self.joins), self.trace_barge_ins, strict=False))
         rows = []
@@ -70,7 +86,10 @@ class AudioCheck:
                     }
                     for t in call.turns
                 ],
-                "barge_ins": [b.to_dict() for b in call.barge_ins],
+                "barge_ins": [
+                    {**b.to_dict(), "within_budget": self.barge_in is None or b.stop_ms <= limit}
+                    for b in call.barge_ins
+                ],
                 "pauses_ms": list(call.pauses_ms),
                 "clipped_share": {"caller": a.clipped_share[0], "agent": a.clipped_share[1]},
             }
@@ -80,6 +99,34 @@ class AudioCheck:
             rows.append(row)
         doc["recordings"] = rows
         return doc
+
+
+def _barge_in_doc(report: Report | None) -> dict[str, Any] | None:
+    if report is None:
+        return None
+    budget = {"total_ms": report.budget.total_ms, "percentile": report.budget.percentile}
+    return {"budget": budget, **report.to_dict()}
+
+
+def barge_in_budget(budget: Budget, barge_in_budget_ms: float = BARGE_IN_BUDGET_MS) -> Budget:
+    """The budget barge-ins are judged against: ``barge_in_budget_ms`` at ``budget``'s percentile.
+
+    :raises ScenarioError: ``barge_in_budget_ms`` is not a finite number > 0 (the error names it).
+    """
+    if isinstance(barge_in_budget_ms, bool) or not (math.isfinite(barge_in_budget_ms) and barge_in_budget_ms > 0):
+        raise ScenarioError(
+            f"must be a finite number > 0 ms, got {barge_in_budget_ms!r}", origin=param("barge_in_budget_ms")
+        )
+    return Budget(total_ms=barge_in_budget_ms, percentile=budget.percentile)
+
+
+def judge_barge_ins(calls: Sequence[AnalysedCall], budget: Budget) -> Report | None:
+    """Every recording's barge-ins (caller onset -> the agent's audio stops, ms) against ``budget``: a Report
+    named ``barge-ins`` whose total is the stop time (no stages); None when there is no barge-in."""
+    stops = np.array([b.stop_ms for a in calls for b in a.call.barge_ins], dtype=np.float64)
+    if not stops.size:
+        return None
+    return build_report("barge-ins", budget, stops, {}, source="trace")
 
 
 def check_calls(
@@ -93,6 +140,7 @@ def check_calls(
     fmt: str | None = None,
     transport_floor_ms: float = 0.0,
     vad: VadParams | None = None,
+    barge_in_budget_ms: float = BARGE_IN_BUDGET_MS,
 ) -> AudioCheck:
     """Judge recorded calls against the budget; with traces, join each recording to its call's trace.
 
@@ -104,12 +152,17 @@ def check_calls(
     :param include_anomalies: count flagged turns that have a total (talk-overs: negative).
     :param options: the trace readers' options; ``fmt`` the traces' format (None: detected).
     :param transport_floor_ms: the fastest turn's server -> recording delay the join assumes.
+    :param barge_in_budget_ms: a barge-in's budget (caller onset -> the agent's audio stops), ms, judged at
+        ``budget``'s percentile; default :data:`~voicebudget.BARGE_IN_BUDGET_MS` (500 ms, its sources there).
+    :returns: the verdict; :attr:`AudioCheck.passed` needs both voice-to-voice and the barge-ins within budget.
     :raises ScenarioError: a file cannot be read, the audio extra is missing, the number of traces is
-        neither 0 nor the number of recordings, or no turn is usable.
+        neither 0 nor the number of recordings, ``barge_in_budget_ms`` is not > 0, or no turn is usable.
+    :warns ClippedRecording: a recording's speech is clipped (:func:`~voicebudget.audio.analyse_recording`).
     """
     from voicebudget.traces._api import read_traces
 
     budget = budget or Budget()
+    barge_budget = barge_in_budget(budget, barge_in_budget_ms)
     if traces and len(traces) != len(recordings):
         raise ScenarioError(
             f"{len(traces)} trace(s) for {len(recordings)} recording(s): give one trace per recording (same order)",
@@ -137,7 +190,7 @@ def check_calls(
         result = check([j.table for j in joins], budget, include_anomalies=include_anomalies)
     else:
         result = check([a.table for a in calls], budget, include_anomalies=include_anomalies)
-    return AudioCheck(result, calls, joins, barge)
+    return AudioCheck(result, calls, joins, barge, judge_barge_ins(calls, barge_budget))
 
 
 def fit_calls(

@@ -47,7 +47,7 @@ def _channel(ax: Axes, t: NDArray[np.float64], peaks: NDArray[np.float64], colou
     ax.set_ylim(-1.05 * max(float(peaks.max(initial=0.0)), 1e-3), 1.05 * max(float(peaks.max(initial=0.0)), 1e-3))
 
 
-def _turns(ax: Axes, a: AnalysedCall, budget_ms: float) -> None:
+def _turns(ax: Axes, a: AnalysedCall, budget_ms: float, barge_in_ms: float) -> None:
     for t in a.call.turns:
         end = t.caller_end_ms / 1000
         if t.agent_onset_ms is None:
@@ -64,7 +64,8 @@ def _turns(ax: Axes, a: AnalysedCall, budget_ms: float) -> None:
         ax.text(min(end, onset), 0.58, label, color=colour, fontsize=7, transform=ax.get_xaxis_transform())
     for b in a.call.barge_ins:
         ax.axvspan(b.caller_onset_ms / 1000, b.agent_stop_ms / 1000, color=STAGE_COLORS[5], alpha=0.25, linewidth=0)
-        ax.text(b.caller_onset_ms / 1000, 0.1, f"barge-in: stops in {b.stop_ms:.0f} ms", fontsize=7,
+        colour = BUDGET_COLOR if b.stop_ms > barge_in_ms else "#000000"
+        ax.text(b.caller_onset_ms / 1000, 0.1, f"barge-in: stops in {b.stop_ms:.0f} ms", fontsize=7, color=colour,
                 transform=ax.get_xaxis_transform())  # fmt: skip
 
 
@@ -88,8 +89,9 @@ def _stages(ax: Axes, join: CallJoin) -> None:
 def plot_call(result: AudioCheck, path: str | Path) -> Path:
     """Draw the first recording of ``result``: caller and agent waveforms, an arrow per turn from the
     caller's end of speech to the agent's first audio (its voice-to-voice latency; vermillion when over
-    budget or flagged), barge-ins shaded, and with a joined trace a strip of each turn's stages
-    (endpointing from the recording's end of speech ... transport) on the same time axis.
+    budget or flagged), barge-ins shaded (their stop time vermillion when over the barge-in budget), and
+    with a joined trace a strip of each turn's stages (endpointing from the recording's end of speech ...
+    transport) on the same time axis.
 
     :param path: the image file (PNG, SVG, PDF by its suffix), replaced atomically.
     :returns: the path written.
@@ -108,7 +110,8 @@ def plot_call(result: AudioCheck, path: str | Path) -> Path:
         _channel(ax, t, peaks, colour, label)
         for s in segs:
             ax.axvspan(s.start_ms / 1000, s.end_ms / 1000, color=colour, alpha=0.08, linewidth=0)
-    _turns(axes[1], a, result.check.budget.total_ms)
+    barge_in_ms = result.barge_in.budget.total_ms if result.barge_in is not None else float("inf")
+    _turns(axes[1], a, result.check.budget.total_ms, barge_in_ms)
     if join is not None:
         _stages(axes[2], join)
     r = result.check.report

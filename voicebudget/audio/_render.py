@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from voicebudget._text import count
+from voicebudget._report import Report
+from voicebudget._text import as_given, count
 from voicebudget.audio._api import AudioCheck
 from voicebudget.audio._frontier import EndpointingFrontier
 from voicebudget.traces._render import _esc, render_check
@@ -28,7 +29,9 @@ def render_calls(result: AudioCheck, *, all_turns: bool = False) -> Any:
     from rich.table import Table
     from rich.text import Text
 
-    parts: list[Any] = [render_check(result.check, all_turns=all_turns)]
+    verdicts = [_barge_in_verdict(result.barge_in)] if result.barge_in is not None else []
+    parts: list[Any] = [render_check(result.check, all_turns=all_turns, verdicts=verdicts)]
+    limit = result.barge_in.budget.total_ms if result.barge_in is not None else float("inf")
     joins = {j.recording: j for j in result.joins}
     for a in result.calls:
         call, rec = a.call, a.recording
@@ -44,10 +47,17 @@ def render_calls(result: AudioCheck, *, all_turns: bool = False) -> Any:
         )
         if call.barge_ins:
             table = Table(title="barge-ins: caller onset -> agent audio stops", title_justify="left")
-            for col in ("caller onset s", "agent stops s", "stop ms"):
+            for col in ("caller onset s", "agent stops s", "stop ms", "budget"):
                 table.add_column(col, justify="right")
             for b in call.barge_ins:
-                table.add_row(f"{b.caller_onset_ms / 1000:.2f}", f"{b.agent_stop_ms / 1000:.2f}", f"{b.stop_ms:.0f}")
+                over = b.stop_ms > limit
+                table.add_row(
+                    f"{b.caller_onset_ms / 1000:.2f}",
+                    f"{b.agent_stop_ms / 1000:.2f}",
+                    f"{b.stop_ms:.0f}",
+                    "over" if over else "within",
+                    style="red" if over else None,
+                )
             parts.append(table)
         j = joins.get(call.origin)
         if j is not None:
@@ -75,6 +85,18 @@ def render_calls(result: AudioCheck, *, all_turns: bool = False) -> Any:
                     )
                 )
     return Group(*parts)
+
+
+def _barge_in_verdict(report: Report) -> Any:
+    """One line: the barge-ins' verdict against their own budget."""
+    from rich.text import Text
+
+    verdict = "[green]PASS[/]" if report.passed else "[red]FAIL[/]"
+    return Text.from_markup(
+        f"barge-ins (caller onset -> the agent's audio stops): {verdict} {_esc(report.summary())}; "
+        f"{report.within_budget_share:.1%} of {count(report.n_turns, 'barge-in')} within "
+        f"{as_given(report.budget.total_ms)} ms (the barge-in budget)"
+    )
 
 
 FRONTIER_ROWS_MS = (100, 200, 300, 500, 800, 1000, 1500, 2000, 2500, 3000)

@@ -40,6 +40,14 @@ FloorOpt = Annotated[
         help="Join: the fastest turn's server -> recording delay, ms (0: recorded where the audio leaves the agent).",
     ),
 ]
+BargeInBudgetOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--barge-in-budget-ms",
+        help="Recordings: a barge-in's budget (caller onset -> the agent's audio stops), ms, at --percentile "
+        "(default 500: LiveKit's and Tencent RTC's interruption defaults; docs/audio.md).",
+    ),
+]
 PlotOpt = Annotated[
     Path | None, typer.Option("--plot", help="Recordings: draw both channels with turns and stages to this PNG.")
 ]
@@ -53,14 +61,23 @@ def split_inputs(paths: list[Path]) -> tuple[list[Path], list[Path]]:
 
 
 def refuse_audio_options(
-    recordings: list[Path], *, trace: list[Path] | None, floor_ms: float, plot: Path | None = None
+    recordings: list[Path],
+    *,
+    trace: list[Path] | None,
+    floor_ms: float,
+    plot: Path | None = None,
+    barge_in_budget_ms: float | None = None,
 ) -> None:
     """Exit 2 when an option that only recordings take is given without a recording."""
     if recordings:
         return
-    given = [
-        name for name, value in (("--trace", trace), ("--transport-floor-ms", floor_ms), ("--plot", plot)) if value
-    ]
+    options = (
+        ("--trace", trace),
+        ("--transport-floor-ms", floor_ms),
+        ("--plot", plot),
+        ("--barge-in-budget-ms", barge_in_budget_ms is not None),
+    )
+    given = [name for name, value in options if value]
     if given:
         from voicebudget.audio._load import AUDIO_SUFFIXES  # lazy: start-up, as split_inputs
 
@@ -105,13 +122,16 @@ def check_recordings(
     all_turns: bool,
     plot: Path | None,
     overwrite: bool = False,
+    barge_in_budget_ms: float | None = None,
 ) -> None:
-    """``check`` on recordings: one library call, then the table or JSON, the plot, the exit code."""
+    """``check`` on recordings: one library call, then the table or JSON, the plot, the exit code (1 when
+    voice-to-voice or the barge-ins are over their budget)."""
     from voicebudget.audio._load import require_audio_extra
 
     targets = check_plot_path(plot, overwrite=overwrite, inputs=[*recordings, *traces])
     with user_errors():
         require_audio_extra(str(recordings[0]))
+        from voicebudget._barge_in import BARGE_IN_BUDGET_MS
         from voicebudget.audio import check_calls
 
         result = check_calls(
@@ -123,6 +143,7 @@ def check_recordings(
             options=options,
             fmt=fmt_in,
             transport_floor_ms=floor_ms,
+            barge_in_budget_ms=BARGE_IN_BUDGET_MS if barge_in_budget_ms is None else barge_in_budget_ms,
         )
     if output is TableOrJson.json:
         emit_json(result.to_dict())

@@ -82,6 +82,7 @@ def check_cmd(
     trace: _audio.TraceJoinOpt = None,
     transport_floor_ms: _audio.FloorOpt = 0.0,
     plot: _audio.PlotOpt = None,
+    barge_in_budget_ms: _audio.BargeInBudgetOpt = None,
     overwrite: ForceOpt = False,
 ) -> None:
     """Check real turns from traces or call recordings against the budget: stage percentiles, tail
@@ -89,16 +90,20 @@ def check_cmd(
     (flagged, excluded unless --include-anomalies).
 
     A .wav/.flac/.ogg/.mp3 input is a two-channel call recording (needs voicebudget[audio]); trace files
-    given with it (or with --trace) are the same calls' traces, joined on one clock.
+    given with it (or with --trace) are the same calls' traces, joined on one clock. A recording's
+    barge-ins are judged against their own budget (--barge-in-budget-ms).
 
-    Exit code 0 within budget, 1 over, 2 unreadable or unknown-format trace.
+    Exit code 0 within budget, 1 over (a recording: voice-to-voice or its barge-ins), 2 unreadable or
+    unknown-format trace.
     """
     # lazy: start-up (the library loads when the command runs)
     from voicebudget._budget import Budget
     from voicebudget.traces import NoUsableTurnsError, ReadOptions, check_traces
 
     recordings, trace_files = _audio.split_inputs(traces)
-    _audio.refuse_audio_options(recordings, trace=trace, floor_ms=transport_floor_ms, plot=plot)
+    _audio.refuse_audio_options(
+        recordings, trace=trace, floor_ms=transport_floor_ms, plot=plot, barge_in_budget_ms=barge_in_budget_ms
+    )
     if recordings and fmt in (CheckFormat.junit, CheckFormat.github):
         fail(f"--format {fmt.value}: for traces; a call recording's check is shown as table or json")
     with user_errors(**LIBRARY_NAMES):
@@ -109,6 +114,7 @@ def check_cmd(
                 recordings, [*trace_files, *(trace or [])], budget, caller=caller, include_anomalies=include_anomalies,
                 options=options, fmt_in=format_in.value if format_in else None, floor_ms=transport_floor_ms,
                 output=TableOrJson(fmt.value), all_turns=turns, plot=plot, overwrite=overwrite,
+                barge_in_budget_ms=barge_in_budget_ms,
             )  # fmt: skip
         try:
             result = check_traces(

@@ -248,9 +248,10 @@ def _span(first: Anomaly, last: Anomaly) -> str:
     return f"lines {first.line} to {last.line}"
 
 
-def render_check(result: TraceCheck, *, all_turns: bool = False) -> Any:
+def render_check(result: TraceCheck, *, all_turns: bool = False, verdicts: Sequence[Any] = ()) -> Any:
     """A rich renderable: verdict, per-stage percentiles and tail attribution, first-turn vs steady
-    state, the slowest turns (every turn with ``all_turns``) and the anomalies."""
+    state, the slowest turns (every turn with ``all_turns``) and the anomalies. ``verdicts``: more verdict
+    lines shown under the first (a recording's barge-ins)."""
     from rich.console import Group
     from rich.text import Text
 
@@ -268,7 +269,8 @@ def render_check(result: TraceCheck, *, all_turns: bool = False) -> Any:
         Text.from_markup(
             f"{verdict} {_esc(r.summary())}; {r.within_budget_share:.1%} of "
             f"{count(r.n_turns, 'turn')} within {as_given(r.budget.total_ms)} ms{lower}"
-        )
+        ),
+        *verdicts,
     ]
     for tab in result.tables:
         parts.append(Text(f"{tab.origin} [{tab.format}]: t = 0 is {tab.anchor}; total = {tab.total}"))
