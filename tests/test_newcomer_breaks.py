@@ -411,3 +411,63 @@ def test_compare_sets_and_files_name_what_they_take(reports: tuple[Path, Path], 
     settings = vb.baseline.CompareSettings(ignore_stages=["asr"])  # type: ignore[arg-type]
     assert settings.ignore_stages == ("asr",)
     assert "asr" not in {r.measure for r in vb.baseline.compare_sets(base, new, settings).sets[0].rows}
+
+
+# --- telemetry sinks with wrong types (review 2) ------------------------------------------------------------
+
+
+def test_prometheus_metrics_check_what_telemetry_checks() -> None:
+    # PrometheusMetrics took warning_ms="x" or -1 and budget=800 and failed at a turn's end, inside the
+    # framework's callback ('int' object has no attribute 'total_ms'), or never warned
+    prometheus_client = pytest.importorskip("prometheus_client")
+    from voicebudget.telemetry import PrometheusMetrics
+
+    registry = prometheus_client.CollectorRegistry
+    with pytest.raises(ValueError, match=r"^warning_ms must be a finite number > 0 ms, got 'x'$"):
+        PrometheusMetrics(registry=registry(), warning_ms="x")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^budget must be a voicebudget.Budget .*got 800$"):
+        PrometheusMetrics(registry=registry(), budget=800)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^warning_ms \(900 ms\) must be no greater than the budget's total_ms"):
+        PrometheusMetrics(registry=registry(), warning_ms=900, budget=vb.Budget(total_ms=800))
+    metrics = PrometheusMetrics(registry=registry(), warning_ms=900)
+    with pytest.raises(ValueError, match=r"^warning_ms \(900 ms\) must be no greater than the budget's total_ms"):
+        metrics.attach(vb.TurnRecorder(), budget=vb.Budget(total_ms=800))
+    with pytest.raises(TypeError, match=r"^registry must be a prometheus_client.CollectorRegistry, got 5$"):
+        PrometheusMetrics(registry=5)
+    with pytest.raises(TypeError, match=r"^recorder must be a voicebudget.TurnRecorder"):
+        PrometheusMetrics(registry=registry()).attach(5)  # type: ignore[arg-type]
+
+
+def test_telemetry_names_a_reader_given_for_its_provider() -> None:
+    # Telemetry(meter_provider=InMemoryMetricReader()) ended in "'InMemoryMetricReader' object has no attribute
+    # 'get_meter'"
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from voicebudget.telemetry import Telemetry
+
+    with pytest.raises(TypeError) as info:
+        Telemetry(meter_provider=InMemoryMetricReader())
+    assert str(info.value) == (
+        "meter_provider must be an OpenTelemetry provider (it has .get_meter()), got InMemoryMetricReader; "
+        "readers and exporters go inside one: MeterProvider(metric_readers=[reader])"
+    )
+    with pytest.raises(TypeError, match=r"^tracer_provider must be .* got InMemorySpanExporter; .*TracerProvider"):
+        Telemetry(tracer_provider=InMemorySpanExporter())
+    with pytest.raises(TypeError, match=r"^agent_name must be text"):
+        Telemetry(agent_name=5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^recorder must be a voicebudget.TurnRecorder"):
+        Telemetry().attach("recorder")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^inner must be callable"):
+        Telemetry().policy("speak a filler")  # type: ignore[arg-type]
+
+
+def test_an_integration_names_a_sink_that_is_not_one() -> None:
+    pytest.importorskip("pipecat")
+    from voicebudget.integrations.pipecat import BudgetObserver
+
+    with pytest.raises(TypeError, match=r"^telemetry must be a voicebudget.telemetry.Telemetry\(\), got True$"):
+        BudgetObserver(vb.Budget(), telemetry=True)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^prometheus must be a voicebudget.telemetry.PrometheusMetrics\(\), got 9464"):
+        BudgetObserver(vb.Budget(), prometheus=9464)  # type: ignore[arg-type]

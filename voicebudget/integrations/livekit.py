@@ -47,6 +47,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from voicebudget.checker._recorder import FIRST_AUDIO, SPEECH_END, Turn, TurnRecorder
+from voicebudget.telemetry._figures import given_sinks
 from voicebudget.traces._livekit import read_livekit
 from voicebudget.traces._table import ON_PATH, TraceTurn
 
@@ -110,7 +111,7 @@ class BudgetHook:
             raise ValueError(f"need vad_silence_s >= 0 and poll_ms > 0; got {vad_silence_s}, {poll_ms}")
         self.budget = budget
         self.recorder = recorder if recorder is not None else TurnRecorder(name)
-        self.sinks: list[Telemetry | PrometheusMetrics] = [s for s in (telemetry, prometheus) if s is not None]
+        self.sinks: list[Telemetry | PrometheusMetrics] = given_sinks(telemetry, prometheus)
         """Where each turn and the guard's first miss in a turn go."""
         for sink in self.sinks:
             sink.attach(self.recorder, budget=budget)

@@ -65,6 +65,7 @@ from pipecat.observers.base_observer import BaseObserver, FramePushed
 from pipecat.processors.frame_processor import FrameDirection
 
 from voicebudget.checker._recorder import FIRST_AUDIO, SPEECH_END, Turn, TurnRecorder
+from voicebudget.telemetry._figures import given_sinks
 
 if TYPE_CHECKING:
     from voicebudget._budget import Budget
@@ -118,9 +119,8 @@ class BudgetObserver(BaseObserver):
             super().__init__(**kwargs)
         self.budget = budget
         self.recorder = recorder if recorder is not None else TurnRecorder(name)
-        for sink in (telemetry, prometheus):
-            if sink is not None:
-                sink.attach(self.recorder, budget=budget)
+        for sink in given_sinks(telemetry, prometheus):
+            sink.attach(self.recorder, budget=budget)
         self._moments: dict[str, int] = {}
         self._speech_end: int | None = None
         self._seen: set[int] = set()  # frame ids of this turn (older Pipecat reports every push)

@@ -14,11 +14,11 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from voicebudget._budget import Budget
 from voicebudget.checker._analysis import attribute_ns
 from voicebudget.checker._recorder import FIRST_AUDIO, UNTRACKED, Turn
 
 if TYPE_CHECKING:
-    from voicebudget._budget import Budget
     from voicebudget.checker._guard import GuardDecision
 
 __all__ = [
@@ -27,6 +27,10 @@ __all__ = [
     "VOICE_TO_VOICE",
     "BudgetEvent",
     "TurnFigures",
+    "check_recorder",
+    "check_sink",
+    "check_warning",
+    "given_sinks",
     "decision_event",
     "turn_events",
     "turn_figures",
@@ -177,3 +181,57 @@ def decision_event(decision: GuardDecision, budget: Budget, speech_id: str | Non
     total_s = budget.total_ms / 1000
     predicted_s = (decision.elapsed_ms + decision.rest_ms) / 1000
     return BudgetEvent("warning", predicted_s, total_s, total_s, speech_id, "guard", decision.stage, decision.p_fit)
+
+
+def check_sink(budget: object, warning_ms: object, agent_name: object) -> None:
+    """Refuse a sink's settings of the wrong type or range at construction (:class:`Telemetry`,
+    :class:`PrometheusMetrics`), not at the first turn inside a framework's callback.
+
+    :raises TypeError: ``budget`` not a :class:`~voicebudget.Budget`, ``agent_name`` not text.
+    :raises ValueError: ``warning_ms`` not a finite number > 0, or over the budget's total.
+    """
+    if warning_ms is not None and (
+        isinstance(warning_ms, bool) or not isinstance(warning_ms, int | float) or not 0 < warning_ms < float("inf")
+    ):
+        raise ValueError(f"warning_ms must be a finite number > 0 ms, got {warning_ms!r}")
+    if budget is not None and not isinstance(budget, Budget):
+        raise TypeError(f"budget must be a voicebudget.Budget (e.g. Budget(total_ms=800)), got {budget!r}")
+    if agent_name is not None and not isinstance(agent_name, str):
+        raise TypeError(f"agent_name must be text (default the recorder's name), got {agent_name!r}")
+    if budget is not None:
+        check_warning(warning_ms, budget)
+
+
+def check_warning(warning_ms: float | None, budget: Budget) -> None:
+    """A warning above the budget's total never fires (a turn past it is ``exceeded``): refuse it, as LiveKit's
+    ``LatencyBudgetOptions`` does.
+
+    :raises ValueError: ``warning_ms`` over ``budget.total_ms``.
+    """
+    if warning_ms is not None and warning_ms > budget.total_ms:
+        raise ValueError(
+            f"warning_ms ({warning_ms:g} ms) must be no greater than the budget's total_ms ({budget.total_ms:g})"
+        )
+
+
+def check_recorder(recorder: object) -> None:
+    """:raises TypeError: ``recorder`` is not a :class:`~voicebudget.TurnRecorder` (it has no ``add_listener``)."""
+    if not callable(getattr(recorder, "add_listener", None)):
+        raise TypeError(
+            "recorder must be a voicebudget.TurnRecorder (an integration's is observer.recorder / hook.recorder), "
+            f"got {recorder!r}"[:200]
+        )
+
+
+def given_sinks(telemetry: Any, prometheus: Any) -> list[Any]:
+    """An integration's ``telemetry`` and ``prometheus`` arguments that are set, each checked to be a sink.
+
+    :raises TypeError: one is not a sink (it has no ``attach``), naming it.
+    """
+    for name, sink, kind in (
+        ("telemetry", telemetry, "Telemetry()"),
+        ("prometheus", prometheus, "PrometheusMetrics()"),
+    ):
+        if sink is not None and not callable(getattr(sink, "attach", None)):
+            raise TypeError(f"{name} must be a voicebudget.telemetry.{kind}, got {sink!r}"[:200])
+    return [s for s in (telemetry, prometheus) if s is not None]

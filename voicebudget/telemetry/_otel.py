@@ -19,6 +19,9 @@ from voicebudget.telemetry._figures import (
     TURN_BUCKETS_S,
     BudgetEvent,
     TurnFigures,
+    check_recorder,
+    check_sink,
+    check_warning,
     decision_event,
     turn_events,
     turn_figures,
@@ -88,8 +91,9 @@ class Telemetry:
     :param on_event: called with each :class:`~voicebudget.telemetry.BudgetEvent` (exceptions propagate).
     :param agent_name: the ``gen_ai.agent.name`` attribute; default the recorder's name.
     :raises ImportError: the OpenTelemetry API is not installed (the ``otel`` extra).
-    :raises TypeError: ``budget`` not a :class:`~voicebudget.Budget` (``800`` for ``Budget(total_ms=800)``), or
-        ``on_event`` not callable.
+    :raises TypeError: ``budget`` not a :class:`~voicebudget.Budget` (``800`` for ``Budget(total_ms=800)``),
+        ``on_event`` not callable, ``agent_name`` not text, or a provider without its ``get_meter`` /
+        ``get_tracer`` / ``get_logger`` (a reader or exporter given in its place).
     :raises ValueError: ``warning_ms`` not a finite number > 0, or over the budget's total (LiveKit's
         ``LatencyBudgetOptions`` refuses a warning greater than the budget; such a warning would never fire);
         :meth:`attach` checks it against the budget it is given when the telemetry has none.
@@ -110,16 +114,20 @@ class Telemetry:
             from opentelemetry import _logs, metrics, trace
         except ImportError as exc:
             raise ImportError(f"voicebudget.telemetry.Telemetry needs the OpenTelemetry API: {OTEL_EXTRA}") from exc
-        if warning_ms is not None and (
-            isinstance(warning_ms, bool) or not isinstance(warning_ms, int | float) or not 0 < warning_ms < float("inf")
-        ):
-            raise ValueError(f"warning_ms must be a finite number > 0 ms, got {warning_ms!r}")
-        if budget is not None and not isinstance(budget, Budget):
-            raise TypeError(f"budget must be a voicebudget.Budget (e.g. Budget(total_ms=800)), got {budget!r}")
+        check_sink(budget, warning_ms, agent_name)
         if on_event is not None and not callable(on_event):
             raise TypeError(f"on_event must be callable (it is called with each BudgetEvent), got {on_event!r}")
-        if budget is not None:
-            _check_warning(warning_ms, budget)
+        providers = (  # a reader or an exporter given for its provider failed at get_meter (AttributeError)
+            ("meter_provider", meter_provider, "get_meter", "MeterProvider(metric_readers=[reader])"),
+            ("tracer_provider", tracer_provider, "get_tracer", "a TracerProvider with a span processor"),
+            ("logger_provider", logger_provider, "get_logger", "a LoggerProvider with a log record processor"),
+        )
+        for name, provider, method, inside in providers:
+            if provider is not None and not callable(getattr(provider, method, None)):
+                raise TypeError(
+                    f"{name} must be an OpenTelemetry provider (it has .{method}()), got "
+                    f"{type(provider).__name__}; readers and exporters go inside one: {inside}"
+                )
         self.budget = budget
         self.warning_ms = warning_ms
         self.on_event = on_event
@@ -154,6 +162,7 @@ class Telemetry:
         :param budget: used when the telemetry has none of its own (an integration passes its budget).
         :returns: a function that detaches the telemetry again.
         """
+        check_recorder(recorder)
         judged = self._budget(budget)
         agent = self.agent_name if self.agent_name is not None else recorder.name
         return recorder.add_listener(lambda turn: self.record(turn, judged, agent_name=agent))
@@ -165,6 +174,9 @@ class Telemetry:
 
         :returns: the policy; its return value is ``inner``'s (None without one).
         """
+
+        if inner is not None and not callable(inner):
+            raise TypeError(f"inner must be callable (the policy the guard's decision goes to next), got {inner!r}")
 
         def report_then_act(decision: GuardDecision) -> object:
             action = inner(decision) if inner is not None else None
@@ -217,7 +229,7 @@ class Telemetry:
 
     def _budget(self, given: Budget | None) -> Budget:
         judged = self.budget if self.budget is not None else given if given is not None else Budget()
-        _check_warning(self.warning_ms, judged)
+        check_warning(self.warning_ms, judged)
         return judged
 
     def _record_metrics(self, figures: TurnFigures, agent: str) -> None:
@@ -319,12 +331,3 @@ def event_attributes(event: BudgetEvent, agent: str) -> dict[str, Any]:
     if event.p_fit is not None:
         out["voicebudget.event.p_fit"] = event.p_fit
     return out
-
-
-def _check_warning(warning_ms: float | None, budget: Budget) -> None:
-    """A warning above the budget's total never fires (a turn past it is ``exceeded``): refuse it, as LiveKit's
-    ``LatencyBudgetOptions`` does."""
-    if warning_ms is not None and warning_ms > budget.total_ms:
-        raise ValueError(
-            f"warning_ms ({warning_ms:g} ms) must be no greater than the budget's total_ms ({budget.total_ms:g})"
-        )

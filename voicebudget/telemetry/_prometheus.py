@@ -9,18 +9,21 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from voicebudget._budget import Budget
 from voicebudget.telemetry._figures import (
     TURN_BUCKETS_S,
     VOICE_TO_VOICE,
     BudgetEvent,
     TurnFigures,
+    check_recorder,
+    check_sink,
+    check_warning,
     decision_event,
     turn_events,
     turn_figures,
 )
 
 if TYPE_CHECKING:
-    from voicebudget._budget import Budget
     from voicebudget.checker._guard import GuardDecision
     from voicebudget.checker._recorder import Turn, TurnRecorder
 
@@ -59,8 +62,11 @@ class PrometheusMetrics:
     :param warning_ms: a turn that reaches it (within its budget) counts a ``warning`` event, ms.
     :param agent_name: the ``agent`` label; default the recorder's name.
     :raises ImportError: prometheus_client is not installed (the ``prometheus`` extra).
+    :raises TypeError: ``budget`` not a :class:`~voicebudget.Budget`, ``agent_name`` not text, ``registry`` not a
+        registry.
     :raises ValueError: the registry already holds voicebudget's metrics (share one ``PrometheusMetrics``,
-        or give each its own registry).
+        or give each its own registry); ``warning_ms`` not a finite number > 0, or over the budget's total
+        (checked by :meth:`attach` against the integration's budget when the metrics have none).
     """
 
     def __init__(
@@ -71,6 +77,9 @@ class PrometheusMetrics:
         warning_ms: float | None = None,
         agent_name: str | None = None,
     ) -> None:
+        check_sink(budget, warning_ms, agent_name)
+        if registry is not None and not callable(getattr(registry, "register", None)):
+            raise TypeError(f"registry must be a prometheus_client.CollectorRegistry, got {registry!r}"[:200])
         prometheus_client = _prometheus()
         self.budget = budget
         self.warning_ms = warning_ms
@@ -104,6 +113,7 @@ class PrometheusMetrics:
         :param budget: used when the metrics have no budget of their own (an integration passes its budget).
         :returns: a function that detaches them again.
         """
+        check_recorder(recorder)
         judged = self._budget(budget)
         agent = self.agent_name if self.agent_name is not None else recorder.name
         return recorder.add_listener(lambda turn: self.record(turn, judged, agent_name=agent))
@@ -147,9 +157,9 @@ class PrometheusMetrics:
         self._events.labels(agent, event.source, event.level).inc()
 
     def _budget(self, given: Budget | None) -> Budget:
-        from voicebudget._budget import Budget
-
-        return self.budget if self.budget is not None else given if given is not None else Budget()
+        judged = self.budget if self.budget is not None else given if given is not None else Budget()
+        check_warning(self.warning_ms, judged)
+        return judged
 
 
 _SERVERS: dict[int, tuple[Any, threading.Thread]] = {}
