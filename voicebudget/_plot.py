@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -49,6 +50,7 @@ __all__ = [
     "BUDGET_COLOR",
     "STAGE_COLORS",
     "Curve",
+    "drawn_as_written",
     "latency_figure",
     "plot_council",
     "plot_latency",
@@ -77,6 +79,17 @@ _VARIANT_STYLES = (
     ("#000000", ":"),
     ("#555555", "-"),
 )
+
+
+@contextmanager
+def drawn_as_written() -> Iterator[None]:
+    """Text in a figure drawn as written, as a ``with`` block or a decorator: names come from the user's
+    files, and a ``$`` in one is not TeX (``a$^$`` as a stage name made mathtext's parser raise
+    ``ValueError`` when the figure was saved; an even number of ``$`` typeset the text between them). It
+    holds while the figure is built and while it is saved (tick labels are made at draw time), and sets
+    nothing for the rest of the process (matplotlib's ``rc_context``)."""
+    with matplotlib.rc_context({"text.parse_math": False}):
+        yield
 
 
 @dataclass(frozen=True)
@@ -123,6 +136,7 @@ def _headline(reports: Mapping[str, Report], budget: Budget, width: int) -> str:
     return "\n".join(textwrap.wrap(head + body, width, break_on_hyphens=False))
 
 
+@drawn_as_written()
 def latency_figure(
     reports: Mapping[str, Report],
     cdfs: Mapping[str, Curve],
@@ -149,6 +163,7 @@ def latency_figure(
     return fig
 
 
+@drawn_as_written()
 def save_figure(fig: Figure, out: Path) -> Path:
     """Write ``fig`` whole (a temporary file in the same folder, then ``os.replace``) and close it: an
     interrupted write leaves the old file, never a truncated image. The format follows the suffix."""
@@ -310,6 +325,7 @@ def plot_council(result: CouncilResult, path: str | Path) -> Path:
     return plot_latency(reports, cdfs, breakdown, result.report.budget, path, title=result.council.name)
 
 
+@drawn_as_written()
 def tune_figure(result: TuneResult) -> Figure:
     """The Pareto front of a tuning run: user time vs the percentile's latency (with the budget line)
     and user time vs cost, each point numbered as in the table, with ±2 standard-error bars; the pick

@@ -11,13 +11,12 @@ from typing import Any
 
 from rich import box
 from rich.console import Group, RenderableType
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from voicebudget._report import LatencyStats, Report, StageReport
 from voicebudget._simulate import RunResult
-from voicebudget._text import as_given, count
+from voicebudget._text import as_given, count, literal, printable
 
 __all__ = ["comparison_rows", "render_markdown", "render_report", "render_run", "waterfall"]
 
@@ -30,7 +29,7 @@ def render_report(report: Report, title: str | None = None) -> RenderableType:
     label = report.budget.label
     verdict = "[green]PASS[/]" if report.passed else "[red]FAIL[/]"
     table = Table(
-        title=f"{title or report.name} (ms)",
+        title=f"{literal(title or report.name)} (ms)",
         title_justify="left",
         caption=f"tail = share of the latency of the turns >= {label}",
         caption_justify="left",
@@ -44,7 +43,7 @@ def render_report(report: Report, title: str | None = None) -> RenderableType:
         _stage_rows(table, s)
     _total_rows(table, report)
     line = Text.from_markup(
-        f"{verdict} {report.summary()}; {report.within_budget_share:.1%} of turns within "
+        f"{verdict} {literal(report.summary())}; {report.within_budget_share:.1%} of turns within "
         f"{as_given(report.budget.total_ms)} ms; slack at {label}: {report.slack_ms:+.1f} ms"
     )
     return Group(table, waterfall(report), line, Text(""))
@@ -55,14 +54,17 @@ def _stage_rows(table: Table, s: StageReport) -> None:
     st = s.stats
     alloc = [] if len(table.columns) == 7 else [_allocation(s)]
     table.add_row(
-        s.name,
+        literal(s.name),
         *(f"{v:.1f}" for v in (st.mean_ms, st.p50_ms, st.p90_ms, st.p95_ms, st.p99_ms)),
         f"{s.tail_share:.1%}",
         *alloc,
     )
     for part in s.parts:  # a council's members: their share of the tail
         table.add_row(
-            f"[dim]  └ {part.name}[/]", "", "", "", "", "", f"[dim]{part.tail_share:.1%}[/]", *([""] * len(alloc))
+            f"[dim]  └ {literal(part.name)}[/]",
+            *([""] * 5),
+            f"[dim]{part.tail_share:.1%}[/]",
+            *([""] * len(alloc)),
         )
 
 
@@ -163,7 +165,7 @@ class _Bars:
             bar[min(i, self.width)] = "█"
         if self.budget_col <= self.width:
             bar[self.budget_col] = "|" if bar[self.budget_col] == " " else "┃"
-        self.out.append(f"{name[: self.name_width]:>{self.name_width}}{mark} ", style="bold")
+        self.out.append(f"{printable(name[: self.name_width]):>{self.name_width}}{mark} ", style="bold")
         self.out.append("".join(bar), style="red" if begin + length > self.report.budget.total_ms else "cyan")
         self.out.append(f" {length:7.1f} ms\n")
 
@@ -172,15 +174,15 @@ def render_run(result: RunResult) -> RenderableType:
     """Every variant of a run: one table and waterfall each, then a comparison line per variant."""
     parts: list[RenderableType] = [
         Text.from_markup(
-            f"[bold]{escape(result.scenario)}[/]\nseed {result.seed}, {count(result.samples, 'turn')} per variant, "
+            f"[bold]{literal(result.scenario)}[/]\nseed {result.seed}, {count(result.samples, 'turn')} per variant, "
             f"budget {as_given(result.budget.total_ms)} ms at {result.budget.label}\n"
         )
     ]
     for r in result.reports:
         if r.name in result.descriptions:
-            parts.append(Text(result.descriptions[r.name], style="italic"))
-        parts += [Text(f"{row['stage']}: {row['note']}") for row in result.wafer_paths.get(r.name, ())]
-        parts += [Text(f"{row['stage']}: {row['note']}") for row in result.concurrency.get(r.name, ())]
+            parts.append(Text(printable(result.descriptions[r.name]), style="italic"))
+        parts += [Text(printable(f"{row['stage']}: {row['note']}")) for row in result.wafer_paths.get(r.name, ())]
+        parts += [Text(printable(f"{row['stage']}: {row['note']}")) for row in result.concurrency.get(r.name, ())]
         parts.append(render_report(r, title=f"variant: {r.name}"))
         if r.name in result.costs:  # a blank line after it: the next variant's description is its own paragraph
             parts.append(Text(f"cost: ${result.costs[r.name]:.6f} per turn (list prices of its api stages)\n"))
@@ -210,7 +212,7 @@ def _comparison(reports: Iterable[Report], costs: dict[str, float] | None = None
     table = Table(
         title="variants side by side (ms, common random numbers)",
         title_justify="left",
-        caption=f"Δ{label}: vs {reports[0].name}; within: share of turns within budget; tail driver: "
+        caption=f"Δ{label}: vs {literal(reports[0].name)}; within: share of turns within budget; tail driver: "
         f"its mean over the slowest {100 - reports[0].budget.percentile:.3g}% of turns",
         caption_justify="left",
         box=box.SIMPLE_HEAD,
@@ -229,12 +231,12 @@ def _comparison(reports: Iterable[Report], costs: dict[str, float] | None = None
         )  # the driver's name wraps first
     for row in comparison_rows(reports):
         table.add_row(
-            row["variant"],
+            literal(row["variant"]),
             f"{row['p50_ms']:.1f}",
             f"{row['at_percentile_ms']:.1f}",
             f"{row['delta_ms']:+.1f}",
             f"{row['within_budget_share']:.1%}",
-            f"{row['tail_driver']} {row['tail_driver_ms']:.0f}" if row["tail_driver"] else "-",
+            f"{literal(row['tail_driver'])} {row['tail_driver_ms']:.0f}" if row["tail_driver"] else "-",
             *((_cost(costs.get(row["variant"])),) if costs else ()),
             "[green]PASS[/]" if row["passed"] else "[red]FAIL[/]",
         )
@@ -280,7 +282,7 @@ def render_markdown(result: RunResult) -> str:
         lines += _comparison_markdown(result)
     for r in result.reports:
         lines += _variant_markdown(result, r, folded, extra)
-    return "\n".join(lines)
+    return printable("\n".join(lines))  # a name from a file must not drive the terminal
 
 
 def _comparison_markdown(result: RunResult) -> list[str]:

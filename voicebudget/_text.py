@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-__all__ = ["MAX_BEGUN", "as_given", "closest", "count", "meant", "shown", "unknown"]
+__all__ = ["MAX_BEGUN", "as_given", "closest", "count", "literal", "meant", "printable", "shown", "unknown"]
 
 
 def count(n: int, noun: str, plural: str | None = None, *, sep: bool = True) -> str:
@@ -88,3 +88,23 @@ def shown(value: object, limit: int = 40) -> str:
         digits = int(abs(value).bit_length() * 0.30103) + 1  # log10(2): exact to +-1 digit
         return f"a {digits:,}-digit number"
     return str(value)[:limit]
+
+
+def printable(value: object) -> str:
+    """``value`` with its control characters but line ends shown as escapes (``\\x1b``, ``\\x07``): a name
+    or a message from a file must not drive the terminal. For text rich does not read as markup (a
+    :class:`rich.text.Text`); :func:`literal` for text it does."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch == "\n" else repr(ch)[1:-1] for ch in text)
+
+
+def literal(value: object) -> str:
+    """``value`` as text rich prints as written where it reads markup (a table cell, a title, a caption,
+    ``Text.from_markup``, ``Console.print`` of a string): its markup escaped (a ``[/x]`` in a stage name
+    raised rich's ``MarkupError``, a ``[bold]`` vanished) and its control characters shown
+    (:func:`printable`)."""
+    from rich.markup import escape  # rich only when rendering: the library imports without it
+
+    return escape(printable(value))

@@ -19,7 +19,7 @@ from matplotlib.patches import Rectangle  # noqa: E402
 from numpy.typing import NDArray  # noqa: E402
 
 from voicebudget._io import write_atomic  # noqa: E402
-from voicebudget._plot import BUDGET_COLOR, DPI, STAGE_COLORS  # noqa: E402
+from voicebudget._plot import BUDGET_COLOR, DPI, STAGE_COLORS, drawn_as_written  # noqa: E402
 from voicebudget.audio._api import AudioCheck  # noqa: E402
 from voicebudget.audio._check import AnalysedCall  # noqa: E402
 from voicebudget.audio._frontier import EndpointingFrontier  # noqa: E402
@@ -86,6 +86,7 @@ def _stages(ax: Axes, join: CallJoin) -> None:
     ax.set_ylabel("stages")
 
 
+@drawn_as_written()
 def plot_call(result: AudioCheck, path: str | Path) -> Path:
     """Draw the first recording of ``result``: caller and agent waveforms, an arrow per turn from the
     caller's end of speech to the agent's first audio (its voice-to-voice latency; vermillion when over
@@ -133,6 +134,7 @@ def plot_call(result: AudioCheck, path: str | Path) -> Path:
     return out
 
 
+@drawn_as_written()
 def plot_frontier(result: EndpointingFrontier, path: str | Path) -> Path:
     """The fixed-timeout frontier (latency added at the percentile against the share of turns cut off
     early) with the scenario's settings marked; a few timeouts labelled along the curve.

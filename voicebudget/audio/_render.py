@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 
 from voicebudget._report import Report
-from voicebudget._text import as_given, count
+from voicebudget._text import as_given, count, literal, printable
 from voicebudget.audio._api import AudioCheck
 from voicebudget.audio._frontier import EndpointingFrontier
-from voicebudget.traces._render import _esc, render_check
+from voicebudget.traces._render import render_check
 
 __all__ = ["render_calls", "render_frontier"]
 
@@ -38,7 +38,7 @@ def render_calls(result: AudioCheck, *, all_turns: bool = False) -> Any:
         kinds = [t.kind for t in call.turns]
         parts.append(
             Text(
-                f"{_esc(call.origin)}: caller {rec.caller_channel}, {call.duration_ms / 1000:.1f} s at "
+                f"{printable(call.origin)}: caller {rec.caller_channel}, {call.duration_ms / 1000:.1f} s at "
                 f"{rec.source_rate_hz} Hz; {count(kinds.count('turn'), 'turn')}, "
                 f"{count(kinds.count('talk_over'), 'talk-over')}, "
                 f"{count(kinds.count('no_reply'), 'no-reply', 'no-replies')}, "
@@ -65,7 +65,7 @@ def render_calls(result: AudioCheck, *, all_turns: bool = False) -> Any:
             bias = [t.anchor_bias_ms for t in j.turns]
             parts.append(
                 Text(
-                    f"joined with {_esc(j.trace)}: clock offset {j.offset_ms / 1000:.3f} s (server - recording; "
+                    f"joined with {printable(j.trace)}: clock offset {j.offset_ms / 1000:.3f} s (server - recording; "
                     f"first speech gave {j.coarse_offset_ms / 1000:.3f} s, fastest turn's delay set to "
                     f"{j.transport_floor_ms:g} ms); {count(len(j.turns), 'turn')} matched"
                     + (f", {len(j.unmatched)} trace turn(s) with no reply in the recording" if j.unmatched else "")
@@ -93,7 +93,7 @@ def _barge_in_verdict(report: Report) -> Any:
 
     verdict = "[green]PASS[/]" if report.passed else "[red]FAIL[/]"
     return Text.from_markup(
-        f"barge-ins (caller onset -> the agent's audio stops): {verdict} {_esc(report.summary())}; "
+        f"barge-ins (caller onset -> the agent's audio stops): {verdict} {literal(report.summary())}; "
         f"{report.within_budget_share:.1%} of {count(report.n_turns, 'barge-in')} within "
         f"{as_given(report.budget.total_ms)} ms (the barge-in budget)"
     )
@@ -115,7 +115,7 @@ def render_frontier(result: EndpointingFrontier) -> Any:
     label = f"p{result.percentile:g}"
     parts: list[Any] = [
         Text(
-            f"{_esc(result.scenario)}: endpointing trade-off; mid-turn pauses from {_esc(pm.source)}: "
+            f"{printable(result.scenario)}: endpointing trade-off; mid-turn pauses from {printable(pm.source)}: "
             f"p50 {p50:.0f} ms, p95 {p95:.0f} ms, {per_turn}"
         )
     ]
@@ -132,7 +132,7 @@ def render_frontier(result: EndpointingFrontier) -> Any:
     for p in result.settings:
         same = result.timeout_for(p.cut_share)
         settings.add_row(
-            _esc(p.label), f"{p.added_p95_ms:.0f}", f"{p.cut_share:.1%}", "-" if same is None else f"{same:.0f} ms"
+            literal(p.label), f"{p.added_p95_ms:.0f}", f"{p.cut_share:.1%}", "-" if same is None else f"{same:.0f} ms"
         )
     parts.append(settings)
     parts.append(

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from voicebudget._text import literal, printable
 from voicebudget.baseline._compare import Comparison, Row, SetComparison
 from voicebudget.baseline._predict import PredictionRow
 
@@ -57,22 +57,24 @@ def _set_lines(s: SetComparison) -> list[str]:
 def render_comparison(c: Comparison) -> RenderableType:
     """The terminal form: per set a table (measure, percentile, both sides, change, interval, tolerance,
     verdict), the sentences of the rows that are not plainly unchanged, then the verdict line."""
-    parts: list[RenderableType] = [Text(f"{c.baseline} -> {c.new}"), Text(c.settings.describe())]
+    parts: list[RenderableType] = [Text(printable(f"{c.baseline} -> {c.new}")), Text(c.settings.describe())]
     for s in c.sets:
-        parts += [Text(line) for line in _set_lines(s)]
+        parts += [Text(printable(line)) for line in _set_lines(s)]
         if s.rows:
             table = Table(box=None, pad_edge=False, padding=(0, 1, 0, 0))  # one space between columns: 80 columns
             for i, header in enumerate(_HEADERS):
                 table.add_column(header, justify="right" if 2 <= i <= 6 else "left")
             for r in s.rows:
-                table.add_row(*(escape(x) for x in _cells(r)), style="bold red" if r.verdict == "regression" else None)
+                table.add_row(*(literal(x) for x in _cells(r)), style="bold red" if r.verdict == "regression" else None)
             parts.append(table)
-            parts += [Text("  " + r.sentence(c.settings.level)) for r in s.rows if r.verdict not in ("unchanged",)]
-    parts += [Text(f"not comparable: {p}") for p in c.problems]
-    parts += [Text(f"note: {n}") for n in c.notes]
+            parts += [
+                Text(printable("  " + r.sentence(c.settings.level))) for r in s.rows if r.verdict not in ("unchanged",)
+            ]
+    parts += [Text(printable(f"not comparable: {p}")) for p in c.problems]
+    parts += [Text(printable(f"note: {n}")) for n in c.notes]
     parts += _predicted_parts(c)
     word = {0: "PASS", 1: "FAIL", 4: "NOT COMPARABLE"}[c.exit_code]
-    parts.append(Text(f"{word} {c.verdict}", style="bold red" if c.exit_code else "bold green"))
+    parts.append(Text(printable(f"{word} {c.verdict}"), style="bold red" if c.exit_code else "bold green"))
     return Group(*parts)
 
 
@@ -103,16 +105,16 @@ def _predicted_parts(c: Comparison) -> list[RenderableType]:
     parts: list[RenderableType] = [Text(f"predicted vs measured: {c.prediction} (change in ms, new - baseline)")]
     for s in c.predicted:
         if len(c.predicted) > 1:
-            parts.append(Text(f"{s.name}:"))
+            parts.append(Text(printable(f"{s.name}:")))
         if s.rows:
             table = Table(box=None, pad_edge=False, padding=(0, 1, 0, 0))
             for i, header in enumerate(_PREDICTED_HEADERS):
                 table.add_column(header, justify="right" if 2 <= i <= 5 else "left")
             for r in s.rows:
-                table.add_row(*(escape(x) for x in _predicted_cells(r)), style="bold red" if r.missed else None)
+                table.add_row(*(literal(x) for x in _predicted_cells(r)), style="bold red" if r.missed else None)
             parts.append(table)
-            parts += [Text(f"  {r.measure} {r.label}: {r.sentence()}") for r in s.rows if _shown(r)]
-        parts += [Text(f"note: {n}") for n in s.notes]
+            parts += [Text(printable(f"  {r.measure} {r.label}: {r.sentence()}")) for r in s.rows if _shown(r)]
+        parts += [Text(printable(f"note: {n}")) for n in s.notes]
     return parts
 
 
@@ -169,4 +171,4 @@ def render_markdown(c: Comparison) -> str:
     out += [f"- note: {_md(n)}" for n in c.notes]
     out += _predicted_markdown(c)
     out.append(f"**{_md(c.verdict)}**")
-    return "\n".join(out) + "\n"
+    return printable("\n".join(out) + "\n")  # a name from a file must not drive the terminal

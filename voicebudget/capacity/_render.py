@@ -8,11 +8,10 @@ from typing import Any
 
 from rich import box
 from rich.console import Group
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from voicebudget._text import as_given, count
+from voicebudget._text import as_given, count, literal, printable
 from voicebudget.capacity._plan import CapacityResult
 
 __all__ = ["capacity_figure", "plot_capacity", "render_capacity"]
@@ -47,7 +46,7 @@ def render_capacity(result: CapacityResult) -> Group:
     """The table of deployments (calls within budget, what limits them, latency, cost) and notes."""
     pct = f"p{result.budget.percentile:g}"
     title = (
-        f"{escape(result.scenario)}: concurrent calls per deployment within {as_given(result.budget.total_ms)} ms "
+        f"{literal(result.scenario)}: concurrent calls per deployment within {as_given(result.budget.total_ms)} ms "
         f"at {pct} ({pct} in ms at that load; {count(result.samples, 'turn')} per load level, seed {result.seed})"
     )
     table = Table(
@@ -63,7 +62,7 @@ def render_capacity(result: CapacityResult) -> Group:
     if result.target_calls is not None:
         table.add_column(f"for {result.target_calls:,}", justify="right", no_wrap=True)
     for d in result.deployments:
-        name = escape(d.name) + (" *" if d.on_front else "")
+        name = literal(d.name) + (" *" if d.on_front else "")
         row = [
             name,
             _calls(d.max_concurrent_calls),
@@ -88,7 +87,7 @@ def render_capacity(result: CapacityResult) -> Group:
     lines += _bracket_legend(result)
     if any(d.on_front for d in result.deployments):
         lines.append(Text("* on the front: no other deployment is both cheaper per call-minute and faster at capacity"))
-    lines += [Text(f"note: {n}") for n in result.notes]
+    lines += [Text(printable(f"note: {n}")) for n in result.notes]
     return Group(table, *lines)
 
 
@@ -179,10 +178,14 @@ def plot_capacity(result: CapacityResult, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig = capacity_figure(result)
     from voicebudget._io import write_atomic
+    from voicebudget._plot import drawn_as_written
 
-    try:  # whole or nothing: a temporary file, then os.replace
-        write_atomic(path, lambda tmp: fig.savefig(tmp, dpi=110, format=Path(path).suffix.lstrip(".").lower() or "png"))
-    finally:
-        plt.close(fig)
+    with drawn_as_written():  # names from the file: a '$' in one is not TeX, built or saved
+        fig = capacity_figure(result)
+        try:  # whole or nothing: a temporary file, then os.replace
+            write_atomic(
+                path, lambda tmp: fig.savefig(tmp, dpi=110, format=Path(path).suffix.lstrip(".").lower() or "png")
+            )
+        finally:
+            plt.close(fig)

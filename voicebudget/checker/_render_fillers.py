@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from rich import box
 from rich.console import Group
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from voicebudget._text import as_given, count
+from voicebudget._text import as_given, count, literal
 from voicebudget.checker._fillers import FillerReport
 
 __all__ = ["render_fillers"]
@@ -24,7 +23,7 @@ def render_fillers(report: FillerReport) -> Group:
     pct = report.budget.label
     total = as_given(report.budget.total_ms)
     title = (
-        f"{escape(report.name)}: {count(report.n_turns, 'turn')} replayed (the guard learnt from "
+        f"{literal(report.name)}: {count(report.n_turns, 'turn')} replayed (the guard learnt from "
         f"{report.guard_turns:,} others, seed {report.seed}); the reply at {pct} {report.reply_ms:,.0f} ms, "
         f"{_share(report.over)} over {total} ms; a filler is heard {report.filler_ms:g} ms after it fires"
     )
@@ -36,7 +35,7 @@ def render_fillers(report: FillerReport) -> Group:
         table.add_column(name, justify="right", no_wrap=True)
     for r in report.results:
         table.add_row(
-            escape(r.policy),
+            literal(r.policy),
             _share(r.fired),
             _share(r.wasted),
             _share(r.rescued),

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from voicebudget._errors import BudgetExceeded, ModelError, ScenarioError, VoiceBudgetError
+from voicebudget._text import literal
 
 if TYPE_CHECKING:
     from voicebudget._budget import Budget
@@ -28,13 +28,13 @@ EXIT_OK, EXIT_OVER_BUDGET, EXIT_INVALID, EXIT_BUG = 0, 1, 2, 3
 
 def fail(message: str, code: int = EXIT_INVALID) -> NoReturn:
     """Print ``message`` to stderr and exit with ``code`` (2: invalid input)."""
-    _stderr().print(f"[red]error:[/] {escape(message)}", markup=True)
+    _stderr().print(f"[red]error:[/] {literal(message)}", markup=True)
     raise typer.Exit(code)
 
 
 def warn(message: str) -> None:
     """Print a warning to stderr (the exit code is unchanged)."""
-    _stderr().print(f"[yellow]warning:[/] {escape(message)}", markup=True)
+    _stderr().print(f"[yellow]warning:[/] {literal(message)}", markup=True)
 
 
 def _stderr() -> Console:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from voicebudget._text import as_given
+from voicebudget._text import as_given, literal, printable
 from voicebudget.councils._calibrate import AnswerSpaceFit
 from voicebudget.councils._evaluate import CouncilResult
 
@@ -21,7 +20,7 @@ def render_council(result: CouncilResult) -> RenderableType:
     report = result.report
     label = report.budget.label
     table = Table(
-        title=f"{escape(result.council.name)} \\[{result.council.topology}] (ms)",
+        title=f"{literal(result.council.name)} \\[{result.council.topology}] (ms)",
         title_justify="left",
         caption=f"p = accuracy; tail = share of the latency of the turns >= {label}",
         caption_justify="left",
@@ -33,7 +32,7 @@ def render_council(result: CouncilResult) -> RenderableType:
     for s in report.stages:
         st = s.stats
         table.add_row(
-            s.name,
+            literal(s.name),
             p_of.get(s.name, ""),
             *(f"{v:.1f}" for v in (st.mean_ms, st.p50_ms, st.p95_ms, st.p99_ms)),
             f"{s.tail_share:.1%}",
@@ -71,7 +70,7 @@ def _council_lines(result: CouncilResult) -> list[str]:
             f"unsolved {council.unsolved:g})"
         )
     return [
-        f"{verdict} {report.summary()}; {report.within_budget_share:.1%} of turns within "
+        f"{verdict} {literal(report.summary())}; {report.within_budget_share:.1%} of turns within "
         f"{as_given(report.budget.total_ms)} ms",
         f"quality: accuracy {q.accuracy:.4f}{se} ({q.method}); best single member {q.best_member:.3f}{cap}{space}",
         f"cost: ${result.cost_per_turn_usd:.6f} per turn",
@@ -83,9 +82,8 @@ def _council_lines(result: CouncilResult) -> list[str]:
 def render_answer_space_fit(fit: AnswerSpaceFit, source: str) -> RenderableType:
     """The estimated answer-space fields, the evidence behind them, and the lines to paste."""
     import tomlkit
-    from rich.markup import escape
 
-    table = Table(title=f"answer space fitted from {escape(source)}", title_justify="left")
+    table = Table(title=f"answer space fitted from {literal(source)}", title_justify="left")
     table.add_column("field", no_wrap=True)
     table.add_column("value", justify="right")
     table.add_column("from", no_wrap=False)
@@ -98,7 +96,7 @@ def render_answer_space_fit(fit: AnswerSpaceFit, source: str) -> RenderableType:
     )
     table.add_row("unsolved", f"{fit.unsolved:.3f}", "share of items no member gets right")
     for member, p in fit.members.items():
-        table.add_row(f"p ({escape(member)})", f"{p:.3f}", "share of its answers that are right")
+        table.add_row(f"p ({literal(member)})", f"{p:.3f}", "share of its answers that are right")
     snippet = Text(tomlkit.dumps(fit.council_fields()).rstrip())
-    notes = [Text(f"note: {n}") for n in fit.notes]
+    notes = [Text(printable(f"note: {n}")) for n in fit.notes]
     return Group(table, Text("council file fields:"), snippet, *notes)

@@ -6,10 +6,10 @@ from typing import Any
 
 from rich import box
 from rich.console import Group, RenderableType
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from voicebudget._text import literal
 from voicebudget.inference._catalog import HARDWARE, MODEL_ALIASES, MODELS
 from voicebudget.inference._fastmode import FastModeBand
 from voicebudget.inference._types import InferenceResult, OpenLoopResult
@@ -195,17 +195,17 @@ def _model_label(r: InferenceResult) -> str:
     """The model as the caller named it (an alias says which catalog entry it shares)."""
     # names can come from the user's files (a config.json's folder, a chip TOML's id): never read as markup
     label = r.model if r.model_alias is None else f"{r.model_alias} (same architecture as {r.model})"
-    return escape(label)
+    return literal(label)
 
 
 def render_inference(r: InferenceResult) -> Table:
     """One prediction as a two-column table."""
     model = _model_label(r)
     scope = " - chip time only" if r.kind == "wafer" else ""
-    t = Table("", "", title=f"{model} on {r.chips} x {escape(r.hardware)} ({r.precision}){scope}", show_header=False)
+    t = Table("", "", title=f"{model} on {r.chips} x {literal(r.hardware)} ({r.precision}){scope}", show_header=False)
     cost = "-" if r.cost_per_million_output_tokens is None else f"${r.cost_per_million_output_tokens:.2f}"
     price = (
-        f"${r.price.usd_per_chip_hour:.2f}/chip-hour ({escape(r.price.source)})"
+        f"${r.price.usd_per_chip_hour:.2f}/chip-hour ({literal(r.price.source)})"
         if r.price
         else "no public per-chip price (--price-per-chip-hour)"
     )
@@ -239,7 +239,7 @@ def render_inference(r: InferenceResult) -> Table:
     if r.speculative_speedup is not None:
         t.add_row("speculative decoding", f"x{r.speculative_speedup:.2f} decode speed-up at this concurrency")
     for note in r.notes:
-        t.add_row("note", escape(note))
+        t.add_row("note", literal(note))
     return t
 
 
@@ -256,7 +256,7 @@ def render_open_loop(r: OpenLoopResult) -> Table:
     t = Table(
         "",
         "",
-        title=f"{_model_label(a)} on {a.chips} x {escape(a.hardware)} ({a.precision}) at {r.request_rate_per_s:g} "
+        title=f"{_model_label(a)} on {a.chips} x {literal(a.hardware)} ({a.precision}) at {r.request_rate_per_s:g} "
         "requests/s",
         show_header=False,
     )
@@ -278,7 +278,7 @@ def render_open_loop(r: OpenLoopResult) -> Table:
         t.add_row(k, v)
     t.add_row("step budget", _step_budget(a))
     for note in r.notes:
-        t.add_row("note", note)
+        t.add_row("note", literal(note))
     if r.request_rate_per_s > 0.5 * r.capacity_requests_per_s and not r.ttft_lower_bound:
         t.add_row("note", "above half the capacity the TTFT tail is indicative (docs/inference.md)")
     return t
@@ -292,7 +292,7 @@ def render_fast_mode_band(band: FastModeBand) -> Table:
         "price x (default)",
         "price x (range)",
         title=f"fast mode {band.target_speedup:g}x output speed, by baseline load",
-        caption=band.message,
+        caption=literal(band.message),
         caption_justify="left",
     )
     for r in band.rows:

@@ -11,22 +11,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from voicebudget._report import Report
-from voicebudget._text import as_given, count
+from voicebudget._text import as_given, count, literal, printable
 from voicebudget.traces._check import NoUsableTurnsError, TraceCheck
 from voicebudget.traces._fit import TraceFit
 from voicebudget.traces._table import OFF_PATH, ON_PATH, Anomaly, TraceTurn, group_anomalies
 
 __all__ = ["render_check", "render_fit", "render_unusable"]
-
-
-def _esc(value: object) -> str:
-    """``value`` as text that rich prints literally (markup escaped, control characters shown)."""
-    from rich.markup import escape
-
-    text = str(value)
-    if not text.isprintable():
-        text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
-    return escape(text)
 
 
 def _ms(x: float | None) -> str:
@@ -43,7 +33,7 @@ def _stage_table(report: Report, title: str) -> Any:
     for s in report.stages:
         st = s.stats
         table.add_row(
-            _esc(s.name),
+            literal(s.name),
             _ms(st.p50_ms),
             _ms(st.p90_ms),
             _ms(st.at_percentile_ms),
@@ -96,7 +86,7 @@ def _turn_table(turns: Sequence[TraceTurn], included: Sequence[bool], *, slowest
     by_id = {id(t): t for t, _ in rows}
     for key, number in notes.items():
         turn = by_id[key]
-        parts.extend(Text(f"note {number} ({_esc(turn.id)}): {_esc(text)}") for text in turn.notes)
+        parts.extend(Text(f"note {number} ({printable(turn.id)}): {printable(text)}") for text in turn.notes)
     return Group(*parts)
 
 
@@ -154,7 +144,7 @@ def _file_table(origin: str, group: list[tuple[TraceTurn, bool]], names: list[st
     from rich.table import Table
 
     table = Table(
-        title=_esc(origin.rsplit("/", 1)[-1]),
+        title=literal(origin.rsplit("/", 1)[-1]),
         title_justify="left",
         title_style="bold",
         box=box.SIMPLE_HEAD,
@@ -170,7 +160,7 @@ def _file_table(origin: str, group: list[tuple[TraceTurn, bool]], names: list[st
     table.add_column("note", overflow="fold")
     for (turn, inc), where in zip(group, places, strict=True):
         table.add_row(
-            _esc(turn.id),
+            literal(turn.id),
             where,
             *(_ms(turn.stages_ms.get(s)) for s in names),
             _ms(turn.total_ms),
@@ -218,7 +208,7 @@ def _anomaly_table(anomalies: Sequence[Anomaly], *, all_rows: bool = False) -> A
     parts: list[Any] = [Text(f"anomalies ({len(anomalies):,}{kinds}{cut})", style="italic")]
     for origin, group in groups.items():
         table = Table(
-            title=_esc(origin.rsplit("/", 1)[-1]),
+            title=literal(origin.rsplit("/", 1)[-1]),
             title_justify="left",
             title_style="bold",
             box=box.SIMPLE_HEAD,
@@ -236,7 +226,7 @@ def _anomaly_table(anomalies: Sequence[Anomaly], *, all_rows: bool = False) -> A
             if len(value) > ANOMALY_VALUE_CHARS:
                 value = value[: ANOMALY_VALUE_CHARS - 3] + "..."
             reason = a.reason if n == 1 else f"{a.reason} ({count(n, 'turn')}, {_span(a, last)})"
-            table.add_row(where, _esc(a.field), _esc(value), _esc(reason))
+            table.add_row(where, literal(a.field), literal(value), literal(reason))
         parts.append(table)
     return Group(*parts)
 
@@ -267,13 +257,13 @@ def render_check(result: TraceCheck, *, all_turns: bool = False, verdicts: Seque
     )
     parts: list[Any] = [
         Text.from_markup(
-            f"{verdict} {_esc(r.summary())}; {r.within_budget_share:.1%} of "
+            f"{verdict} {literal(r.summary())}; {r.within_budget_share:.1%} of "
             f"{count(r.n_turns, 'turn')} within {as_given(r.budget.total_ms)} ms{lower}"
         ),
         *verdicts,
     ]
     for tab in result.tables:
-        parts.append(Text(f"{tab.origin} [{tab.format}]: t = 0 is {tab.anchor}; total = {tab.total}"))
+        parts.append(Text(f"{printable(tab.origin)} [{tab.format}]: t = 0 is {tab.anchor}; total = {tab.total}"))
     parts.append(_stage_table(r, f"stages (tail: mean in the turns >= {r.budget.label})"))
     for label, rep in (("first turn", result.first_turn), ("steady state", result.steady_state)):
         if rep is not None:
@@ -300,9 +290,9 @@ def _render_summaries(result: TraceCheck) -> Any:
     parts: list[Any] = []
     for v in result.summaries:
         verdict = "[green]PASS[/]" if v.passed else "[red]FAIL[/]"
-        parts.append(Text.from_markup(f"{verdict} {_esc(v.message())}"))
+        parts.append(Text.from_markup(f"{verdict} {literal(v.message())}"))
     for tab in result.tables:
-        parts.append(Text(f"{tab.origin} [{tab.format}]: t = 0 is {tab.anchor}; total = {tab.total}"))
+        parts.append(Text(f"{printable(tab.origin)} [{tab.format}]: t = 0 is {tab.anchor}; total = {tab.total}"))
     return Group(*parts)
 
 

@@ -7,11 +7,10 @@ configurations are listed under the table, one per row, wrapped lines indented u
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from voicebudget._text import as_given, count
+from voicebudget._text import as_given, count, literal, printable
 from voicebudget.tuning._front import PICK_RULE
 from voicebudget.tuning._result import TuneResult, same_figures, short_config, tail_label, tail_tie_words
 
@@ -32,7 +31,7 @@ def render_tune(result: TuneResult) -> RenderableType:
         else ""
     )
     head = Text.from_markup(
-        f"[bold]{escape(result.council)}[/]: {result.strategy}; {result.space_size:,} configurations in the space, "
+        f"[bold]{literal(result.council)}[/]: {result.strategy}; {result.space_size:,} configurations in the space, "
         f"{result.evaluated:,} evaluated, {result.feasible:,} within {as_given(result.budget.total_ms)} ms at {label}"
         f"{' and the cost limit' if result.feasible else ''}, {result.skipped:,} not valid councils\n"
         f"latency judged: {result.latency_scope}; seed {result.seed}, {count(result.samples, 'turn')} per "
@@ -57,11 +56,11 @@ def render_tune(result: TuneResult) -> RenderableType:
             _pm(c.p95_ms, c.p95_se_ms, 1),
             f"{c.quality:.3f}",
             f"{c.cost_per_turn:.6f}",
-            Text(tail_label(c)),  # member names come from the file: never read as markup
+            Text(printable(tail_label(c))),  # member names come from the file: never read as markup
             style=style,
         )
         words = short_config(c.config) + same_figures(c) + tail_tie_words(c)
-        listing.add_row(Text(str(i), style=style), Text(words, style=style))
+        listing.add_row(Text(str(i), style=style), Text(printable(words), style=style))
     own = result.as_written
     if own is not None:
         c = own.candidate
@@ -73,22 +72,25 @@ def render_tune(result: TuneResult) -> RenderableType:
             _pm(c.p95_ms, c.p95_se_ms, 1),
             f"{c.quality:.3f}",
             f"{c.cost_per_turn:.6f}",
-            Text(tail_label(c)),  # member names come from the file: never read as markup
+            Text(printable(tail_label(c))),  # member names come from the file: never read as markup
             style=style,
         )
         listing.add_row(
             Text("you", style=style),
-            Text(f"your council as written: {short_config(c.config)}: {own.verdict}{tail_tie_words(c)}", style=style),
+            Text(
+                printable(f"your council as written: {short_config(c.config)}: {own.verdict}{tail_tie_words(c)}"),
+                style=style,
+            ),
         )
     parts: list[RenderableType] = [head]
-    parts.extend(Text(f"note: {note}", style="yellow") for note in result.notes)
+    parts.extend(Text(printable(f"note: {note}"), style="yellow") for note in result.notes)
     parts += [
         table,
         listing,
-        Text.from_markup(f"[bold]pick:[/] {escape(result.why)}"),
+        Text.from_markup(f"[bold]pick:[/] {literal(result.why)}"),
         Text(f"rule: {PICK_RULE.format(label=label)}", style="dim"),
     ]
     if result.errors:
         parts.append(Text.from_markup(f"[red]{len(result.errors)} evaluations failed:[/]"))
-        parts.extend(Text(f"  {e['config']}: {e['error']}") for e in result.errors[:10])
+        parts.extend(Text(printable(f"  {e['config']}: {e['error']}")) for e in result.errors[:10])
     return Group(*parts)
