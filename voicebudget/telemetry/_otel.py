@@ -19,17 +19,15 @@ from voicebudget.telemetry._figures import (
     TURN_BUCKETS_S,
     BudgetEvent,
     TurnFigures,
-    check_recorder,
     check_sink,
-    check_warning,
-    decision_event,
     turn_events,
     turn_figures,
 )
+from voicebudget.telemetry._sink import DEFAULT_AGENT, _Sink
 
 if TYPE_CHECKING:
     from voicebudget.checker._guard import GuardDecision, Policy
-    from voicebudget.checker._recorder import Turn, TurnRecorder
+    from voicebudget.checker._recorder import Turn
 
 __all__ = ["Telemetry"]
 
@@ -54,7 +52,7 @@ END_REASON = {"complete": "completed", "cancelled": "interrupted"}
 OTEL_EXTRA = "pip install 'voicebudget[otel]'"
 
 
-class Telemetry:
+class Telemetry(_Sink):
     """Sends what a recorder and the live guard measure to OpenTelemetry: attach it to a recorder, or pass it to
     an integration (``BudgetObserver(budget, telemetry=Telemetry())``, ``BudgetHook(budget, telemetry=...)``).
 
@@ -156,17 +154,6 @@ class Telemetry:
 
     # -- wiring ------------------------------------------------------------------------------------
 
-    def attach(self, recorder: TurnRecorder, *, budget: Budget | None = None) -> Callable[[], None]:
-        """Send each turn of ``recorder`` as it ends.
-
-        :param budget: used when the telemetry has none of its own (an integration passes its budget).
-        :returns: a function that detaches the telemetry again.
-        """
-        check_recorder(recorder)
-        judged = self._budget(budget)
-        agent = self.agent_name if self.agent_name is not None else recorder.name
-        return recorder.add_listener(lambda turn: self.record(turn, judged, agent_name=agent))
-
     def policy(self, inner: Policy | None = None, *, speech_id: str | None = None) -> Policy:
         """A guard policy that reports each decision it is called with as a ``guard`` event, then calls
         ``inner`` (``BudgetGuard(..., policy=telemetry.policy(speak_filler))``): the guard calls its policy once
@@ -196,7 +183,7 @@ class Telemetry:
         """
         judged = self._budget(budget)
         figures = turn_figures(turn, judged)
-        agent = agent_name or self.agent_name or SCOPE
+        agent = agent_name or self.agent_name or DEFAULT_AGENT
         self._record_metrics(figures, agent)
         events = turn_events(figures, judged, self.warning_ms)
         span = self._span(figures, judged, agent, events)
@@ -207,30 +194,6 @@ class Telemetry:
             for event in events:
                 self._emit(event, agent, context)
         return figures
-
-    def record_decision(
-        self,
-        decision: GuardDecision,
-        *,
-        budget: Budget | None = None,
-        speech_id: str | None = None,
-        agent_name: str | None = None,
-    ) -> BudgetEvent:
-        """Send a guard decision that the turn will not fit as a ``guard`` event.
-
-        :param budget: the guard's budget (default the telemetry's, else ``Budget()``).
-        :param speech_id: the turn's name, when known.
-        :param agent_name: default the telemetry's ``agent_name``, else ``"voicebudget"``.
-        :returns: the event.
-        """
-        event = decision_event(decision, self._budget(budget), speech_id)
-        self._emit(event, agent_name or self.agent_name or SCOPE, None)
-        return event
-
-    def _budget(self, given: Budget | None) -> Budget:
-        judged = self.budget if self.budget is not None else given if given is not None else Budget()
-        check_warning(self.warning_ms, judged)
-        return judged
 
     def _record_metrics(self, figures: TurnFigures, agent: str) -> None:
         counted: dict[str, str] = {AGENT_NAME: agent, STATUS: figures.status}
@@ -262,7 +225,7 @@ class Telemetry:
         span.end(end_time=figures.end_ns + to_epoch)
         return span
 
-    def _emit(self, event: BudgetEvent, agent: str, context: Any) -> None:
+    def _emit(self, event: BudgetEvent, agent: str, context: Any = None) -> None:
         from opentelemetry._logs import LogRecord, SeverityNumber
 
         if self.on_event is not None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import errno
 import threading
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from voicebudget._budget import Budget
@@ -15,17 +14,14 @@ from voicebudget.telemetry._figures import (
     VOICE_TO_VOICE,
     BudgetEvent,
     TurnFigures,
-    check_recorder,
     check_sink,
-    check_warning,
-    decision_event,
     turn_events,
     turn_figures,
 )
+from voicebudget.telemetry._sink import DEFAULT_AGENT, _Sink
 
 if TYPE_CHECKING:
-    from voicebudget.checker._guard import GuardDecision
-    from voicebudget.checker._recorder import Turn, TurnRecorder
+    from voicebudget.checker._recorder import Turn
 
 __all__ = ["PrometheusMetrics", "start_http_server", "stop_http_server"]
 
@@ -43,7 +39,7 @@ def _prometheus() -> Any:
     return prometheus_client
 
 
-class PrometheusMetrics:
+class PrometheusMetrics(_Sink):
     """Each ended turn of a recorder as Prometheus metrics (docs/telemetry.md), in ``registry``:
 
     - ``voicebudget_turn_seconds{agent, stage}`` (histogram, s): each complete turn's voice-to-voice latency
@@ -107,17 +103,6 @@ class PrometheusMetrics:
                 "registry=prometheus_client.CollectorRegistry()"
             ) from None
 
-    def attach(self, recorder: TurnRecorder, *, budget: Budget | None = None) -> Callable[[], None]:
-        """Count each turn of ``recorder`` as it ends.
-
-        :param budget: used when the metrics have no budget of their own (an integration passes its budget).
-        :returns: a function that detaches them again.
-        """
-        check_recorder(recorder)
-        judged = self._budget(budget)
-        agent = self.agent_name if self.agent_name is not None else recorder.name
-        return recorder.add_listener(lambda turn: self.record(turn, judged, agent_name=agent))
-
     def record(self, turn: Turn, budget: Budget | None = None, *, agent_name: str | None = None) -> TurnFigures:
         """Count one ended turn (what :meth:`attach` does for each turn).
 
@@ -125,7 +110,7 @@ class PrometheusMetrics:
         """
         judged = self._budget(budget)
         figures = turn_figures(turn, judged)
-        agent = agent_name or self.agent_name or "voicebudget"
+        agent = agent_name or self.agent_name or DEFAULT_AGENT
         v2v = figures.voice_to_voice_ms
         if v2v is not None:
             self._seconds.labels(agent, VOICE_TO_VOICE).observe(v2v / 1000)
@@ -133,33 +118,11 @@ class PrometheusMetrics:
                 self._seconds.labels(agent, stage).observe(ms / 1000)
         self._turns.labels(agent, figures.status, figures.verdict or "", figures.tail_driver or "").inc()
         for event in turn_events(figures, judged, self.warning_ms):
-            self._count(event, agent)
+            self._emit(event, agent)
         return figures
 
-    def record_decision(
-        self,
-        decision: GuardDecision,
-        *,
-        budget: Budget | None = None,
-        speech_id: str | None = None,
-        agent_name: str | None = None,
-    ) -> BudgetEvent:
-        """Count a guard decision that the turn will not fit as a ``guard`` event.
-
-        :param agent_name: the ``agent`` label; default the metrics' ``agent_name``, else ``"voicebudget"``.
-        :returns: the event.
-        """
-        event = decision_event(decision, self._budget(budget), speech_id)
-        self._count(event, agent_name or self.agent_name or "voicebudget")
-        return event
-
-    def _count(self, event: BudgetEvent, agent: str) -> None:
+    def _emit(self, event: BudgetEvent, agent: str) -> None:
         self._events.labels(agent, event.source, event.level).inc()
-
-    def _budget(self, given: Budget | None) -> Budget:
-        judged = self.budget if self.budget is not None else given if given is not None else Budget()
-        check_warning(self.warning_ms, judged)
-        return judged
 
 
 _SERVERS: dict[int, tuple[Any, threading.Thread]] = {}
