@@ -3,7 +3,10 @@ bad input is refused with one line naming it, before any long work, and nothing 
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import json
+import lzma
 import socket
 from pathlib import Path
 
@@ -471,3 +474,37 @@ def test_an_integration_names_a_sink_that_is_not_one() -> None:
         BudgetObserver(vb.Budget(), telemetry=True)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"^prometheus must be a voicebudget.telemetry.PrometheusMetrics\(\), got 9464"):
         BudgetObserver(vb.Budget(), prometheus=9464)  # type: ignore[arg-type]
+
+
+# --- files that are no trace at all (review 2) ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("agent.log", b"", "is empty: no trace lines in it"),
+        ("agent.log", b"\n\n  \n", "holds only blank lines: no trace lines in it"),
+        ("agent.log.gz", gzip.compress(b"x" * 100), "is compressed (gzip): gunzip it (or zcat it into a file) first"),
+        ("agent.log.bz2", bz2.compress(b"x" * 100), "is compressed (bzip2): bunzip2 it first"),
+        ("agent.log.xz", lzma.compress(b"x" * 100), "is compressed (xz): unxz it first"),
+        ("agent", b"\x7fELF\x02\x01\x01\x00\x00\x00", "holds binary data (a NUL byte), not a trace's text"),
+    ],
+)
+def test_a_file_that_is_no_text_says_so_instead_of_listing_formats(
+    tmp_path: Path, name: str, content: bytes, message: str
+) -> None:
+    # each said "unknown trace format; give it with --format-in, one of: ..." and listed the seven formats
+    path = tmp_path / name
+    path.write_bytes(content)
+    result = runner.invoke(app, ["check", str(path)], env=WIDE)
+    assert result.exit_code == 2
+    assert one_error_line(result.output).startswith(f"error: {path}: {message}")
+
+
+def test_an_empty_report_says_it_is_empty(tmp_path: Path) -> None:
+    # compare and baseline pin said "line 1: cannot parse JSON: Expecting value (column 1)"
+    empty = tmp_path / "new.json"
+    empty.write_text("\n")
+    result = runner.invoke(app, ["baseline", "pin", str(empty), "-o", str(tmp_path / "b.json")], env=WIDE)
+    assert result.exit_code == 2
+    assert one_error_line(result.output) == f"error: {empty}: is empty: no JSON document in it"

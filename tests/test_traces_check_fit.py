@@ -167,7 +167,7 @@ def test_cli_unreadable_trace_exits_2_without_traceback(tmp_path: Path) -> None:
     junk.write_bytes(b"\x00\x01 nothing here")
     result = runner.invoke(app, ["check", str(junk)])
     assert result.exit_code == 2
-    assert "unknown trace format" in result.output
+    assert "holds binary data (a NUL byte), not a trace's text" in result.output
     assert "Traceback" not in result.output
     missing = runner.invoke(app, ["check", str(tmp_path / "nope.log")])
     assert missing.exit_code == 2

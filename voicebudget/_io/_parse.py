@@ -123,6 +123,8 @@ def parse_json(text: str, *, origin: str, line: int | None = None, allow_nan: bo
         more than 4,300 digits; the message names the file and line.
     """
     where = f"line {line}" if line is not None else ""
+    if line is None and not text.strip():  # json's own "Expecting value (column 1)" says nothing of the file
+        raise ScenarioError("is empty: no JSON document in it", origin=origin)
     if json_depth(text) > MAX_NESTING:
         raise ScenarioError(f"JSON nested deeper than {MAX_NESTING} levels; refused", origin=origin, field=where)
     import json
