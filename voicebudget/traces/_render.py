@@ -115,6 +115,24 @@ def _place_column(items: Sequence[TraceTurn] | Sequence[Anomaly]) -> tuple[str, 
     return header, [x.place for x in items]
 
 
+def _origin_table(origin: str, items: Sequence[TraceTurn] | Sequence[Anomaly]) -> tuple[Any, str, list[str]]:
+    """A file's table (turns or anomalies), titled with the file's name, and its location column's header and
+    cells (:func:`_place_column`)."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(
+        title=literal(origin.rsplit("/", 1)[-1]),
+        title_justify="left",
+        title_style="bold",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        padding=(0, 1),
+        collapse_padding=True,
+    )
+    return (table, *_place_column(items))
+
+
 def _shown_rows(
     turns: Sequence[TraceTurn], included: Sequence[bool], slowest: int | None
 ) -> tuple[list[tuple[TraceTurn, bool]], str]:
@@ -140,19 +158,7 @@ def _total_or_minus_one(turn: TraceTurn) -> float:
 
 def _file_table(origin: str, group: list[tuple[TraceTurn, bool]], names: list[str], notes: dict[int, int]) -> Any:
     """One file's turns: a row each, dim when not in the statistics."""
-    from rich import box
-    from rich.table import Table
-
-    table = Table(
-        title=literal(origin.rsplit("/", 1)[-1]),
-        title_justify="left",
-        title_style="bold",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        padding=(0, 1),
-        collapse_padding=True,
-    )
-    header, places = _place_column([t for t, _ in group])
+    table, header, places = _origin_table(origin, [t for t, _ in group])
     table.add_column("turn", overflow="fold")
     table.add_column(header, justify="right", no_wrap=True)
     for name in (*names, "total"):
@@ -193,9 +199,7 @@ def _anomaly_table(anomalies: Sequence[Anomaly], *, all_rows: bool = False) -> A
     """The anomalies, one table per file (the file named once, as for the turns); field names are
     never broken, the reason wraps between words. Anomalies repeated on many turns are one row with their
     count (:func:`group_anomalies`); at most :data:`ANOMALY_ROWS` rows unless ``all_rows``."""
-    from rich import box
     from rich.console import Group
-    from rich.table import Table
     from rich.text import Text
 
     grouped = group_anomalies(anomalies)
@@ -207,16 +211,7 @@ def _anomaly_table(anomalies: Sequence[Anomaly], *, all_rows: bool = False) -> A
         groups.setdefault(entry[0].origin, []).append(entry)
     parts: list[Any] = [Text(f"anomalies ({len(anomalies):,}{kinds}{cut})", style="italic")]
     for origin, group in groups.items():
-        table = Table(
-            title=literal(origin.rsplit("/", 1)[-1]),
-            title_justify="left",
-            title_style="bold",
-            box=box.SIMPLE_HEAD,
-            pad_edge=False,
-            padding=(0, 1),
-            collapse_padding=True,
-        )
-        header, places = _place_column([a for a, _, _ in group])
+        table, header, places = _origin_table(origin, [a for a, _, _ in group])
         table.add_column(header, justify="right", no_wrap=True)
         table.add_column("field", no_wrap=True)
         table.add_column("value", no_wrap=True)
