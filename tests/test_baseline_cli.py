@@ -250,3 +250,18 @@ def test_a_version_that_is_not_the_number_1_says_what_it_is(tmp_path: Path, vers
     assert result.exit_code == 2
     said = f"schema version {said}; this voicebudget reads version 1 (a number)"
     assert result.output.strip() == f"error: {bad}: version: {said}"
+
+
+def test_sets_that_do_not_compare_still_count_their_turns(tmp_path: Path) -> None:
+    # the header said "agent -> pipecat.log: 0 -> 0 turns; resampled: turns" of sets of 120 and 20 turns
+    base = recorder_report(tmp_path / "base.json", np.full(120, 400.0))
+    trace = tmp_path / "trace.json"
+    trace.write_text(runner.invoke(app, ["check", str(TRACES / "pipecat.log"), "--format", "json"]).output)
+    result = runner.invoke(app, ["compare", str(base), str(trace)], env={"COLUMNS": "300"})
+    assert result.exit_code == 4
+    assert f"agent -> {TRACES / 'pipecat.log'}: 120 -> 20 turns\n" in result.output
+    doc = json.loads(runner.invoke(app, ["compare", str(base), str(trace), "-f", "json"]).output)
+    assert doc["sets"][0]["turns"] == [120, 20]
+    assert doc["sets"][0]["rows"] == []
+    same = json.loads(runner.invoke(app, ["compare", str(base), str(base), "-f", "json"]).output)
+    assert same["sets"][0]["turns"] == [120, 120]

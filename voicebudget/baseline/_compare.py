@@ -159,6 +159,7 @@ class SetComparison:
     :ivar resampled: ``"calls"`` or ``"turns"``; ``calls`` the number of calls per side when calls are resampled.
     :ivar problems: reasons the set is not comparable as a whole (budgets, anchors); then there are no rows.
     :ivar notes: what the reader should know (few calls, turns resampled because no call ids).
+    :ivar turns: the number of turns of the baseline and of the new set.
     """
 
     name: str
@@ -170,6 +171,7 @@ class SetComparison:
     calls: tuple[int, int] | None = None
     problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    turns: tuple[int, int] = (0, 0)
 
     @property
     def regressions(self) -> tuple[Row, ...]:
@@ -189,6 +191,7 @@ class SetComparison:
             "budget": {"total_ms": self.budget.total_ms, "percentile": self.budget.percentile},
             "resampled": self.resampled,
             "calls": list(self.calls) if self.calls else None,
+            "turns": list(self.turns),
             "problems": list(self.problems),
             "notes": list(self.notes),
             "rows": [r.to_dict() for r in self.rows],
@@ -385,15 +388,16 @@ def _compare_pair(base: TurnSet, new: TurnSet, settings: CompareSettings, rng: n
     if base.total != new.total:
         problems.append(f"different totals: baseline {base.total!r}, new {new.total!r}")
     resampled, calls, notes = _resampling(base, new)
-    if problems:
-        return SetComparison(name, base.name, new.name, budget, (), resampled, calls, tuple(problems), notes)
+    turns = (base.n_turns, new.n_turns)
+    if problems:  # no rows: the header said "0 -> 0 turns" of sets that had turns
+        return SetComparison(name, base.name, new.name, budget, (), resampled, calls, tuple(problems), notes, turns)
     settings = settings.with_budget_tolerances(budget) if budget.tolerance else settings
     qs = sorted({50.0, float(budget.percentile)})
     measures = [TOTAL, *dict.fromkeys([*base.stages_ms, *new.stages_ms])]
     measures = [m for m in measures if m not in settings.ignore_stages]
     base_calls, new_calls = (_call_index(base), _call_index(new)) if resampled == "calls" else (None, None)
     rows = _rows(measures, base, new, qs, settings, rng, base_calls, new_calls)
-    return SetComparison(name, base.name, new.name, budget, tuple(rows), resampled, calls, (), notes)
+    return SetComparison(name, base.name, new.name, budget, tuple(rows), resampled, calls, (), notes, turns)
 
 
 def _resampling(base: TurnSet, new: TurnSet) -> tuple[str, tuple[int, int] | None, tuple[str, ...]]:

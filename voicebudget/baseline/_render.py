@@ -45,9 +45,9 @@ _HEADERS = ["measure", "pct", "base ms", "new ms", "change", "interval", "tol", 
 
 def _set_lines(s: SetComparison) -> list[str]:
     lines = [
-        f"{s.name}: {s.rows[0].n_baseline if s.rows else 0} -> {s.rows[0].n_new if s.rows else 0} turns; "
-        f"resampled: {s.resampled}"
-        + (f" ({s.calls[0]} and {s.calls[1]} calls)" if s.resampled == "calls" and s.calls else "")
+        f"{s.name}: {s.turns[0]} -> {s.turns[1]} turns"
+        + (f"; resampled: {s.resampled}" if s.rows else "")
+        + (f" ({s.calls[0]} and {s.calls[1]} calls)" if s.rows and s.resampled == "calls" and s.calls else "")
     ]
     lines += [f"not comparable: {p}" for p in s.problems]
     lines += [f"note: {n}" for n in s.notes]
