@@ -67,6 +67,37 @@ def test_single_user_decode_closed_form() -> None:
     assert "mercatus" in r.price.source
 
 
+def test_per_sequence_cost_by_serving_stack_closed_form() -> None:
+    """A decoding sequence costs tau_seq per step on a 2025 serving stack whatever the tensor-parallel degree, and
+    tau_seq + (tp - 1) tau_seq_rank on a 2023-24 one (Deployment.software "2024"): the overhead term of a step of
+    Llama-3.1-8B fp8 at tp 8 holding 512 sequences, by hand; at that tp the 2024 cost caps a replica near
+    1 / (tau_seq + 7 tau_seq_rank) = 4,545 tokens/s (1000 in / 1000 out: 4,304), which the 2025 stack passes
+    9.8-fold (44,377)."""
+    wl = vb.Workload(prompt_tokens=1000, output_tokens=1000)
+    fixed = 32 * CAL.tau_layer_ms + CAL.tau_step_ms
+    tp8 = {"chips": 8, "tensor_parallel": 8, "precision": "fp8", "concurrency": 512}
+    now = vb.estimate_inference("llama-3.1-8b", "h100-sxm", vb.Deployment(**tp8), wl)  # type: ignore[arg-type]
+    old = vb.estimate_inference("llama-3.1-8b", "h100-sxm", vb.Deployment(**tp8, software="2024"), wl)  # type: ignore[arg-type]
+    assert now.step.overhead_ms == pytest.approx(fixed + 512 * CAL.tau_seq_ms, rel=1e-12)
+    assert old.step.overhead_ms == pytest.approx(fixed + 512 * (CAL.tau_seq_ms + 7 * CAL.tau_seq_rank_ms), rel=1e-12)
+    assert now.notes == ()
+    assert old.notes[-1].startswith("serving-stack generation 2024: 2023-24 serving stacks")
+    ceiling = 1e3 / (CAL.tau_seq_ms + 7 * CAL.tau_seq_rank_ms)
+    assert ceiling == pytest.approx(4545.45, rel=1e-4)
+    cap = {}
+    for software in (None, "2024"):
+        dep = vb.Deployment(chips=8, tensor_parallel=8, precision="fp8", software=software)
+        cap[software] = vb.estimate_open_loop("llama-3.1-8b", "h100-sxm", dep, wl, 1.0).capacity_requests_per_s * 1000
+    assert cap["2024"] == pytest.approx(4304, rel=0.01)  # below the ceiling
+    assert cap[None] == pytest.approx(44377, rel=0.01)  # 9.8 times it
+    # tp 1: the two generations agree (no rank beyond the first)
+    one = [
+        vb.estimate_inference("llama-3.1-8b", "h100-sxm", vb.Deployment(concurrency=64, software=sw), wl).tpot_ms
+        for sw in (None, "2024", "2025")
+    ]
+    assert one[0] == one[1] == one[2]
+
+
 def test_405b_bf16_does_not_fit_one_h100() -> None:
     with pytest.raises(vb.ModelError) as exc:
         vb.estimate_inference("llama-3.1-405b", "h100-sxm", vb.Deployment(chips=1))
@@ -225,22 +256,21 @@ def test_plan_fast_mode_out_of_reach() -> None:
 
 def test_published_fast_mode_trade() -> None:
     """Anthropic fast mode (calibration row A2): up to 2.5x output speed at 6x price, TTFT not the target.
-    A dense frontier-size model (Llama-3.1-405B fp8 on 8 x B200, 1000 in / 300 out): the published 6x is what
-    pins the standard tier's load, not a check of the physics. At 96 in flight, the least loaded baseline from
-    which the default constants reach 2.5x at a price of the same order, it costs 2.71x (batch 96 -> 14), and 6x
-    lies inside the price range the uncertain constants give there (1.7-7.6x, docs/inference.md); TTFT does not
+    A dense frontier-size model (Llama-3.1-405B fp8 on 8 x B200, 1000 in / 300 out, a 2025 serving stack: no
+    per-rank sequence cost at tp 8): the published 6x is what pins the standard tier's load, not a check of the
+    physics. At 144 in flight 2.5x costs 5.21x (batch 144 -> 11), at 128 12.8x (docs/inference.md); TTFT does not
     get worse."""
     plan = vb.plan_fast_mode(
         "llama-3.1-405b",
         "b200",
-        vb.Deployment(chips=8, precision="fp8", concurrency=96),
+        vb.Deployment(chips=8, precision="fp8", concurrency=144),
         2.5,
         vb.Workload(prompt_tokens=1000, output_tokens=300),
     )
     assert plan.reachable
     assert plan.comparison is not None
-    assert plan.comparison.price_ratio == pytest.approx(2.71, rel=0.01)
-    assert plan.concurrency == 14
+    assert plan.comparison.price_ratio == pytest.approx(5.21, rel=0.01)
+    assert plan.concurrency == 11
     assert plan.comparison.ttft_ratio < 1.0  # TTFT does not get worse
 
 

@@ -232,10 +232,10 @@ def test_request_rate_example_of_docs_prints_its_numbers() -> None:
     assert r.exit_code == 0, r.output
     doc = (Path(__file__).parents[1] / "docs" / "inference.md").read_text(encoding="utf-8")
     for label, value in (
-        ("TTFT p50 / p90 / p99", "96.3 / 149.7 / 211.1 ms"),
-        ("TPOT (ITL)", "22.65 ms"),
-        ("mean concurrency (Little's law)", "20.6"),
-        ("capacity", "8.59 requests/s (35% used)"),
+        ("TTFT p50 / p90 / p99", "95.2 / 148.5 / 209.8 ms"),
+        ("TPOT (ITL)", "21.96 ms"),
+        ("mean concurrency (Little's law)", "20.0"),
+        ("capacity", "9.3 requests/s (32% used)"),
     ):
         line = next(x for x in r.output.splitlines() if x.startswith(f"│ {label} "))
         assert value in line, line

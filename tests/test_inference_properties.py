@@ -163,10 +163,11 @@ def test_a_closed_loop_past_90_percent_of_prefill_capacity_says_so() -> None:
 
 
 def test_fast_mode_band_for_405b_on_8_b200() -> None:
-    """Issue 21 item 8: the trade is a band, not a point. Llama-3.1-405B fp8 on 8 x B200 (1000 in / 300 out), after
-    the per-sequence costs of item 3: with the default constants 2.5x is out of reach below 64 in flight and costs
-    25x there (a knife edge), 2.71x at 96, and 1.7-7.6x at 96 over the uncertain constants (unreachable in one of
-    nine); Anthropic's published 6x for 2.5x lies in that range: it pins the standard tier near 96 in flight."""
+    """Issue 21 item 8: the trade is a band, not a point. Llama-3.1-405B fp8 on 8 x B200 (1000 in / 300 out) on a
+    2025 serving stack (no per-rank sequence cost at tp 8): with the default constants 2.5x is out of reach below 128
+    in flight and costs 12.8x there (a knife edge), 5.21x at 144; over the uncertain constants (tau_layer 0.025-0.1
+    ms, tau_seq 0.005-0.015 ms) 3.6-25x at 128 and 2.7-5.7x at 144 (unreachable in three of nine): Anthropic's
+    published 6x for 2.5x pins the standard tier between 128 and 144 in flight."""
     band = vb.fast_mode_band(
         "llama-3.1-405b",
         "b200",
@@ -175,19 +176,19 @@ def test_fast_mode_band_for_405b_on_8_b200() -> None:
         vb.Workload(prompt_tokens=1000, output_tokens=300),
     )
     rows = {r.baseline_concurrency: r for r in band.rows}
-    assert band.min_reachable_baseline == 64
-    assert rows[48].price_ratio is None
-    assert rows[64].price_ratio == pytest.approx(25.5, rel=0.01)
-    assert rows[96].price_ratio == pytest.approx(2.71, rel=0.01)
-    assert band.published_baseline == 96
-    assert rows[96].price_min == pytest.approx(1.67, rel=0.01)
-    assert rows[96].price_max == pytest.approx(7.64, rel=0.01)
-    assert rows[96].reachable_share == pytest.approx(8 / 9)
-    assert rows[96].price_min < 6.0 < rows[96].price_max
+    assert band.min_reachable_baseline == 128
+    assert rows[96].price_ratio is None
+    assert rows[128].price_ratio == pytest.approx(12.8, rel=0.01)
+    assert rows[144].price_ratio == pytest.approx(5.21, rel=0.01)
+    assert band.published_baseline == 144
+    assert rows[144].price_min == pytest.approx(2.72, rel=0.01)
+    assert rows[144].price_max == pytest.approx(5.74, rel=0.01)
+    assert rows[144].reachable_share == pytest.approx(6 / 9)
+    assert rows[128].price_min < 6.0 < rows[128].price_max
     # more in flight on the standard tier makes the same speed-up cheaper (default constants)
     priced = [r.price_ratio for r in band.rows if r.price_ratio is not None]
     assert priced == sorted(priced, reverse=True)
-    assert "6x price pins the baseline near 96" in band.message
+    assert "6x price pins the baseline near 144" in band.message
 
 
 def test_infer_fast_mode_prints_the_band() -> None:

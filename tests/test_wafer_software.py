@@ -49,8 +49,11 @@ def test_unknown_or_misplaced_generation_is_refused() -> None:
     known = r"known: 2025-05, 2024-11, 2024-08"
     with pytest.raises(vb.ModelError, match=r"unknown software generation '2023' for .*" + known):
         _tok_s("llama-3.1-70b", "wse-3", "2023")
+    gpu_known = r"'2024-08': unknown serving-stack generation for a GPU; known: 2025, 2024"
+    with pytest.raises(vb.ModelError, match=gpu_known):
+        _tok_s("llama-3.1-8b", "h100-sxm", "2024-08")  # a GPU's generations are its serving stacks
     with pytest.raises(vb.ModelError, match="is a GPU"):
-        _tok_s("llama-3.1-8b", "h100-sxm", "2024-08")
+        vb.get_hardware("h100-sxm").with_software("2024")
     wse = vb.get_hardware("wse-3")
     twice = {**wse.model_dump(), "sram_history": [wse.model_dump()["sram"]]}
     with pytest.raises(ValueError, match="distinct ids"):
@@ -69,7 +72,9 @@ def test_cli_software_option_and_hardware_listing() -> None:
     bad = runner.invoke(app, ["infer", "-m", "llama-3.1-70b", "-H", "wse-3", "--software", "2023"])
     assert bad.exit_code == 2
     assert "known: 2025-05, 2024-11, 2024-08" in bad.output
-    assert runner.invoke(app, ["infer", "-m", "llama-3.1-8b", "-H", "h100-sxm", "--software", "2024-08"]).exit_code == 2
+    gpu = runner.invoke(app, ["infer", "-m", "llama-3.1-8b", "-H", "h100-sxm", "--software", "2024-08"])
+    assert gpu.exit_code == 2
+    assert "--software '2024-08': unknown serving-stack generation for a GPU; known: 2025, 2024" in gpu.output
     rate = runner.invoke(
         app, ["infer", "-m", "llama-3.1-8b", "-H", "h100-sxm", "--software", "x", "--request-rate", "1"]
     )

@@ -130,7 +130,8 @@ def infer(
         typer.Option(
             "--software",
             metavar="GEN",
-            help="Wafer/LPU vendor software generation (see `voicebudget hardware`; default the latest).",
+            help="Software generation: a wafer/LPU chip's vendor timings (see `voicebudget hardware`), or a GPU's "
+            "serving stack (2025, or 2024: a per-sequence cost per tensor-parallel rank); default the latest.",
         ),
     ] = None,
     price: Annotated[
@@ -165,6 +166,7 @@ def infer(
         "prefill_chunk_tokens": chunk_tokens,
         "chunked_prefill": not no_chunked_prefill,
         "scheduler_steps": scheduler_steps,
+        "software": software,
     }
     if request_rate is not None:
         _open_loop(arch, chip, deployment, (prompt_tokens, output_tokens), request_rate, spec, fmt, fast_mode, price)
@@ -177,7 +179,7 @@ def infer(
         result = estimate_inference(
             arch,
             chip,
-            Deployment(**deployment, concurrency=1 if concurrency is None else concurrency, software=software),
+            Deployment(**deployment, concurrency=1 if concurrency is None else concurrency),
             Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens),
             price=chip_price,
             speculative=spec,
@@ -211,10 +213,11 @@ def _check_choices(
             "give --concurrency (a closed loop: that many requests always in flight) or --request-rate "
             "(open-loop arrivals: the concurrency follows), not both"
         )
-    if software is not None and request_rate is not None:
-        fail("--software picks a wafer/LPU software generation; --request-rate is the GPU scheduler model")
     if software is not None and not software.strip():
-        fail(f"--software: give a generation id (`voicebudget hardware` lists them, e.g. 2024-08), got {software!r}")
+        fail(
+            f"--software: give a generation id (`voicebudget hardware` lists them, e.g. 2024-08; a GPU's serving "
+            f"stack: 2025 or 2024), got {software!r}"
+        )
 
 
 def _check_sources(model: tuple[str, Path | None], hardware: tuple[str, Path | None]) -> None:
@@ -321,6 +324,7 @@ def _fast_mode_band(
         "prefill_chunk_tokens",
         "chunked_prefill",
         "scheduler_steps",
+        "software",
     )
     with user_errors(**PARAMETERS):
         return fast_mode_band(

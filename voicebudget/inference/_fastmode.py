@@ -174,12 +174,13 @@ def plan_fast_mode(
 
 UNCERTAIN_CONSTANTS: dict[str, tuple[float, ...]] = {
     "tau_layer_ms": (0.025, 0.05, 0.1),
-    "tau_seq_rank_ms": (0.015, 0.03, 0.045),
+    "tau_seq_ms": (0.005, 0.01, 0.015),
 }
 """The fitted constants a fast-mode price is most sensitive to, each over a range the rows do not rule out:
 ``tau_layer`` 0.025 -> 0.1 ms moved 405B's 2.5x from 2.85x of the price to unreachable (issue 21); the per-sequence
-cost per tensor-parallel rank, fitted on two static-batch sweeps (0.03 ms), sets how much a large baseline batch
-costs at tp 8, and half or 1.5 times it keeps both sweeps within ~25% (docs/inference.md)."""
+cost (0.01 ms, half to 1.5 times it: the leave-one-source-out folds of the collected measurements re-choose
+0.006-0.012) sets how much a large baseline batch costs. On a 2023-24 serving stack (``Deployment.software`` "2024")
+the per-rank sequence cost ``tau_seq_rank_ms`` adds to it at tp > 1 (docs/inference.md)."""
 
 DEFAULT_BASELINES = (16, 32, 48, 64, 96, 128, 144, 160, 192, 256, 384, 512)
 """Baseline concurrencies the band scans (requests in flight on the standard tier)."""

@@ -36,7 +36,7 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from voicebudget._errors import ModelError
+from voicebudget._errors import ModelError, param
 from voicebudget.inference._catalog import PRECISION_BYTES, Hardware, ModelArch
 from voicebudget.inference._types import Bound, GPUCalibration, MemoryUse, StepBreakdown
 
@@ -47,10 +47,13 @@ _Tokens = TypeVar("_Tokens", float, "FloatArray")
 """Token counts: one step's (a float) or a grid of steps' (``float64[m]``)."""
 
 __all__ = [
+    "GPU_STACKS",
     "KV_FREE_MEMORY_FRACTION",
+    "ServingStack",
     "admitted_requests",
     "default_step_budget",
     "fits",
+    "gpu_stack",
     "OPEN_LOOP_PREDICTABLE_LOAD",
     "PREDICTABLE_LOAD",
     "PROMPT_SHARE_FLOOR",
@@ -97,6 +100,58 @@ def lower_bound_note(load: float, line: float = PREDICTABLE_LOAD, of: str = "pre
 
 
 @dataclass(frozen=True)
+class ServingStack:
+    """A generation of GPU serving stacks, as the published measurements separate them (``Deployment.software`` on a
+    GPU, ``infer --software``): whether a decoding sequence's per-step cost grows with the tensor-parallel group."""
+
+    generation: str
+    per_rank_sequence_cost: bool
+    """Each sequence also costs ``tau_seq_rank_ms`` per tensor-parallel rank beyond the first, every step."""
+    software: str
+    """What the generation is, with the measurements that separate it."""
+
+
+GPU_STACKS: tuple[ServingStack, ...] = (
+    ServingStack(
+        "2025",
+        False,
+        "2025 serving stacks, whose tensor-parallel ranks each keep their requests' state and prepare their own "
+        "step: vLLM V1 (default from 0.8; workers cache request states and receive only each step's changes, "
+        "blog.vllm.ai 2025-01-27, 'vLLM V1: A Major Upgrade to vLLM's Core Architecture', section 4) and "
+        "TensorRT-LLM's PyTorch backend (a PyExecutor on each rank, its CPU work overlapped with the GPU's next step: "
+        "docs/source/developer-guide/overview.md, docs/source/features/overlap-scheduler.md), read 2026-12-02; a "
+        "sequence costs tau_seq per step at any tp",
+    ),
+    ServingStack(
+        "2024",
+        True,
+        "2023-24 serving stacks (vLLM V0, whose driver worker prepared and broadcast every step's inputs; TensorRT-LLM "
+        "0.x): a sequence costs tau_seq + (tp - 1) x tau_seq_rank per step, as vLLM's static-batch sweep on 8 x "
+        "MI300X (Oracle OCI, 2024-10-10), TensorRT-LLM v0.6.1's tp 2-4 rows and NVIDIA's MLPerf v4.1 tp-2 run show; "
+        "at tp 8 it caps a replica near 1 / (tau_seq + 7 tau_seq_rank) = 4,500 tokens/s",
+    ),
+)
+"""GPU serving-stack generations, the newest (the default) first."""
+
+
+def gpu_stack(generation: str | None) -> ServingStack:
+    """The GPU serving-stack generation ``generation`` (``None``: the newest, :data:`GPU_STACKS`' first).
+
+    :raises ModelError: no such generation (the message lists the known ones).
+    """
+    if generation is None:
+        return GPU_STACKS[0]
+    for s in GPU_STACKS:
+        if s.generation == generation.strip().lower():
+            return s
+    known = ", ".join(s.generation for s in GPU_STACKS)
+    raise ModelError(
+        f"{param('software', 'Deployment.software')} {generation!r}: unknown serving-stack generation for a GPU; "
+        f"known: {known} (the first is the default)"
+    )
+
+
+@dataclass(frozen=True)
 class GPUPlan:
     """A resolved deployment: everything the step formulas need (one replica)."""
 
@@ -108,6 +163,7 @@ class GPUPlan:
     pp: int
     replicas: int
     cal: GPUCalibration
+    stack: ServingStack = GPU_STACKS[0]
 
     @property
     def chips_per_replica(self) -> int:
@@ -117,6 +173,13 @@ class GPUPlan:
     def compute_precision(self) -> str:
         """The precision GEMMs run in (the released dense precision when ``precision`` is None)."""
         return self.precision or self.model.native_precision
+
+    @functools.cached_property
+    def per_sequence_ms(self) -> float:
+        """Cost of one decoding sequence per step, ms: ``tau_seq``, plus ``tau_seq_rank`` per tensor-parallel rank
+        beyond the first on a stack generation that pays it (:attr:`ServingStack.per_rank_sequence_cost`)."""
+        rank = self.cal.tau_seq_rank_ms if self.stack.per_rank_sequence_cost else 0.0
+        return self.cal.tau_seq_ms + (self.tp - 1) * rank
 
     @functools.cached_property
     def peak_flops(self) -> float:
@@ -255,10 +318,9 @@ def gemm_ms(plan: GPUPlan, weights_ms: float, compute_ms: float, prompt_share: f
 
 def _overhead_ms(plan: GPUPlan, sequences: _Tokens) -> _Tokens:
     """Fixed costs of a step carrying ``sequences`` decoding sequences, ms: per layer, per step, and per sequence
-    (``tau_seq_ms``, plus ``tau_seq_rank_ms`` for each tensor-parallel rank beyond the first)."""
+    (:attr:`GPUPlan.per_sequence_ms`)."""
     cal = plan.cal
-    per_seq = cal.tau_seq_ms + (plan.tp - 1) * cal.tau_seq_rank_ms
-    return plan.model.layers * cal.tau_layer_ms + cal.tau_step_ms + sequences * per_seq
+    return plan.model.layers * cal.tau_layer_ms + cal.tau_step_ms + sequences * plan.per_sequence_ms
 
 
 def _kv_read_ms(plan: GPUPlan, sequences: _Tokens, context_tokens: float) -> _Tokens:

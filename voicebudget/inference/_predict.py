@@ -26,6 +26,7 @@ from voicebudget.inference._gpu import (
     decode_step_ms,
     default_step_budget,
     fits,
+    gpu_stack,
     lower_bound_note,
     memory_need,
     prefill_ms,
@@ -98,8 +99,8 @@ def estimate_inference(
     """
     m, hw = get_model(model), get_hardware(hardware)
     dep, wl = deployment or Deployment(), workload or Workload()
-    hw = hw.with_software(dep.software)
-    if hw.sram is not None:
+    if hw.sram is not None:  # a wafer/LPU software generation (a GPU's is its serving stack: ``_plan``)
+        hw = hw.with_software(dep.software)
         _check_sram_deployment(hw, dep)
     _check_context(m, wl)
     if hw.memory_kind == "sram":
@@ -205,7 +206,10 @@ def _tp_candidates(m: ModelArch, hw: Hardware) -> list[int]:
 
 def _plan(m: ModelArch, hw: Hardware, dep: Deployment, cal: GPUCalibration, tp: int, pp: int, replicas: int) -> GPUPlan:
     prec, _, kv = _precisions(m, dep)
-    return GPUPlan(model=m, hardware=hw, precision=prec, kv_precision=kv, tp=tp, pp=pp, replicas=replicas, cal=cal)
+    stack = gpu_stack(dep.software)
+    return GPUPlan(
+        model=m, hardware=hw, precision=prec, kv_precision=kv, tp=tp, pp=pp, replicas=replicas, cal=cal, stack=stack
+    )
 
 
 def _fits(plan: GPUPlan, dep: Deployment, wl: Workload) -> bool:
@@ -621,6 +625,8 @@ def _layout_notes(m: ModelArch, hw: Hardware, dep: Deployment, plan: GPUPlan) ->
             f"tp {plan.tp} > {m.kv_heads} KV heads: each KV head replicated on {plan.tp // m.kv_heads} chips "
             f"(KV cache x{plan.tp // m.kv_heads})",
         )
+    if dep.software is not None:
+        out += (f"serving-stack generation {plan.stack.generation}: {plan.stack.software}",)
     return out
 
 

@@ -74,7 +74,9 @@ class Deployment(_Frozen):
         are sized by (never less than 0.9 of the memory; it admits the single-B200 fp4 Llama-2-70B of MLPerf
         v4.1, which 0.9 of the whole refused).
     :param software: the vendor software generation of a wafer/LPU chip's timings (``voicebudget
-        hardware`` lists them; ``None``: the latest); an error on GPUs.
+        hardware`` lists them), or on a GPU the serving-stack generation (``voicebudget.inference._gpu.GPU_STACKS``:
+        ``"2025"``, symmetric tensor-parallel ranks, or ``"2024"``, where each decoding sequence also costs
+        ``tau_seq_rank_ms`` per rank beyond the first); ``None``: the latest.
     """
 
     chips: int | None = Field(default=None, ge=1, le=MAX_CHIPS)
@@ -120,10 +122,12 @@ class GPUCalibration(_Frozen):
         solved from TensorRT-LLM v1.0's maximum throughput of Llama-3.3-70B FP4 on one B200 at 2,048 in / 128
         out (1,339 tok/s; docs/source/performance/perf-overview.md, read 2026-12-02), 0.71 of the fp8 figure
         (the H200 FP8 row of the same table and shape is within 3% at 0.56).
-    :param tau_seq_rank_ms: cost per decoding sequence per step per tensor-parallel rank beyond the first (the
-        step's per-sequence inputs and sampled tokens crossing the group): 0.03, fitted on two static-batch
-        sweeps, Llama 3.1 405B FP8 on 8 x MI300X (Oracle OCI blog, 2024-10-10) and TensorRT-LLM v0.6.1's
-        Llama-2-70B H100 FP8 rows (tests/data/inference-measurements.csv; docs/inference.md).
+    :param tau_seq_rank_ms: cost per decoding sequence per step per tensor-parallel rank beyond the first, paid on
+        a 2023-24 serving stack only (``Deployment.software="2024"``; vLLM V0's driver worker prepared and broadcast
+        every step's per-sequence inputs): 0.03, fitted on two static-batch sweeps, Llama 3.1 405B FP8 on 8 x MI300X
+        (Oracle OCI blog, 2024-10-10) and TensorRT-LLM v0.6.1's Llama-2-70B H100 FP8 rows
+        (tests/data/inference-measurements.csv; docs/inference.md). 2025 stacks do not pay it: vLLM 0.11 at tp 8
+        with 984 sequences in flight runs its steps in 51 ms, where it would add 207 ms.
     :param gemm_overlap_loss: share of a prompt chunk's GEMM FLOPs (at most the weight read) that its
         prefill step does not hide behind the weight stream (0: the bare roofline ``max``; 1: none).
         It matters only near the ridge point, i.e. for short prompts: fitted to TensorRT-LLM's
