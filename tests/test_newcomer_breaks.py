@@ -508,3 +508,34 @@ def test_an_empty_report_says_it_is_empty(tmp_path: Path) -> None:
     result = runner.invoke(app, ["baseline", "pin", str(empty), "-o", str(tmp_path / "b.json")], env=WIDE)
     assert result.exit_code == 2
     assert one_error_line(result.output) == f"error: {empty}: is empty: no JSON document in it"
+
+
+# --- the recorder (review 2) ------------------------------------------------------------------------------------
+
+
+def test_the_recorder_names_a_clock_or_name_of_the_wrong_type() -> None:
+    # TurnRecorder(clock=5) failed at the first turn with "'int' object is not callable"
+    with pytest.raises(TypeError, match=r"^clock must be a function returning integer ns"):
+        vb.TurnRecorder(clock=5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^name must be text \(the report's name\), got 5$"):
+        vb.TurnRecorder(5)  # type: ignore[arg-type]
+
+
+def test_the_first_speech_end_in_ms_says_what_it_takes() -> None:
+    # mark("speech_end", at_ms=0) said "ms are counted from speech_end; mark speech_end first"
+    turn = vb.TurnRecorder().turn()
+    with pytest.raises(ValueError, match=r"^mark 'speech_end': the first takes at_ns .* or no time \(now\), not ms$"):
+        turn.mark("speech_end", at_ms=0)
+    start = turn.mark("speech_end")
+    assert turn.mark("speech_end", at_ms=120) == start + 120_000_000  # the user spoke on: it moves, as before
+
+
+def test_the_metrics_server_names_a_registry_or_address_of_the_wrong_type() -> None:
+    # start_http_server(registry=5) started a server whose every scrape failed; addr=5 ended in getaddrinfo()
+    pytest.importorskip("prometheus_client")
+    from voicebudget.telemetry import start_http_server
+
+    with pytest.raises(TypeError, match=r"^registry must be a prometheus_client.CollectorRegistry, got 5$"):
+        start_http_server(0, registry=5)
+    with pytest.raises(TypeError, match=r"^addr must be text"):
+        start_http_server(0, addr=5)  # type: ignore[arg-type]

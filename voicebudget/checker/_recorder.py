@@ -368,6 +368,8 @@ class Turn:
             raise ValueError(f"{what}: give at most one of a ns timestamp and ms after speech_end")
         if at_ms is not None:
             offset = _offset_ns(at_ms, f"{what}: {names[1]}")
+            if SPEECH_END not in self._marks and what == f"mark {SPEECH_END!r}":  # was "mark speech_end first"
+                raise ValueError(f"{what}: the first takes at_ns (its instant on the clock) or no time (now), not ms")
             if SPEECH_END not in self._marks:
                 raise ValueError(f"{what}: ms are counted from speech_end; mark speech_end first")
             return self._marks[SPEECH_END] + offset
@@ -489,6 +491,10 @@ class TurnRecorder:
     """
 
     def __init__(self, name: str = "recorder", *, clock: Clock = time.perf_counter_ns) -> None:
+        if not isinstance(name, str):  # the report, the JSON sets and telemetry's agent label are named by it
+            raise TypeError(f"name must be text (the report's name), got {name!r}")
+        if not callable(clock):  # else the first turn failed with "'int' object is not callable"
+            raise TypeError(f"clock must be a function returning integer ns (time.perf_counter_ns), got {clock!r}")
         self.name = name
         self.clock = clock
         self._turns: list[Turn] = []

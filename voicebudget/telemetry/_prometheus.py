@@ -140,11 +140,16 @@ def start_http_server(port: int = 0, *, addr: str = "127.0.0.1", registry: Any =
     :returns: the port the server is bound to.
     :raises ImportError: prometheus_client is not installed (the ``prometheus`` extra).
     :raises ValueError: ``port`` is not an integer from 0 to 65535.
+    :raises TypeError: ``addr`` is not text, or ``registry`` not a registry (its ``collect``).
     :raises OSError: the port cannot be bound (in use, or ``addr`` is not this machine's); the message names
         ``addr:port`` and keeps the system's ``errno``.
     """
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ValueError(f"port must be an integer from 0 (a free one) to 65535, got {port!r}")
+    if not isinstance(addr, str):
+        raise TypeError(f"addr must be text (an address of this machine, e.g. '127.0.0.1'), got {addr!r}")
+    if registry is not None and not callable(getattr(registry, "collect", None)):  # else every scrape failed
+        raise TypeError(f"registry must be a prometheus_client.CollectorRegistry, got {registry!r}"[:200])
     prometheus_client = _prometheus()
     try:
         server, thread = prometheus_client.start_http_server(
