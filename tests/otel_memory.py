@@ -34,6 +34,14 @@ class Otel:
         self.logger_provider = LoggerProvider()
         self.logger_provider.add_log_record_processor(SimpleLogRecordProcessor(self.logs))
 
+    def providers(self) -> dict[str, Any]:
+        """The three providers as ``Telemetry``'s keyword arguments: ``Telemetry(**otel.providers())``."""
+        return {
+            "meter_provider": self.meter_provider,
+            "tracer_provider": self.tracer_provider,
+            "logger_provider": self.logger_provider,
+        }
+
     def points(self, name: str) -> list[Any]:
         """The data points of metric ``name`` (empty when it has none)."""
         data = self.reader.get_metrics_data()

@@ -1,5 +1,5 @@
 """Pipecat's own debug log from a scripted conversation, for the tests of ``voicebudget check`` and ``fit``
-(tests/test_predicted.py). The scripted services themselves are the package's:
+(tests/test_predicted.py), and turns more than one test runs. The scripted services themselves are the package's:
 :mod:`voicebudget.testing.pipecat`.
 """
 
@@ -15,6 +15,30 @@ from pipecat.pipeline.worker import PipelineParams
 
 from voicebudget.testing import TurnScript
 from voicebudget.testing.pipecat import AUDIO_RATE, ScriptedConversation, run_conversation
+
+THREE_TURNS = (
+    TurnScript(speech_ms=50.0),
+    TurnScript(
+        speech_ms=50.0,
+        endpointing_ms=300.0,
+        stt_ms=150.0,
+        turn_detection_ms=10.0,
+        llm_ms=400.0,
+        tts_ms=90.0,
+        output_ms=40.0,
+    ),
+    TurnScript(
+        speech_ms=50.0,
+        stt_ms=40.0,
+        turn_detection_ms=60.0,
+        llm_ms=120.0,
+        reasoning_ms=200.0,
+        tts_ms=200.0,
+        output_ms=10.0,
+    ),
+)
+"""Three turns (tests/test_pipecat.py, tests/test_telemetry_frameworks.py): the defaults (700 ms of delays),
+every delay changed (990 ms), and a thinking model (1200 ms)."""
 
 
 def run_logged_conversation(

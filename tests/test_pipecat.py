@@ -16,6 +16,8 @@ import pytest
 
 pytest.importorskip("pipecat", reason="the pipecat extra is not installed: pip install 'voicebudget[pipecat]'")
 
+from pipecat_scripted import THREE_TURNS  # noqa: E402
+
 from voicebudget import Budget, BudgetGuard  # noqa: E402
 from voicebudget.integrations.pipecat import BudgetObserver  # noqa: E402
 from voicebudget.testing import TurnScript  # noqa: E402
@@ -30,35 +32,14 @@ LATE_MS = 15.0
 through its processors' queues: a loaded event loop delays that by several ms (209.1 vs 201.8 ms in a fresh-clone CI
 run). A stage's span therefore covers what its service waited, and may run up to LATE_MS longer; it is never shorter
 (by more than TOLERANCE_MS)."""
-SCRIPTS = [
-    TurnScript(speech_ms=50.0),
-    TurnScript(
-        speech_ms=50.0,
-        endpointing_ms=300.0,
-        stt_ms=150.0,
-        turn_detection_ms=10.0,
-        llm_ms=400.0,
-        tts_ms=90.0,
-        output_ms=40.0,
-    ),
-    TurnScript(
-        speech_ms=50.0,
-        stt_ms=40.0,
-        turn_detection_ms=60.0,
-        llm_ms=120.0,
-        reasoning_ms=200.0,
-        tts_ms=200.0,
-        output_ms=10.0,
-    ),
-]
 
 
 def test_recorded_stages_equal_injected_delays_turn_by_turn() -> None:
     observer = BudgetObserver(Budget(total_ms=800))
-    conv = asyncio.run(run_conversation(SCRIPTS, [observer]))
+    conv = asyncio.run(run_conversation(THREE_TURNS, [observer]))
     turns = observer.recorder.turns
     assert [t.status for t in turns] == ["complete"] * 3
-    for turn, script, expected in zip(turns, SCRIPTS, conv.injected, strict=True):
+    for turn, script, expected in zip(turns, THREE_TURNS, conv.injected, strict=True):
         measured = {sp.name: sp.duration_ms for sp in turn.spans}
         assert set(expected) == set(script.delays())
         for stage, ms in expected.items():

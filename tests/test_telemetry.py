@@ -181,9 +181,7 @@ def test_one_span_per_turn_with_its_stages_verdict_and_budget_on_the_recorders_c
     recorder = TurnRecorder("support-agent", clock=clock)
     telemetry = Telemetry(
         Budget(total_ms=800, stages={"llm": 500}),
-        meter_provider=otel.meter_provider,
-        tracer_provider=otel.tracer_provider,
-        logger_provider=otel.logger_provider,
+        **otel.providers(),
     )
     telemetry.attach(recorder)
     recorded(clock, recorder)
@@ -235,9 +233,7 @@ def test_budget_events_are_livekits_latency_budget_shape_as_callback_log_record_
     events: list[object] = []
     Telemetry(
         Budget(total_ms=800, stages={"llm": 500}),
-        meter_provider=otel.meter_provider,
-        tracer_provider=otel.tracer_provider,
-        logger_provider=otel.logger_provider,
+        **otel.providers(),
         warning_ms=350.0,
         on_event=events.append,
     ).attach(recorder)
@@ -329,9 +325,7 @@ def test_docs_list_every_name_and_attribute_the_sinks_send() -> None:
     budget = Budget(total_ms=800, stages={"llm": 500})
     telemetry = Telemetry(
         budget,
-        meter_provider=otel.meter_provider,
-        tracer_provider=otel.tracer_provider,
-        logger_provider=otel.logger_provider,
+        **otel.providers(),
         warning_ms=350.0,
     )
     telemetry.attach(recorder)

@@ -73,41 +73,16 @@ def assert_spans_and_events_equal_turns(otel: Otel, turns: Any, budget: Budget, 
 
 def test_pipecat_pipeline_exports_the_turns_the_observer_reports() -> None:
     pytest.importorskip("pipecat", reason="the pipecat extra is not installed")
+    from pipecat_scripted import THREE_TURNS
+
     from voicebudget.integrations.pipecat import BudgetObserver
-    from voicebudget.testing import TurnScript
     from voicebudget.testing.pipecat import run_conversation
 
     otel = Otel()
     events: list[Any] = []
-    telemetry = Telemetry(
-        meter_provider=otel.meter_provider,
-        tracer_provider=otel.tracer_provider,
-        logger_provider=otel.logger_provider,
-        on_event=events.append,
-    )
+    telemetry = Telemetry(**otel.providers(), on_event=events.append)
     observer = BudgetObserver(Budget(total_ms=800), telemetry=telemetry)
-    scripts = [
-        TurnScript(speech_ms=50.0),
-        TurnScript(
-            speech_ms=50.0,
-            endpointing_ms=300.0,
-            stt_ms=150.0,
-            turn_detection_ms=10.0,
-            llm_ms=400.0,
-            tts_ms=90.0,
-            output_ms=40.0,
-        ),
-        TurnScript(
-            speech_ms=50.0,
-            stt_ms=40.0,
-            turn_detection_ms=60.0,
-            llm_ms=120.0,
-            reasoning_ms=200.0,
-            tts_ms=200.0,
-            output_ms=10.0,
-        ),
-    ]
-    asyncio.run(run_conversation(scripts, [observer]))
+    asyncio.run(run_conversation(THREE_TURNS, [observer]))
     report = observer.report()
     assert report.n_turns == 3
     assert_metrics_equal_report(otel, report)
@@ -126,12 +101,7 @@ def test_livekit_session_exports_the_turns_the_hook_reports(tmp_path: Path) -> N
 
     otel = Otel()
     events: list[Any] = []
-    telemetry = Telemetry(
-        meter_provider=otel.meter_provider,
-        tracer_provider=otel.tracer_provider,
-        logger_provider=otel.logger_provider,
-        on_event=events.append,
-    )
+    telemetry = Telemetry(**otel.providers(), on_event=events.append)
     hook = BudgetHook(Budget(total_ms=800), telemetry=telemetry)
     turns = (lm.Turn(ttft_ms=200.0, ttfb_ms=120.0), lm.Turn(ttft_ms=450.0, ttfb_ms=200.0))
     lm.run(turns, tmp_path, attach=[hook.attach])
