@@ -4,7 +4,7 @@ configs, hardware TOML, council-fit and sample CSVs and traces; huge integers in
 contract each run is held to).
 
 Prints the runs by kind and verdict, the targets (0 internal errors or tracebacks, 0 hangs, 0 broken
-messages, 0 changed inputs, 0 lost writes) with their verdicts, and one example of each broken contract;
+messages, 0 changed inputs, 0 lost writes) with their verdicts, and up to five examples of each broken contract;
 exits 1 when a target is not met. Usage: ``python benchmarks/fuzz_kinds.py [--runs 10000] [--seed 22]
 [--timeout 20]``.
 """
@@ -43,8 +43,9 @@ def main() -> None:
     for verdict in BROKEN:
         met &= counts[verdict] == 0
         print(f"{verdict}: {counts[verdict]} (target 0: {'met' if counts[verdict] == 0 else 'NOT met'})")
-    for key, example in sorted(examples.items()):
-        print(f"  {key}: {example}")
+    for key, kept in sorted(examples.items()):
+        for example in kept:
+            print(f"  {key}: {example}")
     sys.exit(0 if met else 1)
 
 

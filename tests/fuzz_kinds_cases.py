@@ -6,9 +6,11 @@ Each run builds one hostile input of a kind and runs the command that reads it t
 
 - **grammar-aware mutations**: a scenario, council, tune file, Hugging Face ``config.json``, hardware TOML
   or council-fit CSV is parsed, 1 to 4 of its values are replaced (a huge integer, ``-0``, a denormal,
-  ``inf``/``nan``, text, a list, a table, another ``kind``), removed or duplicated, then written back in its
-  own format; a trace's lines (LiveKit metrics, OTLP JSON lines, a Pipecat log) get their numbers and
-  fields replaced the same way, lines dropped, repeated and reordered;
+  ``inf``/``nan``, text, a list, a table, another ``kind``), renamed (a stage or variant name given rich
+  markup, ``$^$`` or an ESC), removed or duplicated, then written back in its own format, and the result
+  printed as a table or JSON (sometimes drawn with ``--plot``); a trace's lines (LiveKit metrics, OTLP JSON
+  lines, a Pipecat log) get their numbers and fields replaced the same way, lines dropped, repeated and
+  reordered;
 - **huge integers** (10^309, 2^63, 2^53 + 1) in files and flags (``-n``, ``--seed``, ``--chips``);
 - **YAML tags** (``!!binary``, ``!!set``, ``!!python/object``, a local ``!tag``) on a scenario's values;
 - **line ends**: ``\\r``, ``\\r\\n`` and a stray ``\\r`` in a cell or a line;
@@ -18,9 +20,9 @@ Each run builds one hostile input of a kind and runs the command that reads it t
   report: that is the interpreter's answer to Ctrl-C, not a crash, and is accepted).
 
 The contract each run is held to: exit 0, 1 or 2 (never 3, never a traceback); within the time limit;
-an error is one ``error:`` line (several errors: that line, then one line each; no usage box, no
-warning or source line before it); no input file changed; after a signal, the target is the old file or
-a whole new one and no ``.NAME.*.tmp`` is left.
+no raw control sequence (ESC) from a file in the output; an error is one ``error:`` line (several errors:
+that line, then one line each; no usage box, no warning or source line before it); no input file changed;
+after a signal, the target is the old file or a whole new one and no ``.NAME.*.tmp`` is left.
 """
 
 from __future__ import annotations
@@ -72,6 +74,8 @@ HOSTILE: list[Any] = [
     "",
     "x" * 3000,
     "[/x]",
+    "a$^$",
+    "\x1b[2J",
     True,
     [],
     [1, 2, 3],
@@ -81,6 +85,9 @@ HOSTILE: list[Any] = [
     {"kind": "sequence", "stages": {"a": {"kind": "fixed", "value_ms": 3e9}, "b": {"kind": "fixed", "value_ms": 3e9}}},
 ]
 """Values a grammar-aware mutation puts in place of one in the document."""
+
+NAME_SUFFIXES = ["[/b]", "[b]", "$^$", "\u0007", "\x1b[31m"]
+"""What a renamed key or a nudged text gets: rich markup, TeX for matplotlib, a bell, an ESC sequence."""
 
 KINDS = ["fixed", "lognormal", "normal", "empirical", "sequence", "all_of", "council", "gpu", "wafer", "api", "x"]
 
@@ -140,6 +147,8 @@ def mutate_tree(doc: Any, rng: random.Random, *, allow_none: bool = False) -> An
         elif op < 0.7:
             value = copy.deepcopy(rng.choice([*HOSTILE, *([None] if allow_none else [])]))
             container[key] = value
+        elif op < 0.75 and isinstance(container, dict) and isinstance(key, str):
+            container[key + rng.choice(NAME_SUFFIXES)] = container.pop(key)  # a name: a stage, a variant
         elif op < 0.8 and isinstance(container, dict):
             del container[key]
         elif op < 0.85 and isinstance(container, dict):
@@ -163,7 +172,7 @@ def _nudge(value: Any, rng: random.Random) -> Any:
     if isinstance(value, float):
         return rng.choice([0.0, -value, value * 10.0 ** rng.randint(-6, 6), value + 1e-9, 1.0])
     if isinstance(value, str):
-        return rng.choice([value + "[/b]", value * 2, value.upper(), value + "\u0007", value[: len(value) // 2]])
+        return rng.choice([value + rng.choice(NAME_SUFFIXES), value * 2, value.upper(), value[: len(value) // 2]])
     return value
 
 
@@ -265,6 +274,15 @@ def _flags(rng: random.Random, command: str) -> list[str]:
     return [rng.choice(options), rng.choice(FLAG_VALUES)]
 
 
+def _output(rng: random.Random, work: Path) -> list[str]:
+    """The output a run asks for: JSON, the table (rich reads its names), or the table and a plot (matplotlib
+    reads them)."""
+    roll = rng.random()
+    if roll < 0.4:
+        return ["-f", "json"]
+    return ["--plot", str(work / "out.png")] if roll < 0.5 else []
+
+
 def scenario_case(rng: random.Random, work: Path) -> Case:
     _copy_tree(work)
     source = rng.choice(SCENARIOS)
@@ -273,7 +291,8 @@ def scenario_case(rng: random.Random, work: Path) -> Case:
     doc = mutate_tree(doc, rng)
     path = work / "scenarios" / f"fuzzed{source.suffix}"
     path.write_text(line_ends(dump_yaml(doc, rng) if source.suffix == ".yaml" else dump_toml(doc), rng))
-    return Case("scenario", ["run", str(path), "-n", "200", "-f", "json", *_flags(rng, "run")], [path])
+    args = ["run", str(path), "-n", "200", *_output(rng, work), *_flags(rng, "run")]
+    return Case("scenario", args, [path])
 
 
 def council_case(rng: random.Random, work: Path) -> Case:
@@ -282,7 +301,8 @@ def council_case(rng: random.Random, work: Path) -> Case:
     doc = mutate_tree(load_toml(source.read_text(), origin=str(source)), rng)
     path = work / "councils" / "fuzzed.toml"
     path.write_text(line_ends(dump_toml(doc), rng))
-    return Case("council", ["council", str(path), "-n", "100", "-f", "json", *_flags(rng, "council")], [path])
+    args = ["council", str(path), "-n", "100", *_output(rng, work), *_flags(rng, "council")]
+    return Case("council", args, [path])
 
 
 def tune_case(rng: random.Random, work: Path) -> Case:
@@ -470,6 +490,8 @@ def run_case(case: Case, timeout: float, runner: CliRunner | None = None) -> Out
     if result.exit_code not in (0, 1, 2) or "Traceback" in output:
         first = output.strip().splitlines()[0] if output.strip() else repr(result.exception)
         return Outcome("bug", f"exit {result.exit_code}: {first[:200]}")
+    if "\x1b" in output:  # not a terminal: rich adds no colour codes, so this came from a file, raw
+        return Outcome("message", f"a raw ESC in the output: {output[output.index(chr(27)) - 40 :][:80]!r}")
     if result.exit_code == 2:
         why = _message_ok(output, case.args[0])
         if why:
@@ -519,18 +541,22 @@ def _run_signalled(case: Case, timeout: float) -> Outcome:
     return Outcome("ok")
 
 
-def fuzz(runs: int, seed: int, timeout: float, work: Path) -> tuple[collections.Counter[str], dict[str, str]]:
+EXAMPLES = 5
+"""Examples kept of each broken contract of a kind: one can hide another of a different cause."""
+
+
+def fuzz(runs: int, seed: int, timeout: float, work: Path) -> tuple[collections.Counter[str], dict[str, list[str]]]:
     """``runs`` cases, kinds drawn with :data:`WEIGHTS`, each in a fresh folder under ``work``.
 
-    :returns: counts by ``(kind, verdict)`` (as ``"kind: verdict"``) and by verdict, and one example of
-        each broken contract.
+    :returns: counts by ``(kind, verdict)`` (as ``"kind: verdict"``) and by verdict, and up to
+        :data:`EXAMPLES` examples of each broken contract (by kind), each naming its run.
     """
     rng = random.Random(seed)
     kinds = list(MAKERS)
     rest = (1.0 - sum(WEIGHTS.values())) / (len(kinds) - len(WEIGHTS))
     weights = [WEIGHTS.get(k, rest) for k in kinds]
     counts: collections.Counter[str] = collections.Counter()
-    examples: dict[str, str] = {}
+    examples: dict[str, list[str]] = collections.defaultdict(list)
     runner = CliRunner()
     for index in range(runs):
         kind = rng.choices(kinds, weights)[0]
@@ -541,7 +567,9 @@ def fuzz(runs: int, seed: int, timeout: float, work: Path) -> tuple[collections.
         counts[outcome.verdict] += 1
         counts[f"{kind}: {outcome.verdict}"] += 1
         if outcome.verdict not in ("ok", "input error"):
-            examples.setdefault(f"{kind}: {outcome.verdict}", f"run {index}: {outcome.detail}")
+            kept = examples[f"{kind}: {outcome.verdict}"]
+            if len(kept) < EXAMPLES:
+                kept.append(f"run {index}: {outcome.detail}")
         _remove(folder)
     return counts, examples
 
