@@ -593,3 +593,59 @@ def test_a_memory_error_past_the_guard_exits_2_naming_the_limit() -> None:
         ": Unable to allocate 153. MiB for an array with shape (20000000,) and data type int64; "
         "ask for fewer turns or variants"
     )
+
+
+# --- 6. a line-based trace is read a line at a time: memory follows the turns, not the bytes ---------------
+
+TRACES = ROOT / "tests" / "data" / "traces"
+
+
+def padded_livekit(path: Path) -> None:
+    """The 20-turn LiveKit sample, each line carrying 250 KB that no turn keeps (20 MB)."""
+    rows = [json.loads(line) for line in (TRACES / "livekit-metrics.jsonl").read_text().splitlines()]
+    path.write_text("".join(json.dumps({**row, "padding": "a" * 250_000}) + "\n" for row in rows))
+
+
+def padded_pipecat(path: Path) -> None:
+    """The 20-turn Pipecat sample, a 150 KB debug line no rule reads after each line (18 MB)."""
+    filler = "2025-11-29 10:00:00.000 | DEBUG    | pipecat.transports.base_output:_bot_speaking:1 - " + "a" * 150_000
+    path.write_text("".join(f"{line}\n{filler}\n" for line in (TRACES / "pipecat.log").read_text().splitlines()))
+
+
+def padded_otlp(path: Path) -> None:
+    """200 OTLP JSON lines, a Pipecat turn span each with a 100 KB attribute no turn reads (20 MB)."""
+    lines = []
+    for i in range(200):
+        attributes = [
+            {"key": "turn.user_bot_latency_seconds", "value": {"doubleValue": 0.5}},
+            {"key": "padding", "value": {"stringValue": "a" * 100_000}},
+        ]
+        span = {"traceId": f"t{i}", "spanId": f"s{i}", "name": "turn", "attributes": attributes}
+        span |= {"startTimeUnixNano": str(i * 10**9), "endTimeUnixNano": str(i * 10**9 + 5)}
+        lines.append(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize(
+    ("make", "suffix", "turns"),
+    [(padded_livekit, ".jsonl", 20), (padded_pipecat, ".log", 20), (padded_otlp, ".jsonl", 200)],
+    ids=["livekit", "pipecat", "otlp"],
+)
+def test_a_line_based_trace_is_read_in_memory_well_under_its_size(
+    tmp_path: Path, make: Any, suffix: str, turns: int
+) -> None:
+    import tracemalloc
+
+    path = tmp_path / f"trace{suffix}"
+    make(path)
+    size = path.stat().st_size
+    vb.read_trace(TRACES / "pipecat.log")  # imports done: only the reading is measured
+    tracemalloc.start()
+    try:
+        table = vb.read_trace(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(table.turns) == turns
+    assert size > 17_000_000
+    assert peak < size / 2, f"{peak / 1e6:.1f} MB at peak for a {size / 1e6:.1f} MB file"  # ~6 MB: a 1 MB chunk
