@@ -12,31 +12,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_calls import cli, one_error_line, runner
 from hfconfig_files import write_config
 from time_limit import time_limit
-from typer.testing import CliRunner
 
 import voicebudget as vb
 from voicebudget._io import load_toml, load_yaml, parse_json
 from voicebudget.cli import app
 
-runner = CliRunner()
 ROOT = Path(__file__).resolve().parent.parent
 HUGE = 10**309  # the smallest power of ten beyond the float range: float(HUGE) raises OverflowError
-
-
-def cli(*args: str | Path) -> tuple[int, str]:
-    result = runner.invoke(app, [str(a) for a in args])
-    assert "Traceback" not in result.output
-    return result.exit_code, result.output
-
-
-def one_error_line(output: str) -> str:
-    """The output of a refused command: exactly one line, ``error: ...``."""
-    lines = output.strip().splitlines()
-    assert len(lines) == 1, output
-    assert lines[0].startswith("error: "), output
-    return lines[0]
 
 
 # --- 1. integers beyond the float range: read as inf, as 1e400 is, in every file format ---------------------

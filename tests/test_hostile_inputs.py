@@ -16,30 +16,15 @@ from typing import Any
 import numpy as np
 import pytest
 import typer
+from cli_calls import cli, one_error_line, runner
 from hfconfig_files import write_config
 from time_limit import time_limit
-from typer.testing import CliRunner
 
 import voicebudget as vb
 from voicebudget._io import read_document
 from voicebudget.cli import app
 
-runner = CliRunner()
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def cli(*args: str | Path) -> tuple[int, str]:
-    result = runner.invoke(app, [str(a) for a in args])
-    assert "Traceback" not in result.output
-    return result.exit_code, result.output
-
-
-def one_error_line(output: str) -> str:
-    """The output of a refused command: exactly one line, ``error: ...``."""
-    lines = output.strip().splitlines()
-    assert len(lines) == 1, output
-    assert lines[0].startswith("error: "), output
-    return lines[0]
 
 
 # --- 1. CSV line ends: \r, \r\n and a stray \r in a cell (council-fit logs, empirical samples) -------------

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_calls import one_error_line
 from typer.testing import CliRunner
 
 import voicebudget as vb
@@ -42,14 +43,6 @@ tts = { kind = "uniform", low_ms = 80, high_ms = 140 }
 [variants.slower-llm]
 stages.llm = { kind = "lognormal", p50_ms = 400, p95_ms = 600 }
 """
-
-
-def one_error_line(output: str) -> str:
-    """The output of a refused command: exactly one line, ``error: ...``."""
-    lines = output.strip().splitlines()
-    assert len(lines) == 1, output
-    assert lines[0].startswith("error: "), output
-    return lines[0]
 
 
 def recorder_report(path: Path, llm_ms: np.ndarray) -> Path:
