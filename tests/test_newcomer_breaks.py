@@ -532,3 +532,27 @@ def test_the_metrics_server_names_a_registry_or_address_of_the_wrong_type() -> N
         start_http_server(0, registry=5)
     with pytest.raises(TypeError, match=r"^addr must be text"):
         start_http_server(0, addr=5)  # type: ignore[arg-type]
+
+
+# --- the traces API with wrong types (review 2) ----------------------------------------------------------------
+
+
+def test_the_traces_api_names_a_table_a_path_or_a_budget_given_for_something_else() -> None:
+    from voicebudget.traces import check, check_traces, fit, read_trace
+
+    trace = Path(__file__).parent / "data" / "traces" / "livekit-metrics.jsonl"
+    table = read_trace(trace)
+    # check(table) ended in "'TraceTable' object is not iterable", check(["agent.log"]) in "'str' object has no
+    # attribute 'origin'", check([table], budget=800) in "'int' object has no attribute 'allocations_ms'",
+    # check_traces("agent.log") read each character as a path ("-: given twice (also as -)")
+    for call, message in (
+        (lambda: check(table), r"^tables: give a list of tables: \[read_trace\(path\)\], one per file$"),  # type: ignore[arg-type]
+        (lambda: fit(table), r"^tables: give a list of tables"),  # type: ignore[arg-type]
+        (lambda: check([str(trace)]), r"^tables: must be a list of tables read by read_trace\(path\), got \["),  # type: ignore[list-item]
+        (lambda: check([table], 800), r"^budget: must be a Budget \(e.g. Budget\(total_ms=800\)\), got 800$"),  # type: ignore[arg-type]
+        (lambda: check_traces(str(trace)), r"^paths: give a list of paths: \["),
+        (lambda: read_trace(trace, options={}), r"^options: must be ReadOptions\(...\) .* or None, got \{\}$"),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(vb.ScenarioError, match=message):
+            call()
+    assert check((table,)).report.n_turns == check([table]).report.n_turns  # a tuple is a list of tables too

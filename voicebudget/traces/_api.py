@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from os import PathLike
 from pathlib import Path
 
 from voicebudget._budget import Budget
-from voicebudget._errors import ScenarioError
+from voicebudget._errors import ScenarioError, param
 from voicebudget.traces._check import TraceCheck, check
 from voicebudget.traces._fit import TraceFit, fit
 from voicebudget.traces._options import FitMethod, ReadOptions
@@ -24,9 +25,11 @@ def read_traces(
 ) -> list[TraceTable]:
     """:func:`~voicebudget.traces.read_trace` on every path (same options for all).
 
-    :raises ScenarioError: a file is missing, unreadable, in no known format, or has no turn; or the
-        same file is given twice (its turns would count twice).
+    :raises ScenarioError: a file is missing, unreadable, in no known format, or has no turn; the
+        same file is given twice (its turns would count twice); or one path given for the list.
     """
+    if isinstance(paths, str | bytes | PathLike):  # its characters were read as paths ("-: given twice")
+        raise ScenarioError(f"give a list of paths: [{str(paths)!r}]", origin=param("paths"))
     seen: dict[Path, str] = {}
     for p in paths:
         key = Path(p).resolve()

@@ -290,6 +290,27 @@ def _parts(turns: list[TraceTurn]) -> dict[str, dict[str, FloatArray]]:
     return out
 
 
+def checked_inputs(tables: object, budget: object) -> None:
+    """Refuse what :func:`check` and :func:`~voicebudget.traces.fit` cannot take, naming the parameter (a table
+    or a path for the list of tables ended in "'TraceTable' object is not iterable", "'str' object has no attribute
+    'origin'").
+
+    :raises ScenarioError: ``tables`` not a list of tables, ``budget`` not a :class:`~voicebudget.Budget`.
+    """
+    if isinstance(tables, TraceTable):
+        raise ScenarioError("give a list of tables: [read_trace(path)], one per file", origin=param("tables"))
+    if (
+        isinstance(tables, str | bytes)
+        or not isinstance(tables, Sequence)
+        or not all(isinstance(t, TraceTable) for t in tables)
+    ):
+        raise ScenarioError(
+            f"must be a list of tables read by read_trace(path), got {tables!r}"[:200], origin=param("tables")
+        )
+    if budget is not None and not isinstance(budget, Budget):
+        raise ScenarioError(f"must be a Budget (e.g. Budget(total_ms=800)), got {budget!r}", origin=param("budget"))
+
+
 def check(
     tables: Sequence[TraceTable],
     budget: Budget | None = None,
@@ -311,7 +332,9 @@ def check(
     :returns: a :class:`TraceCheck`; ``.passed`` and ``.report.raise_for_budget()`` give the verdict.
     :raises NoUsableTurnsError: no turn is left to judge (every one flagged or incomplete); a
         :class:`~voicebudget.ScenarioError` carrying the tables read.
+    :raises ScenarioError: ``tables`` not a list of tables, ``budget`` not a :class:`~voicebudget.Budget`.
     """
+    checked_inputs(tables, budget)
     budget = budget or Budget()
     name = name or ", ".join(t.origin for t in tables)
     all_turns = [t for tab in tables for t in tab.turns]

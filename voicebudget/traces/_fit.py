@@ -28,7 +28,7 @@ from voicebudget._budget import Budget
 from voicebudget._errors import ScenarioError
 from voicebudget._io import check_target, write_atomic
 from voicebudget._text import count
-from voicebudget.traces._check import _why_none, usable_turns
+from voicebudget.traces._check import _why_none, checked_inputs, usable_turns
 from voicebudget.traces._options import FIT_METHODS, FitMethod
 from voicebudget.traces._table import ON_PATH, TOOL_STAGES, TraceTable, TraceTurn
 from voicebudget.traces._toml import dumps
@@ -346,8 +346,10 @@ def fit(
     :param name: the scenario name (default from the file names).
     :param samples: the scenario's default number of simulated turns.
     :param seed: the scenario's default seed.
-    :raises ScenarioError: unknown method, or no usable turn (0 turns: nothing to fit).
+    :raises ScenarioError: unknown method, no usable turn (0 turns: nothing to fit), ``tables`` not a list of
+        tables or ``budget`` not a :class:`~voicebudget.Budget`.
     """
+    checked_inputs(tables, budget)
     _check_method(method)
     turns = usable_turns(tables, include_anomalies)
     origins = tuple(t.origin for t in tables)

@@ -153,6 +153,11 @@ def read_trace(
     :raises ScenarioError: the file is missing or unreadable; the format is unknown (the message
         names ``--format-in`` and lists the formats); or the file has no turn at all.
     """
+    if options is not None and not isinstance(options, ReadOptions):  # {} passed as "no options", "x" failed late
+        raise ScenarioError(
+            f"must be ReadOptions(...) (e.g. ReadOptions(stop_secs=0.2)) or None, got {options!r}"[:200],
+            origin=param("options"),
+        )
     path = Path(path)
     origin = str(path)
     options = options or ReadOptions()
