@@ -10,6 +10,7 @@ import pytest
 from voicebudget import ScenarioError
 from voicebudget._io import (
     MAX_NESTING,
+    compose_yaml,
     iter_lines,
     load_toml,
     load_yaml,
@@ -142,3 +143,16 @@ def test_reading_allocates_the_file_size_not_the_cap(tmp_path: Path) -> None:
         assert read_text(f, max_bytes=8 * 2**30) == "x\n"
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a:\n\tb: 1\n", "a: [1\n", "a: &x [*x]\n", "[" * (MAX_NESTING + 5)],
+    ids=["tab", "unclosed", "recursive", "deep"],
+)
+def test_composing_yaml_refuses_what_loading_refuses_in_the_same_words(text: str) -> None:
+    with pytest.raises(ScenarioError) as loaded:
+        load_yaml(text, origin="x.yaml")
+    with pytest.raises(ScenarioError) as composed:
+        compose_yaml(text, origin="x.yaml")
+    assert str(composed.value) == str(loaded.value)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from typing import Any
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
 
 import yaml
 
@@ -12,6 +12,7 @@ from voicebudget._io._limits import MAX_NESTING, MAX_YAML_ALIAS_NODES
 from voicebudget._io._parse import finite_int
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_T = TypeVar("_T")
 
 
 class _Loader(yaml.SafeLoader):
@@ -155,32 +156,27 @@ def compose_yaml(text: str, *, origin: str) -> yaml.Node | None:
 
     :raises ScenarioError: as :func:`load_yaml`.
     """
-    loader = None
-    try:
-        loader = _Loader(text)
-        node = loader.get_single_node()
-        if node is not None:
-            _check_expansion(node)
-        return node
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        field = f"line {mark.line + 1}" if mark is not None else ""
-        raise ScenarioError(f"cannot parse YAML: {(exc.problem or '')[:300]}", origin=origin, field=field) from None
-    except yaml.YAMLError as exc:
-        raise ScenarioError(f"cannot parse YAML: {str(exc)[:300]}", origin=origin) from None
-    except RecursionError:
-        raise ScenarioError(f"YAML nested deeper than {MAX_NESTING} levels; refused", origin=origin) from None
-    finally:
-        if loader is not None:
-            loader.dispose()
+    return _parse(text, origin, _compose)
+
+
+def _compose(loader: _Loader) -> yaml.Node | None:
+    node = loader.get_single_node()
+    if node is not None:
+        _check_expansion(node)
+    return node
 
 
 def _load_yaml(text: str, origin: str) -> tuple[Any, frozenset[str]]:
     """The document and its top-level keys whose value carries an anchor (``base: &b {...}``)."""
+    return _parse(text, origin, lambda loader: (loader.get_single_data(), loader.definitions))
+
+
+def _parse(text: str, origin: str, read: Callable[[_Loader], _T]) -> _T:
+    """``read`` on a loader of ``text``, YAML's errors as one-line :class:`ScenarioError` naming the line."""
     loader = None
     try:
         loader = _Loader(text)  # the reader refuses control characters here already
-        return loader.get_single_data(), loader.definitions
+        return read(loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         field = f"line {mark.line + 1}" if mark is not None else ""
