@@ -12,13 +12,24 @@ from rich.text import Text
 
 from voicebudget._text import as_given, count, literal, printable
 from voicebudget.tuning._front import PICK_RULE
-from voicebudget.tuning._result import TuneResult, same_figures, short_config, tail_label, tail_tie_words
+from voicebudget.tuning._result import Candidate, TuneResult, same_figures, short_config, tail_label, tail_tie_words
 
 __all__ = ["render_tune", "short_config"]
 
 
 def _pm(value: float, se: float, digits: int) -> str:
     return f"{value:.{digits}f}±{se:.{digits}f}"
+
+
+def _figures(c: Candidate) -> tuple[str | Text, ...]:
+    """A configuration's cells after its row's label: user time, p95, accuracy, $/turn and the tail."""
+    return (
+        _pm(c.expected_user_time_ms, c.expected_user_time_se_ms, 0),
+        _pm(c.p95_ms, c.p95_se_ms, 1),
+        f"{c.quality:.3f}",
+        f"{c.cost_per_turn:.6f}",
+        Text(printable(tail_label(c))),  # member names come from the file: never read as markup
+    )
 
 
 def render_tune(result: TuneResult) -> RenderableType:
@@ -50,15 +61,7 @@ def render_tune(result: TuneResult) -> RenderableType:
     listing.add_column()
     for i, c in enumerate(result.pareto, 1):
         style = "bold green" if c is result.best else ""
-        table.add_row(
-            str(i),
-            _pm(c.expected_user_time_ms, c.expected_user_time_se_ms, 0),
-            _pm(c.p95_ms, c.p95_se_ms, 1),
-            f"{c.quality:.3f}",
-            f"{c.cost_per_turn:.6f}",
-            Text(printable(tail_label(c))),  # member names come from the file: never read as markup
-            style=style,
-        )
+        table.add_row(str(i), *_figures(c), style=style)
         words = short_config(c.config) + same_figures(c) + tail_tie_words(c)
         listing.add_row(Text(str(i), style=style), Text(printable(words), style=style))
     own = result.as_written
@@ -66,15 +69,7 @@ def render_tune(result: TuneResult) -> RenderableType:
         c = own.candidate
         style = "" if c.within_budget else "red"
         table.add_section()
-        table.add_row(
-            "you",
-            _pm(c.expected_user_time_ms, c.expected_user_time_se_ms, 0),
-            _pm(c.p95_ms, c.p95_se_ms, 1),
-            f"{c.quality:.3f}",
-            f"{c.cost_per_turn:.6f}",
-            Text(printable(tail_label(c))),  # member names come from the file: never read as markup
-            style=style,
-        )
+        table.add_row("you", *_figures(c), style=style)
         listing.add_row(
             Text("you", style=style),
             Text(
