@@ -556,3 +556,15 @@ def test_the_traces_api_names_a_table_a_path_or_a_budget_given_for_something_els
         with pytest.raises(vb.ScenarioError, match=message):
             call()
     assert check((table,)).report.n_turns == check([table]).report.n_turns  # a tuple is a list of tables too
+
+
+@pytest.mark.parametrize(("name", "text"), [("agent.toml", ""), ("agent.toml", "# to do\n"), ("agent.yaml", "\n")])
+def test_an_empty_scenario_says_it_is_empty(tmp_path: Path, name: str, text: str) -> None:
+    # an empty TOML file listed "2 errors: name: required field missing, pipeline: required field missing" on
+    # three lines; an empty YAML one said "expected a table (mapping) at the top level"
+    path = tmp_path / name
+    path.write_text(text)
+    for args in (["run", str(path)], ["council", str(path)], ["guard-report", str(path)]):
+        result = runner.invoke(app, args, env=WIDE)
+        assert result.exit_code == 2
+        assert one_error_line(result.output) == f"error: {path}: is empty: no fields in it"

@@ -32,8 +32,8 @@ def read_document(
         an anchor and whose key is not one of them (``base: &b {kind: fixed, value_ms: 1}``) is a
         definition for aliases and merge keys elsewhere, and is dropped.
     :raises ScenarioError: missing file, unknown suffix, over the size cap, not UTF-8, syntax error,
-        limits exceeded, or not a table at the top; with ``regular_only`` (a ``file = ...`` reference),
-        anything but a regular file.
+        limits exceeded, empty (no field: blank, or comments only), or not a table at the top; with
+        ``regular_only`` (a ``file = ...`` reference), anything but a regular file.
     """
     path = Path(path)
     origin = str(path)
@@ -46,6 +46,8 @@ def read_document(
         data: Any = load_toml(text, origin=origin)
     else:
         data, definitions = _load_yaml(text, origin)
+    if data is None or data == {}:  # was "2 errors: name: required field missing ..." or "expected a table"
+        raise ScenarioError("is empty: no fields in it", origin=origin)
     if not isinstance(data, dict):
         raise ScenarioError("expected a table (mapping) at the top level", origin=origin)
     if fields is not None and definitions:
