@@ -80,6 +80,15 @@ def test_compare_refuses_more_resamples_than_it_can_hold(reports: tuple[Path, Pa
         vb.baseline.CompareSettings(resamples=100_001)
 
 
+@pytest.mark.parametrize("value", ["nan", "-1", "inf"])
+def test_compare_tolerance_ms_names_the_value_it_refuses(reports: tuple[Path, Path], value: str) -> None:
+    result = runner.invoke(app, ["compare", *map(str, reports), f"--tolerance-ms={value}"], env=WIDE)
+    assert result.exit_code == 2
+    got = {"nan": "nan", "-1": "-1.0", "inf": "inf"}[value]
+    message = f"error: --tolerance-ms: a tolerance must be a finite number >= 0 ms, got {got}"
+    assert one_error_line(result.output) == message
+
+
 def test_compare_predicted_samples_meet_the_work_guard(reports: tuple[Path, Path], tmp_path: Path) -> None:
     # 10^9 simulated turns were killed by the kernel (exit 137) instead of refused
     scenario = tmp_path / "agent.toml"
@@ -568,3 +577,10 @@ def test_an_empty_scenario_says_it_is_empty(tmp_path: Path, name: str, text: str
         result = runner.invoke(app, args, env=WIDE)
         assert result.exit_code == 2
         assert one_error_line(result.output) == f"error: {path}: is empty: no fields in it"
+
+
+def test_record_decision_refuses_what_is_not_a_decision() -> None:
+    from voicebudget.telemetry import Telemetry
+
+    with pytest.raises(TypeError, match=r"decision must be a voicebudget.GuardDecision .*got 5"):
+        Telemetry().record_decision(5)  # type: ignore[arg-type]

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from voicebudget._budget import Budget
+from voicebudget.checker._guard import GuardDecision
 from voicebudget.telemetry._figures import BudgetEvent, TurnFigures, check_recorder, check_warning, decision_event
 
 if TYPE_CHECKING:
-    from voicebudget.checker._guard import GuardDecision
     from voicebudget.checker._recorder import Turn, TurnRecorder
 
 DEFAULT_AGENT = "voicebudget"
@@ -54,7 +54,10 @@ class _Sink:
         :param agent_name: the agent (``gen_ai.agent.name``, Prometheus' ``agent`` label); default the sink's
             ``agent_name``, else ``"voicebudget"``.
         :returns: the event.
+        :raises TypeError: ``decision`` is not a :class:`~voicebudget.GuardDecision`.
         """
+        if not isinstance(decision, GuardDecision):
+            raise TypeError(f"decision must be a voicebudget.GuardDecision (from BudgetGuard.check), got {decision!r}")
         event = decision_event(decision, self._budget(budget), speech_id)
         self._emit(event, agent_name or self.agent_name or DEFAULT_AGENT)
         return event
