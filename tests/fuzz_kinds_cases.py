@@ -509,6 +509,15 @@ def _whole_fit(data: bytes) -> bool:
         return False
 
 
+def _default_signals() -> None:
+    """In the child: the default action for the signals sent, as in a user's terminal. A fuzzer started
+    with ``nohup`` ignores SIGHUP and one started with ``&`` from a script ignores SIGINT, and a child
+    inherits that: the signal did nothing, and the run went on to its end (a 'hang' past the time limit
+    on a loaded machine)."""
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 def _run_signalled(case: Case, timeout: float) -> Outcome:
     target = case.signal_target
     assert target is not None
@@ -519,6 +528,7 @@ def _run_signalled(case: Case, timeout: float) -> Outcome:
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        preexec_fn=_default_signals,
     )
     time.sleep(case.delay)
     child.send_signal(case.signum)
