@@ -260,6 +260,8 @@ def test_cli_table_fits_80_columns() -> None:
         (["--batch-cap", "2,8,32"], "--batch-cap: applies only with --hardware and --model"),  # not ignored
         (["--chips", "2", "--precision", "fp8"], "--chips, --precision: apply only with --hardware and --model"),
         (["--hardware", "nope", "--model", "llama-3.1-8b"], "nope"),
+        # the stage's own check, not pydantic's "For further information visit ..." line
+        (["--hardware", "h100-sxm", "--model", "llama-3.1-405b", "--chips", "1"], "does not fit: needs 812"),
         (["--turns-per-minute", "-3"], "--turns-per-minute: Input should be greater than or equal to 0.01"),
         (["--budget-ms", "-5"], "--budget-ms"),
         (["--workers", "100000"], "--workers"),

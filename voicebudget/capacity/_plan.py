@@ -480,6 +480,8 @@ def deployments_from_options(
     :raises ScenarioError: unknown model/hardware, or the model does not fit the chips.
     """
 
+    from pydantic import ValidationError
+
     base = _find_stage(scenario.pipeline, stage)
     try:
         kind = stage_class_for(hardware)
@@ -487,6 +489,11 @@ def deployments_from_options(
         if isinstance(base, ModelledStage):  # e.g. a wafer stage's choice of path carries over to a wafer
             keep = {f: getattr(base, f) for f in kind.carried_fields if f in base.carried_fields}
         llm = kind(model=model, hardware=hardware, chips=chips, precision=precision, **keep)
+    except ValidationError as exc:  # the stage's own check (e.g. does not fit): its message, not pydantic's frame
+        err = exc.errors()[0]
+        cause = err.get("ctx", {}).get("error")
+        message = str(cause) if cause is not None else err["msg"]
+        raise ScenarioError(message, origin=f"{param('hardware')}/{param('model')}") from None
     except (VoiceBudgetError, ValueError) as exc:
         raise ScenarioError(str(exc).splitlines()[-1].strip(), origin=f"{param('hardware')}/{param('model')}") from None
     label = f"{model} {llm.predict().chips}x {hardware}" + (f" {precision}" if precision else "")
