@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from voicebudget._tail import few_turns_warning
 from voicebudget.cli._options import ForceOpt, TableOrJson
-from voicebudget.cli._output import EXIT_OK, EXIT_OVER_BUDGET, check_plot_path, emit_json, fail, user_errors
+from voicebudget.cli._output import EXIT_OK, EXIT_OVER_BUDGET, check_plot_path, emit_json, fail, user_errors, warn
 
 if TYPE_CHECKING:
     from voicebudget._budget import Budget
@@ -151,6 +152,9 @@ def check_recordings(
         from voicebudget.audio._render import render_calls
 
         Console(highlight=False, emoji=False).print(render_calls(result, all_turns=all_turns))
+        report = result.check.report  # as check on a trace: JSON gives n_turns, the table's reader the warning
+        if report is not None and (few := few_turns_warning(report.budget.percentile, report.n_turns)):
+            warn(few)
     if targets:
         _plot(result, targets[0])
     raise typer.Exit(EXIT_OK if result.passed else EXIT_OVER_BUDGET)
