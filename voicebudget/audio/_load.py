@@ -37,6 +37,9 @@ AUDIO_EXTRA = "pip install 'voicebudget[audio]'"
 VAD_RATES_HZ = (8_000, 16_000)
 """Sample rates Silero VAD takes; other rates are resampled to 16 kHz (soxr, high quality)."""
 
+MIN_RATE_HZ = 8_000
+"""The lowest sample rate read: telephone audio (G.711), Silero VAD's lowest; a lower rate is refused."""
+
 CallerChannel = Literal["left", "right"]
 """Which channel of a stereo recording is the caller (the other is the agent)."""
 
@@ -189,8 +192,9 @@ def read_recording(path: str | Path, caller: CallerChannel = "left", *, max_byte
     :returns: both channels at 8 or 16 kHz (other rates resampled to 16 kHz).
     :raises ScenarioError: the audio extra is missing (the message says what to install), the file is
         missing, too large or not audio, its decoding would need more memory than the guard allows
-        (:data:`DECODED_COPIES`), it does not have exactly 2 channels, a sample is NaN or infinite, both
-        channels hold the same audio, or ``caller`` is not ``"left"``/``"right"``.
+        (:data:`DECODED_COPIES`), it does not have exactly 2 channels, its sample rate is below
+        :data:`MIN_RATE_HZ`, a sample is NaN or infinite, both channels hold the same audio, or ``caller`` is
+        not ``"left"``/``"right"``.
     """
     origin = str(path)
     if caller not in ("left", "right"):
@@ -214,6 +218,12 @@ def read_recording(path: str | Path, caller: CallerChannel = "left", *, max_byte
         )
     if pcm.shape[0] == 0:
         raise ScenarioError("has no audio samples", origin=origin)
+    if rate < MIN_RATE_HZ:  # a wrong header, or not speech: below telephone audio no VAD finds any
+        raise ScenarioError(
+            f"sample rate {rate:,} Hz is below {MIN_RATE_HZ:,} Hz (telephone audio, the lowest rate Silero VAD "
+            "reads): no speech can be found in it; is the header's rate right?",
+            origin=origin,
+        )
     if not np.isfinite(pcm).all():  # a float file may hold NaN or inf: no VAD reads them as anything
         first = int(np.flatnonzero(~np.isfinite(pcm).all(axis=1))[0])
         raise ScenarioError(
