@@ -203,13 +203,16 @@ def test_report_percentiles_equal_numpys_linear_percentiles_exactly(xs, qs) -> N
 
 
 def test_report_percentiles_exact_on_a_large_sample() -> None:
-    from voicebudget._report import percentiles
+    from voicebudget._report import percentile_from_top, percentiles
 
     x = np.random.default_rng(3).lognormal(6.0, 0.4, 1_000_003)
     qs = [50.0, 90.0, 95.0, 99.0, 99.9, 0.0, 100.0]
     assert np.array_equal(percentiles(x, qs), np.percentile(x, qs))
     atom = np.where(np.arange(x.size) % 10 == 0, x, 0.0)  # 0 ms in 90% of turns (a warm connection)
     assert np.array_equal(percentiles(atom, qs), np.percentile(atom, qs))
+    for q in (75.0, 95.0, 97.5, 99.0, 99.9, 100.0):  # among the values above a threshold: the same values
+        assert percentile_from_top(x, q) == np.percentile(x, q)
+        assert percentile_from_top(atom, q) == np.percentile(atom, q)
     report = vb.build_report("x", vb.Budget(total_ms=400, percentile=97.5), x, {"a": x})
     assert report.total.at_percentile_ms == np.percentile(x, 97.5)
     assert report.stage("a").stats.p99_ms == np.percentile(x, 99)
@@ -264,3 +267,120 @@ def test_the_callers_leg_in_transport_is_the_same_turn_as_before_the_commit() ->
     assert into_transport.server_side is not None
     assert before_commit.server_side is not None
     assert before_commit.server_side.p95_ms - into_transport.server_side.p95_ms == pytest.approx(120.0)
+
+
+def _stage(doc: dict) -> object:
+    return vb.parse_scenario({"name": "s", "pipeline": {"kind": "sequence", "stages": {"x": doc}}}).pipeline.stages["x"]
+
+
+LLM = {"kind": "llm", "ttft": {"kind": "lognormal", "p50_ms": 400, "p95_ms": 600}}
+LEAVES = {
+    "fixed": {"kind": "fixed", "value_ms": 7.5},
+    "uniform": {"kind": "uniform", "low_ms": 5, "high_ms": 25},
+    "normal": {"kind": "normal", "mean_ms": 50, "std_ms": 40, "floor_ms": 10},
+    "lognormal": {"kind": "lognormal", "p50_ms": 247, "p95_ms": 298},
+    "empirical": {"kind": "empirical", "samples_ms": [1, 2, 3, 50, 7.5]},
+    "mixture": {
+        "kind": "mixture",
+        "weights": [0.3, 0.7],
+        "components": [{"kind": "fixed", "value_ms": 5}, {"kind": "lognormal", "p50_ms": 40, "p95_ms": 90}],
+    },
+    "shifted": {"kind": "shifted", "shift_ms": 200, "base": {"kind": "lognormal", "p50_ms": 90, "p95_ms": 120}},
+    "llm": {**LLM, "tpot": {"kind": "lognormal", "p50_ms": 5, "p95_ms": 8}, "first_phrase_tokens": 12},
+    "llm_range": {
+        **LLM,
+        "tpot": {"kind": "uniform", "low_ms": 1, "high_ms": 3},
+        "first_phrase_tokens": {"low": 6, "high": 70_000},
+    },
+    "llm_observed": {**LLM, "tpot": {"kind": "fixed", "value_ms": 2}, "first_phrase_tokens": [3, 9, 27]},
+    "tts": {"kind": "tts", "ttfb": {"kind": "lognormal", "p50_ms": 135, "p95_ms": 187}},
+    "tts_silence": {
+        "kind": "tts",
+        "ttfb": {"kind": "lognormal", "p50_ms": 135, "p95_ms": 187},
+        "leading_silence": {"kind": "uniform", "low_ms": 5, "high_ms": 40},
+    },
+    "network": {
+        "kind": "network",
+        "base": {"kind": "uniform", "low_ms": 1, "high_ms": 4},
+        "cold": {"probability": 0.1, "extra": {"kind": "fixed", "value_ms": 1300}},
+    },
+}
+
+
+@pytest.mark.parametrize("kind", sorted(LEAVES))
+def test_sample_into_draws_what_sample_draws(kind) -> None:
+    # the engine draws into reused buffers (pieces of 65,536 turns for integers): the same samples, bit for bit
+    from voicebudget._algebra import Buffers
+
+    stage = _stage(LEAVES[kind])
+    n = 200_003
+    out = np.full(n, np.nan)
+    drawn = stage.sample_into(np.random.default_rng(5), out, Buffers(n))
+    assert drawn is out
+    assert np.array_equal(drawn, stage.sample(np.random.default_rng(5), n))
+
+
+def test_leaves_draw_what_numpys_own_samplers_draw() -> None:
+    # a seed gives the samples it gave when each kind called numpy's sampler for all n turns at once
+    n, rng = 100_000, np.random.default_rng
+    uniform, normal, lognormal = (_stage(LEAVES[k]) for k in ("uniform", "normal", "lognormal"))
+    assert np.array_equal(uniform.sample(rng(1), n), rng(1).uniform(5, 25, n))
+    assert np.array_equal(normal.sample(rng(1), n), np.maximum(rng(1).normal(50, 40, n), 10))
+    z = rng(1).standard_normal(n)
+    assert np.array_equal(lognormal.sample(rng(1), n), np.exp(z * lognormal.sigma + lognormal.mu))
+    assert np.array_equal(
+        _stage(LEAVES["empirical"]).sample(rng(1), n), np.array([1, 2, 3, 50, 7.5])[rng(1).integers(0, 5, n)]
+    )
+    llm = _stage(LEAVES["llm_range"])
+    g = rng(1)
+    ttft = llm.ttft.sample(g, n)
+    expected = ttft + g.integers(6, 70_001, n).astype(np.float64) * g.uniform(1, 3, n)
+    assert np.array_equal(llm.sample(rng(1), n), expected)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    xs=st.lists(st.floats(0, 1e6, allow_nan=False) | st.sampled_from([0.0, 1.0, 2.5]), min_size=1, max_size=3000),
+    q=st.floats(0, 100) | st.sampled_from([0.0, 75.0, 95.0, 99.0, 99.9, 100.0]),
+)
+def test_percentile_from_the_top_is_numpys(xs, q) -> None:
+    from voicebudget._report import percentile_from_top
+
+    arr = np.asarray(xs)
+    before = arr.copy()
+    assert percentile_from_top(arr, q) == np.percentile(arr, q)
+    assert np.array_equal(arr, before)
+
+
+def test_a_report_selecting_in_the_callers_buffers_gives_the_same_report() -> None:
+    # build_report(reorder=..., server_side_less=...) summarises stages in their own arrays and takes the
+    # server side from the total; the figures are those of the copies it used to select in
+    from importlib import resources
+
+    scenario = vb.load_scenario(str(resources.files("voicebudget") / "data" / "webrtc-cascade.toml"))
+    ev = vb.evaluate(scenario.pipeline.to_tree(), 300_000, 5)
+    budget = vb.Budget(total_ms=800, percentile=97)
+    server = ev.total - ev.stages["transport"]
+    plain = vb.build_report("b", budget, ev.total, ev.stages, contributions=ev.contributions, server_side_ms=server)
+    stages = {k: v.copy() for k, v in ev.stages.items()}
+    reordered = vb.build_report(
+        "b", budget, ev.total, stages, contributions=ev.contributions, reorder=set(stages), server_side_less="transport"
+    )
+    assert reordered.to_dict() == plain.to_dict()
+    assert reordered.server_side == plain.server_side
+    assert [s.tail_mean_ms for s in reordered.stages] == [s.tail_mean_ms for s in plain.stages]
+    assert not np.array_equal(stages["asr"], ev.stages["asr"])  # selected in place: reordered
+    with pytest.raises(ValueError, match="server_side_less: no stage 'speaker'"):
+        vb.build_report("b", budget, ev.total, ev.stages, server_side_less="speaker")
+
+
+def test_a_run_keeps_one_set_of_buffers_for_its_variants() -> None:
+    # simulate draws every variant into the same buffers; the totals its reports keep are their own arrays
+    from importlib import resources
+
+    scenario = vb.load_scenario(str(resources.files("voicebudget") / "data" / "webrtc-cascade.toml"))
+    result = vb.simulate(scenario, samples=20_000, seed=3)
+    totals = [r.total_samples_ms for r in result.reports]
+    assert len({id(t) for t in totals}) == 3
+    for name, pipeline in scenario.pipelines().items():
+        assert np.array_equal(result.report(name).total_samples_ms, vb.evaluate(pipeline.to_tree(), 20_000, 3).total)

@@ -25,7 +25,7 @@ from pydantic import (
     model_validator,
 )
 
-from voicebudget._algebra import Stage
+from voicebudget._algebra import Buffers, Stage
 from voicebudget._budget import MAX_LATENCY_MS
 from voicebudget._errors import ScenarioError
 from voicebudget._io import MAX_DATA_BYTES, csv_rows, parse_json, read_text, resolve_reference
@@ -63,7 +63,14 @@ FloatArray = NDArray[np.float64]
 
 
 class _Dist(Stage):
-    """A latency distribution: a leaf stage (its component distributions are parameters, not stages)."""
+    """A latency distribution: a leaf stage (its component distributions are parameters, not stages).
+
+    Every kind draws in :meth:`sample_into` (into the engine's buffer); :meth:`sample` is the same draws
+    into a new array.
+    """
+
+    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
+        return self.sample_into(rng, np.empty(n), Buffers(n))
 
 
 class Fixed(_Dist):
@@ -72,8 +79,9 @@ class Fixed(_Dist):
     kind: Literal["fixed"] = "fixed"
     value_ms: LatencyMs = Field(description="The constant latency in ms.")
 
-    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
-        return np.full(n, self.value_ms, dtype=np.float64)
+    def sample_into(self, rng: np.random.Generator, out: FloatArray, buffers: Buffers) -> FloatArray:
+        out.fill(self.value_ms)
+        return out
 
 
 class Uniform(_Dist):
@@ -91,8 +99,11 @@ class Uniform(_Dist):
             raise ValueError(f"must be >= low_ms ({low}), got {v}")
         return v
 
-    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
-        return rng.uniform(self.low_ms, self.high_ms, n)
+    def sample_into(self, rng: np.random.Generator, out: FloatArray, buffers: Buffers) -> FloatArray:
+        rng.random(out=out)  # low + (high - low) * u, as numpy's ``uniform`` computes it (the same draws)
+        out *= self.high_ms - self.low_ms
+        out += self.low_ms
+        return out
 
 
 class Normal(_Dist):
@@ -116,10 +127,12 @@ class Normal(_Dist):
             )
         return self
 
-    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
-        x = rng.normal(self.mean_ms, self.std_ms, n)
-        np.maximum(x, self.floor_ms, out=x)
-        return x
+    def sample_into(self, rng: np.random.Generator, out: FloatArray, buffers: Buffers) -> FloatArray:
+        rng.standard_normal(out=out)  # mean + std * z, as numpy's ``normal`` computes it (the same draws)
+        out *= self.std_ms
+        out += self.mean_ms
+        np.maximum(out, self.floor_ms, out=out)
+        return out
 
 
 class LogNormal(_Dist):
@@ -158,8 +171,8 @@ class LogNormal(_Dist):
         """Scale of ``ln X``."""
         return math.log(self.p95_ms / self.p50_ms) / Z95
 
-    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
-        z = rng.standard_normal(n)
+    def sample_into(self, rng: np.random.Generator, out: FloatArray, buffers: Buffers) -> FloatArray:
+        z = rng.standard_normal(out=out)
         z *= self.sigma
         z += self.mu
         return np.exp(z, out=z)
@@ -206,9 +219,8 @@ class Empirical(_Dist):
             raise ValueError(f"samples_ms[{i}] (item {i + 1}): {got}; {_ALLOWED}")
         return v
 
-    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
-        arr = np.asarray(self.samples_ms, dtype=np.float64)
-        return arr[rng.integers(0, arr.size, n)]
+    def sample_into(self, rng: np.random.Generator, out: FloatArray, buffers: Buffers) -> FloatArray:
+        return resample_into(np.asarray(self.samples_ms, dtype=np.float64), rng, out)
 
 
 _ALLOWED = "a sample must be a finite number of ms, >= 0 and at most 1,000 hours"
@@ -318,8 +330,9 @@ class Mixture(_Dist):
             raise ValueError(f"weights must be >= 0 and sum to 1, got {list(self.weights)}")
         return self
 
-    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
-        return mix_samples(rng, n, self.weights, [lambda m, c=c: c.sample(rng, m) for c in self.components])
+    def sample_into(self, rng: np.random.Generator, out: FloatArray, buffers: Buffers) -> FloatArray:
+        draws = [lambda m, c=c: c.sample(rng, m) for c in self.components]
+        return mix_samples(rng, out.shape[0], self.weights, draws, out=out)
 
 
 class Shifted(_Dist):
@@ -329,8 +342,8 @@ class Shifted(_Dist):
     shift_ms: LatencyMs
     base: Distribution
 
-    def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
-        x = self.base.sample(rng, n)
+    def sample_into(self, rng: np.random.Generator, out: FloatArray, buffers: Buffers) -> FloatArray:
+        x = self.base.sample_into(rng, out, buffers)
         x += self.shift_ms
         return x
 
@@ -340,20 +353,37 @@ def mix_samples(
     n: int,
     weights: tuple[float, ...] | list[float],
     draws: list,  # type: ignore[type-arg]
+    out: FloatArray | None = None,
 ) -> FloatArray:
     """Sample a mixture: pick a branch per turn, then draw each branch only for its own turns.
 
     :param weights: branch probabilities (sum to 1).
     :param draws: one callable per branch, ``draw(m) -> float64[m]``.
-    :returns: ``float64[n]``.
+    :param out: ``float64[n]`` to write the samples into; default a new array.
+    :returns: ``float64[n]`` (``out`` when given).
     """
     branch = rng.choice(len(weights), size=n, p=np.asarray(weights, dtype=np.float64))
-    out = np.empty(n, dtype=np.float64)
+    out = np.empty(n, dtype=np.float64) if out is None else out
     for i, draw in enumerate(draws):
         mask = branch == i
         m = int(mask.sum())
         if m:
             out[mask] = draw(m)
+    return out
+
+
+CHUNK = 1 << 16
+"""Turns per call when integers are drawn in pieces (:func:`resample_into`): numpy's ``integers`` has no
+``out``, and drawing in pieces gives the same integers as one call (PCG64 keeps its spare 32 bits in its
+state), so a stage needs a 512 KB index array, not an ``int64[n]`` one."""
+
+
+def resample_into(values: FloatArray, rng: np.random.Generator, out: FloatArray) -> FloatArray:
+    """``values[rng.integers(0, values.size, n)]`` written into ``out`` (``float64[n]``), the same draws,
+    in pieces of :data:`CHUNK` turns."""
+    for start in range(0, out.shape[0], CHUNK):
+        piece = out[start : start + CHUNK]
+        np.take(values, rng.integers(0, values.size, piece.shape[0]), out=piece)
     return out
 
 

@@ -1,9 +1,9 @@
 """The memory guard: refuse a run whose samples would not fit, before drawing them; and the work guard
 (:func:`check_work`): refuse a run that would draw more stage samples than :data:`MAX_STAGE_SAMPLES`.
 
-A run keeps ``float64[n_turns]`` arrays for every node of the pipeline, every part of a council stage
-(its members), every mixture component drawn, the report's copies and every variant's total, plus
-the temporaries of whichever step is running; which arrays and how many depends on every stage kind.
+A run keeps ``float64[n_turns]`` arrays for every leaf of the pipeline (in buffers it reuses for every
+variant), every part of a council stage (its members), every mixture component drawn and every variant's
+total, plus the temporaries of whichever step is running; which arrays and how many depends on every stage kind.
 Rather than a formula per kind (the first guard counted combinator nodes only and missed a 16-member
 council by 6x), the guard *measures*: it runs the same computation under :mod:`tracemalloc` (numpy
 reports its array buffers to it), first at :data:`QUICK_TURNS` turns (enough to clear most runs), then

@@ -7,7 +7,8 @@ the sum of p95s), with numpy's default linear interpolation.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,17 +52,55 @@ def percentiles(samples_ms: FloatArray, qs: list[float], *, work: FloatArray | N
         work = a.copy()
     elif work is not a:
         np.copyto(work, a)
-    if _has_large_atom(a):  # numpy's introselect slows down 10-20x when the rank falls in a block of
+    lower, upper = _order_statistics(work, lo)
+    return _lerp(lower, upper, pos - lo)
+
+
+def _order_statistics(work: FloatArray, lo: NDArray[np.intp]) -> tuple[FloatArray, FloatArray]:
+    """The values at ranks ``lo`` and ``lo + 1`` (at most ``n - 1``) of ``work`` in sorted order (0-based),
+    by the selections :func:`percentiles` describes; ``work`` is reordered.
+
+    :returns: ``(float64[len(lo)], float64[len(lo)])``.
+    """
+    n = work.size
+    if _has_large_atom(work):  # numpy's introselect slows down 10-20x when the rank falls in a block of
         work.sort()  # ties (a stage that is 0 ms in 90% of turns); its sort does not
-        return _lerp(work[lo], work[np.minimum(lo + 1, n - 1)], pos - lo)
+        return work[lo], work[np.minimum(lo + 1, n - 1)]
     start = 0
-    upper = np.empty_like(pos)
+    upper = np.empty(lo.shape)
     for rank in sorted(set(lo.tolist())):  # not np.unique: its first call imports numpy.ma (~14 ms)
         work[start:].partition(rank - start)  # in place: the ranks before ``start`` stay in their places
         start = rank + 1
         # the next order statistic is the smallest value after ``rank``: a reduction, not another partition
         upper[lo == rank] = np.min(work[start:]) if start < n else work[rank]
-    return _lerp(work[lo], upper, pos - lo)
+    return work[lo], upper
+
+
+def percentile_from_top(samples_ms: FloatArray, q: float) -> float:
+    """``numpy.percentile(samples_ms, q)`` (bit for bit, as :func:`percentiles`) for a high ``q`` without a
+    copy of the samples: the selection runs among the values at or above a threshold read off a strided
+    subsample (about 1.3 x the share beyond ``q``), all of which rank above the rest. A report finds its
+    tail with it before any scratch buffer is free. When fewer values than the ranks from the percentile's
+    up pass the threshold (a subsample far from the whole), or ``q`` is below 75, it selects in a copy.
+
+    :param samples_ms: ``float64[n]``, n >= 1, no NaN; not modified.
+    :param q: a percentile in [0, 100].
+    """
+    a = np.asarray(samples_ms, dtype=np.float64)
+    n = a.size
+    pos = np.asarray([q], dtype=np.float64) / 100.0 * (n - 1)
+    lo = np.floor(pos).astype(np.intp)
+    need = n - int(lo[0])  # the values at ranks lo .. n - 1
+    probe = np.sort(a[:: max(1, n // _PROBE)])
+    share = float(lo[0]) / max(n - 1, 1)
+    # the subsample's rank of the percentile, less 4 standard deviations of its binomial count and 2
+    j = int(share * (probe.size - 1) - 4 * math.sqrt(probe.size * share * (1 - share)) - 2)
+    if j > 0 and 4 * need < n:
+        top = a[a >= probe[j]]  # the ``top.size`` largest values: every one >= the threshold, ties included
+        if top.size >= need:
+            lower, upper = _order_statistics(top, lo - (n - top.size))
+            return float(_lerp(lower, upper, pos - lo)[0])
+    return float(percentiles(a, [q])[0])
 
 
 _PROBE = 2048
@@ -298,6 +337,8 @@ def build_report(
     origin: str = "",
     stage_fields: Mapping[str, str] | None = None,
     stage_stats: bool = True,
+    reorder: Collection[str] = frozenset(),
+    server_side_less: str | None = None,
 ) -> Report:
     """Summarise per-turn latencies against a budget.
 
@@ -326,7 +367,13 @@ def build_report(
     :param stage_stats: False: each stage gets its tail attribution but no percentiles (its
         :class:`LatencyStats` are NaN), for a caller that reads only the total and the tail driver (the
         tuner judges thousands of councils; each stage's percentiles were a third of its fixed cost).
-    :raises ValueError: no turns, or arrays of different lengths.
+    :param reorder: the stages whose arrays the report may reorder and overwrite (the caller's scratch,
+        not needed after the report): their percentiles are selected in place once their tail figures
+        are read, and their buffers then serve the selections left (the total's, the server side's), so
+        without ``work`` the report needs no ``float64[n_turns]`` of its own.
+    :param server_side_less: instead of ``server_side_ms``: the stage whose samples the total less is the
+        server-side latency (a voice turn's ``transport``), computed here when a buffer is free.
+    :raises ValueError: no turns, arrays of different lengths, or ``server_side_less`` names no stage.
     :raises ModelError: a turn beyond :data:`MAX_LATENCY_MS` or not finite (naming the stages with such
         values, by field path when ``stage_fields`` has them).
     :raises ScenarioError: the budget allocates a stage there is none of.
@@ -334,29 +381,68 @@ def build_report(
     total = np.asarray(total_ms, dtype=np.float64)
     _check_samples(total, stages_ms, origin or name, stage_fields)
     _check_stages(budget, stages_ms, total, origin or name)
+    if server_side_less is not None and server_side_less not in stages_ms:
+        raise ValueError(f"server_side_less: no stage {server_side_less!r}; stages: {list(stages_ms)}")
     pct = budget.percentile
-    work = np.empty_like(total) if work is None else work  # one scratch for every percentile selection
-    total_stats = LatencyStats.of(total, pct, work=work)
-    tail = _Tail.of(total, total_stats, stages_ms, contributions, part_contributions)
-    allocations = budget.allocations_ms()
+    tail = _Tail.of(total, percentile_from_top(total, pct), stages_ms, contributions, part_contributions)
+    tail_means = {key: tail.own_mean(np.asarray(arr, dtype=np.float64)) for key, arr in stages_ms.items()}
+    scratch = _Scratch(total, work)
     known = known_stats or {}
-    stage_reports = []
-    for key, arr in stages_ms.items():
-        arr = np.asarray(arr, dtype=np.float64)
-        stats = known[key] if key in known else _stage_stats(arr, pct, work) if stage_stats else _NO_STATS
-        stage_reports.append(tail.stage(key, arr, stats, allocations.get(key)))
+    stats: dict[str, LatencyStats] = {}
+    server = None
+    for key in sorted(stages_ms, key=lambda k: k == server_side_less):  # that stage last: the server needs it
+        arr = np.asarray(stages_ms[key], dtype=np.float64)
+        if key == server_side_less:
+            server = scratch.summarise(np.subtract(total, arr, out=scratch.take()), pct, own=True)
+        if key in known or not stage_stats:
+            stats[key] = known.get(key, _NO_STATS)
+        else:
+            work_here = arr if key in reorder else scratch.take()
+            stats[key] = _stage_stats(arr, pct, work_here)
+            if work_here is not arr:
+                scratch.give(work_here)
+        if key in reorder:
+            scratch.give(arr)  # summarised: the caller's buffer is free for what is left
+    if server_side_ms is not None:
+        server = scratch.summarise(np.asarray(server_side_ms, dtype=np.float64), pct)
+    allocations = budget.allocations_ms()
     return Report(
         name=name,
         budget=budget,
-        total=total_stats,
-        stages=tuple(stage_reports),
+        total=scratch.summarise(total, pct),
+        stages=tuple(tail.stage(key, stats[key], allocations.get(key), tail_means[key]) for key in stages_ms),
         within_budget_share=np.count_nonzero(total <= budget.total_ms) / total.size,
         n_turns=int(total.size),
         seed=seed,
-        server_side=LatencyStats.of(np.asarray(server_side_ms), pct, work=work) if server_side_ms is not None else None,
+        server_side=server,
         source=source,
         total_samples_ms=total,
     )
+
+
+class _Scratch:
+    """Where a report selects percentiles: ``work`` (or a new array) first, then the buffers of the stages it
+    may reorder, once they are summarised (``build_report(reorder=...)``), so a run needs no buffer of its
+    own for the total and the server-side latency."""
+
+    def __init__(self, total: FloatArray, work: FloatArray | None) -> None:
+        self._like = total
+        self._free = [] if work is None else [work]
+
+    def take(self) -> FloatArray:
+        return self._free.pop() if self._free else np.empty_like(self._like)
+
+    def give(self, buf: FloatArray | None) -> None:
+        if buf is not None and buf.shape == self._like.shape and buf.flags.c_contiguous and buf.flags.writeable:
+            self._free.append(buf)
+
+    def summarise(self, samples: FloatArray, pct: float, *, own: bool = False) -> LatencyStats:
+        """The stats of ``samples``, selected in a scratch buffer (in ``samples`` itself when ``own``, a
+        buffer :meth:`take` gave; it is given back)."""
+        work = samples if own else self.take()
+        stats = LatencyStats.of(samples, pct, work=work)
+        self.give(work)
+        return stats
 
 
 def _check_samples(
@@ -421,12 +507,12 @@ class _Tail:
     def of(
         cls,
         total: FloatArray,
-        total_stats: LatencyStats,
+        at_percentile_ms: float,
         stages_ms: Mapping[str, FloatArray],
         contributions: Contributions | None,
         part_contributions: PartContributions | None,
     ) -> _Tail:
-        tail = np.flatnonzero(total >= total_stats.at_percentile_ms)
+        tail = np.flatnonzero(total >= at_percentile_ms)
         if contributions is not None:
             contrib = {k: np.asarray(v) for k, v in contributions(tail).items()}
         else:
@@ -435,15 +521,19 @@ class _Tail:
         by_part = part_contributions(tail) if part_contributions is not None else {}
         return cls(tail, contrib, tail_total, by_part)
 
-    def stage(self, key: str, arr: FloatArray, stats: LatencyStats, allocation: float | None) -> StageReport:
-        """A stage's report: its share of the tail (with its standard error), its parts', its own mean there."""
+    def own_mean(self, arr: FloatArray) -> float:
+        """A stage's own mean duration over the tail turns where it ran (NaN: it ran in none), ms."""
+        in_tail = arr[self.turns]
+        in_tail = in_tail[~np.isnan(in_tail)]
+        return float(np.mean(in_tail)) if in_tail.size else float("nan")
+
+    def stage(self, key: str, stats: LatencyStats, allocation: float | None, tail_mean: float) -> StageReport:
+        """A stage's report: its share of the tail (with its standard error), its parts', its own mean
+        there (``tail_mean``, :meth:`own_mean`)."""
         contrib, n = self.contrib, self.turns.size
         tail_ms = float(np.mean(contrib[key])) if key in contrib else 0.0
         tail_se = float(np.std(contrib[key], ddof=1) / np.sqrt(n)) if key in contrib and n > 1 else 0.0
         share = tail_ms / self.total_ms if self.total_ms > 0 else 0.0
-        in_tail = arr[self.turns]
-        in_tail = in_tail[~np.isnan(in_tail)]
-        tail_mean = float(np.mean(in_tail)) if in_tail.size else float("nan")
         return StageReport(key, stats, tail_ms, share, allocation, self.parts(key), tail_mean, tail_se)
 
     def parts(self, key: str) -> tuple[StagePart, ...]:
@@ -463,9 +553,12 @@ _NO_STATS = LatencyStats(*(float("nan"),) * 6)
 
 
 def _stage_stats(arr: FloatArray, pct: float, work: FloatArray) -> LatencyStats:
-    """Stats of a stage over the turns where it ran (NaN marks the others), selecting in ``work``."""
-    ran = arr[~np.isnan(arr)] if np.isnan(np.min(arr)) else arr
-    return LatencyStats.of(ran, pct, work=work[: ran.size]) if ran.size else _NO_STATS
+    """Stats of a stage over the turns where it ran (NaN marks the others), selecting in ``work`` (which may
+    be ``arr`` itself); the turns where it ran, when some did not, are a copy already: selected in place."""
+    if not np.isnan(np.min(arr)):
+        return LatencyStats.of(arr, pct, work=work)
+    ran = arr[~np.isnan(arr)]
+    return LatencyStats.of(ran, pct, work=ran) if ran.size else _NO_STATS
 
 
 def _beyond(values: FloatArray) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from voicebudget._algebra import evaluate, leaves, walk
+from voicebudget._algebra import Buffers, evaluate_into, leaves, walk
 from voicebudget._budget import Budget, with_overrides
 from voicebudget._errors import ModelError, ScenarioError, param
 from voicebudget._io import Roots
@@ -133,9 +133,10 @@ def stage_nodes(pipeline: Any) -> int:
 def _judge(pipeline: Any, budget: Budget, samples: int, seed: int, name: str, run: _Run | None = None) -> Report:
     run = run or _Run(samples)
     tree = pipeline.to_tree() if isinstance(pipeline, VoiceTurn) else pipeline
-    ev = evaluate(tree, samples, seed)
-    server = np.subtract(ev.total, ev.stages["transport"], out=run.server) if isinstance(pipeline, VoiceTurn) else None
+    buffers = run.buffers
+    ev = evaluate_into(tree, samples, seed, buffers)
     specs = leaves(tree)
+    prints = {key: _fingerprint(ev.stages[key]) for key in specs}  # before the report reorders them
     report = build_report(
         name,
         budget,
@@ -143,49 +144,52 @@ def _judge(pipeline: Any, budget: Budget, samples: int, seed: int, name: str, ru
         ev.stages,
         contributions=ev.contributions,
         seed=seed,
-        server_side_ms=server,
+        server_side_less="transport" if isinstance(pipeline, VoiceTurn) else None,
         part_contributions=ev.part_contributions if ev.parts else None,
-        known_stats=run.known(specs, ev.stages),
-        work=run.work,
+        known_stats=run.known(specs, prints),
+        reorder={key for key, arr in ev.stages.items() if buffers.lent(arr) and arr is not ev.total},
     )
-    run.remember(specs, ev.stages, report)
+    run.remember(specs, prints, report)
+    buffers.keep(ev.total)  # the report's total_samples_ms
+    buffers.give(*ev.stages.values())
     return report
 
 
 class _Run:
-    """What the variants of one run share: the stats of their common stages, and scratch buffers.
+    """What the variants of one run share: the stats of their common stages, and the buffers.
 
     Under common random numbers a leaf stage with the same name and an equal spec draws the same
     samples in every variant of a run (same seed, same number of turns), so its percentiles are the
     same: a later variant takes them from the first. A strided fingerprint of the samples (1/1000 of
     them) is compared too, so a stage whose samples differ after all is summarised again.
 
-    The report's selection buffer and the server-side latencies (``float64[n]`` each) are allocated
-    once per run, not per variant: on a loaded machine a fresh 16 MB array (2M turns) costs up to
-    ~30 ms of page faults (transparent huge pages compacted on first touch), more than its use.
+    Every variant draws its stages into the same :class:`~voicebudget._algebra.Buffers` (``float64[n]``
+    each; a variant gives them back once its report is built, but its total, which the report keeps):
+    on a loaded machine a fresh 16 MB array (2M turns) costs up to ~30 ms of page faults (transparent
+    huge pages compacted on first touch), more than its use.
     """
 
     def __init__(self, samples: int) -> None:
         self._seen: dict[str, list[tuple[Any, Any, LatencyStats]]] = {}
-        self.work = np.empty(samples)
-        self.server = np.empty(samples)
+        self.buffers = Buffers(samples)
 
-    def known(self, leaves: dict[str, Any], stages: dict[str, Any]) -> dict[str, LatencyStats]:
-        """Stage name -> stats already summarised from the same samples in an earlier variant."""
+    def known(self, leaves: dict[str, Any], prints: dict[str, Any]) -> dict[str, LatencyStats]:
+        """Stage name -> stats already summarised from the same samples in an earlier variant.
+
+        :param prints: stage name -> the fingerprint of its samples in this variant.
+        """
         out = {}
         for name, spec in leaves.items():
             for seen_spec, fingerprint, stats in self._seen.get(name, ()):
-                if _same_spec(spec, seen_spec) and np.array_equal(
-                    _fingerprint(stages[name]), fingerprint, equal_nan=True
-                ):
+                if _same_spec(spec, seen_spec) and np.array_equal(prints[name], fingerprint, equal_nan=True):
                     out[name] = stats
                     break
         return out
 
-    def remember(self, leaves: dict[str, Any], stages: dict[str, Any], report: Report) -> None:
-        """Keep the report's stats of each leaf stage for the variants after it."""
+    def remember(self, leaves: dict[str, Any], prints: dict[str, Any], report: Report) -> None:
+        """Keep the report's stats of each leaf stage (and its samples' fingerprint) for the variants after it."""
         for name, spec in leaves.items():
-            self._seen.setdefault(name, []).append((spec, _fingerprint(stages[name]), report.stage(name).stats))
+            self._seen.setdefault(name, []).append((spec, prints[name], report.stage(name).stats))
 
 
 def _fingerprint(samples: Any) -> Any:

@@ -13,8 +13,8 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field, ValidationInfo, field_validator
 
-from voicebudget._algebra import Stage
-from voicebudget._distributions import Distribution
+from voicebudget._algebra import Buffers, Stage
+from voicebudget._distributions import CHUNK, Distribution, resample_into
 from voicebudget._model import DataModel
 
 __all__ = ["ColdConnection", "LLMStage", "NetworkStage", "TTSStage", "TokenRange"]
@@ -53,12 +53,21 @@ TokenCount = int | TokenRange | tuple[int, ...]
 
 def sample_tokens(count: TokenCount, rng: np.random.Generator, n: int) -> FloatArray:
     """Draw ``float64[n]`` token counts from a :data:`TokenCount`."""
+    return sample_tokens_into(count, rng, np.empty(n))
+
+
+def sample_tokens_into(count: TokenCount, rng: np.random.Generator, out: FloatArray) -> FloatArray:
+    """:func:`sample_tokens` written into ``out`` (``float64[n]``): the same draws, integers drawn in pieces
+    (:func:`~voicebudget._distributions.resample_into`)."""
     if isinstance(count, int):
-        return np.full(n, float(count))
-    if isinstance(count, TokenRange):
-        return rng.integers(count.low, count.high + 1, n).astype(np.float64)
-    arr = np.asarray(count, dtype=np.float64)
-    return arr[rng.integers(0, arr.size, n)]
+        out.fill(float(count))
+    elif isinstance(count, TokenRange):
+        for start in range(0, out.shape[0], CHUNK):
+            piece = out[start : start + CHUNK]
+            piece[...] = rng.integers(count.low, count.high + 1, piece.shape[0])
+    else:
+        resample_into(np.asarray(count, dtype=np.float64), rng, out)
+    return out
 
 
 def _check_token_count(v: TokenCount) -> TokenCount:
@@ -93,8 +102,14 @@ class LLMStage(Stage):
     _tokens = field_validator("first_phrase_tokens")(_check_token_count)
 
     def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
-        x = self.ttft.sample(rng, n)
-        x += sample_tokens(self.first_phrase_tokens, rng, n) * self.tpot.sample(rng, n)
+        return self.sample_into(rng, np.empty(n), Buffers(n))
+
+    def sample_into(self, rng: np.random.Generator, out: FloatArray, buffers: Buffers) -> FloatArray:
+        x = self.ttft.sample_into(rng, out, buffers)
+        tokens = sample_tokens_into(self.first_phrase_tokens, rng, buffers.take())
+        tpot = self.tpot.sample_into(rng, buffers.take(), buffers)
+        x += np.multiply(tokens, tpot, out=tokens)
+        buffers.give(tokens, tpot)
         return x
 
 
@@ -112,9 +127,14 @@ class TTSStage(Stage):
     leading_silence: Distribution | None = None
 
     def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
-        x = self.ttfb.sample(rng, n)
+        return self.sample_into(rng, np.empty(n), Buffers(n))
+
+    def sample_into(self, rng: np.random.Generator, out: FloatArray, buffers: Buffers) -> FloatArray:
+        x = self.ttfb.sample_into(rng, out, buffers)
         if self.leading_silence is not None:
-            x += self.leading_silence.sample(rng, n)
+            silence = self.leading_silence.sample_into(rng, buffers.take(), buffers)
+            x += silence
+            buffers.give(silence)
         return x
 
 
@@ -140,10 +160,15 @@ class NetworkStage(Stage):
     cold: ColdConnection | None = None
 
     def sample(self, rng: np.random.Generator, n: int) -> FloatArray:
-        x = self.base.sample(rng, n)
+        return self.sample_into(rng, np.empty(n), Buffers(n))
+
+    def sample_into(self, rng: np.random.Generator, out: FloatArray, buffers: Buffers) -> FloatArray:
+        x = self.base.sample_into(rng, out, buffers)
         if self.cold is not None and self.cold.probability > 0:
-            cold = rng.random(n) < self.cold.probability
-            m = int(cold.sum())
+            u = rng.random(out=buffers.take())
+            cold = u < self.cold.probability
+            buffers.give(u)
+            m = int(np.count_nonzero(cold))
             if m:
                 x[cold] += self.cold.extra.sample(rng, m)
         return x
