@@ -221,6 +221,16 @@ def test_nim_concurrency_sweep_shape() -> None:
     assert cmp.baseline.throughput_tokens_per_s == pytest.approx(814, rel=0.30)  # NIM: 814 tok/s system
 
 
+def test_bound_is_the_majority_step_s_not_the_mean_s() -> None:
+    """docs/inference.md's first example: a tenth of the steps at 50 in flight prefill others' 5,000-token
+    prompts (phi = 49 x 1 / 500), so the mean step shows compute 34.4 ms over weights 11.7 ms, while the nine
+    tenths without a prompt are memory-bound, and ``bound`` is theirs."""
+    r = vb.estimate_inference(NIM["model"], NIM["hardware"], _nim(50), NIM_WL)
+    assert round(r.step.compute_ms, 1) == 34.4
+    assert round(r.step.weights_ms, 1) == 11.7
+    assert r.bound == r.step.bound == "memory"
+
+
 def test_fast_mode_monotone_in_concurrency() -> None:
     speedups, prices = [], []
     for c in range(1, 51):
