@@ -264,3 +264,26 @@ def test_every_expert_routed_reads_as_dense(tmp_path: Path, experts: int, hardwa
     r = runner.invoke(app, ["infer", "--model-config", str(p), "-H", hardware, "-f", "json"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["tpot_ms"] > 0
+
+
+@pytest.mark.filterwarnings("always::UserWarning")
+@pytest.mark.parametrize(
+    ("change", "what"),
+    [
+        ({"quantization_config": {"quant_method": "awq", "bits": 4}}, "quantization_config.quant_method 'awq'"),
+        ({"torch_dtype": "int3"}, "torch_dtype 'int3'"),
+    ],
+)
+def test_an_unmodelled_weight_format_warns_that_bf16_is_assumed(
+    tmp_path: Path, change: dict[str, object], what: str
+) -> None:
+    # an AWQ 4-bit release was costed at 2 bytes a weight without a word (16 GB for an 8B model, not ~5.5)
+    p = write_config(tmp_path, "q", {**LLAMA_31_8B, **change})
+    r = runner.invoke(app, ["infer", "--model-config", str(p), "-H", "h100-sxm", "-f", "json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["precision"] == "bf16"
+    assert f"warning: {p}: {what} is not modelled: the weights are taken as bf16" in " ".join(r.stderr.split())
+    plain = runner.invoke(
+        app, ["infer", "--model-config", str(write_config(tmp_path, "b", LLAMA_31_8B)), "-H", "h100-sxm"]
+    )
+    assert "warning" not in plain.output

@@ -8,6 +8,7 @@ inline in a scenario file).
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
@@ -444,6 +445,11 @@ def _cfg_int(cfg: dict[str, Any], where: str, key: str, default: int | None = No
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "bf16"}
 
 
+class UnmodelledPrecision(UserWarning):
+    """A Hugging Face config's weight format the model does not read (an AWQ/GPTQ/bitsandbytes
+    ``quantization_config``, an unknown ``torch_dtype``): the weights are then taken as bf16."""
+
+
 def _moe_layer_count(cfg: dict[str, Any], where: str, layers: int) -> int:
     """Layers with routed experts: Llama-4's ``moe_layers`` list or ``interleave_moe_layer_step`` (every
     ``step``-th layer from ``step - 1``, transformers ``Llama4TextConfig``), else DeepSeek/GLM's
@@ -598,7 +604,16 @@ def model_from_hf_dict(
         moe = {}
     quant = cfg.get("quantization_config") or {}
     method = str(quant.get("quant_method", "")).lower() if isinstance(quant, dict) else ""
-    native = "fp8" if method == "fp8" else _DTYPES.get(str(cfg.get("torch_dtype", "bfloat16")), "bf16")
+    dtype = str(cfg.get("torch_dtype", "bfloat16"))
+    native = "fp8" if method == "fp8" else _DTYPES.get(dtype, "bf16")
+    if (method or "fp8") not in ("fp8", "mxfp4") or (not method and dtype not in _DTYPES):
+        what = f"quantization_config.quant_method {method!r}" if method else f"torch_dtype {dtype!r}"
+        warnings.warn(
+            f"{where}: {what} is not modelled: the weights are taken as bf16 (2 bytes each); give the precision "
+            "they are served at (precision = 'fp8' or 'fp4', infer --precision)",
+            UnmodelledPrecision,
+            stacklevel=2,
+        )
     context = (
         _cfg_int(cfg, where, "max_position_embeddings") if cfg.get("max_position_embeddings") is not None else None
     )
