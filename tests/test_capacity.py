@@ -274,6 +274,20 @@ def test_cli_bad_input_exits_2(args: list[str], message: str) -> None:
     assert "Traceback" not in res.output
 
 
+def test_a_prompt_beyond_the_model_s_context_is_refused_not_a_throughput_limit(tmp_path: Path) -> None:
+    # 200,000 + 23 turns x 100 tokens on Llama-3.1-8B (131,072): was "0 calls, limited by throughput", exit 1
+    text = SUPPORT.read_text(encoding="utf-8").replace("prompt_tokens_start = 1500", "prompt_tokens_start = 200000")
+    path = tmp_path / "long.toml"
+    path.write_text(text, encoding="utf-8")
+    res = runner.invoke(app, ["capacity", str(path), "-n", "500"])
+    assert res.exit_code == 2, res.output
+    assert " ".join(res.output.split()) == (
+        f"error: {path}: traffic: deployment 'baseline': the call's longest prompt (202,300 tokens: "
+        "traffic.prompt_tokens_start + prompt_tokens_per_turn x its turns) + 60 output tokens exceeds "
+        "Llama-3.1-8B's maximum context of 131,072 tokens at any load"
+    )
+
+
 def test_cli_exit_1_when_no_deployment_carries_a_call() -> None:
     res = runner.invoke(app, ["capacity", str(SUPPORT), "-n", "1000", "--budget-ms", "300"])
     assert res.exit_code == 1, res.output

@@ -25,9 +25,10 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from voicebudget._errors import ModelError
+from voicebudget._errors import ModelError, ScenarioError
 from voicebudget._stage_models import TokenCount, sample_tokens
 from voicebudget._traffic import CallTraffic
+from voicebudget.inference._catalog import get_model
 from voicebudget.inference._queue import estimate_open_loop
 from voicebudget.inference._stage import APIStage, ModelledStage, _jitter
 from voicebudget.inference._types import Deployment, OpenLoopResult, Workload
@@ -203,6 +204,23 @@ class ModelledDeployment:
         except ModelError as exc:
             raise Overloaded("memory", str(exc)) from None
         return stage
+
+    def check_context(self, traffic: CallTraffic) -> None:
+        """Refuse traffic whose longest prompt and reply the model cannot hold: no load level's limit but a
+        refusal at every load (the search read it as ``"throughput"`` at one call).
+
+        :raises ScenarioError: prompt + output tokens beyond the model's ``max_context_tokens``.
+        """
+        model = get_model(self.stage.model)
+        limit = model.max_context_tokens
+        longest = max(traffic.prompt_tokens_by_turn)  # held in the context with or without prefix caching
+        out = traffic.output_tokens or self.stage.output_tokens
+        if limit is not None and longest + out > limit:
+            raise ScenarioError(
+                f"the call's longest prompt ({longest:,} tokens: traffic.prompt_tokens_start + "
+                f"prompt_tokens_per_turn x its turns) + {out:,} output tokens exceeds {model.name}'s maximum "
+                f"context of {limit:,} tokens at any load"
+            )
 
     def _open_loop(self, calls: int, traffic: CallTraffic) -> OpenLoopLLM:
         rate = traffic.request_rate_per_s(calls)

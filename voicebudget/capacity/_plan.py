@@ -322,6 +322,16 @@ def _evaluate_job(job: _Job) -> DeploymentCapacity:
     )
 
 
+def _check_contexts(deployments: list[LoadModel], traffic: CallTraffic, origin: str) -> None:
+    """Refuse, before the search, traffic a self-hosted deployment's model cannot hold at any load."""
+    for d in deployments:
+        if isinstance(d, ModelledDeployment):
+            try:
+                d.check_context(traffic)
+            except ScenarioError as exc:
+                raise ScenarioError(f"deployment {d.name!r}: {exc.detail}", origin=origin, field="traffic") from None
+
+
 def _mark_front(results: list[DeploymentCapacity]) -> list[DeploymentCapacity]:
     """Mark the deployments that no other beats on both cost per call-minute and latency at capacity."""
     points = {
@@ -405,6 +415,7 @@ def plan_capacity(
     check_memory(
         samples, lambda k: evaluate(tree, k, seed_int), what="the pipeline", copies=workers if scheduler is None else 1
     )
+    _check_contexts(deployments, traffic, scenario.origin)
     jobs = [
         _Job(d, pipelines.get(d.name, scenario.pipeline), stage, budget, traffic, samples, seed_int, target_calls)
         for d in deployments
