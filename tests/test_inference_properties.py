@@ -191,6 +191,17 @@ def test_fast_mode_band_for_405b_on_8_b200() -> None:
     assert "6x price pins the baseline near 144" in band.message
 
 
+def test_a_target_no_baseline_prices_at_the_published_price_pins_nothing() -> None:
+    # --fast-mode 1 said "a 6x price pins the baseline near 16 in flight, where the price is 1.0-1.0x"; 1.2x on
+    # infer's default workload (1000 in / 200 out) costs at most 4.4x at any scanned baseline
+    band = vb.fast_mode_band("llama-3.3-70b", "h100-sxm", vb.Deployment(chips=2, precision="fp8"), 1.2, vb.Workload())
+    highest = max(r.price_max for r in band.rows if r.price_max is not None)
+    assert highest < 6.0
+    assert band.published_baseline is None
+    assert f"no scanned baseline prices it near 6x (1.0-{highest:.1f}x over tau_layer" in band.message
+    assert "pins" not in band.message
+
+
 def test_infer_fast_mode_prints_the_band() -> None:
     import json
 

@@ -209,7 +209,9 @@ class FastModeBand(BaseModel):
 
     :ivar min_reachable_baseline: the smallest scanned baseline at which the default constants reach the target.
     :ivar published_baseline: the scanned baseline whose default price ratio is closest to ``published_price``
-        (Anthropic's 6x for 2.5x): the load the published trade pins, not a check of the physics.
+        (Anthropic's 6x for 2.5x): the load the published trade pins, not a check of the physics; ``None`` when
+        no scanned baseline's price range, over the uncertain constants, reaches that price (a 1.2x target
+        costs at most 4.4x: nothing is pinned, and the message says so).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -293,10 +295,18 @@ def fast_mode_band(
         raise ModelError("the deployment carries none of the baseline concurrencies scanned")
     reach = [r.baseline_concurrency for r in rows if r.price_ratio is not None]
     pinned = None
+    beyond = ""
     if published_price is not None:
         priced = [r for r in rows if r.price_ratio is not None]
-        if priced:
+        lows = [r.price_min for r in priced if r.price_min is not None]
+        highs = [r.price_max for r in priced if r.price_max is not None]
+        if priced and lows and highs and min(lows) <= published_price <= max(highs):
             pinned = min(priced, key=lambda r: abs(r.price_ratio - published_price)).baseline_concurrency  # type: ignore[operator]
+        elif priced and lows and highs:  # no scanned baseline prices the target near it: nothing is pinned
+            beyond = (
+                f"; no scanned baseline prices it near {published_price:g}x "
+                f"({min(lows):.1f}-{max(highs):.1f}x over {_ranges()})"
+            )
     lo = reach[0] if reach else None
     at = next((r for r in rows if r.baseline_concurrency == pinned), None)
     msg = (
@@ -304,6 +314,7 @@ def fast_mode_band(
         if lo is None
         else f"{target_speedup:g}x is reachable from a baseline of {lo} in flight"
     )
+    msg += beyond
     if at is not None and at.price_min is not None:
         msg += (
             f"; a {published_price:g}x price pins the baseline near {pinned} in flight, where the price is "
