@@ -329,8 +329,13 @@ def test_a_stale_value_on_every_turn_is_one_row_and_the_table_is_bounded(tmp_pat
     [
         (
             ("run", "-n", "0"),
-            "error: Invalid value for '--samples' / '-n': Input should be greater than or equal to 1; see "
+            "error: Invalid value for '--samples' / '-n': Input should be greater than or equal to 1, got 0; see "
             "'voicebudget run --help'",
+        ),
+        (
+            ("capacity", str(ROOT / "scenarios" / "support-line.toml"), "--price-per-chip-hour", "nan"),
+            "error: Invalid value for '--price-per-chip-hour': Input should be less than or equal to 1000000, "
+            "got nan; see 'voicebudget capacity --help'",
         ),
         (("nope",), "error: No such command 'nope'; see 'voicebudget --help'"),
         (("baseline", "pin"), "error: Missing argument 'report'; see 'voicebudget baseline pin --help'"),

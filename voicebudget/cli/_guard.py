@@ -138,8 +138,23 @@ def one_line_usage_errors() -> Iterator[None]:
             raise
         ctx = getattr(exc, "ctx", None)
         hint = f"; see '{ctx.command_path} --help'" if ctx is not None else ""
-        message = " ".join(exc.format_message().split())  # type: ignore[attr-defined]  # a ClickException
-        fail(f"{message.rstrip('.')}{hint}")
+        message = " ".join(exc.format_message().split()).rstrip(".")  # type: ignore[attr-defined]  # a ClickException
+        fail(f"{message}{_given(exc)}{hint}")
+
+
+def _given(exc: BaseException) -> str:
+    """``", got nan"``: the value a range or type check refused, when typer's message (pydantic's, whose error
+    it wraps) does not say it; a range message alone reads wrong for ``nan`` ("should be <= 1000000")."""
+    errors = getattr(exc.__cause__, "errors", None)
+    if not callable(errors):
+        return ""
+    try:
+        given = errors()[0].get("input")
+    except (IndexError, AttributeError, TypeError):
+        return ""
+    if isinstance(given, bool) or not isinstance(given, str | int | float):
+        return ""
+    return f", got {' '.join(str(given).split())[:40]}"
 
 
 class OneLineUsageGroup(typer.core.TyperGroup):
