@@ -159,8 +159,9 @@ def test_recording_gives_the_endpointing_pauses(call: tuple[Path, dict[str, Any]
     out = runner.invoke(app, ["endpointing", str(root / "scenarios/webrtc-cascade.toml"), "--pauses", str(path),
                               "--format", "json"])  # fmt: skip
     assert out.exit_code == 0, out.output
-    doc = json.loads(out.output)
+    doc = json.loads(out.stdout)
     assert doc["pauses"]["n"] == len(pm.pauses_ms)
+    assert doc["pauses"]["warning"].startswith(f"the frontier rests on {len(pm.pauses_ms)} measured pause")
     longest = max(pm.pauses_ms)
     beyond = [p["cut_share"] for p in doc["frontier"] if p["timeout_ms"] >= longest]
     assert beyond[0] == 0.0  # a timeout longer than every pause cuts no turn off

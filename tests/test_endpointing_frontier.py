@@ -115,3 +115,22 @@ def test_bad_pause_files_exit_2(root: Path, tmp_path: Path, text: str, message: 
     assert out.exit_code == 2, out.output
     assert message in out.output
     assert "Traceback" not in out.output
+
+
+def test_a_frontier_from_few_measured_pauses_says_so(root: Path, tmp_path: Path) -> None:
+    # one mid-turn pause in a recording or a file makes a frontier of steps of 100%: flagged, not hidden
+    pauses = tmp_path / "pauses.csv"
+    pauses.write_text("pause_ms\n400\n")
+    scenario = root / "scenarios" / "semantic-turn-detector.yaml"
+    out = runner.invoke(app, ["endpointing", str(scenario), "--pauses", str(pauses), "--format", "json"])
+    assert out.exit_code == 0, out.output
+    message = (
+        "the frontier rests on 1 measured pause: its cut-off shares move in steps of 100% (a share near 5% wants 20+)"
+    )
+    assert json.loads(out.stdout)["pauses"]["warning"] == message
+    assert out.stderr.strip() == f"warning: {message}"
+    many = tmp_path / "many.csv"
+    many.write_text("pause_ms\n" + "\n".join(str(100 + 10 * i) for i in range(20)) + "\n")
+    out = runner.invoke(app, ["endpointing", str(scenario), "--pauses", str(many), "--format", "json"])
+    assert json.loads(out.stdout)["pauses"]["warning"] is None
+    assert not out.stderr

@@ -43,6 +43,7 @@ __all__ = [
     "PauseModel",
     "PauseSpec",
     "endpointing_frontier",
+    "few_pauses_warning",
     "load_pauses",
 ]
 
@@ -56,6 +57,20 @@ DEFAULT_GRID_MS = tuple(float(x) for x in range(0, 4001, 25))
 """Fixed timeouts the frontier is drawn at, ms (0 to 4 s every 25 ms)."""
 
 PAUSE_FILE_SUFFIXES = (".toml", ".yaml", ".yml", ".csv", ".json")
+
+MIN_PAUSES = 20
+"""Measured pauses below which the frontier is flagged: from ``n`` pauses the cut-off share of a timeout
+moves in steps of ``1/n`` per pause, so a share near 5% (a usual target) wants 20 or more."""
+
+
+def few_pauses_warning(pauses: PauseModel) -> str | None:
+    """``"the frontier rests on 1 measured pause: ..."`` when fewer than :data:`MIN_PAUSES` pauses were
+    given (a file's samples or a recording's); None otherwise (a given distribution is drawn 200,000 times)."""
+    n = int(pauses.pauses_ms.size)
+    if n >= MIN_PAUSES:
+        return None
+    return (f"the frontier rests on {n} measured pause{'s' if n != 1 else ''}: its cut-off shares move in steps "
+            f"of {1 / n:.0%} (a share near 5% wants {MIN_PAUSES}+)")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -222,6 +237,7 @@ class EndpointingFrontier:
                 "p95_ms": float(np.percentile(self.pauses.pauses_ms, 95)),
                 "pauses_per_turn": float(self.pauses.counts.mean()) if self.pauses.counts.size
                 else self.pauses.pauses_per_turn,
+                "warning": few_pauses_warning(self.pauses),
             },
             "frontier": [{"timeout_ms": float(s), "added_ms": float(s), "cut_share": float(c)}
                          for s, c in zip(self.timeouts_ms, self.cut_share, strict=True)],

@@ -201,9 +201,11 @@ def endpointing_cmd(
     """
     targets = check_plot_path(plot, overwrite=overwrite, inputs=[scenario, pauses])
     with user_errors():
-        from voicebudget.audio._frontier import frontier_for_scenario
+        from voicebudget.audio._frontier import few_pauses_warning, frontier_for_scenario
 
         result = frontier_for_scenario(scenario, pauses, false_end_rate=false_end_rate)
+    if few := few_pauses_warning(result.pauses):
+        warn(few)
     if fmt is TableOrJson.json:
         emit_json(result.to_dict())
     else:
