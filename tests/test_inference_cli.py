@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -185,6 +186,10 @@ def test_infer_request_rate_gives_ttft_quantiles() -> None:
     table = runner.invoke(app, args)
     assert table.exit_code == 0
     assert f"{lib.ttft_p50_ms:.1f} / {lib.ttft_p90_ms:.1f} / {lib.ttft_p99_ms:.1f} ms" in table.stdout
+    near = runner.invoke(app, [*args[:-1], "9"], env={"COLUMNS": "200"})  # past 75% of capacity
+    assert near.exit_code == 0
+    assert " ms (lower bounds)" in near.stdout  # the quantiles
+    assert re.search(r"TTFT mean\s*│\s*[\d.]+ ms \(lower bound\)", near.stdout)  # and the mean, both at 75%
     over = runner.invoke(app, [*args[:-1], "300"])
     assert over.exit_code == 2
     assert "requests/s is at or beyond" in over.output
