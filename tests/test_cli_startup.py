@@ -3,6 +3,7 @@ loads its own part of the library only (the times themselves are in benchmarks/b
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -64,3 +65,25 @@ def test_import_voicebudget_imports_neither_typer_nor_numpy() -> None:
     code = "import sys, voicebudget; print(sorted(m for m in ('typer', 'numpy', 'pydantic') if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert done.stdout.strip() == "[]"
+
+
+def test_run_in_its_own_process_freezes_what_the_library_leaves_for_the_collector() -> None:
+    # voicebudget.cli.main owns the process: once run has loaded the library, gc.freeze() keeps the
+    # collector from walking those ~50,000 objects again; a test's runner calling the app freezes nothing
+    code = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: sys.__stderr__.write(f'\\nFROZEN {gc.get_freeze_count()}\\n'))\n"
+        "sys.argv = ['voicebudget', 'run', '-n', '500']\n"
+        "from voicebudget.cli import main\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 1, done.stderr[-2000:]  # the bundled scenario's baseline is over budget
+    assert int(done.stderr.split("FROZEN ")[1].split()[0]) > 20_000
+    from typer.testing import CliRunner
+
+    from voicebudget.cli import app
+
+    before = gc.get_freeze_count()
+    assert CliRunner().invoke(app, ["run", "-n", "500"]).exit_code == 1
+    assert gc.get_freeze_count() == before

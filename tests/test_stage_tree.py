@@ -63,6 +63,13 @@ EXAMPLES: dict[str, dict[str, Any]] = {
 UNION: tuple[type[BaseModel], ...] = typing.get_args(typing.get_args(StageSpec)[0])
 
 
+def _field_types(model: type[BaseModel]) -> dict[str, Any]:
+    """A model's field -> its type, resolved: a kind that holds stages is built on first use, and until then
+    pydantic keeps its ``StageSpec`` annotation as a forward reference (voicebudget/_stages.py)."""
+    hints = typing.get_type_hints(model)
+    return {name: hints[name] for name in model.model_fields}
+
+
 def _holds_stages(annotation: Any, seen: frozenset[Any] = frozenset()) -> bool:
     """Whether a field of this type can hold any stage: its type contains the whole StageSpec union
     (a Distribution field is a parameter of its model, not a sub-stage), directly or in a model it holds."""
@@ -70,7 +77,7 @@ def _holds_stages(annotation: Any, seen: frozenset[Any] = frozenset()) -> bool:
     if set(UNION) <= args:
         return True
     if isinstance(annotation, type) and issubclass(annotation, BaseModel) and annotation not in seen:
-        return any(_holds_stages(f.annotation, seen | {annotation}) for f in annotation.model_fields.values())
+        return any(_holds_stages(t, seen | {annotation}) for t in _field_types(annotation).values())
     return any(_holds_stages(a, seen) for a in args)
 
 
@@ -79,7 +86,7 @@ def _stages_in(value: Any) -> list[Any]:
     if isinstance(value, UNION):
         return [value]
     if isinstance(value, BaseModel):
-        return [s for name, f in type(value).model_fields.items() for s in _field_stages(value, name, f.annotation)]
+        return [s for name, t in _field_types(type(value)).items() for s in _field_stages(value, name, t)]
     if isinstance(value, dict):
         return [s for v in value.values() for s in _stages_in(v)]
     if isinstance(value, tuple | list):
@@ -104,8 +111,9 @@ def test_every_stage_kind_has_an_example() -> None:
 @pytest.mark.parametrize("kind", sorted(EXAMPLES))
 def test_children_returns_every_field_that_holds_stages(kind: str) -> None:
     stage = _example(kind)
-    held = [s for name, f in type(stage).model_fields.items() for s in _field_stages(stage, name, f.annotation)]
-    fields = [name for name, f in type(stage).model_fields.items() if _field_stages(stage, name, f.annotation)]
+    types = _field_types(type(stage))
+    held = [s for name, t in types.items() for s in _field_stages(stage, name, t)]
+    fields = [name for name, t in types.items() if _field_stages(stage, name, t)]
     assert sorted(map(id, held)) == sorted(map(id, stage.children().values())), (
         f"{type(stage).__name__}: its fields {fields} hold stages; children() returns {list(stage.children())}"
     )

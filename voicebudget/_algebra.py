@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Self, runtim
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from voicebudget._model import DataModel
 
@@ -227,6 +227,8 @@ def replace(tree: Any, path: TreePath, node: Any) -> Any:
 
 
 class _Combinator(Stage):
+    model_config = ConfigDict(defer_build=True)
+
     stages: dict[str, StageSpec] = Field(
         description="Named child stages (distributions, models or combinators); names are unique in a pipeline."
     )

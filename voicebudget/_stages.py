@@ -12,13 +12,15 @@ from typing import Annotated, Union
 
 from pydantic import Field
 
+from voicebudget import _algebra, _barge_in, _tool_turn
 from voicebudget._algebra import AllOf, Choice, KOfN, Race, Sequence
 from voicebudget._barge_in import BargeInTurn
 from voicebudget._distributions import Empirical, Fixed, LogNormal, Mixture, Normal, Shifted, Uniform
 from voicebudget._observed import Observed
 from voicebudget._stage_models import LLMStage, NetworkStage, TTSStage
 from voicebudget._tool_turn import ToolTurn
-from voicebudget.councils._config import Council, Member
+from voicebudget.councils import _config, _speculation
+from voicebudget.councils._config import Council
 from voicebudget.councils._speculation import Preemptive, ReplyCache
 from voicebudget.inference._gpu_stage import GPUStage
 from voicebudget.inference._stage import APIStage
@@ -57,7 +59,8 @@ StageSpec = Annotated[
 ]
 """A stage: a distribution, a stage model or a combinator of stages."""
 
-for _combinator in (Sequence, AllOf, KOfN, Race, Choice, BargeInTurn):
-    _combinator.model_rebuild(_types_namespace={"StageSpec": StageSpec})
-for _model in (Member, Council, ReplyCache, Preemptive, ToolTurn):  # members, wrapped paths: stages
-    _model.model_rebuild(_types_namespace={"StageSpec": StageSpec})
+# The kinds that hold stages name StageSpec in their annotations; their modules cannot import it (this
+# module imports them), so it is given to them here, and pydantic resolves it when it builds them: on first
+# use (``defer_build``), each once, instead of at import, where each rebuild walked the others again.
+for _module in (_algebra, _barge_in, _tool_turn, _config, _speculation):
+    _module.StageSpec = StageSpec  # type: ignore[attr-defined]

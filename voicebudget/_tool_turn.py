@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from voicebudget._algebra import Sequence, Stage, evaluate, stage_rng
 from voicebudget._distributions import Fixed
@@ -53,6 +53,8 @@ class ToolTurn(Stage):
     :param tool: the tool running: the call dispatched -> the next LLM request, ms.
     :param second_pass: the LLM pass after the tool: request -> first token, ms.
     """
+
+    model_config = ConfigDict(defer_build=True)
 
     kind: Literal["tool_turn"] = "tool_turn"
     share: float | None = Field(default=None, ge=0, le=1)

@@ -92,11 +92,13 @@ class VoiceTurn(Stage):
 
     def to_tree(self) -> Sequence:
         """The pipeline as a combinator tree (leaf names are :data:`STAGE_ORDER`)."""
+        # model_construct: the stages are validated (with their names, check_unique_names) as this turn's;
+        # validating them again would build the combinators' validators (the stage union) on first use
         if self.commit == "vad":
-            commit: AllOf | Sequence = AllOf(stages={"endpointing": self.endpointing, "asr": self.asr})
+            commit: AllOf | Sequence = AllOf.model_construct(stages={"endpointing": self.endpointing, "asr": self.asr})
         else:
-            commit = Sequence(stages={"asr": self.asr, "endpointing": self.endpointing})
-        return Sequence(
+            commit = Sequence.model_construct(stages={"asr": self.asr, "endpointing": self.endpointing})
+        return Sequence.model_construct(
             stages={
                 "turn_commit": commit,
                 "framework": self.framework,

@@ -25,11 +25,14 @@ Every failure is a :class:`~voicebudget.ScenarioError` whose message names the f
 where known) and never quotes the file's content.
 
 The package's modules, by concern: ``_limits`` (the caps), ``_files`` (reading files), ``_parse``
-(numbers, CSV, JSON, TOML), ``_yaml``, ``_references`` (``file = ...``), ``_write`` (outputs) and
-``_documents`` (scenario-like documents and their validation errors).
+(numbers, CSV, JSON, TOML), ``_yaml`` (imported when a YAML file is read), ``_references``
+(``file = ...``), ``_write`` (outputs) and ``_documents`` (scenario-like documents and their validation
+errors).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from voicebudget._io._documents import DOCUMENT_SUFFIXES, read_document, refuse_other_document, validation_error
 from voicebudget._io._files import iter_lines, read_bytes, read_head, read_text, split_lines
@@ -43,7 +46,9 @@ from voicebudget._io._limits import (
 from voicebudget._io._parse import csv_rows, finite_int, json_depth, load_toml, parse_json
 from voicebudget._io._references import MAX_REFERENCE_DEPTH, Roots, check_cycle, reference_context, resolve_reference
 from voicebudget._io._write import check_target, write_atomic
-from voicebudget._io._yaml import compose_yaml, load_yaml
+
+if TYPE_CHECKING:
+    from voicebudget._io._yaml import compose_yaml, load_yaml
 
 __all__ = [
     "DOCUMENT_SUFFIXES",
@@ -75,3 +80,13 @@ __all__ = [
     "validation_error",
     "write_atomic",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``compose_yaml`` and ``load_yaml``, imported on first use (PyYAML takes ~10 ms to import, and a TOML
+    scenario needs none of it)."""
+    if name in ("compose_yaml", "load_yaml"):
+        from voicebudget._io import _yaml  # lazy: start-up (see above)
+
+        return getattr(_yaml, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,7 +12,6 @@ from voicebudget._errors import ScenarioError
 from voicebudget._io._files import read_text
 from voicebudget._io._limits import MAX_DOCUMENT_BYTES
 from voicebudget._io._parse import load_toml
-from voicebudget._io._yaml import _load_yaml
 from voicebudget._text import unknown
 
 DOCUMENT_SUFFIXES = (".toml", ".yaml", ".yml")
@@ -45,6 +44,8 @@ def read_document(
     if suffix == ".toml":
         data: Any = load_toml(text, origin=origin)
     else:
+        from voicebudget._io._yaml import _load_yaml  # lazy: start-up (PyYAML, ~10 ms; a TOML file needs none)
+
         data, definitions = _load_yaml(text, origin)
     if data is None or data == {}:  # was "2 errors: name: required field missing ..." or "expected a table"
         raise ScenarioError("is empty: no fields in it", origin=origin)

@@ -12,7 +12,8 @@ lists the commands.
 
 Start-up: typer builds every command's options whatever the command line asks for, so a command module
 imports at its top only typer, rich and the light library modules its options read (the precisions, the
-trace formats); the library a command runs is imported inside it (``# lazy: start-up``). ``voicebudget
+trace formats); the library a command runs is imported inside it (``# lazy: start-up``; ``run`` does so under
+``_guard.loading_library``, which freezes what the library leaves for the garbage collector). ``voicebudget
 --help`` loads neither numpy nor a stage model (tests/test_cli_startup.py; times in
 benchmarks/bench_startup.py).
 """
@@ -32,6 +33,7 @@ from voicebudget.cli._guard import (
     TRACEBACK_ENV,
     Command,
     OneLineUsageGroup,
+    claim_process,
     crash_guard,
     fail_to_write,
     one_line_paragraphs,
@@ -124,6 +126,7 @@ for _group, (_group_help, _subcommands) in GROUPS.items():
 
 def main() -> None:
     """Console-script entry point (every command runs under :func:`crash_guard`)."""
+    claim_process()
     try:
         try:
             app()

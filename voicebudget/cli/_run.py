@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 
 from voicebudget.cli._ci import emit_github, emit_junit
+from voicebudget.cli._guard import loading_library
 from voicebudget.cli._options import (
     AllowRootOpt,
     BudgetOpt,
@@ -57,8 +58,8 @@ def run(
 
     Exit code 0 when every variant is within budget, 1 when any is over, 2 on invalid input.
     """
-    # lazy: start-up (the library loads when the command runs)
-    from voicebudget._simulate import run_scenarios
+    with loading_library():
+        from voicebudget._simulate import run_scenarios  # lazy: start-up (the library loads when the command runs)
 
     paths = scenarios or [default_scenario_path()]
     targets = check_plot_path(plot, overwrite=overwrite, inputs=paths, count=len(paths))

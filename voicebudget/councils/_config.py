@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
 
 from voicebudget._algebra import Stage
 from voicebudget._budget import Budget
@@ -82,6 +82,8 @@ class Member(_Priced):
     :param share: router only: share of turns meant for this member (shares sum to 1).
     :param output_tokens: tokens the member writes (priced; an aggregator reads them).
     """
+
+    model_config = ConfigDict(defer_build=True)
 
     plausible_as: ClassVar[Mapping[str, str]] = {"stage": "llm"}
     name: str = Field(min_length=1)
@@ -217,6 +219,8 @@ class Council(Stage):
     :param file: read the council from this file (relative to the scenario's folder); other fields
         given beside it override the file's.
     """
+
+    model_config = ConfigDict(defer_build=True)
 
     kind: Literal["council"] = "council"
     name: str = Field(default="council", min_length=1)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from voicebudget._algebra import Choice, Stage, check_unique_names, evaluate, stage_rng
 from voicebudget._budget import Budget
@@ -69,6 +69,8 @@ class ReplyCache(Stage):
     :param lookup_usd: price of one lookup (embedding + search), USD.
     :param conversation_turns: ``T``, turns per conversation for the per-conversation rates.
     """
+
+    model_config = ConfigDict(defer_build=True)
 
     kind: Literal["reply_cache"] = "reply_cache"
     hit_rate: float = Field(ge=0, le=1)
@@ -129,6 +131,8 @@ class Preemptive(Stage):
     :param retries: mean extra restarts per triggered turn (the eager transcript was revised).
     :param speculative_tts: TTS also runs on the speculative reply (extra TTS calls).
     """
+
+    model_config = ConfigDict(defer_build=True)
 
     kind: Literal["preemptive"] = "preemptive"
     stage: StageSpec
