@@ -488,3 +488,58 @@ def test_an_otlp_ttft_of_310_digits_puts_no_time_on_the_path(tmp_path: Path) -> 
     table = vb.read_trace(path)  # int(inf * 1e9): OverflowError, exit 3
     assert table.turns[0].flagged
     assert ("lk.response.ttft", "not a finite number") in {(a.field, a.reason) for a in table.anomalies}
+
+
+MEMBER_B = '[[members]]\nname = "b"\np = 0.8\nstage = { kind = "fixed", value_ms = 1 }\n'
+API = 'kind = "api", ttft = { kind = "fixed", value_ms = 100 }, tpot = { kind = "fixed", value_ms = 10 }'
+
+
+@pytest.mark.parametrize(
+    ("command", "text", "field", "message"),
+    [
+        (  # 1,500 tokens x $1e308 per million: cost inf, and 'ValueError: Out of range float values are not JSON
+            "council",  # compliant: inf' (exit 3)
+            'kind = "council"\nname = "c"\ntopology = "all"\n[[members]]\nname = "a"\np = 0.8\nprompt_tokens = 1500\n'
+            'input_usd_per_mtok = 1e308\nstage = { kind = "fixed", value_ms = 1 }\n' + MEMBER_B,
+            "members.0.input_usd_per_mtok",
+            "Input should be less than or equal to 1000000",
+        ),
+        (
+            "council",
+            'kind = "council"\nname = "c"\ntopology = "all"\n[[members]]\nname = "a"\np = 0.8\n'
+            'output_tokens = 100000000\nstage = { kind = "fixed", value_ms = 1 }\n' + MEMBER_B,
+            "members.0.output_tokens",
+            "Input should be less than or equal to 10000000",
+        ),
+        (  # an expected user time of inf ms
+            "council",
+            'kind = "council"\nname = "c"\ntopology = "all"\n[user_time]\nuser_turn_ms = 1e308\n'
+            '[[members]]\nname = "a"\np = 0.8\nstage = { kind = "fixed", value_ms = 1 }\n',
+            "user_time.user_turn_ms",
+            "Input should be less than or equal to 3600000000",
+        ),
+        (
+            "run",
+            f'name = "n"\n[traffic]\n[pipeline]\nkind = "sequence"\nstages.llm = {{ {API}, '
+            "usd_per_million_output_tokens = 1e308 }\n",
+            "pipeline.stages.llm.usd_per_million_output_tokens",
+            "Input should be less than or equal to 1000000",
+        ),
+        (
+            "run",
+            f'name = "n"\n[pipeline]\nkind = "sequence"\nstages.llm = {{ {API}, use_fast = true, '
+            "fast = { speed_factor = 2, price_factor = 1e308 } }\n",
+            "pipeline.stages.llm.fast.price_factor",
+            "Input should be less than or equal to 1000000",
+        ),
+    ],
+)
+def test_a_price_or_count_that_overflows_a_cost_is_refused_naming_it(
+    tmp_path: Path, command: str, text: str, field: str, message: str
+) -> None:
+    path = tmp_path / "f.toml"
+    path.write_text(text)
+    code, output = cli(command, path, "-n", "100", "-f", "json")
+    assert code == 2, output
+    assert one_error_line(output) == f"error: {path}: {field}: {message}"
+

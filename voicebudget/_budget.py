@@ -10,12 +10,28 @@ from pydantic import Field, ValidationError, field_validator
 from voicebudget._errors import ImplausibleValue, ScenarioError, param
 from voicebudget._model import DataModel
 
-__all__ = ["MAX_LATENCY_MS", "Budget", "with_overrides"]
+__all__ = ["MAX_COUNT", "MAX_FACTOR", "MAX_LATENCY_MS", "MAX_TOKENS", "MAX_USD", "Budget", "with_overrides"]
 
 MAX_LATENCY_MS = 3.6e9
 """Longest latency anything may take: 1,000 hours. Beyond it a value is a unit or typing error (1e308 ms),
 and its sums and means would overflow to inf: distributions refuse parameters that reach it (at their
 mu + 6 sigma for the log-normal and the normal) and reports refuse turns beyond it, naming the stage."""
+
+MAX_USD = 1e6
+"""Largest price any field may give, in US dollars (per call, per million tokens, per candidate): a
+million, as for a chip-hour (:class:`~voicebudget.inference.Hardware`), far beyond any list price. A price
+of 1e308 times a token count overflowed the cost to inf, which JSON cannot hold (exit 3)."""
+
+MAX_TOKENS = 10_000_000
+"""Most tokens a call may read or write: ten million, as an ``api`` stage's ``prompt_tokens`` allows."""
+
+MAX_COUNT = 1_000_000
+"""Most of anything counted per turn (candidates a reply cache pre-synthesises): a million; with a
+price of at most :data:`MAX_USD` their cost stays finite."""
+
+MAX_FACTOR = 1e6
+"""Largest price, speed or TTFT multiple a fast tier may give: a million (Anthropic's fast mode, calibration
+row A2, is 6x the price)."""
 
 DEFAULT_TOTAL_MS = 800.0
 """Voice-to-voice budget. Human turn gaps cluster around 200 ms (Stivers et al. 2009, PNAS

@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 from pydantic import ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
 
 from voicebudget._algebra import Stage
-from voicebudget._budget import Budget
+from voicebudget._budget import MAX_LATENCY_MS, MAX_TOKENS, MAX_USD, Budget
 from voicebudget._distributions import Distribution
 from voicebudget._errors import ScenarioError
 from voicebudget._io import (
@@ -53,11 +53,13 @@ class _Model(DataModel):
 
 
 class _Priced(_Model):
-    prompt_tokens: int = Field(default=0, ge=0, description="Input tokens per call.")
-    output_tokens: int = Field(default=0, ge=0, description="Output tokens per call.")
-    input_usd_per_mtok: float = Field(default=0.0, ge=0, description="Price per million input tokens, USD.")
-    output_usd_per_mtok: float = Field(default=0.0, ge=0, description="Price per million output tokens, USD.")
-    usd_per_call: float = Field(default=0.0, ge=0, description="Flat price per call, USD.")
+    prompt_tokens: int = Field(default=0, ge=0, le=MAX_TOKENS, description="Input tokens per call.")
+    output_tokens: int = Field(default=0, ge=0, le=MAX_TOKENS, description="Output tokens per call.")
+    input_usd_per_mtok: float = Field(default=0.0, ge=0, le=MAX_USD, description="Price per million input tokens, USD.")
+    output_usd_per_mtok: float = Field(
+        default=0.0, ge=0, le=MAX_USD, description="Price per million output tokens, USD."
+    )
+    usd_per_call: float = Field(default=0.0, ge=0, le=MAX_USD, description="Flat price per call, USD.")
 
     def cost_usd(self, extra_prompt_tokens: float = 0.0) -> float:
         """Price of one call in USD (``extra_prompt_tokens`` are added to ``prompt_tokens``)."""
@@ -158,10 +160,10 @@ class UserTime(_Model):
         transport) added to the evaluated part's mean to give ``L``; default 0.
     """
 
-    user_turn_ms: float = Field(default=2500.0, ge=0)
-    agent_turn_ms: float = Field(default=4000.0, ge=0)
+    user_turn_ms: float = Field(default=2500.0, ge=0, le=MAX_LATENCY_MS)
+    agent_turn_ms: float = Field(default=4000.0, ge=0, le=MAX_LATENCY_MS)
     repair_error_rate: float | None = Field(default=None, ge=0, lt=1)
-    other_latency_ms: float = Field(default=0.0, ge=0)
+    other_latency_ms: float = Field(default=0.0, ge=0, le=MAX_LATENCY_MS)
 
     def exchanges(self, error_rate: float) -> float:
         """``X = 1 + e / (1 - e_r)``; ``inf`` when every repair fails."""

@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 from pydantic import ConfigDict, Field, model_validator
 
 from voicebudget._algebra import Choice, Stage, check_unique_names, evaluate, stage_rng
-from voicebudget._budget import Budget
+from voicebudget._budget import MAX_COUNT, MAX_USD, Budget
 from voicebudget._distributions import Distribution
 from voicebudget._report import Report, build_report
 from voicebudget.councils._config import Council, UserTime
@@ -78,10 +78,10 @@ class ReplyCache(Stage):
     hit: StageSpec
     miss: StageSpec
     miss_error_rate: float | None = Field(default=None, ge=0, le=1)
-    candidates_per_turn: int = Field(default=0, ge=0)
-    tts_usd_per_candidate: float = Field(default=0.0, ge=0)
-    miss_usd: float | None = Field(default=None, ge=0)
-    lookup_usd: float = Field(default=0.0, ge=0)
+    candidates_per_turn: int = Field(default=0, ge=0, le=MAX_COUNT)
+    tts_usd_per_candidate: float = Field(default=0.0, ge=0, le=MAX_USD)
+    miss_usd: float | None = Field(default=None, ge=0, le=MAX_USD)
+    lookup_usd: float = Field(default=0.0, ge=0, le=MAX_USD)
     conversation_turns: int = Field(default=10, ge=1)
 
     @model_validator(mode="after")

@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from voicebudget._algebra import Stage
+from voicebudget._budget import MAX_FACTOR, MAX_USD
 from voicebudget._distributions import Distribution
 from voicebudget._errors import ModelError, VoiceBudgetError
 from voicebudget._model import DataModel
@@ -255,9 +256,9 @@ class FastTier(DataModel):
     """A provider's fast tier: output speed x ``speed_factor`` at ``price_factor`` x the price,
     TTFT x ``ttft_factor`` (1: unchanged, as in Anthropic's fast mode, calibration row A2)."""
 
-    speed_factor: float = Field(gt=0)
-    price_factor: float = Field(gt=0)
-    ttft_factor: float = Field(default=1.0, gt=0)
+    speed_factor: float = Field(gt=0, le=MAX_FACTOR)
+    price_factor: float = Field(gt=0, le=MAX_FACTOR)
+    ttft_factor: float = Field(default=1.0, gt=0, le=MAX_FACTOR)
 
 
 class APIStage(Stage):
@@ -282,8 +283,8 @@ class APIStage(Stage):
     first_phrase_tokens: TokenCount = 10
     fast: FastTier | None = None
     use_fast: bool = False
-    usd_per_million_output_tokens: float | None = Field(default=None, ge=0)
-    usd_per_million_input_tokens: float | None = Field(default=None, ge=0)
+    usd_per_million_output_tokens: float | None = Field(default=None, ge=0, le=MAX_USD)
+    usd_per_million_input_tokens: float | None = Field(default=None, ge=0, le=MAX_USD)
     requests_per_minute_limit: float | None = Field(default=None, gt=0)
     tokens_per_minute_limit: float | None = Field(default=None, gt=0)
     prompt_tokens: int | None = Field(default=None, ge=0, le=10_000_000)

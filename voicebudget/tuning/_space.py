@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from voicebudget._budget import MAX_COUNT, MAX_USD
 from voicebudget._model import DataModel
 from voicebudget.councils._config import Aggregator, Member, Topology
 from voicebudget.councils._speculation import ReplyCache
@@ -83,9 +84,9 @@ class CacheSpec(_Model):
     hit_rate: float = Field(ge=0, le=1)
     false_hit_rate: float = Field(default=0.0, ge=0, le=1)
     hit: Any
-    candidates_per_turn: int = Field(default=0, ge=0)
-    tts_usd_per_candidate: float = Field(default=0.0, ge=0)
-    lookup_usd: float = Field(default=0.0, ge=0)
+    candidates_per_turn: int = Field(default=0, ge=0, le=MAX_COUNT)
+    tts_usd_per_candidate: float = Field(default=0.0, ge=0, le=MAX_USD)
+    lookup_usd: float = Field(default=0.0, ge=0, le=MAX_USD)
 
     @model_validator(mode="after")
     def _hit_is_a_stage(self) -> CacheSpec:
