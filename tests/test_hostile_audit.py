@@ -543,3 +543,38 @@ def test_a_price_or_count_that_overflows_a_cost_is_refused_naming_it(
     assert code == 2, output
     assert one_error_line(output) == f"error: {path}: {field}: {message}"
 
+
+def test_ctrl_c_while_a_model_is_built_is_an_interrupt_not_a_bug() -> None:
+    # SIGINT while `fit` first loads the scenario models: pydantic-core turned the KeyboardInterrupt into
+    # "SchemaError: Error building `literal` serializer: KeyboardInterrupt:" and the guard said exit 3
+    from pydantic_core import SchemaError
+
+    from voicebudget.cli._guard import crash_guard
+
+    def building() -> None:
+        raise SchemaError("Error building `model` serializer:\n  SchemaError: Field `kind`:\n  KeyboardInterrupt: ")
+
+    def cleaning_up() -> None:
+        try:
+            raise KeyboardInterrupt
+        finally:
+            raise OSError("a cleanup failed while Ctrl-C was handled")
+
+    for command in (building, cleaning_up):
+        with pytest.raises(KeyboardInterrupt):  # handled as any Ctrl-C: exit 130, no "internal error" line
+            crash_guard(command)()
+
+    def broken() -> None:
+        raise SchemaError("Error building `model` serializer: a real bug")
+
+    result = runner.invoke(typer_app(crash_guard(broken)), [])
+    assert result.exit_code == 3
+    assert one_error_line(result.output).startswith("error: internal error in voicebudget")
+
+
+def typer_app(command: object) -> object:
+    import typer
+
+    app = typer.Typer()
+    app.command()(command)
+    return app

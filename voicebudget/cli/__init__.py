@@ -36,6 +36,7 @@ from voicebudget.cli._guard import (
     claim_process,
     crash_guard,
     fail_to_write,
+    interrupted,
     one_line_paragraphs,
     report_bug,
     write_error,
@@ -138,6 +139,8 @@ def main() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(141)
     except Exception as exc:  # outside a command (argument parsing, completion): still not exit 1
+        if interrupted(exc):  # Ctrl-C that a library reported as its own error: as a shell ends on SIGINT
+            sys.exit(130)
         message = write_error(exc)  # the last flush of stdout on a full device
         try:
             if message is not None:

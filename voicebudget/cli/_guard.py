@@ -238,12 +238,30 @@ def crash_guard(command: Command, flags: Callable[[], OptionFlags] = dict) -> Co
                 _reader_went_away()
             raise
         except Exception as exc:
+            if interrupted(exc):
+                raise KeyboardInterrupt from None  # Ctrl-C, however a library reported it: not a bug
             message = write_error(exc)
             if message is not None:
                 fail_to_write(message)
             report_bug(exc)
 
     return guarded
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is a Ctrl-C (SIGINT) that a library turned into an error of its own: pydantic-core
+    reports a ``KeyboardInterrupt`` raised while it builds a model's schema (the models are built when a
+    command first loads them) as a ``SchemaError`` whose text ends in ``KeyboardInterrupt:``, and an error
+    raised while one was being handled carries it as its context. Found by ``benchmarks/fuzz_kinds.py``
+    (SIGINT during ``fit``: exit 3, "internal error ... SchemaError")."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        if isinstance(link, KeyboardInterrupt):
+            return True
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
+    return type(exc).__name__ == "SchemaError" and str(exc).rstrip().endswith("KeyboardInterrupt:")
 
 
 def _reader_went_away() -> NoReturn:
