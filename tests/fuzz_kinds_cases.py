@@ -16,8 +16,8 @@ Each run builds one hostile input of a kind and runs the command that reads it t
 - **line ends**: ``\\r``, ``\\r\\n`` and a stray ``\\r`` in a cell or a line;
 - **FIFOs**: a scenario's sample file or a council file that is a named pipe nobody writes to;
 - **signals at write**: ``fit -o`` over an existing file, killed by SIGTERM, SIGINT or SIGHUP at a random
-  moment (a SIGINT that lands while Python is still importing prints Python's own ``KeyboardInterrupt``
-  report: that is the interpreter's answer to Ctrl-C, not a crash, and is accepted).
+  moment (a SIGINT that lands while Python is still importing, or in a finalizer, prints Python's own
+  ``KeyboardInterrupt`` report: that is the interpreter's answer to Ctrl-C, not a crash, and is accepted).
 
 The contract each run is held to: exit 0, 1 or 2 (never 3, never a traceback); within the time limit;
 no raw control sequence (ESC) from a file in the output; an error is one ``error:`` line (several errors:
@@ -518,6 +518,18 @@ def _default_signals() -> None:
         signal.signal(signum, signal.SIG_DFL)
 
 
+def _pythons_own(signum: int, text: str) -> bool:
+    """Whether ``text`` is the interpreter's own report of a Ctrl-C: a ``KeyboardInterrupt`` traceback while
+    Python is still importing (before any command runs), or the one it prints when the interrupt lands in
+    a finalizer (``Exception ignored in: <generator ...>`` ... ``KeyboardInterrupt:``; Python ignores an
+    exception raised there, and the command goes on)."""
+    if signum != signal.SIGINT:
+        return False
+    return text.endswith("KeyboardInterrupt") or (
+        "Exception ignored in" in text and text.endswith("KeyboardInterrupt:")
+    )
+
+
 def _run_signalled(case: Case, timeout: float) -> Outcome:
     target = case.signal_target
     assert target is not None
@@ -545,9 +557,9 @@ def _run_signalled(case: Case, timeout: float) -> Outcome:
     if new != old and not _whole_fit(new):
         return Outcome("lost", f"a cut target (signal {case.signum} at {case.delay:.2f} s)")
     text = err.decode(errors="replace").strip()
-    interrupted = case.signum == signal.SIGINT and text.endswith("KeyboardInterrupt")  # Python's own report
-    if ("Traceback" in text and not interrupted) or "internal error" in text:
-        return Outcome("bug", text.splitlines()[-1][:200])
+    if ("Traceback" in text and not _pythons_own(case.signum, text)) or "internal error" in text:
+        where = [line for line in text.splitlines() if line.startswith(("Exception ignored", "error:"))]
+        return Outcome("bug", " | ".join([*where[:1], text.splitlines()[-1]])[:300])
     return Outcome("ok")
 
 

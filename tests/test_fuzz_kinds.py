@@ -10,7 +10,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from fuzz_kinds_cases import MAKERS, Outcome, _message_ok, run_case
+from fuzz_kinds_cases import MAKERS, Outcome, _message_ok, _pythons_own, run_case
 
 POSIX_ONLY = {"fifo", "signal at write"}
 
@@ -45,3 +45,16 @@ def test_the_judge_of_an_error_message(output: str, command: str, why: str) -> N
 
 def test_an_outcome_names_what_broke() -> None:
     assert Outcome("hang", "run x").verdict == "hang"
+
+
+@pytest.mark.parametrize(
+    ("signum", "text", "own"),
+    [
+        (signal.SIGINT, 'Traceback (most recent call last):\n  File "<frozen runpy>"\nKeyboardInterrupt', True),
+        (signal.SIGINT, "Exception ignored in: <generator object g at 0x1>\nTraceback ...\nKeyboardInterrupt:", True),
+        (signal.SIGTERM, "Traceback (most recent call last):\nKeyboardInterrupt", False),
+        (signal.SIGINT, "error: internal error in voicebudget 0.1.0 (a bug, not a verdict): SchemaError: ...", False),
+    ],
+)
+def test_pythons_own_report_of_a_ctrl_c_is_told_from_a_crash(signum: int, text: str, own: bool) -> None:
+    assert _pythons_own(signum, text) is own
