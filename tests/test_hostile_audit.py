@@ -578,3 +578,15 @@ def typer_app(command: object) -> object:
     app = typer.Typer()
     app.command()(command)
     return app
+
+
+def test_a_failed_only_member_is_one_error_not_also_an_empty_council(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('kind = "council"\nname = "c"\ntopology = "all"\n[[members]]\nname = "a"\np = 2\n')
+    code, output = cli("council", path)  # also said "members: Tuple should have at least 1 item after validation"
+    assert code == 2
+    assert output.strip().splitlines() == [
+        f"error: {path}: 2 errors:",
+        f"{path}: members.0.stage: required field missing",
+        f"{path}: members.0.p: Input should be less than or equal to 1",
+    ]

@@ -116,12 +116,25 @@ def validation_error(
         lists the fields that kind allows.
     """
     errors = []
-    for err in exc.errors():
+    raw = exc.errors()
+    for err in raw:
+        if _only_counts_failed_items(err, raw):
+            continue
         path = _user_path(doc, err["loc"])
         if overrides and len(path) >= 2 and path[0] == "variants":
             path = _variant_path(path, overrides)
         errors.append((".".join(str(p) for p in path), _message(err, path, doc, schema)))
     return ScenarioError.from_errors(origin, errors)
+
+
+def _only_counts_failed_items(err: Any, errors: list[Any]) -> bool:
+    """Whether ``err`` is pydantic's length error that counts only the items that passed ("Tuple should
+    have at least 1 item after validation, not 0": the one member given failed) while the failed items'
+    own errors are listed: a consequence, not a second mistake."""
+    if err["type"] != "too_short" or "after validation" not in err["msg"]:
+        return False
+    loc = tuple(err["loc"])
+    return any(len(o["loc"]) > len(loc) and tuple(o["loc"][: len(loc)]) == loc for o in errors)
 
 
 def _variant_path(path: list[int | str], overrides: Mapping[str, Any]) -> list[int | str]:
