@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from voicebudget import ScenarioError
 from voicebudget.cli import app
 from voicebudget.traces import ReadOptions, read_trace
-from voicebudget.traces._pipecat_rules import LINE_RULES, LOG_PREFIXES, RULE_SETS, loguru_prefix
+from voicebudget.traces._pipecat_rules import LINE_RULES, LOG_PREFIXES, RULE_SETS, LineRule, loguru_prefix
 
 CASES = Path(__file__).parent / "data" / "traces" / "cases"
 runner = CliRunner()
@@ -118,6 +118,26 @@ def test_every_rule_has_a_needle_and_a_key() -> None:
         assert rule.needle, rule.kind
         assert rule.needle in rule.pattern.pattern.replace("\\", ""), rule.kind
         assert any(key in rule.needle for key in _KEYS), rule.kind
+
+
+@pytest.mark.parametrize("rule", [r for r in LINE_RULES if r.leads], ids=lambda r: r.needle.strip(" :"))
+@given(data=st.data())
+def test_a_leading_rule_leaves_no_room_for_an_earlier_one(rule: LineRule, data: st.DataObject) -> None:
+    """Issue 24: a message that starts with a processor's name is tried on its leading rule first. That is
+    the first match in LINE_RULES order only if no earlier rule matches any message the leading rule
+    matches from its start: checked here on messages drawn from the rule's own pattern (any processor
+    name, any number Pipecat's f-strings could print), the fast answer equal to the screened one."""
+    from voicebudget.traces._pipecat_rules import _screened, classify
+
+    assert rule.pattern.pattern.startswith(r"(?<![\w.])(?P<proc>")
+    assert rule.pattern.pattern.endswith("$")
+    msg = data.draw(st.from_regex(rule.pattern.pattern.removeprefix(r"(?<![\w.])").removesuffix("$"), fullmatch=True))
+    earlier = [r for r in LINE_RULES[: LINE_RULES.index(rule)] if not r.kind.startswith("breakdown")]
+    assert [r.kind for r in earlier if r.pattern.search(msg)] == []
+    fast, screened = classify(msg, breakdown=False), _screened(msg, breakdown=False)
+    assert fast is not None
+    assert screened is not None
+    assert (fast[0], fast[1].span(), fast[1].groups()) == (rule, screened[1].span(), screened[1].groups())
 
 
 @given(

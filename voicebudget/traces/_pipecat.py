@@ -49,13 +49,14 @@ import functools
 import math
 import re
 import sys
-from collections.abc import Callable, Iterable
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 
 from voicebudget.traces._options import DEFAULT_STOP_SECS, ReadOptions
 from voicebudget.traces._pipecat_lines import (
     _ANSI,
     _KEYWORDS,
-    _METRIC_FUNCS,
+    _METRIC_FUNC,
     _PROC_REST,
     _TS_START,
     _cut_field,
@@ -103,6 +104,9 @@ def looks_like_pipecat(text: str) -> bool:
     return _DETECT.search(text) is not None
 
 
+_TTFB_FIELDS = {role: f"{role.upper()} TTFB" for role in ("stt", "llm", "tts")}
+"""A service's role (:func:`~voicebudget.traces._pipecat_lines._role`) -> its TTFB's field in flags."""
+
 Handler = Callable[[int, float, LineRule, re.Match[str]], None]
 """What reads one kind of line: ``(line number, time in s, rule, match)``."""
 
@@ -116,8 +120,11 @@ class _Reader:
         self.s_suffix = False  # the log writes its TTFBs with an "s": those without one are not read
         self.unsuffixed = False  # a TTFB without its "s" was read (before the log showed one with it)
         self.pending_stt: tuple[float, float, int] | None = None
-        self.done: list[PipecatTurn] = []
+        self.done: deque[PipecatTurn] = deque()  # the turns kept and not built yet, in order
+        self.kept = 0  # turns kept so far (built or not): the next one's number - 1
+        # stop_secs is known once the log is read: set then (only a turn with Pipecat's own total uses it)
         self.loose: list[Anomaly] = []
+        self.finisher = TurnFinisher(origin, breakdown, DEFAULT_STOP_SECS, self.loose)
 
     @property
     def stop_secs(self) -> float:
@@ -128,9 +135,20 @@ class _Reader:
     def start(self, lineno: int, speech_end: float | None) -> None:
         cur = self.current
         if cur is not None and (cur.closed or "llm" in cur.values or cur.builder.anomalies or self.breakdown):
-            self.done.append(cur)
-        builder = TurnBuilder(f"turn-{len(self.done) + 1}", lineno, self.origin, self.absurd_ms, reader="pipecat")
+            self.keep(cur)
+        builder = TurnBuilder(f"turn-{self.kept + 1}", lineno, self.origin, self.absurd_ms, reader="pipecat")
         self.current = PipecatTurn(builder, speech_end)
+
+    def keep(self, turn: PipecatTurn) -> None:
+        """A turn ended (the next began): kept, and the turns before it built as soon as no line can change
+        them (only the open turn and the last kept one take a line), in order, unless one has Pipecat's own
+        total (its note names ``stop_secs``, known once the log is read): a built row holds less than its
+        working state (memory, and less for the garbage collector to walk)."""
+        self.done.append(turn)
+        self.kept += 1
+        done = self.done
+        while len(done) > 1 and done[0].reported is None:
+            self.finisher.add(done.popleft())
 
     def flag(self, lineno: int, fld: str, value: object, reason: str) -> None:
         if self.current is not None and not self.current.closed:
@@ -257,18 +275,21 @@ class _Reader:
     def ttfb(self, lineno: int, ts: float, m: re.Match[str]) -> None:
         """A service's TTFB in the open turn (an LLM's after a tool call: the next pass). A TTFB written
         without its ``s`` in a log whose TTFBs have it is not Pipecat's metric: skipped."""
-        assert self.current is not None
-        if "s" in m.groupdict() and not m.group("s"):
+        cur = self.current
+        assert cur is not None
+        if "s" in m.re.groupindex and not m.group("s"):
             if self.s_suffix:
                 return
             self.unsuffixed = True
-        role = _role(m.group("proc"))
-        if role == "llm" and not self.current.llm_processor:
-            self.current.llm_processor = sys.intern(m.group("proc"))  # one copy, not one a turn
-        if role == "llm" and self.current.after_tool and "llm" in self.current.values:
-            self.next_pass(lineno, float(m.group(2)), ts)
-        else:
-            self.value(lineno, role, float(m.group(2)), ts)
+        proc = m.group("proc")
+        role = _role(proc)
+        if role == "llm":
+            if not cur.llm_processor:
+                cur.llm_processor = sys.intern(proc)  # one copy, not one a turn
+            if cur.after_tool and "llm" in cur.values:
+                self.next_pass(lineno, float(m.group(2)), ts)
+                return
+        self.value(lineno, role, float(m.group(2)), ts)
 
     def bot_started(self, lineno: int, ts: float, rule: LineRule, m: re.Match[str]) -> None:
         """The output transport sent the bot's first audio: the end of the turn that has its TTS, or of
@@ -308,12 +329,12 @@ class _Reader:
         """A message no rule reads: flagged when it is a metrics or VAD line cut short."""
         if "not report" in msg:  # Pipecat itself declined to report the value (stale start, no onset)
             return
-        cut = _PROC_REST.match(msg)
+        cut = _PROC_REST.match(msg) if "#" in msg else None  # (a processor's name has its "#")
         rest = cut.group("rest") if cut is not None else ""
         if len(rest) >= 4 and "User stopped speaking".startswith(rest):
             self.start(lineno, ts - self.stop_secs)
             self.flag(lineno, "User stopped speaking", msg[:120], "unparseable VAD line (cut short?)")
-        elif any(f in raw for f in _METRIC_FUNCS) or (_is_cut(msg) and self.current is not None):
+        elif _METRIC_FUNC.search(raw) or (cut is not None and self.current is not None and _is_cut(rest)):
             self.flag(lineno, _cut_field(msg), msg[:120], "unparseable metrics line (cut short?)")
 
     def vad_params(self, lineno: int, ts: float, rule: LineRule, m: re.Match[str]) -> None:
@@ -473,26 +494,30 @@ class _Reader:
             self.current.agg = self.check(lineno, "text aggregation", float(m.group(2)))
 
     def check(self, lineno: int, fld: str, seconds: float) -> float | None:
+        """A value in seconds, checked (:meth:`TurnBuilder.seconds`): as read, None when not finite."""
         assert self.current is not None
-        ms = self.current.builder.seconds(seconds, line=lineno, fld=fld)
-        return None if ms is None else ms / 1000.0
+        ms = seconds * 1000.0
+        if 0.0 <= ms <= self.absurd_ms and ms < math.inf:  # (most values: nothing to flag, no call)
+            return ms / 1000.0
+        checked = self.current.builder.seconds(seconds, line=lineno, fld=fld)
+        return None if checked is None else checked / 1000.0
 
     def value(self, lineno: int, role: str | None, seconds: float, ts: float | None) -> None:
-        assert self.current is not None
-        if role is None or role in self.current.values:
+        cur = self.current
+        assert cur is not None
+        if role is None or role in cur.values:
             return
-        fld = f"{role.upper()} TTFB"
-        checked = self.check(lineno, fld, seconds)
+        checked = self.check(lineno, _TTFB_FIELDS[role], seconds)
         if checked is not None:
-            self.current.values[role] = (checked, ts, lineno)
+            cur.values[role] = read = (checked, ts, lineno)
             if role == "llm":
-                self.current.passes = added(self.current.passes, (checked, ts, lineno))
+                cur.passes = added(cur.passes, read)
 
     def table(self) -> TraceTable:
         if self.current is not None and (self.current.values or self.current.builder.anomalies or self.breakdown):
             self.done.append(self.current)
-        done, self.done = self.done[::-1], []
-        turns, anomalies = TurnFinisher(self.origin, self.breakdown, self.stop_secs, self.loose).finish_all(done)
+        self.finisher.stop_secs = self.stop_secs
+        turns, anomalies = self.finisher.finish_all(self.done)
         if self.breakdown:
             return TraceTable(
                 self.origin,
@@ -543,10 +568,11 @@ def read_pipecat_lines(
     """:func:`read_pipecat` on a log given as lines, keeping one line at a time in memory.
 
     One pass: each line is split into timestamp and message once, and its message classified once
-    (:func:`~voicebudget.traces._pipecat_rules.classify_both`: the VAD-mode and the breakdown-mode rule).
-    Until the log shows a VAD line, a second reader follows its latency-breakdown lines, in case it has
-    no VAD line at all. A log that writes a TTFB without its ``s`` before one with it (no Pipecat
-    version does) is read again knowing that.
+    (:func:`~voicebudget.traces._pipecat_rules.classify`; until the log shows a VAD line,
+    :func:`~voicebudget.traces._pipecat_rules.classify_both`, for the VAD-mode and the breakdown-mode
+    rule: a second reader follows its latency-breakdown lines, in case it has no VAD line at all). A
+    turn is built into its row as soon as no later line can change it. A log that writes a TTFB without
+    its ``s`` before one with it (no Pipecat version does) is read again knowing that.
 
     :param open_lines: gives the log's ``(line number from 1, line)`` pairs afresh on each call.
     :raises ScenarioError: as :func:`read_pipecat`.
@@ -574,29 +600,63 @@ def _read_once(
     *,
     s_suffix: bool,
 ) -> tuple[_Detected, _Reader]:
-    """One pass over the log: what it showed, and the reader of the mode it turned out to need."""
+    """One pass over the log: what it showed, and the reader of the mode it turned out to need. Until
+    the log's first VAD line, each line goes to both readers (:func:`_until_vad`); after it, to the reader
+    of a log with VAD lines only (:func:`_after_vad`)."""
     detected = _Detected(s_suffix=s_suffix)
     reader = _Reader(origin, options, False)
     reader.s_suffix = s_suffix
-    breakdown: _Reader | None = _Reader(origin, options, True)
-    for lineno, raw in open_lines():
+    breakdown = _Reader(origin, options, True)
+    lines = iter(open_lines())
+    if _until_vad(lines, prefixes, detected, reader, breakdown):
+        _after_vad(lines, prefixes, detected, reader)
+    elif detected.breakdown:  # no VAD line: its latency-breakdown lines are read
+        return detected, breakdown
+    return detected, reader
+
+
+def _until_vad(
+    lines: Iterator[tuple[int, str]],
+    prefixes: tuple[LogPrefix, ...],
+    detected: _Detected,
+    reader: _Reader,
+    breakdown: _Reader,
+) -> bool:
+    """Lines until the log's first VAD line, each classified in both modes and read by both readers (in
+    case the log has no VAD line at all). True when a VAD line came (the lines after it are left)."""
+    for lineno, raw in lines:
         line = (_ANSI.sub("", raw) if "\x1b" in raw else raw).rstrip()
         if not line:
             continue
         parts = _split(line, prefixes)
-        msg = line if parts is None else parts[1]
-        if breakdown is None:  # the log has VAD lines: only what is read with them matters now
-            hit, breakdown_hit = classify(msg, breakdown=False), None
-        else:
-            hit, breakdown_hit = classify_both(msg)
+        hit, breakdown_hit = classify_both(line if parts is None else parts[1])
         detected.see(line, hit, breakdown_hit)
         reader.s_suffix = detected.s_suffix  # True from the log's first TTFB with an "s" on
         reader.line(lineno, line, parts, hit)
-        if breakdown is not None:
-            if detected.vad:
-                breakdown = None  # a log with VAD lines: its breakdown lines are not read
-            else:
-                breakdown.line(lineno, line, parts, breakdown_hit)
-    if breakdown is not None and detected.breakdown:
-        return detected, breakdown
-    return detected, reader
+        if detected.vad:
+            return True  # a log with VAD lines: its breakdown lines are not read
+        breakdown.line(lineno, line, parts, breakdown_hit)
+    return False
+
+
+def _after_vad(
+    lines: Iterator[tuple[int, str]], prefixes: tuple[LogPrefix, ...], detected: _Detected, reader: _Reader
+) -> None:
+    """The lines after the first VAD line: each split, classified and read once, by the reader of a log with
+    VAD lines (most of a log's lines: the first layout is tried inline, and whether TTFBs carry an "s" is
+    asked only until a line answers it)."""
+    first, rest = prefixes[0].pattern.match, prefixes[1:]
+    for lineno, raw in lines:
+        line = (_ANSI.sub("", raw) if "\x1b" in raw else raw).rstrip()
+        if not line:
+            continue
+        m = first(line)
+        if m is not None:
+            parts: tuple[str, str] | None = m.group("ts", "msg")  # type: ignore[assignment]  # two groups: a pair
+        else:
+            parts = _split(line, rest)
+        hit = classify(line if parts is None else parts[1], breakdown=False)
+        if not reader.s_suffix:  # (only whether TTFBs carry an "s" is left to learn)
+            detected.see(line, hit, None)
+            reader.s_suffix = detected.s_suffix
+        reader.line(lineno, line, parts, hit)

@@ -12,6 +12,7 @@ matched only at a word start), so a 100 KB line costs no more than reading it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -72,6 +73,11 @@ class LineRule:
     :ivar rule_set: for a line that anchors a turn, the :data:`RULE_SETS` entry the turn is read by.
     :ivar needle: text every match contains, looked for before the pattern runs (:func:`classify_both`
         screens a message for every needle at once, then runs only the patterns whose needle is there).
+    :ivar leads: the pattern starts with the processor's name, ends with ``$``, and no earlier rule can
+        match a message it matches from the start (such a message is the name, then this rule's text: it
+        leaves no room for an earlier rule's needle; ``tests/test_pipecat_rules.py`` checks it). A message
+        that starts with a name and this rule's first word (the needle's) is tried on it first: the
+        metrics and VAD lines, read without screening them for every key word.
     """
 
     kind: LineKind
@@ -80,6 +86,7 @@ class LineRule:
     source: str
     rule_set: str = ""
     needle: str = ""
+    leads: bool = False
 
 
 _SRC_METRICS = "src/pipecat/processors/metrics/frame_processor_metrics.py"
@@ -108,6 +115,7 @@ LINE_RULES: tuple[LineRule, ...] = (
         "src/pipecat/turns/user_stop/speech_timeout_user_turn_stop_strategy.py @ v1.7.0",
         "pipecat-1.x",
         needle=" VADUserStoppedSpeakingFrame received",
+        leads=True,
     ),
     LineRule(
         "vad_stop",
@@ -116,6 +124,7 @@ LINE_RULES: tuple[LineRule, ...] = (
         "src/pipecat/processors/audio/vad_processor.py @ v0.0.108, v1.7.0",
         "pipecat-vad-processor",
         needle=": User stopped speaking",
+        leads=True,
     ),
     LineRule(
         "vad_stop",
@@ -147,6 +156,7 @@ LINE_RULES: tuple[LineRule, ...] = (
         "main since 2026-08 (pipecat PR 5320), 1.14",
         _SRC_METRICS + " stop_ttfat_metrics @ main 2026-08-21",
         needle=" TTFAT: ",
+        leads=True,
     ),
     LineRule(
         "ttfb",
@@ -154,6 +164,7 @@ LINE_RULES: tuple[LineRule, ...] = (
         "0.0.63 - 1.14 (the 's' suffix since 0.0.8x)",
         _SRC_METRICS + " stop_ttfb_metrics",
         needle=" TTFB: ",
+        leads=True,
     ),
     LineRule(
         "ttfb",
@@ -168,6 +179,7 @@ LINE_RULES: tuple[LineRule, ...] = (
         "0.0.9x - 1.14",
         _SRC_METRICS + " stop_text_aggregation_metrics",
         needle=" text aggregation time: ",
+        leads=True,
     ),
     LineRule(
         "ttfa",
@@ -175,6 +187,7 @@ LINE_RULES: tuple[LineRule, ...] = (
         "1.x - 1.14",
         _SRC_METRICS + " _check_ttfa",
         needle=" TTFA: ",
+        leads=True,
     ),
     LineRule(
         "latency_total",
@@ -303,22 +316,60 @@ _SCANS = {
 _ORDER = {id(r): i for i, r in enumerate(LINE_RULES)}
 
 
-def _candidates(msg: str, which: str) -> tuple[_Scan, ...] | list[_Scan]:
+def _candidates(msg: str, which: str) -> tuple[_Scan, ...]:
     """The rules whose key word (:data:`_KEYS`) is in the message, in :data:`LINE_RULES` order."""
-    scans: tuple[_Scan, ...] | list[_Scan] = ()
+    found: tuple[_Scan, ...] = ()
+    keys: tuple[str, ...] = ()
     for key, keyed in _SCANS[which]:
         if key in msg:
-            scans = keyed if not scans else sorted((*scans, *keyed), key=lambda scan: _ORDER[id(scan[2])])
-    return scans
+            keys += (key,)
+            found = keyed if len(keys) == 1 else _merged(which, keys)
+    return found
+
+
+@functools.lru_cache(maxsize=256)
+def _merged(which: str, keys: tuple[str, ...]) -> tuple[_Scan, ...]:
+    """The rules of several key words (a message with two: ``User started``), in :data:`LINE_RULES` order."""
+    scans = [scan for key, keyed in _SCANS[which] if key in keys for scan in keyed]
+    return tuple(sorted(scans, key=lambda scan: _ORDER[id(scan[2])]))
+
+
+def _first_words(rules: tuple[LineRule, ...]) -> dict[str, tuple[LineRule, ...]]:
+    """The first word of each leading rule's needle (``TTFB:``, ``User``, ``text``, ...) -> those rules,
+    in :data:`LINE_RULES` order."""
+    by_word: dict[str, tuple[LineRule, ...]] = {}
+    for rule in rules:
+        if rule.leads:
+            word = rule.needle.lstrip(":").split()[0]
+            by_word[word] = (*by_word.get(word, ()), rule)
+    return by_word
+
+
+_LEADING = _first_words(LINE_RULES)
+"""A message's second word, after a processor's name -> the rules that may read it from its start."""
 
 
 def classify(msg: str, *, breakdown: bool) -> Hit | None:
     """The rule a message matches, with its match (None: the reader ignores the line): the first in
-    :data:`LINE_RULES` whose pattern it matches, as if each were searched in turn; but only the rules
-    whose key word and needle are in the message run their pattern (~1 in 25).
+    :data:`LINE_RULES` whose pattern it matches, as if each were searched in turn. A message that starts
+    with a processor's name is tried first on the leading rules (:attr:`LineRule.leads`) of its second
+    word (``OpenAILLMService#0 TTFB: 0.3s``: one pattern matched); any other message, and one those do
+    not match, on the rules whose key word and needle are in it (~1 in 25).
 
     ``breakdown`` selects the latency-breakdown lines (read only when a log has no VAD line).
     """
+    if not breakdown:
+        words = msg.split(" ", 2)
+        if len(words) > 1:
+            for rule in _LEADING.get(words[1], ()):
+                m = rule.pattern.match(msg)
+                if m is not None:
+                    return rule, m
+    return _screened(msg, breakdown=breakdown)
+
+
+def _screened(msg: str, *, breakdown: bool) -> Hit | None:
+    """:func:`classify` on the rules whose key word and needle are in the message, in order."""
     for needle, search, rule, _, _ in _candidates(msg, "breakdown" if breakdown else "vad"):
         if needle in msg:
             m = search(msg)
@@ -488,7 +539,8 @@ class LogPrefix:
     example: str
 
 
-_TS = r"(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?)(?:Z|[+-]\d{2}:?\d{2})?"
+_TS = r"(?P<ts>\d\d\d\d-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?)(?:Z|[+-]\d\d:?\d\d)?"
+# (\d\d, not \d{2}: the same text, ~6% less work for the regex engine on every line)
 _LEVEL = r"(?:TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL)"
 
 LOG_PREFIXES: tuple[LogPrefix, ...] = (

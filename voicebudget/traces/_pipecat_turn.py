@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import math
 import re
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from voicebudget.traces._pipecat_rules import CONTRIBUTIONS, RULE_SETS
 from voicebudget.traces._pipecat_total import Moment, Verdict, explain_total
 from voicebudget.traces._table import Anomaly, TraceTurn, TurnBuilder
+
+_TOTAL_NEEDS = frozenset(("endpointing", "llm_ttft", "tts_ttfb"))
+"""The stages a total to the TTS's first byte is rebuilt from."""
 
 OUTPUT_HOP_MS = 20.0
 """Up to this gap between the TTS service's first audio byte and the bot's first audio (the output
@@ -71,27 +75,31 @@ class TurnFinisher:
     breakdown: bool
     stop_secs: float
     loose: list[Anomaly]
+    turns: list[TraceTurn] = field(default_factory=list)
+    """The turns built so far, in the log's order."""
+    flagged: list[Anomaly] = field(default_factory=list)
+    """Their anomalies, in the same order."""
 
-    def finish_all(self, done: list[PipecatTurn]) -> tuple[list[TraceTurn], list[Anomaly]]:
-        """Every turn of ``done`` (in reverse order: each is popped) finished and built, and all the
-        anomalies by line; each turn's working state is dropped once its row is built (peak memory)."""
-        turns: list[TraceTurn] = []
-        flagged: list[Anomaly] = []
+    def add(self, turn: PipecatTurn) -> None:
+        """One turn finished and built, after those before it (its working state can be dropped now)."""
+        self.finish(turn)
+        self.turns.append(turn.builder.build(len(self.turns)))
+        self.flagged.extend(turn.builder.anomalies)
+
+    def finish_all(self, done: deque[PipecatTurn]) -> tuple[list[TraceTurn], list[Anomaly]]:
+        """Every turn of ``done`` finished and built after those already added, and all the anomalies by
+        line; each turn's working state is dropped once its row is built (peak memory)."""
         while done:
-            turn = done.pop()
-            self.finish(turn)
-            turns.append(turn.builder.build(len(turns)))
-            flagged.extend(turn.builder.anomalies)
-        anomalies = [*self.loose, *flagged]  # finish() adds to self.loose: the same order as all at once
+            self.add(done.popleft())
+        anomalies = [*self.loose, *self.flagged]  # finish() adds to self.loose: the same order as all at once
         anomalies.sort(key=lambda a: a.line)
-        return turns, anomalies
+        return self.turns, anomalies
 
     def llm_stage(self, turn: PipecatTurn, stage: str, llm: tuple[float, float | None, int]) -> None:
         """An LLM pass's stage: its TTFAT (split into the parts TTFB and thinking) when logged right
         after its TTFB line, else the TTFB."""
         b = turn.builder
-        later = [p for p in turn.passes if p[2] > llm[2]]
-        if turn.ttfat is None or turn.ttfat[3] < llm[2] or (later and turn.ttfat[3] > later[0][2]):
+        if turn.ttfat is None or turn.ttfat[3] < llm[2] or _after_next_pass(turn.ttfat[3], turn.passes, llm):
             b.set_stage(stage, llm[0] * 1000.0)
             return
         ttfat, thinking, _, line = turn.ttfat
@@ -175,7 +183,7 @@ class TurnFinisher:
         """End of speech -> the first LLM request's start (its TTFB line's time minus the TTFB)."""
         if llm is None or turn.speech_end is None or llm[1] is None:
             return
-        if any(a.line == llm[2] for a in turn.builder.anomalies):
+        if turn.builder.anomalies and any(a.line == llm[2] for a in turn.builder.anomalies):
             return  # a flagged TTFB is one anomaly: the request start derived from it is not flagged again
         commit = round((llm[1] - llm[0] - turn.speech_end) * 1000.0, 3)
         turn.builder.set_stage("endpointing", turn.builder.ms(commit, line=llm[2], fld="LLM TTFB (request start)"))
@@ -206,11 +214,7 @@ class TurnFinisher:
         """End of speech -> the TTS's first byte, or the bot's first audio when it came more than
         :data:`OUTPUT_HOP_MS` later (the gap is the ``output`` stage)."""
         b = turn.builder
-        if (
-            tts[1] is None
-            or turn.speech_end is None
-            or not b.stages_ms.keys() >= {"endpointing", "llm_ttft", "tts_ttfb"}
-        ):
+        if tts[1] is None or turn.speech_end is None or not b.stages_ms.keys() >= _TOTAL_NEEDS:
             return None
         end = tts[1]
         if turn.bot_started is not None and (turn.bot_started[0] - tts[1]) * 1000.0 > OUTPUT_HOP_MS:
@@ -375,6 +379,12 @@ def _round_name(moments: list[tuple[str, str, float, int]], dispatched: list[tup
     """A tool round's name: the function whose result came last, else the last one called."""
     results = [c for c in moments if c[0] == "tool_result"]
     return (results[-1] if results else dispatched[-1])[1] or "tool"
+
+
+def _after_next_pass(line: int, passes: Sequence[Pass], llm: Pass) -> bool:
+    """The line comes after the LLM pass that followed ``llm``."""
+    later = [p for p in passes if p[2] > llm[2]]
+    return bool(later) and line > later[0][2]
 
 
 def _llm_pass(i: int, handlers: list[int]) -> str:

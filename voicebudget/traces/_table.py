@@ -78,6 +78,8 @@ ON_PATH = (
 )
 """Stages that follow one another and add up to the turn total, in time order."""
 
+_ON_PATH_SET = frozenset(ON_PATH)
+
 TOOL_STAGES = ("llm_tool_call", "tool", "llm_2_ttft")
 """The on-path stages only a tool turn has (0 in a turn that called no tool)."""
 
@@ -414,9 +416,9 @@ class TurnBuilder:
         Without a source total, the total is the sum of the on-path stages, or None when a stage in
         ``required`` is missing (a partial sum is not a turn latency).
         """
-        path = sum(v for k, v in self.stages_ms.items() if k in ON_PATH)
+        path = sum([v for k, v in self.stages_ms.items() if k in _ON_PATH_SET])  # (in the stages' order)
         if source_total_ms is None:
-            complete = all(r in self.stages_ms for r in required) and bool(self.stages_ms.keys() & set(ON_PATH))
+            complete = all(r in self.stages_ms for r in required) and bool(self.stages_ms.keys() & _ON_PATH_SET)
             self.total_ms = path if complete else None
             return
         residual = source_total_ms - path
