@@ -255,6 +255,10 @@ def test_a_tune_member_summing_past_1000_hours_is_refused_before_the_search(tmp_
 
 SIGNAL_AFTER_OPEN = """
 import os, signal, sys
+# a shell's background job (CI started with `&`) inherits SIGINT ignored, and Python then installs no
+# KeyboardInterrupt handler: the signal would be a no-op. A user's Ctrl-C has Python's default.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
 real_open = os.open
 
 def open_then_signal(*args, **kwargs):

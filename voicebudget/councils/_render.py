@@ -83,7 +83,9 @@ def render_answer_space_fit(fit: AnswerSpaceFit, source: str) -> RenderableType:
     """The estimated answer-space fields, the evidence behind them, and the lines to paste."""
     import tomlkit
 
-    table = Table(title=f"answer space fitted from {literal(source)}", title_justify="left")
+    # the source on its own line: a table's title folds to the table's width, breaking a long path
+    heading = Text(printable(f"answer space fitted from {source}"))
+    table = Table()
     table.add_column("field", no_wrap=True)
     table.add_column("value", justify="right")
     table.add_column("from", no_wrap=False)
@@ -99,4 +101,4 @@ def render_answer_space_fit(fit: AnswerSpaceFit, source: str) -> RenderableType:
         table.add_row(f"p ({literal(member)})", f"{p:.3f}", "share of its answers that are right")
     snippet = Text(tomlkit.dumps(fit.council_fields()).rstrip())
     notes = [Text(printable(f"note: {n}")) for n in fit.notes]
-    return Group(table, Text("council file fields:"), snippet, *notes)
+    return Group(heading, table, Text("council file fields:"), snippet, *notes)
