@@ -18,6 +18,7 @@ from voicebudget._distributions import Empirical, Fixed
 from voicebudget.capacity import (
     CallTraffic,
     HostedDeployment,
+    ModelledDeployment,
     OpenLoopLLM,
     Overloaded,
     deployments_from_options,
@@ -216,6 +217,27 @@ def test_open_loop_stage_reproduces_the_scheduler_quantiles() -> None:
     assert isinstance(loaded, OpenLoopLLM)
     assert loaded.prompts == traffic.prompt_tokens_by_turn
     assert loaded.prompt_offsets_ms[0] < 0 < loaded.prompt_offsets_ms[-1]  # short prompts prefill faster
+
+
+def test_the_stage_at_a_load_reads_estimate_open_loop_s_numbers() -> None:
+    """Issue 24: the search reads the scheduler model alone (open_loop_at, without estimate_open_loop's closed-loop
+    estimate at the mean concurrency): the same TTFT quantiles, TPOT and concurrency, to the bit."""
+    gpu = deployments_from_scenario(vb.load_scenario(SUPPORT))[0]
+    assert isinstance(gpu, ModelledDeployment)
+    traffic = vb.load_scenario(SUPPORT).traffic
+    assert traffic is not None
+    for calls in (1, 20, 180):  # light load, and past 75% of capacity (TTFT p50/p90 the lower bound there)
+        loaded = gpu.stage_at(calls, traffic)
+        assert isinstance(loaded, OpenLoopLLM)
+        ol = vb.estimate_open_loop(
+            gpu.stage.model,
+            gpu.stage.hardware,
+            gpu.stage.deployment(),
+            gpu._workload(traffic),
+            traffic.request_rate_per_s(calls),
+        )
+        assert loaded.ttft_quantiles_ms == (ol.ttft_p50_ms, ol.ttft_p90_ms, ol.ttft_p99_ms)
+        assert (loaded.tpot_ms, loaded.concurrency) == (ol.tpot_ms, ol.mean_concurrency)
 
 
 def test_workers_equal_single_process() -> None:

@@ -29,9 +29,9 @@ from voicebudget._errors import ModelError, ScenarioError
 from voicebudget._stage_models import TokenCount, sample_tokens
 from voicebudget._traffic import CallTraffic
 from voicebudget.inference._catalog import get_model
-from voicebudget.inference._queue import estimate_open_loop
+from voicebudget.inference._queue import open_loop_at
 from voicebudget.inference._stage import APIStage, ModelledStage, _jitter
-from voicebudget.inference._types import Deployment, OpenLoopResult, Workload
+from voicebudget.inference._types import Deployment, Workload
 
 __all__ = ["HostedDeployment", "LoadModel", "ModelledDeployment", "OpenLoopLLM", "Overloaded"]
 
@@ -128,10 +128,16 @@ class OpenLoopLLM:
 
 
 @functools.lru_cache(maxsize=4096)
-def _open_loop(model: Any, hardware: Any, deployment: Deployment, workload: Workload, rate: float) -> OpenLoopResult:
-    """:func:`estimate_open_loop`, memoised: deployments that differ only in their batch cap (a fast-mode
-    sweep) share every load level's scheduler result."""
-    return estimate_open_loop(model, hardware, deployment, workload, rate)
+def _open_loop(
+    model: Any, hardware: Any, deployment: Deployment, workload: Workload, rate: float
+) -> tuple[tuple[float, float, float], float, float]:
+    """What the stage reads of :func:`estimate_open_loop` (its scheduler model, without the closed-loop estimate
+    at the mean concurrency it also reports: a tenth of a call): TTFT p50/p90/p99 and TPOT, ms, and the mean
+    concurrency. Memoised: deployments that differ only in their batch cap (a fast-mode sweep) share every load
+    level's scheduler result."""
+    served, at = open_loop_at(model, hardware, deployment, workload, rate)
+    p50, p90, p99 = at[0]
+    return (p50, p90, p99), at[3], served.concurrency(rate, at)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -143,8 +149,13 @@ def _prompt_offsets(
     loaded = stage.model_copy(update={"concurrency": concurrency})
     mean_ttft = loaded.predict(mean_prompt).ttft_ms
     offsets = tuple(loaded.predict(p).ttft_ms - mean_ttft for p in prompts)
-    floor = stage.model_copy(update={"concurrency": 1}).predict(min(prompts)).ttft_ms
-    return offsets, floor
+    return offsets, _ttft_floor(stage, min(prompts))
+
+
+@functools.lru_cache(maxsize=256)
+def _ttft_floor(stage: ModelledStage, prompt_tokens: int) -> float:
+    """The TTFT of ``prompt_tokens`` alone on the deployment (concurrency 1), ms: the same at every load level."""
+    return stage.model_copy(update={"concurrency": 1}).predict(prompt_tokens).ttft_ms
 
 
 @dataclass(frozen=True)
@@ -226,27 +237,28 @@ class ModelledDeployment:
         rate = traffic.request_rate_per_s(calls)
         workload = self._workload(traffic)
         try:
-            ol = _open_loop(self.stage.model, self.stage.hardware, self.stage.deployment(), workload, rate)
+            ttft, tpot, concurrency = _open_loop(
+                self.stage.model, self.stage.hardware, self.stage.deployment(), workload, rate
+            )
         except ModelError as exc:
             raise Overloaded("throughput", str(exc)) from None
-        self._check_cap(ol.mean_concurrency)
+        self._check_cap(concurrency)
         prompts = traffic.prefill_tokens_by_turn
         try:
             offsets, floor = _prompt_offsets(
-                self.stage, max(1, math.ceil(ol.mean_concurrency)), prompts, workload.prompt_tokens
+                self.stage, max(1, math.ceil(concurrency)), prompts, workload.prompt_tokens
             )
         except ModelError as exc:
             raise Overloaded("memory", str(exc)) from None
-        tpot = ol.tpot_ms / self._speculative_gain(workload, ol.mean_concurrency)
         return OpenLoopLLM(
-            ttft_quantiles_ms=(ol.ttft_p50_ms, ol.ttft_p90_ms, ol.ttft_p99_ms),
+            ttft_quantiles_ms=ttft,
             ttft_floor_ms=floor,
             prompts=prompts,
             prompt_offsets_ms=offsets,
-            tpot_ms=tpot,
+            tpot_ms=tpot / self._speculative_gain(workload, concurrency),
             first_phrase_tokens=self.stage.first_phrase_tokens,
             jitter_cv=self.stage.jitter_cv,
-            concurrency=ol.mean_concurrency,
+            concurrency=concurrency,
         )
 
     def _speculative_gain(self, workload: Workload, concurrency: float) -> float:

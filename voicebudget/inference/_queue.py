@@ -301,28 +301,14 @@ def estimate_open_loop(
         capacity in requests/s), the KV cache of the mean concurrency not fitting, SRAM-resident
         hardware, or any error of :func:`estimate_inference`.
     """
-    if not request_rate_per_s > 0 or not math.isfinite(request_rate_per_s):
-        raise ModelError(f"request_rate_per_s must be a finite number > 0, got {request_rate_per_s}")
-    served = _served(model, hardware, deployment, workload, calibration)
-    plan, p, o, budget, capacity = served.plan, served.p, served.o, served.budget, served.capacity
+    served, at_rate = open_loop_at(model, hardware, deployment, workload, request_rate_per_s, calibration)
+    plan, o, capacity = served.plan, served.o, served.capacity
     from voicebudget.inference._predict import estimate_inference
 
-    lam = request_rate_per_s / plan.replicas / 1e3  # per ms per replica
     load = request_rate_per_s / capacity
-    quantiles = served.at_rate(lam) if request_rate_per_s < capacity else None
     line = OPEN_LOOP_PREDICTABLE_LOAD
-    if quantiles is not None and load > line:  # TTFT at 75% of capacity: a lower bound
-        bound = served.bound()
-        if bound is not None:
-            quantiles = (bound[0], bound[1], quantiles[2], quantiles[3], quantiles[4], quantiles[5])
-    if quantiles is None:
-        raise ModelError(
-            f"{request_rate_per_s:g} requests/s is at or beyond what this deployment serves (about "
-            f"{capacity:.3g} requests/s with a step budget of {budget:.0f} tokens for {p:.0f} in / {o:.0f} out); "
-            "the queue would grow without bound: add replicas or lower the rate"
-        )
-    (p50, p90, p99), mean_ttft, rho, tpot, n_d, n_p = quantiles
-    conc = request_rate_per_s / 1e3 * (mean_ttft + max(o - 1.0, 0.0) * tpot)
+    (p50, p90, p99), mean_ttft, rho, tpot, n_d, n_p = at_rate
+    conc = served.concurrency(request_rate_per_s, at_rate)
     at = estimate_inference(
         plan.model,
         plan.hardware,
@@ -365,6 +351,39 @@ _AtRate = tuple[tuple[float, ...], float, float, float, float, float]
 """TTFT p50/p90/p99, TTFT mean, prefill utilisation, TPOT, decoding sequences and prompt tokens per step."""
 
 
+def open_loop_at(
+    model: str | ModelArch,
+    hardware: str | Hardware,
+    deployment: Deployment,
+    workload: Workload,
+    request_rate_per_s: float,
+    calibration: GPUCalibration | None = None,
+) -> tuple[_Served, _AtRate]:
+    """:func:`estimate_open_loop`'s scheduler model alone (the deployment's rate-free part, and
+    :data:`_AtRate` at the rate, TTFT at or above :data:`OPEN_LOOP_PREDICTABLE_LOAD` the lower bound), without the
+    closed-loop estimate at the mean concurrency: what a capacity search reads at each load level.
+
+    :raises ModelError: as :func:`estimate_open_loop`.
+    """
+    if not request_rate_per_s > 0 or not math.isfinite(request_rate_per_s):
+        raise ModelError(f"request_rate_per_s must be a finite number > 0, got {request_rate_per_s}")
+    served = _served(model, hardware, deployment, workload, calibration)
+    plan, p, o, budget, capacity = served.plan, served.p, served.o, served.budget, served.capacity
+    lam = request_rate_per_s / plan.replicas / 1e3  # per ms per replica
+    quantiles = served.at_rate(lam) if request_rate_per_s < capacity else None
+    if quantiles is not None and request_rate_per_s / capacity > OPEN_LOOP_PREDICTABLE_LOAD:  # a lower bound
+        bound = served.bound()
+        if bound is not None:
+            quantiles = (bound[0], bound[1], quantiles[2], quantiles[3], quantiles[4], quantiles[5])
+    if quantiles is None:
+        raise ModelError(
+            f"{request_rate_per_s:g} requests/s is at or beyond what this deployment serves (about "
+            f"{capacity:.3g} requests/s with a step budget of {budget:.0f} tokens for {p:.0f} in / {o:.0f} out); "
+            "the queue would grow without bound: add replicas or lower the rate"
+        )
+    return served, quantiles
+
+
 @dataclass(frozen=True)
 class _Served:
     """What does not depend on the arrival rate: the plan, the step model, the step budget and admission
@@ -380,6 +399,10 @@ class _Served:
     capacity: float
     at_rate: Callable[[float], _AtRate | None]
     _bound: list[_AtRate | None] = field(default_factory=list)
+
+    def concurrency(self, request_rate_per_s: float, at_rate: _AtRate) -> float:
+        """Requests in flight on average at the rate (Little's law): ``lambda (E[TTFT] + (O - 1) TPOT)``."""
+        return request_rate_per_s / 1e3 * (at_rate[1] + max(self.o - 1.0, 0.0) * at_rate[3])
 
     def bound(self) -> _AtRate | None:
         """:attr:`at_rate` at :data:`OPEN_LOOP_PREDICTABLE_LOAD` of the capacity (computed on first use)."""
