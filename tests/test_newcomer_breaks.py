@@ -504,7 +504,11 @@ def test_an_integration_names_a_sink_that_is_not_one() -> None:
     [
         ("agent.log", b"", "is empty: no trace lines in it"),
         ("agent.log", b"\n\n  \n", "holds only blank lines: no trace lines in it"),
-        ("agent.log.gz", gzip.compress(b"x" * 100, mtime=0), "is compressed (gzip): gunzip it (or zcat it into a file) first"),
+        (
+            "agent.log.gz",
+            gzip.compress(b"x" * 100, mtime=0),
+            "is compressed (gzip): gunzip it (or zcat it into a file) first",
+        ),
         ("agent.log.bz2", bz2.compress(b"x" * 100), "is compressed (bzip2): bunzip2 it first"),
         ("agent.log.xz", lzma.compress(b"x" * 100), "is compressed (xz): unxz it first"),
         ("agent", b"\x7fELF\x02\x01\x01\x00\x00\x00", "holds binary data (a NUL byte), not a trace's text"),
