@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import subprocess
 import sys
 
@@ -87,3 +88,25 @@ def test_run_in_its_own_process_freezes_what_the_library_leaves_for_the_collecto
     before = gc.get_freeze_count()
     assert CliRunner().invoke(app, ["run", "-n", "500"]).exit_code == 1
     assert gc.get_freeze_count() == before
+
+
+@pytest.mark.parametrize(("env", "loads_plugins"), [({}, False), ({"PYDANTIC_DISABLE_PLUGINS": ""}, True)])
+def test_the_command_line_loads_no_pydantic_plugin_unless_asked(env: dict[str, str], loads_plugins: bool) -> None:
+    # finding plugins reads every installed distribution's entry points (~15 ms of `run`); an empty
+    # PYDANTIC_DISABLE_PLUGINS, pydantic's own "none disabled", keeps them
+    code = (
+        "import atexit, sys\n"
+        "def seen():\n"
+        "    from pydantic.plugin import _loader\n"
+        "    sys.__stderr__.write(f'\\nLOOKED {_loader._plugins is not None}\\n')\n"
+        "atexit.register(seen)\n"
+        "sys.argv = ['voicebudget', 'run', '-n', '500', '-f', 'json']\n"
+        "from voicebudget.cli import main\n"
+        "main()\n"
+    )
+    clean = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120, env={**clean, **env}
+    )
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert done.stderr.split("LOOKED ")[1].split()[0] == str(loads_plugins)

@@ -15,7 +15,7 @@ imports at its top only typer, rich and the light library modules its options re
 trace formats); the library a command runs is imported inside it (``# lazy: start-up``; ``run`` does so under
 ``_guard.loading_library``, which freezes what the library leaves for the garbage collector). ``voicebudget
 --help`` loads neither numpy nor a stage model (tests/test_cli_startup.py; times in
-benchmarks/bench_startup.py).
+benchmarks/bench_startup.py). The command line loads no pydantic plugin (:data:`PLUGINS_ENV`).
 """
 
 from __future__ import annotations
@@ -125,9 +125,18 @@ for _group, (_group_help, _subcommands) in GROUPS.items():
     app.add_typer(_sub, name=_group)
 
 
+PLUGINS_ENV = "PYDANTIC_DISABLE_PLUGINS"
+"""pydantic's switch for its plugins (https://docs.pydantic.dev/latest/concepts/plugins/, read 2026-12-02),
+set to ``__all__`` by :func:`main` unless the environment sets it (to ``""`` to keep them). Finding plugins
+reads every installed distribution's entry points when the first model is built: ~15 ms of a ~0.5 s
+``voicebudget run`` in an environment with the framework extras (benchmarks/bench_startup.py), for
+plugins (observability, such as Logfire's) that would trace the command's own file validation."""
+
+
 def main() -> None:
     """Console-script entry point (every command runs under :func:`crash_guard`)."""
     claim_process()
+    os.environ.setdefault(PLUGINS_ENV, "__all__")
     try:
         try:
             app()
