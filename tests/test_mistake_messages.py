@@ -137,3 +137,42 @@ def test_a_vad_stop_typed_in_ms_says_the_flag_is_in_seconds() -> None:
         "error: --stop-secs: Input should be less than or equal to 60, got 200.0; stop_secs is in seconds: ms "
         "typed as s? 200 ms is 0.2 s"
     )
+
+
+def test_a_table_without_a_kind_says_so_and_guesses_it_from_its_fields(tmp_path: Path) -> None:
+    # pydantic's own words were "Unable to extract tag using discriminator 'kind'"
+    path = tmp_path / "s.toml"
+    path.write_text(
+        'name = "x"\n[pipeline]\nkind = "sequence"\n'
+        'stages = { asr = { kind = "shifted", shift_ms = 3, base = { p50_ms = 300, p95_ms = 450 } },'
+        " llm = { value_ms = 300 }, tts = 120 }\n"
+    )
+    err = _run(path)
+    assert (
+        'pipeline.stages.asr.base: no kind given (kind = "..." says what this table is); '
+        'did you mean kind = "lognormal"? known: fixed, uniform, normal, lognormal, empirical, mixture, shifted '
+    ) in err + " "
+    no_kind = 'no kind given (kind = "..." says what this table is)'
+    assert f'pipeline.stages.llm: {no_kind}; did you mean kind = "fixed"?' in err
+    assert "known: fixed, uniform, normal, lognormal, empirical, mixture, shifted, observed, llm, tts," in err
+    fixed = 'a fixed time is { kind = "fixed", value_ms = 120 }'
+    assert f"pipeline.stages.tts: 120 is not a table; expected one with a kind; {fixed}" in err
+    assert "Unable to extract" not in err
+    assert "valid dictionary" not in err
+    path.write_text('name = "x"\n[pipeline]\nendpointing = 200\n')
+    assert (
+        'pipeline: no kind given (kind = "..." says what this table is); '
+        "known: voice_turn, barge_in, sequence, all_of, k_of_n, race, choice"
+    ) in _run(path)
+
+
+def test_a_table_without_a_kind_in_a_council_lists_the_kinds_there(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    text = (ROOT / "councils" / "cascade-8b-70b.toml").read_text()
+    assert 'latency = { kind = "lognormal", p50_ms = 20, p95_ms = 35 }' in text
+    path.write_text(text.replace('latency = { kind = "lognormal", ', "latency = { ", 1))
+    res = runner.invoke(app, ["council", str(path), "-n", "200"])
+    assert res.exit_code == 2, res.output
+    err = " ".join(res.stderr.split())
+    assert 'no kind given (kind = "..." says what this table is); did you mean kind = "lognormal"?' in err, err
+    assert "known: fixed, uniform, normal, lognormal" in err

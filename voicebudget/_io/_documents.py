@@ -156,7 +156,85 @@ def _message(err: Any, path: list[int | str], doc: Mapping[str, Any], schema: Ma
         ctx = err.get("ctx", {})
         known = [t.strip().strip("'") for t in str(ctx.get("expected_tags", "")).split(",") if t.strip()]
         return unknown(str(ctx.get("discriminator", "kind")).strip("'"), ctx.get("tag", ""), known)
+    if err["type"] == "union_tag_not_found":
+        return _no_kind(_node_at(doc, path), _kinds_at(schema, doc, path) if schema is not None else {})
+    if err["type"] == "model_attributes_type" and schema is not None and _kinds_at(schema, doc, path):
+        return _no_kind(_node_at(doc, path), _kinds_at(schema, doc, path))
     return str(err["msg"]).removeprefix("Value error, ")
+
+
+def _no_kind(node: Any, kinds: Mapping[str, Mapping[str, Any]]) -> str:
+    """A table with no ``kind`` where one of several is expected: say so, the kinds whose fields fit the
+    ones given (``did you mean kind = "lognormal"?`` for ``{p50_ms, p95_ms}``), and every kind allowed there.
+
+    :param kinds: kind -> its JSON schema, in the union's order (empty when not found: no list then).
+    """
+    if not isinstance(node, dict):
+        fixed = (
+            f'; a fixed time is {{ kind = "fixed", value_ms = {node} }}'
+            if isinstance(node, int | float) and not isinstance(node, bool) and "fixed" in kinds
+            else ""
+        )
+        return f"{repr(node)[:40]} is not a table; expected one with a kind{fixed}" + (
+            f"; known: {', '.join(kinds)}" if kinds else ""
+        )
+    given = set(node)
+    fits = [
+        k
+        for k, definition in kinds.items()
+        if given <= set(definition.get("properties", {})) and set(definition.get("required", ())) - {"kind"} <= given
+    ]
+    hint = " or ".join(f'kind = "{k}"' for k in fits) if 0 < len(fits) <= 3 else ""
+    known = f" known: {', '.join(kinds)}" if kinds else ""
+    return 'no kind given (kind = "..." says what this table is)' + (
+        f"; did you mean {hint}?{known}" if hint else f";{known}" if known else ""
+    )
+
+
+def _kinds_at(schema: Mapping[str, Any], doc: Any, path: list[int | str]) -> dict[str, Mapping[str, Any]]:
+    """The kinds the document's tagged union at ``path`` allows (kind -> its JSON schema, in the union's
+    order), walking the JSON schema along the path and, through each union above it, the kind the document
+    gives there; empty when the walk loses its way (a message then lists no kinds, never wrong ones)."""
+    defs = schema.get("$defs", {})
+    node: Any = schema
+    at: Any = doc
+    for part in path:
+        node = _schema_child(_resolve(defs, node, at), part)
+        at = _node_at(at, [part])
+    while isinstance(node, Mapping) and ("$ref" in node or "anyOf" in node):
+        node = _resolve(defs, node, None)
+    if not isinstance(node, Mapping) or "discriminator" not in node:
+        return {}
+    refs = [str(o.get("$ref", "")).rsplit("/", 1)[-1] for o in node.get("oneOf", ())]
+    by_ref = {str(v).rsplit("/", 1)[-1]: k for k, v in node["discriminator"].get("mapping", {}).items()}
+    return {by_ref[r]: defs[r] for r in refs if r in by_ref and r in defs}
+
+
+def _resolve(defs: Mapping[str, Any], node: Any, at: Any) -> Any:
+    """A JSON schema node with its references followed, its tagged union resolved by the document's
+    ``kind`` there (``at``), an optional field's ``null`` dropped; None when that cannot be done."""
+    while isinstance(node, Mapping):
+        if "$ref" in node:
+            node = defs.get(str(node["$ref"]).rsplit("/", 1)[-1])
+        elif "discriminator" in node and isinstance(at, Mapping) and "kind" in at:
+            target = node["discriminator"].get("mapping", {}).get(at["kind"])
+            node = defs.get(str(target).rsplit("/", 1)[-1]) if target else None
+        elif "anyOf" in node:
+            options = [o for o in node["anyOf"] if o.get("type") != "null"]
+            node = options[0] if len(options) == 1 else None
+        else:
+            return node
+    return None
+
+
+def _schema_child(node: Any, part: int | str) -> Any:
+    """The JSON schema of a resolved node's field, item or mapping value ``part`` (None when it has none)."""
+    if not isinstance(node, Mapping):
+        return None
+    if isinstance(part, int):
+        items = node.get("prefixItems")
+        return node.get("items") if items is None else (items[part] if part < len(items) else None)
+    return node.get("properties", {}).get(part, node.get("additionalProperties"))
 
 
 def _user_path(doc: Any, loc: tuple[int | str, ...]) -> list[int | str]:
