@@ -222,6 +222,33 @@ def test_cache_knob_agrees_with_evaluate_cache(root: Path, tmp_path: Path) -> No
     assert result.evaluated == len(every) == 4 * 3 * 2 + 10 * 6 * 2  # singles: 3 topologies; pairs: 6; x cache
 
 
+def test_memos_change_no_figure(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tuner's memos (councils judged, by configuration less its cache knob; accuracies per member set,
+    first-k subset and vote finishing order) give every candidate and the front bit for bit as computing
+    each afresh does, on a space with every topology, both rules, the cache and batch-policy knobs."""
+    from voicebudget.councils._topologies import _all, _first_k, _vote
+    from voicebudget.tuning import _evaluator
+
+    text = (root / "councils" / "tune-intent.toml").read_text()
+    path = tmp_path / "tune-intent-memo.toml"
+    path.write_text(
+        text.replace("n = [1, 2, 3, 4]", "n = [1, 2, 3]").replace("concurrency = [1, 16, 64]", "concurrency = [1, 64]")
+    )
+    for memo in (_first_k._subset_accuracy, _vote._order_accuracy, _vote._pattern_probabilities, _all._accuracy):
+        memo.cache_clear()
+    memoised, every = _evaluate_all(path, samples=500)
+    assert _vote._order_accuracy.cache_info().hits > 0
+    assert _first_k._subset_accuracy.cache_info().hits > 0
+    for module, name in ((_first_k, "_subset_accuracy"), (_vote, "_order_accuracy"), (_all, "_accuracy")):
+        monkeypatch.setattr(module, name, getattr(module, name).__wrapped__)
+    monkeypatch.setattr(_vote, "_pattern_probabilities", _vote._pattern_probabilities.__wrapped__)
+    monkeypatch.setattr(_evaluator, "MEMO_TURNS", 0)
+    afresh, every_afresh = _evaluate_all(path, samples=500)
+    assert len(every) == 678  # 34 member sets of 1-3 from a pool of 4, every topology, x cache, x batch policy
+    assert [repr(c) for c in every] == [repr(c) for c in every_afresh]  # repr: floats to the last bit, NaN too
+    assert json.dumps(memoised.to_dict()) == json.dumps(afresh.to_dict())
+
+
 def test_batch_policy_knob_only_multiplies_councils_it_changes(root: Path) -> None:
     # The three WSE-3 members (no chip price) get no concurrency knob: Llama-8B's and gpt-oss's latency
     # does not move with it, and Qwen3-235B's 13th wafer at 64 in flight (its KV cache) moves its

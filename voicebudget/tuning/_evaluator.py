@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -17,7 +17,7 @@ from voicebudget._algebra import evaluate
 from voicebudget._budget import Budget
 from voicebudget._report import StageReport
 from voicebudget.councils._config import Council, Member
-from voicebudget.councils._evaluate import evaluate_checked
+from voicebudget.councils._evaluate import CouncilResult, evaluate_checked
 from voicebudget.councils._speculation import ReplyCache
 from voicebudget.councils._topologies import get_topology
 from voicebudget.tuning._members import name_members, normalise_shares
@@ -28,6 +28,10 @@ from voicebudget.tuning._space import Configuration, SearchSpace
 __all__ = ["TAIL_Z", "Evaluator", "cache_draws", "tail_ties"]
 
 FloatArray = NDArray[np.float64]
+
+MEMO_TURNS = 1 << 20
+"""Simulated turns an :class:`Evaluator` keeps in its memo of councils judged (each keeps its total latency
+per turn: 8 MB in all): 524 councils at 2,000 turns, one at a million, none beyond."""
 
 
 @dataclass(frozen=True)
@@ -50,15 +54,42 @@ class Evaluator:
     rest_ms: FloatArray | None
     cache_hit_ms: FloatArray | None = None
     cache_hit: NDArray[np.bool_] | None = None
+    _councils: dict[tuple[Any, ...], tuple[Council, CouncilResult] | str] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """The councils judged last, by their configuration less its ``cache`` knob (:meth:`council_for`)."""
 
     def __call__(self, item: tuple[int, Configuration]) -> Candidate:
         index, config = item
-        try:
-            council = Council.model_validate(self.council_doc(config), context=self.context)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            return Candidate(index, config, skipped=f"{'.'.join(map(str, err['loc']))}: {err['msg']}")
-        return self.judge(index, config, council)
+        found = self.council_for(config)
+        if isinstance(found, str):
+            return Candidate(index, config, skipped=found)
+        return self.judge(index, config, *found)
+
+    def council_for(self, config: Configuration) -> tuple[Council, CouncilResult] | str:
+        """The council a configuration describes and its evaluation, or why it is not a valid council.
+
+        Memoised per evaluator by the configuration less its ``cache`` knob: the reply cache sits in front of
+        the council and leaves it as it is, so a configuration with the cache and the one without share one
+        validation and one simulation (half the evaluations of a space with ``cache = [false, true]``). At
+        most :data:`MEMO_TURNS` simulated turns are held, the oldest entries dropped first.
+        """
+        key = tuple(sorted((k, v) for k, v in config.items() if k != "cache"))
+        found = self._councils.get(key)
+        if found is None:
+            try:
+                council = Council.model_validate(self.council_doc(config), context=self.context)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                found = f"{'.'.join(map(str, err['loc']))}: {err['msg']}"
+            else:
+                found = council, self.evaluate(council)
+            keep = MEMO_TURNS // self.samples
+            if keep:
+                if len(self._councils) >= keep:
+                    del self._councils[next(iter(self._councils))]
+                self._councils[key] = found
+        return found
 
     def council_doc(self, config: Configuration) -> dict[str, Any]:
         doc = {key: v for key, v in self.base.items() if key not in ("k", "m")}
@@ -80,9 +111,16 @@ class Evaluator:
             doc.pop("aggregator", None)
         return doc
 
-    def judge(self, index: int, config: Configuration, council: Council) -> Candidate:
-        # work and memory were checked once for the whole run (tune_council)
-        res = evaluate_checked(council, council.budget, self.samples, self.seed, stage_stats=False)
+    def evaluate(self, council: Council) -> CouncilResult:
+        """A council at this evaluator's turns and seed (work and memory were checked once for the whole run,
+        by tune_council); its report attributes the tail, without each member's percentiles."""
+        return evaluate_checked(council, council.budget, self.samples, self.seed, stage_stats=False)
+
+    def judge(
+        self, index: int, config: Configuration, council: Council, result: CouncilResult | None = None
+    ) -> Candidate:
+        """The candidate of ``config``, whose council is ``council``; ``result``: its evaluation, if made."""
+        res = result if result is not None else self.evaluate(council)
         latency = res.report.total_samples_ms
         error, cost, driver = res.quality.error_rate, res.cost_per_turn_usd, res.tail_driver
         if config.get("cache"):
@@ -156,16 +194,14 @@ def tail_ties(stages: Sequence[StageReport]) -> tuple[str, ...]:
     and 120 ms, each within the noise of the next, tie as a group rather than split at the ends).
     """
     ranked = sorted(stages, key=lambda s: -s.tail_ms)
-    tied = ranked[:1]
-    for s in ranked[1:]:
-        last = tied[-1]
-        tol = tie_tolerance(
-            np.array(last.tail_se_ms), np.array(s.tail_se_ms), np.array(last.tail_ms), np.array(s.tail_ms), TAIL_Z
-        )
-        if last.tail_ms - s.tail_ms > float(tol):
-            break
-        tied.append(s)
-    return tuple(sorted(s.name for s in tied)) if len(tied) > 1 else ()
+    if len(ranked) < 2:
+        return ()
+    tail = np.array([s.tail_ms for s in ranked])
+    se = np.array([s.tail_se_ms for s in ranked])
+    # a stage joins while within the noise of the one before it (the last that joined): neighbours in rank
+    within = ~(tail[:-1] - tail[1:] > tie_tolerance(se[:-1], se[1:], tail[:-1], tail[1:], TAIL_Z))
+    joined = 1 + int(np.argmin(within)) if not within.all() else len(ranked)
+    return tuple(sorted(s.name for s in ranked[:joined])) if joined > 1 else ()
 
 
 def _refuse_nan(config: Configuration, **objectives: float) -> None:

@@ -78,8 +78,8 @@ def tie_tolerance(
 
     :returns: ``float64`` of the broadcast shape; non-finite standard errors count as 0.
     """
-    sa = np.nan_to_num(np.asarray(se_a, dtype=np.float64), nan=0.0, posinf=0.0)
-    sb = np.nan_to_num(np.asarray(se_b, dtype=np.float64), nan=0.0, posinf=0.0)
+    sa, sb = np.asarray(se_a, dtype=np.float64), np.asarray(se_b, dtype=np.float64)
+    sa, sb = np.where(np.isfinite(sa), sa, 0.0), np.where(np.isfinite(sb), sb, 0.0)  # not nan_to_num: 10x the time
     scale = np.maximum(np.abs(values_a), np.abs(values_b))
     scale = np.where(np.isfinite(scale), scale, 0.0)
     return np.asarray(z * (sa + sb) + 1e-9 * scale, dtype=np.float64)

@@ -10,6 +10,7 @@ beyond :data:`MAX_EXACT_VOTE_MEMBERS` members, the simulated answers. Cost: ever
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -125,23 +126,44 @@ def _vote_accuracy(council: Council, draws: CouncilSamples) -> tuple[float, floa
     lat = np.stack([draws.parts[mb.name] for mb in council.members])
     order = np.argsort(lat, axis=0, kind="stable")
     codes = (order * (n_members ** np.arange(n_members))[:, None]).sum(axis=0)
-    uniq, first, counts = np.unique(codes, return_index=True, return_counts=True)
+    uniq, counts = np.unique(codes, return_counts=True)
+    p, m = tuple(council.p), council.m or 1
+    accs = np.array([_order_accuracy(p, council.rho, m, code) for code in uniq.tolist()])
+    return subset_mean(accs, counts)
+
+
+@lru_cache(maxsize=8192)
+def _order_accuracy(p: tuple[float, ...], rho: float, m: int, code: int) -> float:
+    """``vote`` accuracy given the finishing order ``code`` (``sum_j order[j] N^j``, ``order[j]`` the
+    ``j``-th member to finish), exact over every pattern of right/wrong answers. Memoised (8,192 orders):
+    the tuner meets the same members' orders (at most ``N!``) in every batch policy and cache setting, and
+    each is a pass over ``2^N`` patterns."""
+    n_members = len(p)
+    order = np.array([code // n_members**j % n_members for j in range(n_members)])
+    patterns, prob = _pattern_probabilities(p, rho)
+    right = np.cumsum(patterns[:, order], axis=1)  # [P, N] in finishing order
+    wrong = np.arange(1, n_members + 1)[None, :] - right
+    reached = (right >= m) | (wrong >= m)
+    decided = reached.any(axis=1)
+    pos = np.where(decided, np.argmax(reached, axis=1), n_members - 1)
+    right_at = right[np.arange(right.shape[0]), pos]
+    fallback = np.where(2 * right_at > n_members, 1.0, np.where(2 * right_at == n_members, 0.5, 0.0))
+    return float(prob @ np.where(decided, (right_at >= m).astype(np.float64), fallback))
+
+
+@lru_cache(maxsize=256)
+def _pattern_probabilities(p: tuple[float, ...], rho: float) -> tuple[NDArray[np.int64], FloatArray]:
+    """Every pattern of right (1) / wrong answers of the members, ``int64[2^N, N]``, and its probability
+    under the correlated competence model, ``float64[2^N]``. Memoised (256 member sets): a quadrature over
+    192 nodes x ``2^N`` patterns, the same for every finishing order of one council; read-only."""
+    n_members = len(p)
     patterns = (np.arange(2**n_members)[:, None] >> np.arange(n_members)[None, :]) & 1  # [P, N] right?
-    node_w, q = competence_nodes(council.p, council.rho)
+    node_w, q = competence_nodes(p, rho)
     like = np.where(patterns[None, :, :] == 1, q[:, None, :], 1.0 - q[:, None, :]).prod(axis=2)  # [J, P]
     prob = node_w @ like  # [P]
-    m = council.m or 1
-    accs = np.empty(uniq.size)
-    for j, col in enumerate(first):
-        right = np.cumsum(patterns[:, order[:, col]], axis=1)  # [P, N] in finishing order
-        wrong = np.arange(1, n_members + 1)[None, :] - right
-        reached = (right >= m) | (wrong >= m)
-        decided = reached.any(axis=1)
-        pos = np.where(decided, np.argmax(reached, axis=1), n_members - 1)
-        right_at = right[np.arange(right.shape[0]), pos]
-        fallback = np.where(2 * right_at > n_members, 1.0, np.where(2 * right_at == n_members, 0.5, 0.0))
-        accs[j] = prob @ np.where(decided, (right_at >= m).astype(np.float64), fallback)
-    return subset_mean(accs, counts)
+    patterns.setflags(write=False)
+    prob.setflags(write=False)
+    return patterns, prob
 
 
 VOTE = VoteTopology()
