@@ -176,3 +176,15 @@ def test_a_table_without_a_kind_in_a_council_lists_the_kinds_there(tmp_path: Pat
     err = " ".join(res.stderr.split())
     assert 'no kind given (kind = "..." says what this table is); did you mean kind = "lognormal"?' in err, err
     assert "known: fixed, uniform, normal, lognormal" in err
+
+
+def test_a_value_where_a_table_belongs_lists_the_tables_fields(tmp_path: Path) -> None:
+    # pydantic's own words named the model class: "Input should be a valid dictionary or instance of Budget"
+    path = tmp_path / "s.toml"
+    stages = 'stages = { a = { kind = "fixed", value_ms = 1 } }'
+    path.write_text(f'name = "x"\nbudget = 800\n[pipeline]\nkind = "sequence"\n{stages}\n')
+    assert "budget: 800 is not a table; expected one with fields total_ms, percentile, stages," in _run(path)
+    path.write_text('name = "x"\n[pipeline]\nkind = "sequence"\n[[pipeline.stages]]\nkind = "fixed"\nvalue_ms = 1\n')
+    err = _run(path)
+    assert "pipeline.stages: a list of tables where a table of named entries belongs: give each a name" in err
+    assert "instance of" not in err

@@ -160,7 +160,32 @@ def _message(err: Any, path: list[int | str], doc: Mapping[str, Any], schema: Ma
         return _no_kind(_node_at(doc, path), _kinds_at(schema, doc, path) if schema is not None else {})
     if err["type"] == "model_attributes_type" and schema is not None and _kinds_at(schema, doc, path):
         return _no_kind(_node_at(doc, path), _kinds_at(schema, doc, path))
+    if err["type"] in _NOT_A_TABLE:
+        return _not_a_table(_node_at(doc, path), path, _table_fields(schema, doc, path))
     return str(err["msg"]).removeprefix("Value error, ")
+
+
+_NOT_A_TABLE = frozenset({"model_type", "model_attributes_type", "dict_type"})
+"""pydantic's errors for a value where a table belongs (its words name the model class: ``Input should be a
+valid dictionary or instance of Budget``)."""
+
+
+def _not_a_table(node: Any, path: list[int | str], fields: list[str]) -> str:
+    """A value where a table belongs: what was given, and the table's fields (a list of tables, TOML's
+    ``[[a.b]]``, where named entries belong: how to name them)."""
+    where = ".".join(map(str, path))
+    if isinstance(node, list) and node and all(isinstance(x, dict) for x in node):
+        return f"a list of tables where a table of named entries belongs: give each a name ({where}.NAME)"
+    shown = "a list" if isinstance(node, list) else repr(node)[:40]
+    return f"{shown} is not a table; expected one" + (f" with fields {', '.join(fields)}" if fields else "")
+
+
+def _table_fields(schema: Mapping[str, Any] | None, doc: Any, path: list[int | str]) -> list[str]:
+    """The fields the table at ``path`` takes, from the JSON schema (empty when unknown)."""
+    if schema is None:
+        return []
+    node = _resolve(schema.get("$defs", {}), _schema_at(schema, doc, path), None)
+    return list(node.get("properties", {})) if isinstance(node, Mapping) else []
 
 
 def _no_kind(node: Any, kinds: Mapping[str, Mapping[str, Any]]) -> str:
@@ -196,11 +221,7 @@ def _kinds_at(schema: Mapping[str, Any], doc: Any, path: list[int | str]) -> dic
     order), walking the JSON schema along the path and, through each union above it, the kind the document
     gives there; empty when the walk loses its way (a message then lists no kinds, never wrong ones)."""
     defs = schema.get("$defs", {})
-    node: Any = schema
-    at: Any = doc
-    for part in path:
-        node = _schema_child(_resolve(defs, node, at), part)
-        at = _node_at(at, [part])
+    node = _schema_at(schema, doc, path)
     while isinstance(node, Mapping) and ("$ref" in node or "anyOf" in node):
         node = _resolve(defs, node, None)
     if not isinstance(node, Mapping) or "discriminator" not in node:
@@ -208,6 +229,18 @@ def _kinds_at(schema: Mapping[str, Any], doc: Any, path: list[int | str]) -> dic
     refs = [str(o.get("$ref", "")).rsplit("/", 1)[-1] for o in node.get("oneOf", ())]
     by_ref = {str(v).rsplit("/", 1)[-1]: k for k, v in node["discriminator"].get("mapping", {}).items()}
     return {by_ref[r]: defs[r] for r in refs if r in by_ref and r in defs}
+
+
+def _schema_at(schema: Mapping[str, Any], doc: Any, path: list[int | str]) -> Any:
+    """The JSON schema of the document's node at ``path``, unresolved (None where the walk loses its way):
+    each step through a tagged union follows the kind the document gives there."""
+    defs = schema.get("$defs", {})
+    node: Any = schema
+    at: Any = doc
+    for part in path:
+        node = _schema_child(_resolve(defs, node, at), part)
+        at = _node_at(at, [part])
+    return node
 
 
 def _resolve(defs: Mapping[str, Any], node: Any, at: Any) -> Any:
