@@ -34,7 +34,8 @@ def percentiles(samples_ms: FloatArray, qs: list[float], *, work: FloatArray | N
     ``partition`` is a SIMD introselect), and the next rank is the minimum of what lies beyond: about
     0.4x the time of one ``np.sort`` and 0.2x numpy's multi-``kth`` partition on 2,000,000 samples.
     Samples where one value fills 1/8 or more (a stage that is 0 ms in most turns) are sorted instead:
-    the introselect slows down 10-20x when a rank falls in such a block of ties, the sort speeds up.
+    the introselect slows down 10-20x when a rank falls in such a block of ties, the sort speeds up; so are
+    samples of fewer than 4,096 values (2 x the atom probe's size: sorting them costs what the probe does).
 
     :param samples_ms: ``float64[n]``, n >= 1, no NaN.
     :param qs: percentiles in [0, 100].
@@ -63,8 +64,10 @@ def _order_statistics(work: FloatArray, lo: NDArray[np.intp]) -> tuple[FloatArra
     :returns: ``(float64[len(lo)], float64[len(lo)])``.
     """
     n = work.size
-    if _has_large_atom(work):  # numpy's introselect slows down 10-20x when the rank falls in a block of
-        work.sort()  # ties (a stage that is 0 ms in 90% of turns); its sort does not
+    # numpy's introselect slows down 10-20x when the rank falls in a block of ties (a stage that is 0 ms in 90%
+    # of turns), its sort does not; and below 2 x _PROBE values the probe is the whole sample: as well sort it
+    if n < 2 * _PROBE or _has_large_atom(work):
+        work.sort()
         return work[lo], work[np.minimum(lo + 1, n - 1)]
     start = 0
     upper = np.empty(lo.shape)
@@ -81,7 +84,8 @@ def percentile_from_top(samples_ms: FloatArray, q: float) -> float:
     copy of the samples: the selection runs among the values at or above a threshold read off a strided
     subsample (about 1.3 x the share beyond ``q``), all of which rank above the rest. A report finds its
     tail with it before any scratch buffer is free. When fewer values than the ranks from the percentile's
-    up pass the threshold (a subsample far from the whole), or ``q`` is below 75, it selects in a copy.
+    up pass the threshold (a subsample far from the whole), or ``q`` is below 75, it selects in a copy. Below
+    4,096 values the subsample is the whole sample, sorted, and the ranks are read off it.
 
     :param samples_ms: ``float64[n]``, n >= 1, no NaN; not modified.
     :param q: a percentile in [0, 100].
@@ -92,6 +96,8 @@ def percentile_from_top(samples_ms: FloatArray, q: float) -> float:
     lo = np.floor(pos).astype(np.intp)
     need = n - int(lo[0])  # the values at ranks lo .. n - 1
     probe = np.sort(a[:: max(1, n // _PROBE)])
+    if probe.size == n:  # below 2 x _PROBE values the probe is the whole sample, sorted: read the ranks off it
+        return float(_lerp(probe[lo], probe[np.minimum(lo + 1, n - 1)], pos - lo)[0])
     share = float(lo[0]) / max(n - 1, 1)
     # the subsample's rank of the percentile, less 4 standard deviations of its binomial count and 2
     j = int(share * (probe.size - 1) - 4 * math.sqrt(probe.size * share * (1 - share)) - 2)
@@ -385,7 +391,7 @@ def build_report(
         raise ValueError(f"server_side_less: no stage {server_side_less!r}; stages: {list(stages_ms)}")
     pct = budget.percentile
     tail = _Tail.of(total, percentile_from_top(total, pct), stages_ms, contributions, part_contributions)
-    tail_means = {key: tail.own_mean(np.asarray(arr, dtype=np.float64)) for key, arr in stages_ms.items()}
+    tail_means = tail.own_means(stages_ms)
     scratch = _Scratch(total, work)
     known = known_stats or {}
     stats: dict[str, LatencyStats] = {}
@@ -410,7 +416,7 @@ def build_report(
         name=name,
         budget=budget,
         total=scratch.summarise(total, pct),
-        stages=tuple(tail.stage(key, stats[key], allocations.get(key), tail_means[key]) for key in stages_ms),
+        stages=tail.stages(list(stages_ms), stats, allocations, tail_means),
         within_budget_share=np.count_nonzero(total <= budget.total_ms) / total.size,
         n_turns=int(total.size),
         seed=seed,
@@ -521,23 +527,55 @@ class _Tail:
         by_part = part_contributions(tail) if part_contributions is not None else {}
         return cls(tail, contrib, tail_total, by_part)
 
-    def own_mean(self, arr: FloatArray) -> float:
-        """A stage's own mean duration over the tail turns where it ran (NaN: it ran in none), ms."""
-        in_tail = arr[self.turns]
-        in_tail = in_tail[~np.isnan(in_tail)]
-        return float(np.mean(in_tail)) if in_tail.size else float("nan")
+    def own_means(self, stages_ms: Mapping[str, FloatArray]) -> dict[str, float]:
+        """Each stage's own mean duration over the tail turns where it ran (NaN: it ran in none), ms; the
+        stages that ran in all of them in one pass (a row's mean is bit for bit the mean of that row alone)."""
+        if not stages_ms:
+            return {}
+        rows = np.stack([np.asarray(arr, dtype=np.float64)[self.turns] for arr in stages_ms.values()])
+        means = rows.mean(axis=1).tolist()
+        for i, mean in enumerate(means):
+            if math.isnan(mean):  # the stage did not run in some tail turns: the mean of those it ran in
+                ran = rows[i][~np.isnan(rows[i])]
+                means[i] = float(np.mean(ran)) if ran.size else float("nan")
+        return dict(zip(stages_ms, means, strict=True))
 
-    def stage(self, key: str, stats: LatencyStats, allocation: float | None, tail_mean: float) -> StageReport:
-        """A stage's report: its share of the tail (with its standard error), its parts', its own mean
-        there (``tail_mean``, :meth:`own_mean`)."""
-        contrib, n = self.contrib, self.turns.size
-        tail_ms = float(np.mean(contrib[key])) if key in contrib else 0.0
-        tail_se = float(np.std(contrib[key], ddof=1) / np.sqrt(n)) if key in contrib and n > 1 else 0.0
-        share = tail_ms / self.total_ms if self.total_ms > 0 else 0.0
-        return StageReport(key, stats, tail_ms, share, allocation, self.parts(key), tail_mean, tail_se)
+    def stages(
+        self,
+        keys: list[str],
+        stats: Mapping[str, LatencyStats],
+        allocations: Mapping[str, float],
+        tail_means: Mapping[str, float],
+    ) -> tuple[StageReport, ...]:
+        """The reports of the stages ``keys``, in that order: each one's share of the tail (with its standard
+        error; every stage's in one pass), its parts', its own mean there (``tail_means``, :meth:`own_means`)."""
+        n = self.turns.size
+        known = [key for key in keys if key in self.contrib]
+        tail_ms: dict[str, float] = dict.fromkeys(keys, 0.0)
+        tail_se: dict[str, float] = dict.fromkeys(keys, 0.0)
+        if known:
+            rows = np.stack([np.asarray(self.contrib[key], dtype=np.float64) for key in known])
+            tail_ms.update(zip(known, rows.mean(axis=1).tolist(), strict=True))
+            if n > 1:
+                tail_se.update(zip(known, (rows.std(axis=1, ddof=1) / np.sqrt(n)).tolist(), strict=True))
+        return tuple(
+            StageReport(
+                key,
+                stats[key],
+                tail_ms[key],
+                tail_ms[key] / self.total_ms if self.total_ms > 0 else 0.0,
+                allocations.get(key),
+                self.parts(key),
+                tail_means[key],
+                tail_se[key],
+            )
+            for key in keys
+        )
 
     def parts(self, key: str) -> tuple[StagePart, ...]:
         """A stage's parts (a council's members), their share of the tail, the largest first."""
+        if key not in self.by_part:
+            return ()
         parts = sorted(
             (
                 StagePart(p, float(np.mean(v)), float(np.mean(v)) / self.total_ms if self.total_ms > 0 else 0.0)
