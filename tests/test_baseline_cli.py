@@ -100,6 +100,7 @@ def test_stage_missing_on_one_side_is_not_comparable(tmp_path: Path) -> None:
     base = recorder_report(tmp_path / "base.json", np.full(120, 400.0))
     doc = json.loads(base.read_text())
     del doc["measured"]["sets"][0]["turns"]["stages_ms"]["tts"]
+    doc["measured"]["sets"][0]["stages"].remove("tts")
     new = tmp_path / "new.json"
     new.write_text(json.dumps(doc))
     result = runner.invoke(app, ["compare", str(base), str(new), "--format", "json"])
@@ -131,6 +132,18 @@ def test_bad_input_exits_2_naming_the_field(tmp_path: Path) -> None:
     result = runner.invoke(app, ["baseline", "pin", str(plain), "-o", str(tmp_path / "b.json")])
     assert result.exit_code == 2
     assert "no measured turns" in result.output
+    doc["measured"]["sets"][0]["turns"]["total_ms"][3] = 1.0
+    listed = doc["measured"]["sets"][0]["stages"]
+    doc["measured"]["sets"][0]["stages"] = [x for x in listed if x != "tts"]  # hand-edited: refused, not ignored
+    bad.write_text(json.dumps(doc))
+    result = runner.invoke(app, ["compare", str(base), str(bad)], env={"COLUMNS": "300"})
+    assert result.exit_code == 2
+    assert "sets[0].stages: lists other stages than turns.stages_ms has (not listed: ['tts'])" in result.output
+    doc["measured"]["sets"][0]["stages"] = "asr"
+    bad.write_text(json.dumps(doc))
+    result = runner.invoke(app, ["compare", str(base), str(bad)], env={"COLUMNS": "300"})
+    assert "sets[0].stages: must be a list of stage names, got 'asr'" in result.output
+    doc["measured"]["sets"][0]["stages"] = listed
     doc["measured"]["version"] = 2
     bad.write_text(json.dumps(doc))
     result = runner.invoke(app, ["compare", str(base), str(bad)], env={"COLUMNS": "300"})
@@ -174,6 +187,7 @@ def test_compare_reasons_name_the_flags_not_the_library_parameters(tmp_path: Pat
     base = recorder_report(tmp_path / "base.json", rng.lognormal(np.log(400), 0.3, 30))
     doc = json.loads(base.read_text())
     del doc["measured"]["sets"][0]["turns"]["stages_ms"]["tts"]
+    doc["measured"]["sets"][0]["stages"].remove("tts")
     new = tmp_path / "new.json"
     new.write_text(json.dumps(doc))
     out = runner.invoke(app, ["compare", str(base), str(new), "-f", "json"]).output

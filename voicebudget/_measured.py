@@ -197,6 +197,7 @@ def _read_set(d: Any, origin: str, where: str) -> TurnSet:
         if arr.size != n:
             raise ScenarioError(f"has {arr.size} values for {n} turns", origin=origin, field=f"{tw}.stages_ms.{key}")
         stages[str(key)] = arr
+    _check_stage_list(d.get("stages"), list(stages), origin, f"{where}.stages")
     known = {"name", "source", "anchor", "total", "budget", "stages", "turns"}
     return TurnSet(
         name,
@@ -210,6 +211,25 @@ def _read_set(d: Any, origin: str, where: str) -> TurnSet:
         calls,
         {k: v for k, v in d.items() if k not in known},
     )
+
+
+def _check_stage_list(listed: Any, columns: list[str], origin: str, where: str) -> None:
+    """A set's ``stages`` (optional; the writer lists the report order) names exactly the ``stages_ms`` columns:
+    a list that says otherwise was edited by hand or written by something else, and is refused, not ignored.
+
+    :raises ScenarioError: not a list of the columns' names."""
+    if listed is None:
+        return
+    if not isinstance(listed, list) or not all(isinstance(x, str) for x in listed):
+        raise ScenarioError(f"must be a list of stage names, got {listed!r:.60}", origin=origin, field=where)
+    if sorted(listed) != sorted(columns):
+        missing, extra = sorted(set(columns) - set(listed)), sorted(set(listed) - set(columns))
+        said = "; ".join(
+            p for p in (f"no column for {extra}" if extra else "", f"not listed: {missing}" if missing else "") if p
+        )
+        raise ScenarioError(
+            f"lists other stages than turns.stages_ms has ({said or 'a name twice'})", origin=origin, field=where
+        )
 
 
 def _texts(values: Any, n: int, origin: str, where: str) -> tuple[str, ...]:
