@@ -224,8 +224,10 @@ def test_cache_knob_agrees_with_evaluate_cache(root: Path, tmp_path: Path) -> No
 
 def test_memos_change_no_figure(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The tuner's memos (councils judged, by configuration less its cache knob; accuracies per member set,
-    first-k subset and vote finishing order) give every candidate and the front bit for bit as computing
-    each afresh does, on a space with every topology, both rules, the cache and batch-policy knobs."""
+    first-k subset and vote finishing order; a vote's answers per member set) give every candidate and the
+    front bit for bit as computing each afresh does, on a space with every topology, both rules, the cache
+    and batch-policy knobs."""
+    from voicebudget.councils import _latency, _quality
     from voicebudget.councils._topologies import _all, _first_k, _vote
     from voicebudget.tuning import _evaluator
 
@@ -234,14 +236,20 @@ def test_memos_change_no_figure(root: Path, tmp_path: Path, monkeypatch: pytest.
     path.write_text(
         text.replace("n = [1, 2, 3, 4]", "n = [1, 2, 3]").replace("concurrency = [1, 16, 64]", "concurrency = [1, 64]")
     )
-    for memo in (_first_k._subset_accuracy, _vote._order_accuracy, _vote._pattern_probabilities, _all._accuracy):
-        memo.cache_clear()
+    memos = [
+        (_first_k, "_subset_accuracy"),
+        (_vote, "_order_accuracy"),
+        (_vote, "_pattern_probabilities"),
+        (_all, "_accuracy"),
+        (_latency, "_memo_answers"),
+        (_quality, "_majority_cap"),
+    ]
+    for module, name in memos:
+        getattr(module, name).cache_clear()
     memoised, every = _evaluate_all(path, samples=500)
-    assert _vote._order_accuracy.cache_info().hits > 0
-    assert _first_k._subset_accuracy.cache_info().hits > 0
-    for module, name in ((_first_k, "_subset_accuracy"), (_vote, "_order_accuracy"), (_all, "_accuracy")):
+    for module, name in memos:
+        assert getattr(module, name).cache_info().hits > 0, name
         monkeypatch.setattr(module, name, getattr(module, name).__wrapped__)
-    monkeypatch.setattr(_vote, "_pattern_probabilities", _vote._pattern_probabilities.__wrapped__)
     monkeypatch.setattr(_evaluator, "MEMO_TURNS", 0)
     afresh, every_afresh = _evaluate_all(path, samples=500)
     assert len(every) == 678  # 34 member sets of 1-3 from a pool of 4, every topology, x cache, x batch policy

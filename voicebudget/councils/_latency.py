@@ -27,6 +27,7 @@ correlated competence model of :mod:`._quality`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -85,7 +86,7 @@ def sample_council(council: Council, n: int, seed: int) -> CouncilSamples:
     :param seed: the run's seed; streams derive from it and component names.
     :returns: :class:`CouncilSamples`.
     """
-    lat = np.stack([sample_stage(mb.stage, mb.name, n, seed) for mb in council.members])
+    lat = np.stack([_memo_samples(_stage_key(mb.stage), mb.name, n, seed, mb.stage) for mb in council.members])
     return council.topology_model.latency(council, lat, seed)
 
 
@@ -98,8 +99,7 @@ def sample_stage(stage: Any, name: str, n: int, seed: int) -> FloatArray:
     (:func:`_memo_samples`, at most 256 entries of at most 32,768 turns): the tuner evaluates thousands of councils that
     share members, and each member is drawn once per process. Returns a fresh copy.
     """
-    key = (stage.model_dump_json() if hasattr(stage, "model_dump_json") else repr(stage), name, n, seed)
-    return _memo_samples(key, stage).copy()
+    return _memo_samples(_stage_key(stage), name, n, seed, stage).copy()
 
 
 _MEMO: dict[tuple[str, str, int, int], FloatArray] = {}
@@ -109,16 +109,37 @@ _MEMO_MAX_TURNS = 32_768
 (a council at 50,000,000 turns) does not leave 400 MB per member behind it."""
 
 
-def _memo_samples(key: tuple[str, str, int, int], stage: Any) -> FloatArray:
+def _memo_samples(spec: str, name: str, n: int, seed: int, stage: Any) -> FloatArray:
+    """The draws of ``stage`` (whose spec, :func:`_stage_key`, is ``spec``), memoised; the memo's own array:
+    copy it before writing to it."""
+    key = (spec, name, n, seed)
     hit = _MEMO.get(key)
     if hit is None:
-        hit = _draw_stage(stage, key[1], key[2], key[3])
-        if key[2] > _MEMO_MAX_TURNS:
+        hit = _draw_stage(stage, name, n, seed)
+        if n > _MEMO_MAX_TURNS:
             return hit
         if len(_MEMO) >= _MEMO_MAX:
             _MEMO.pop(next(iter(_MEMO)))  # drop the oldest entry
         _MEMO[key] = hit
     return hit
+
+
+_KEYS: dict[int, tuple[Any, str]] = {}
+"""Stage object id -> (the object, its spec): the object is held, so its id is not reused while it is here."""
+
+
+def _stage_key(stage: Any) -> str:
+    """A stage's spec, the memo's key: its JSON (``repr`` for a non-model). Memoised by identity (the last 256
+    stages; stages are frozen): the tuner passes the same member stages to thousands of councils, and
+    serialising one is ~30 us, a tenth of a council's simulation."""
+    hit = _KEYS.get(id(stage))
+    if hit is not None and hit[0] is stage:
+        return hit[1]
+    spec = stage.model_dump_json() if hasattr(stage, "model_dump_json") else repr(stage)
+    if len(_KEYS) >= _MEMO_MAX:
+        _KEYS.pop(next(iter(_KEYS)))
+    _KEYS[id(stage)] = (stage, spec)
+    return spec
 
 
 def _draw_stage(stage: Any, name: str, n: int, seed: int) -> FloatArray:
@@ -135,7 +156,10 @@ def pick_members(lat: FloatArray, which: NDArray[np.intp]) -> FloatArray:
 
 def critical_members(council: Council, lat: FloatArray, which: NDArray[np.intp]) -> dict[str, FloatArray]:
     """Each member's critical-path contribution when member ``which[turn]`` set the turn's latency."""
-    return {mb.name: np.where(which == i, lat[i], 0.0) for i, mb in enumerate(council.members)}
+    crit = np.zeros_like(lat)
+    turns = np.arange(lat.shape[1])
+    crit[which, turns] = lat[which, turns]
+    return {mb.name: crit[i] for i, mb in enumerate(council.members)}
 
 
 def answers(council: Council, n: int, seed: int, p: FloatArray | None = None) -> NDArray[np.bool_]:
@@ -146,14 +170,32 @@ def answers(council: Council, n: int, seed: int, p: FloatArray | None = None) ->
 
     :param p: members' correctness (default ``council.p``).
     """
-    p = np.asarray(council.p if p is None else p, dtype=np.float64)
-    u = np.stack([stage_rng(seed, mb.name + "/answer").random(n) for mb in council.members])
-    pbar = float(p.mean())
-    if council.rho < RHO_TINY or pbar <= 0 or pbar >= 1:
-        return np.asarray(u < p[:, None])
-    a, b = beta_params(pbar, council.rho)
+    ps = tuple(np.asarray(council.p if p is None else p, dtype=np.float64).tolist())
+    names = tuple(mb.name for mb in council.members)
+    if n > _MEMO_MAX_TURNS:
+        return _draw_answers(ps, council.rho, names, n, seed)
+    return _memo_answers(ps, council.rho, names, n, seed).copy()
+
+
+@lru_cache(maxsize=64)
+def _memo_answers(p: tuple[float, ...], rho: float, names: tuple[str, ...], n: int, seed: int) -> NDArray[np.bool_]:
+    """:func:`_draw_answers`, memoised (64 member sets of at most 32,768 turns: 10 MB at most): the answers
+    do not depend on the members' latencies, so the tuner's ``vote`` councils of one member set share them
+    in every batch policy and ``m``; read-only."""
+    out = _draw_answers(p, rho, names, n, seed)
+    out.setflags(write=False)
+    return out
+
+
+def _draw_answers(p: tuple[float, ...], rho: float, names: tuple[str, ...], n: int, seed: int) -> NDArray[np.bool_]:
+    pa = np.asarray(p, dtype=np.float64)
+    u = np.stack([stage_rng(seed, name + "/answer").random(n) for name in names])
+    pbar = float(pa.mean())
+    if rho < RHO_TINY or pbar <= 0 or pbar >= 1:
+        return np.asarray(u < pa[:, None])
+    a, b = beta_params(pbar, rho)
     theta = stage_rng(seed, "competence").beta(a, b, n)
-    gammas = solve_gammas(p, a, b)
+    gammas = solve_gammas(pa, a, b)
     q = theta[None, :] ** gammas[:, None]
     return np.asarray(u < q)
 

@@ -269,6 +269,13 @@ def majority_cap(p: float, rho: float) -> float:
     :returns: 1.0 (or 0.0) for ``rho == 0`` and ``p`` above (below) 1/2; the incomplete-beta tail
         otherwise, by quadrature.
     """
+    return _majority_cap(float(p), float(rho))
+
+
+@lru_cache(maxsize=1024)
+def _majority_cap(p: float, rho: float) -> float:
+    """:func:`majority_cap`, memoised (1,024 values): the tuner reports it for every ``majority`` council, a
+    quadrature over 192 nodes each time, for a few mean ``p`` values."""
     if rho < RHO_TINY or p in (0.0, 1.0):
         return 1.0 if p > 0.5 else (0.5 if p == 0.5 else 0.0)
     theta, w = _beta_quadrature(*beta_params(p, rho))

@@ -79,14 +79,21 @@ def _subsets(draws: CouncilSamples) -> tuple[NDArray[np.bool_], NDArray[np.intp]
 
     Up to 62 members a turn's subset is one integer (member 0 the highest bit, so the order of the codes
     is that of the rows): counting those is ~10x faster than ``np.unique(axis=0)``, which sorts the rows
-    as byte strings. Past 62 members the codes would overflow, and the rows are sorted as they are."""
+    as byte strings; up to 16 members ``np.bincount`` counts them without sorting. Past 62 members the
+    codes would overflow, and the rows are sorted as they are."""
     read = draws.read  # bool[members, turns]
     n = read.shape[0]
     if n > 62:
         subsets, counts = np.unique(read.T, axis=0, return_counts=True)
         return subsets, counts
     bits = np.left_shift(np.int64(1), np.arange(n - 1, -1, -1, dtype=np.int64))
-    codes, counts = np.unique(bits @ read.astype(np.int64), return_counts=True)
+    turn_codes = bits @ read.astype(np.int64)
+    if n <= 16:  # count the 2^n codes directly: no sort
+        tally = np.bincount(turn_codes, minlength=1 << n)
+        codes = np.flatnonzero(tally)
+        counts = tally[codes]
+    else:
+        codes, counts = np.unique(turn_codes, return_counts=True)
     subsets = (codes[:, None] & bits[None, :]) != 0
     return subsets, counts
 
