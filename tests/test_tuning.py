@@ -223,10 +223,10 @@ def test_cache_knob_agrees_with_evaluate_cache(root: Path, tmp_path: Path) -> No
 
 
 def test_memos_change_no_figure(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The tuner's memos (councils judged, by configuration less its cache knob; accuracies per member set,
-    first-k subset and vote finishing order; a vote's answers per member set) give every candidate and the
-    front bit for bit as computing each afresh does, on a space with every topology, both rules, the cache
-    and batch-policy knobs."""
+    """The tuner's memos (councils judged, by configuration less its cache knob; their turns, less the cache
+    and rule knobs; accuracies per member set, first-k subset and vote finishing order; a vote's answers per
+    member set) give every candidate and the front bit for bit as computing each afresh does, on a space
+    with every topology, both rules, the cache and batch-policy knobs."""
     from voicebudget.councils import _latency, _quality
     from voicebudget.councils._topologies import _all, _first_k, _vote
     from voicebudget.tuning import _evaluator
@@ -250,7 +250,7 @@ def test_memos_change_no_figure(root: Path, tmp_path: Path, monkeypatch: pytest.
     for module, name in memos:
         assert getattr(module, name).cache_info().hits > 0, name
         monkeypatch.setattr(module, name, getattr(module, name).__wrapped__)
-    monkeypatch.setattr(_evaluator, "MEMO_TURNS", 0)
+    monkeypatch.setattr(_evaluator, "MEMO_TURNS", 0)  # no council or turns memoised
     afresh, every_afresh = _evaluate_all(path, samples=500)
     assert len(every) == 678  # 34 member sets of 1-3 from a pool of 4, every topology, x cache, x batch policy
     assert [repr(c) for c in every] == [repr(c) for c in every_afresh]  # repr: floats to the last bit, NaN too

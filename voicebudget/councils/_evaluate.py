@@ -21,7 +21,7 @@ from voicebudget._io import Roots
 from voicebudget._memory import check_memory, check_work
 from voicebudget._report import Report, build_report
 from voicebudget.councils._config import Council, load_council
-from voicebudget.councils._latency import sample_council
+from voicebudget.councils._latency import CouncilSamples, sample_council
 from voicebudget.councils._topologies import QualityResult
 
 __all__ = ["CouncilResult", "QualityResult", "evaluate_council", "run_council"]
@@ -127,7 +127,13 @@ def evaluate_council(
 
 
 def evaluate_checked(
-    council: Council, budget: Budget, n: int, seed_int: int, *, stage_stats: bool = True
+    council: Council,
+    budget: Budget,
+    n: int,
+    seed_int: int,
+    *,
+    stage_stats: bool = True,
+    simulated: tuple[CouncilSamples, Report] | None = None,
 ) -> CouncilResult:
     """:func:`evaluate_council` without its work and memory checks, for a caller that made them once for a
     whole run (the tuner, over thousands of councils: each check reads ``/proc`` and the cgroup files).
@@ -135,7 +141,24 @@ def evaluate_checked(
     :param stage_stats: False: the report's stages carry only their tail attribution, not their
         percentiles (:func:`~voicebudget._report.build_report`); the tuner reads the total and the tail
         driver only.
+    :param simulated: the council's turns and report (:func:`simulate_council`), if made: a council that
+        differs from another only in its combining ``rule`` has the same turns (the rule changes its quality
+        alone), so the tuner simulates them once for both.
     """
+    draws, report = simulated or simulate_council(council, budget, n, seed_int, stage_stats=stage_stats)
+    topology = council.topology_model
+    quality = topology.quality(council, draws)
+    cost = topology.cost(council, draws)
+    mean_ms = float(np.mean(draws.total))
+    x = council.user_time.exchanges(quality.error_rate)
+    return CouncilResult(council, report, quality, cost, x, council.user_time.expected_ms(quality.error_rate, mean_ms))
+
+
+def simulate_council(
+    council: Council, budget: Budget, n: int, seed_int: int, *, stage_stats: bool = True
+) -> tuple[CouncilSamples, Report]:
+    """A council's ``n`` turns (:func:`~voicebudget.councils.sample_council`) and their latency report
+    against ``budget`` (``stage_stats`` as in :func:`evaluate_checked`)."""
     draws = sample_council(council, n, seed_int)
     report = build_report(
         council.name,
@@ -148,12 +171,7 @@ def evaluate_checked(
         stage_fields=council_fields(council),
         stage_stats=stage_stats,
     )
-    topology = council.topology_model
-    quality = topology.quality(council, draws)
-    cost = topology.cost(council, draws)
-    mean_ms = float(np.mean(draws.total))
-    x = council.user_time.exchanges(quality.error_rate)
-    return CouncilResult(council, report, quality, cost, x, council.user_time.expected_ms(quality.error_rate, mean_ms))
+    return draws, report
 
 
 def council_fields(council: Council) -> dict[str, str]:

@@ -15,9 +15,10 @@ from pydantic import ValidationError
 
 from voicebudget._algebra import evaluate
 from voicebudget._budget import Budget
-from voicebudget._report import StageReport
+from voicebudget._report import Report, StageReport
 from voicebudget.councils._config import Council, Member
-from voicebudget.councils._evaluate import CouncilResult, evaluate_checked
+from voicebudget.councils._evaluate import CouncilResult, evaluate_checked, simulate_council
+from voicebudget.councils._latency import CouncilSamples
 from voicebudget.councils._speculation import ReplyCache
 from voicebudget.councils._topologies import get_topology
 from voicebudget.tuning._members import name_members, normalise_shares
@@ -30,8 +31,10 @@ __all__ = ["TAIL_Z", "Evaluator", "cache_draws", "tail_ties"]
 FloatArray = NDArray[np.float64]
 
 MEMO_TURNS = 1 << 20
-"""Simulated turns an :class:`Evaluator` keeps in its memo of councils judged (each keeps its total latency
-per turn: 8 MB in all): 524 councils at 2,000 turns, one at a million, none beyond."""
+"""Simulated turns an :class:`Evaluator` keeps in each of its memos: of councils judged, counting each one's
+turns (it keeps its total latency per turn: 8 MB in all; 524 councils at 2,000 turns, none past a million);
+of councils' turns simulated, counting each member's turns (its latency, critical-path part and answer read
+per turn: ~17 MB in all; 104 councils of 5 members at 2,000 turns)."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,11 @@ class Evaluator:
         default_factory=dict, init=False, repr=False, compare=False
     )
     """The councils judged last, by their configuration less its ``cache`` knob (:meth:`council_for`)."""
+    _simulations: dict[tuple[Any, ...], tuple[CouncilSamples, Report]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """The councils' turns simulated last, by their configuration less its ``cache`` and ``rule`` knobs
+    (:meth:`evaluate`)."""
 
     def __call__(self, item: tuple[int, Configuration]) -> Candidate:
         index, config = item
@@ -74,7 +82,7 @@ class Evaluator:
         validation and one simulation (half the evaluations of a space with ``cache = [false, true]``). At
         most :data:`MEMO_TURNS` simulated turns are held, the oldest entries dropped first.
         """
-        key = tuple(sorted((k, v) for k, v in config.items() if k != "cache"))
+        key = _knobs_but(config, "cache")
         found = self._councils.get(key)
         if found is None:
             try:
@@ -83,12 +91,8 @@ class Evaluator:
                 err = exc.errors()[0]
                 found = f"{'.'.join(map(str, err['loc']))}: {err['msg']}"
             else:
-                found = council, self.evaluate(council)
-            keep = MEMO_TURNS // self.samples
-            if keep:
-                if len(self._councils) >= keep:
-                    del self._councils[next(iter(self._councils))]
-                self._councils[key] = found
+                found = council, self.evaluate(council, config)
+            _remember(self._councils, key, found, MEMO_TURNS // self.samples)
         return found
 
     def council_doc(self, config: Configuration) -> dict[str, Any]:
@@ -111,10 +115,25 @@ class Evaluator:
             doc.pop("aggregator", None)
         return doc
 
-    def evaluate(self, council: Council) -> CouncilResult:
+    def evaluate(self, council: Council, config: Configuration | None = None) -> CouncilResult:
         """A council at this evaluator's turns and seed (work and memory were checked once for the whole run,
-        by tune_council); its report attributes the tail, without each member's percentiles."""
-        return evaluate_checked(council, council.budget, self.samples, self.seed, stage_stats=False)
+        by tune_council); its report attributes the tail, without each member's percentiles.
+
+        :param config: the configuration the council is: its turns are then memoised by the configuration less
+            its ``cache`` and ``rule`` knobs (the combining rule changes the quality alone: see
+            :attr:`~voicebudget.councils._topologies.CouncilTopology.combines_by_rule`), so the councils that
+            differ only in their rule share one simulation.
+        """
+        simulated = None
+        if config is not None:
+            key = _knobs_but(config, "cache", "rule")
+            simulated = self._simulations.get(key)
+            if simulated is None:
+                simulated = simulate_council(council, council.budget, self.samples, self.seed, stage_stats=False)
+                _remember(self._simulations, key, simulated, MEMO_TURNS // (self.samples * len(council.members)))
+        return evaluate_checked(
+            council, council.budget, self.samples, self.seed, stage_stats=False, simulated=simulated
+        )
 
     def judge(
         self, index: int, config: Configuration, council: Council, result: CouncilResult | None = None
@@ -174,6 +193,20 @@ class Evaluator:
         error = h * spec.false_hit_rate + (1 - h) * miss_error
         cost = spec.lookup_usd + spec.candidates_per_turn * spec.tts_usd_per_candidate + (1 - h) * miss_usd
         return latency, error, cost
+
+
+def _knobs_but(config: Configuration, *left_out: str) -> tuple[tuple[str, Any], ...]:
+    """A configuration's knobs and values but ``left_out``, in name order: a memo key."""
+    return tuple(sorted((k, v) for k, v in config.items() if k not in left_out))
+
+
+def _remember(memo: dict[Any, Any], key: Any, value: Any, keep: int) -> None:
+    """Store ``value`` under ``key``, keeping at most ``keep`` entries (the oldest dropped first; none at 0)."""
+    if keep < 1:
+        return
+    while len(memo) >= keep:
+        del memo[next(iter(memo))]
+    memo[key] = value
 
 
 TAIL_Z = NOISE_Z * math.sqrt(2.0)

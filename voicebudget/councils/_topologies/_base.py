@@ -77,7 +77,8 @@ class CouncilTopology:
     :cvar uses_scorer: it needs a ``scorer`` table (others refuse one).
     :cvar reads_answers: it combines several members' answers, so an aggregator can read them and an
         answer space (``answers``) applies.
-    :cvar combines_by_rule: the combining ``rule`` (majority, weighted, gain) applies.
+    :cvar combines_by_rule: the combining ``rule`` (majority, weighted, gain) applies. It changes the quality
+        alone, never the turns' latency (the tuner simulates the councils that differ only in it once).
     :cvar members_note: how the report draws the members: ``"in parallel"``, ``"one of them per turn"``,
         or ``None`` (one after another).
     """
