@@ -55,7 +55,7 @@ from typing import Any
 from voicebudget.traces._jsonsafe import iter_lines, json_kind, loads
 from voicebudget.traces._livekit_extra import AVATAR, BEFORE_COMMIT, Extra, place_extra
 from voicebudget.traces._livekit_passes import TurnPaths, _number, _Passes, _Request
-from voicebudget.traces._livekit_rules import RULES, flag_stale_values
+from voicebudget.traces._livekit_rules import RULES, StaleValues
 from voicebudget.traces._options import ReadOptions
 from voicebudget.traces._pyrepr import looks_like_metrics_repr, parse_metrics_repr
 from voicebudget.traces._table import Anomaly, TraceTable, TraceTurn, TurnBuilder
@@ -183,32 +183,29 @@ class _Reader:
         self.passes: dict[str, _Passes] = {}
         self.loose: list[Anomaly] = []
         self.unplaced: list[tuple[int, str, str, str]] = []
-        self.values: dict[str, list[tuple[TurnBuilder, int, str, Any]]] = {"ttft": [], "ttfb": []}
+        self.values = {"ttft": StaleValues(), "ttfb": StaleValues()}
         self.positional: TurnBuilder | None = None  # the open turn of log_metrics() lines (no speech_id)
         self.extra: list[Extra] = []  # 1.8's eot/interruption/decision, avatar_metrics
         self.recent: deque[str] = deque(maxlen=_ECHO_WINDOW)
         self.paths = TurnPaths(self.passes, self.values)  # builds stages from a turn's requests
 
     def turn(self, turn_id: str, line: int, rules: str) -> TurnBuilder:
-        if turn_id not in self.turns:
-            self.turns[turn_id] = TurnBuilder(turn_id, line, self.origin, self.absurd_ms, reader="livekit")
-            self.turns[turn_id].rules = rules
+        turn = self.turns.get(turn_id)
+        if turn is None:
+            self.turns[turn_id] = turn = TurnBuilder(turn_id, line, self.origin, self.absurd_ms, reader="livekit")
+            turn.rules = rules
             self.passes[turn_id] = _Passes()
-        return self.turns[turn_id]
+        return turn
 
-    def first_seen(self, turn_id: str, kind: str, line: tuple[int, str]) -> tuple[int, str]:
-        """The turn's first line of metrics type ``kind`` (``line`` when it is the first)."""
-        seen = self.passes[turn_id].seen
-        k = _TYPES.index(kind)
-        first = seen[k]
-        if first is None:
-            seen[k] = first = line
-        return first
+    def first_seen(self, turn_id: str, kind: str, lineno: int, request: str) -> tuple[int, str]:
+        """The turn's first line of metrics type ``kind`` and its request id (``lineno`` and ``request`` when it
+        is the first)."""
+        return _first_seen(self.passes[turn_id].seen, kind, lineno, request)
 
     def has(self, turn_id: str, kind: str) -> bool:
         """Whether the turn has a line of metrics type ``kind`` (a broken one counts)."""
         passes = self.passes.get(turn_id)
-        return passes is not None and passes.seen[_TYPES.index(kind)] is not None
+        return passes is not None and bool(passes.seen[2 * _TYPES.index(kind)])
 
     def broken(self, lineno: int, raw: str, reason: str) -> None:
         """Flag a broken line on its turn: the one its ``speech_id`` names, else (the id was cut off)
@@ -221,7 +218,7 @@ class _Reader:
             turn = self.turn(match.group(1), lineno, RULES["livekit-metrics-1.x"].name)
             turn.flag(lineno, _FIELD.get(kind, ""), snippet, reason)
             if kind in _TYPES:
-                self.first_seen(turn.id, kind, (lineno, ""))
+                self.first_seen(turn.id, kind, lineno, "")
         else:
             self.unplaced.append((lineno, kind, snippet, reason))
 
@@ -232,6 +229,8 @@ class _Reader:
 
         Per type, the turns lacking it are kept sorted by line (bisect), so many broken lines in a
         long file cost ``O(n log n)``, not ``O(n^2)``."""
+        if not self.unplaced:
+            return
         order = [t for t in self.turns.values() if not t.rules.startswith("livekit-realtime")]
         lacking = {
             kind: sorted((t.line, i) for i, t in enumerate(order) if not self.has(t.id, kind)) for kind in _TYPES
@@ -244,7 +243,8 @@ class _Reader:
             old_line, index = lacking[kind].pop(at)
             target = order[index]
             target.flag(lineno, _FIELD[kind], snippet, reason)
-            self.passes[target.id].seen[_TYPES.index(kind)] = (lineno, "")
+            seen, k = self.passes[target.id].seen, 2 * _TYPES.index(kind)
+            seen[k], seen[k + 1] = lineno, ""
             if lineno < old_line:  # the turn starts earlier now: move it in the other types' lists
                 target.line = lineno
                 _move_earlier(lacking, kind, (old_line, index), lineno)
@@ -302,7 +302,10 @@ class _Reader:
         return False
 
     def line(self, lineno: int, raw: str) -> None:
-        obj, how, log_time = self.parse(lineno, raw)
+        if raw[0] == "{" and '"type"' in raw:  # a JSON object with a type (most lines): parse() would parse it so
+            obj, how, log_time = self.parse_json(lineno, raw, 0)
+        else:
+            obj, how, log_time = self.parse(lineno, raw)
         if obj is None or (how == "log" and self.echoed(raw)):
             return
         kind = obj.get("type")
@@ -335,7 +338,10 @@ class _Reader:
                 Anomaly(lineno, "speech_id", shown, f"{kind} without a speech_id (a string)", self.origin)
             )
             return
-        self.record(self.turn(speech_id, lineno, _rules(obj, how)), kind, obj, lineno, log_time)
+        turn = self.turns.get(speech_id)
+        if turn is None:
+            turn = self.turn(speech_id, lineno, _rules(obj, how))
+        self.record(turn, kind, obj, lineno, log_time)
 
     def by_position(self, kind: str, lineno: int) -> TurnBuilder:
         """The turn of a ``log_metrics()`` line, which carries no ``speech_id``: an ``EOU metrics`` line
@@ -367,15 +373,15 @@ class _Reader:
             turn.cold = True
 
     def record(self, turn: TurnBuilder, kind: str, obj: dict[str, Any], lineno: int, log_time: float | None) -> None:
-        if self.duplicate(turn, kind, obj, lineno):
+        passes = self.passes[turn.id]
+        if self.duplicate(turn, passes, kind, obj, lineno):
             return
         if obj.get("error"):
             turn.flag(lineno, "error", str(obj["error"])[:80], f"{kind} reports an error")
-        passes = self.passes[turn.id]
-        if log_time is None:
+        if log_time is None and passes.resolution < 1.0:  # (1 s: the coarsest a line can print)
             passes.resolution = max(passes.resolution, _resolution(obj))
         if kind == "eou_metrics":
-            self.eou(turn, obj, lineno, log_time)
+            self.eou(turn, passes, obj, lineno, log_time)
             return
         start, end = _span(obj, log_time)
         if kind == "llm_metrics":
@@ -385,22 +391,21 @@ class _Reader:
             turn.cold = True
         passes.tts.append(_Request(lineno, obj.get("ttfb"), None if log_time is not None else start, end))
 
-    def duplicate(self, turn: TurnBuilder, kind: str, obj: dict[str, Any], lineno: int) -> bool:
+    def duplicate(self, turn: TurnBuilder, passes: _Passes, kind: str, obj: dict[str, Any], lineno: int) -> bool:
         """A second ``eou_metrics`` for the turn, or the same request twice: flagged, not read."""
         request = str(obj.get("request_id") or "")
-        first = self.first_seen(turn.id, kind, (lineno, request))
+        first = _first_seen(passes.seen, kind, lineno, request)
         if first[0] != lineno and (kind == "eou_metrics" or (request and request == first[1])):
             turn.flag(lineno, "speech_id", turn.id, f"duplicate {kind} for this speech_id (first on line {first[0]})")
             return True
         return False
 
-    def eou(self, turn: TurnBuilder, obj: dict[str, Any], lineno: int, log_time: float | None) -> None:
+    def eou(self, turn: TurnBuilder, passes: _Passes, obj: dict[str, Any], lineno: int, log_time: float | None) -> None:
         """``eou_metrics``: the endpointing and ASR stages, and the turn's commit and final transcript times."""
         # LiveKit stamps EOU metrics right after on_user_turn_completed, at the turn's commit
         at = log_time if log_time is not None else _number(obj.get("timestamp"))
         callback = _number(obj.get("on_user_turn_completed_delay")) or 0.0
         eou, asr = _number(obj.get("end_of_utterance_delay")), _number(obj.get("transcription_delay"))
-        passes = self.passes[turn.id]
         passes.commit = None if at is None else at - callback
         if passes.commit is not None and eou is not None and asr is not None:
             passes.transcript = passes.commit - eou + asr
@@ -433,8 +438,7 @@ class _Reader:
             self.paths.path(builder)
         self.place_extra(pipeline)
         for values in self.values.values():
-            flag_stale_values(values)
-            values.clear()  # (the lists are shared with self.paths: cleared, not replaced)
+            values.flag()
         realtime = sum(1 for t in self.turns.values() if t.rules.startswith("livekit-realtime"))
         every = len(self.turns)
         del pipeline
@@ -512,9 +516,19 @@ def _read(lines: Iterable[tuple[int, str]], origin: str, options: ReadOptions | 
     for lineno, raw in lines:
         if bom and lineno == 1:  # a second mark, as read_text then iter_lines(text) drop two
             raw = raw.removeprefix("\ufeff")
-        if raw.strip():
-            reader.line(lineno, raw.strip())
+        raw = raw.strip()
+        if raw:
+            reader.line(lineno, raw)
     return reader.table()
+
+
+def _first_seen(seen: list[Any], kind: str, lineno: int, request: str) -> tuple[int, str]:
+    """A turn's first line of metrics type ``kind`` and its request id, from its :attr:`_Passes.seen`
+    (``lineno`` and ``request`` when it is the first)."""
+    k = 2 * _TYPES.index(kind)
+    if not seen[k]:
+        seen[k], seen[k + 1] = lineno, request
+    return seen[k], seen[k + 1]
 
 
 def _lacking_at(keys: list[tuple[int, int]], kind: str, lineno: int, n_turns: int) -> int | None:

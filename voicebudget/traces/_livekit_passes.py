@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from voicebudget.traces._livekit_rules import StaleValues
 from voicebudget.traces._table import TurnBuilder
 
 CLOCK_SLACK_S = 0.005
@@ -36,9 +37,10 @@ class _Passes:
     commit: float | None = None  # when the turn was committed (the EOU metrics' time), s
     transcript: float | None = None  # when the final transcript came (commit - eou delay + transcription delay)
     resolution: float = 0.0  # the coarsest step of the times and durations the lines print, s
-    # per metrics type (eou, llm, tts): its first line and request id, or None when the turn has none yet (a
-    # broken line counts); one small list per turn, not a file-wide dict of tuples (~500 bytes a turn)
-    seen: list[tuple[int, str] | None] = field(default_factory=lambda: [None, None, None])
+    # per metrics type (eou, llm, tts) k: its first line at 2k (0: none yet; a broken line counts) and that
+    # line's request id at 2k + 1; one flat list per turn, not a list of pairs (~150 bytes a turn) nor a
+    # file-wide dict of tuples (~500 bytes a turn)
+    seen: list[Any] = field(default_factory=lambda: [0, "", 0, "", 0, ""])
 
 
 def _number(value: Any) -> float | None:
@@ -51,7 +53,7 @@ class TurnPaths:
     stale-value check; shares the reader's ``passes`` and ``values``."""
 
     passes: dict[str, _Passes]
-    values: dict[str, list[tuple[TurnBuilder, int, str, Any]]]
+    values: dict[str, StaleValues]
 
     def first_output(self, turn: TurnBuilder, value: Any, lineno: int, fld: str, what: str, stage: str) -> None:
         if value == -1 and not isinstance(value, bool):

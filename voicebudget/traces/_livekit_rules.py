@@ -19,7 +19,7 @@ from typing import Any
 
 from voicebudget.traces._table import TurnBuilder
 
-__all__ = ["RULES", "LiveKitRule", "flag_stale_values"]
+__all__ = ["RULES", "LiveKitRule", "StaleValues", "flag_stale_values"]
 
 CHECKED = "2026-11-30"
 
@@ -248,6 +248,36 @@ def flag_stale_values(found: Sequence[tuple[TurnBuilder, int, str, Any]]) -> Non
             value,
             f"the same {fld} = {value!r} s on all {len(found)} turns: a stale value repeated, not a measurement",
         )
+
+
+class StaleValues:
+    """One field's values over the turns, kept only while they may all be the same (:func:`flag_stale_values`
+    then flags them): the first value that is not a number above 0 equal to the first drops them, since no
+    value can be stale then (the same verdict as keeping every turn's, without ~150 bytes a turn)."""
+
+    __slots__ = ("found", "differ")
+
+    def __init__(self) -> None:
+        self.found: list[tuple[TurnBuilder, int, str, Any]] = []
+        self.differ = False
+
+    def append(self, item: tuple[TurnBuilder, int, str, Any]) -> None:
+        """A turn's ``(turn, line, field, value in s)``."""
+        if self.differ:
+            return
+        value = item[3]
+        numeric = isinstance(value, int | float) and not isinstance(value, bool)
+        if not numeric or (value != self.found[0][3] if self.found else not value > 0):
+            self.found.clear()
+            self.differ = True
+            return
+        self.found.append(item)
+
+    def flag(self) -> None:
+        """Flag the values when they are stale (:func:`flag_stale_values`), and drop them."""
+        if not self.differ:
+            flag_stale_values(self.found)
+        self.found.clear()
 
 
 def _is_stale(values: list[Any]) -> bool:
