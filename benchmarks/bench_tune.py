@@ -1,8 +1,9 @@
 """Tuning throughput per core and its scaling over worker processes (issue 24, the ``tune`` row).
 
 Takes councils/tune-intent.toml, widens its search space (council sizes 1-5 drawn with repetition from
-4 pool members, 6 batch policies: 10,080 configurations), and tunes it exhaustively in process, then on
-``--workers`` local processes, printing for each the load average it ran at:
+4 pool members, 6 batch policies for the councils whose members they change: 7,390 configurations), and
+tunes it exhaustively in process, then on ``--workers`` local processes, printing for each the load
+average it ran at:
 
 - configurations per CPU second in one process (the whole tune: first pass, front, re-runs of the
   shortlist). Target: >= 1,000 configurations/s/core;

@@ -5,6 +5,7 @@ expected user time, with Monte Carlo standard errors. Picklable: worker processe
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,12 +58,12 @@ class Evaluator:
     rest_ms: FloatArray | None
     cache_hit_ms: FloatArray | None = None
     cache_hit: NDArray[np.bool_] | None = None
-    _councils: dict[tuple[Any, ...], tuple[Council, CouncilResult] | str] = field(
-        default_factory=dict, init=False, repr=False, compare=False
+    _councils: OrderedDict[tuple[Any, ...], tuple[Council, CouncilResult] | str] = field(
+        default_factory=OrderedDict, init=False, repr=False, compare=False
     )
     """The councils judged last, by their configuration less its ``cache`` knob (:meth:`council_for`)."""
-    _simulations: dict[tuple[Any, ...], tuple[CouncilSamples, Report]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
+    _simulations: OrderedDict[tuple[Any, ...], tuple[CouncilSamples, Report]] = field(
+        default_factory=OrderedDict, init=False, repr=False, compare=False
     )
     """The councils' turns simulated last, by their configuration less its ``cache`` and ``rule`` knobs
     (:meth:`evaluate`)."""
@@ -200,12 +201,13 @@ def _knobs_but(config: Configuration, *left_out: str) -> tuple[tuple[str, Any], 
     return tuple(sorted((k, v) for k, v in config.items() if k not in left_out))
 
 
-def _remember(memo: dict[Any, Any], key: Any, value: Any, keep: int) -> None:
-    """Store ``value`` under ``key``, keeping at most ``keep`` entries (the oldest dropped first; none at 0)."""
+def _remember(memo: OrderedDict[Any, Any], key: Any, value: Any, keep: int) -> None:
+    """Store ``value`` under ``key``, keeping at most ``keep`` entries (the oldest dropped first; none at 0).
+    An OrderedDict: a plain dict's first key is found past the slots of the keys deleted before it."""
     if keep < 1:
         return
     while len(memo) >= keep:
-        del memo[next(iter(memo))]
+        memo.popitem(last=False)
     memo[key] = value
 
 
