@@ -153,6 +153,34 @@ def test_an_evaluation_error_is_reported_not_scored_infeasible(monkeypatch) -> N
     assert len(result.errors) == 18
     assert all("ModelError: model does not fit" in e["error"] for e in result.errors)
     assert all(len(c.config["members"]) != 2 for c in result.pareto)
+    assert all(len(e["config"]["members"]) == 2 for e in result.errors)  # each error names its configuration
+
+
+def test_errors_name_their_configurations_when_evaluated_out_of_order(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the tuner evaluates the configurations sharing a simulation side by side (cache and rule variants), not
+    # in the space's order: the candidates come back in that order, and each error names its configuration
+    from voicebudget.tuning import _evaluator
+
+    path = tmp_path / "tune-intent-small.toml"
+    text = (root / "councils" / "tune-intent.toml").read_text()
+    path.write_text(
+        text.replace("n = [1, 2, 3, 4]", "n = [1, 2]").replace("concurrency = [1, 16, 64]", "concurrency = [1, 64]")
+    )
+    original = _evaluator.evaluate_checked
+
+    def flaky(council, *args, **kw):  # type: ignore[no-untyped-def]
+        if council.topology == "first_k" and council.rule == "weighted":
+            raise vb.ModelError("model does not fit")
+        return original(council, *args, **kw)
+
+    monkeypatch.setattr(_evaluator, "evaluate_checked", flaky)
+    result, every = _evaluate_all(path, samples=500)
+    assert [c.index for c in every] == sorted(c.index for c in every)
+    # 10 pairs, 4 of them with the GPU member at 2 batch policies; first_k k = 2, with and without the cache
+    assert len(result.errors) == (6 + 4 * 2) * 2
+    assert {(e["config"]["topology"], e["config"]["rule"]) for e in result.errors} == {("first_k", "weighted")}
 
 
 def test_cli_tune_json_keys_and_exit_codes(tmp_path: Path, root: Path) -> None:

@@ -96,6 +96,15 @@ class Evaluator:
             _remember(self._councils, key, found, MEMO_TURNS // self.samples)
         return found
 
+    @staticmethod
+    def memo_order(configs: Sequence[Configuration]) -> list[int]:
+        """Positions of ``configs`` in an order that puts the configurations sharing a simulation (the same but
+        for their ``cache`` and ``rule`` knobs) side by side, in the order each group first appears."""
+        groups: dict[tuple[tuple[str, Any], ...], list[int]] = {}
+        for i, config in enumerate(configs):
+            groups.setdefault(_knobs_but(config, "cache", "rule"), []).append(i)
+        return [i for group in groups.values() for i in group]
+
     def council_doc(self, config: Configuration) -> dict[str, Any]:
         doc = {key: v for key, v in self.base.items() if key not in ("k", "m")}
         doc["topology"] = config["topology"]

@@ -388,7 +388,12 @@ def _evaluate_all(
         if progress:
             progress(done[0], len(items))
 
-    outcomes = map_evaluations(evaluator, items, workers=workers, scheduler=scheduler, progress=tick)
+    # the configurations that share a simulation side by side, so they meet in one task, on one worker (a
+    # batch boundary between them costs a simulation); the outcomes are put back in the space's order
+    order = Evaluator.memo_order([config for _, config in items])
+    grouped = [items[i] for i in order]
+    outcomes = map_evaluations(evaluator, grouped, workers=workers, scheduler=scheduler, progress=tick)
+    outcomes.sort(key=lambda o: order[o.index])
     candidates = [o.value for o in outcomes if o.value is not None]
-    errors = [{"config": jsonable(items[o.index][1]), "error": o.failure.error} for o in outcomes if o.failure]
+    errors = [{"config": jsonable(grouped[o.index][1]), "error": o.failure.error} for o in outcomes if o.failure]
     return candidates, errors
