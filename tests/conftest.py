@@ -42,32 +42,23 @@ def pytest_testnodedown(node: object, error: object) -> None:
     config.stash.setdefault(_SUMMARY, []).extend(lines)
 
 
-REALTIME_MODULES = frozenset(
-    {
-        "test_audio_join",
-        "test_checker",
-        "test_conformance_matrix",
-        "test_conformance_pipecat",
-        "test_doc_outputs",
-        "test_livekit_hook",
-        "test_pipecat",
-        "test_pipecat_audio",
-        "test_predicted",
-        "test_telemetry_frameworks",
-        "test_telemetry_prometheus",
-        "test_testing",
-    }
-)
-"""Modules that run Pipecat or LiveKit conversations, or time real sleeps, in real time. Under ``-n auto``
-they run one after another on one worker (``--dist loadgroup``, pyproject's addopts), so two real-time
-conversations never share the cores; their module fixtures (the matrix's conversations) then run once."""
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: a worker per core and two real-time lanes (tests/xdist_units.py)."""
+    from xdist_units import auto_num_workers  # pytest-xdist is imported only when it runs the suite
+
+    return auto_num_workers(config)
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        module = getattr(item, "module", None)
-        if item.get_closest_marker("slow") or (module is not None and module.__name__ in REALTIME_MODULES):
-            item.add_marker(pytest.mark.xdist_group("realtime"))
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Under ``-n`` (pyproject's ``--dist=loadgroup``): the real-time tests on their lanes, the modules that
+    share a module fixture whole, the longest tests first (tests/xdist_units.py)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None  # another --dist asked for on the command line: pytest-xdist's own
+    from xdist_units import UnitScheduling
+
+    return UnitScheduling(config, log)
 
 
 # Property tests draw the same examples on every run (a CI failure is reproducible, never a lucky
