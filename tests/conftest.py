@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -40,6 +41,26 @@ def pytest_testnodedown(node: object, error: object) -> None:
     lines = getattr(node, "workeroutput", {}).get("voicebudget_summary", [])
     config: pytest.Config = node.config  # type: ignore[attr-defined]
     config.stash.setdefault(_SUMMARY, []).extend(lines)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_click_command_per_app() -> Iterator[None]:
+    """typer's ``CliRunner.invoke`` builds the click command from the app's signatures on every call (~75 ms,
+    most of what an in-process CLI test costs, and ~35x the command itself on ``infer``); the installed
+    ``voicebudget`` builds it once per process, and so does the suite here, once per app."""
+    import typer.main
+    import typer.testing
+
+    built: dict[int, tuple[object, Any]] = {}
+
+    def command(app: typer.Typer) -> Any:
+        if id(app) not in built or built[id(app)][0] is not app:
+            built[id(app)] = (app, typer.main.get_command(app))  # the app held: its id is not reused
+        return built[id(app)][1]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(typer.testing, "_get_command", command)
+        yield
 
 
 @pytest.hookimpl(optionalhook=True)
