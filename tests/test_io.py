@@ -72,6 +72,22 @@ def test_bom_is_dropped_and_lines_split_on_newline_only(tmp_path: Path) -> None:
     assert split_lines("a\x0cb\x85c") == ["a\x0cb\x85c"]
 
 
+def test_lines_longer_than_a_chunk_come_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line over many chunks (a character split between two of them, CRLF, no final newline) is one line,
+    as split_lines reads the whole text; invalid UTF-8 in it names its line (how fast: benchmarks/bench_io.py)."""
+    from voicebudget._io import _files
+
+    monkeypatch.setattr(_files, "_LINE_CHUNK", 7)
+    f = tmp_path / "long.log"
+    data = "short\r\n" + "é" * 40 + "x\u2028y" * 5 + "\r\n\n" + "z" * 30
+    f.write_bytes(data.encode())
+    assert list(iter_lines(f)) == list(enumerate(split_lines(data), start=1))
+    assert [n for n, line in iter_lines(f)] == [1, 2, 3, 4]
+    f.write_bytes(b"ok\n" + b"a" * 50 + b"\xff" + b"b" * 50 + b"\n")
+    with pytest.raises(ScenarioError, match=r"long\.log: line 2: not UTF-8 text \(byte 50 of the line\)"):
+        list(iter_lines(f, errors="strict"))
+
+
 def test_invalid_utf8_names_the_line(tmp_path: Path) -> None:
     f = tmp_path / "s.toml"
     f.write_bytes(b'name = "x"\nx = "\xff"\n')
