@@ -182,12 +182,21 @@ def iter_lines(
                 tail.append(chunk)
                 continue
             tail.append(chunk[: cut + 1])
-            lines = _decode_lines(b"".join(tail), done, origin, errors)
-            tail = [chunk[cut + 1 :]] if cut + 1 < len(chunk) else []
+            lines = _decode_lines(_take(tail), done, origin, errors)
+            if cut + 1 < len(chunk):
+                tail.append(chunk[cut + 1 :])
             yield from enumerate(lines, start=done + 1)
             done += len(lines)
-    if rest := b"".join(tail):
-        yield from enumerate(_decode_lines(rest + b"\n", done, origin, errors), start=done + 1)
+    if tail:
+        tail.append(b"\n")
+        yield from enumerate(_decode_lines(_take(tail), done, origin, errors), start=done + 1)
+
+
+def _take(pieces: list[bytes]) -> bytes:
+    """The pieces joined, the list emptied (so a long line's pieces are not held while it is decoded)."""
+    data = b"".join(pieces)
+    pieces.clear()
+    return data
 
 
 def _decode_lines(data: bytes, done: int, origin: str, errors: str) -> list[str]:
