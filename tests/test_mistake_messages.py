@@ -159,6 +159,10 @@ def test_a_table_without_a_kind_says_so_and_guesses_it_from_its_fields(tmp_path:
     assert f"pipeline.stages.tts: 120 is not a table; expected one with a kind; {fixed}" in err
     assert "Unable to extract" not in err
     assert "valid dictionary" not in err
+    path.write_text('name = "x"\n[pipeline]\nkind = "sequence"\nstages = { asr = {} }\n')
+    err = _run(path)  # an empty table fits every kind without required fields: no guess (it was "empirical")
+    assert f"pipeline.stages.asr: {no_kind}; known: fixed, uniform," in err
+    assert "did you mean" not in err
     path.write_text('name = "x"\n[pipeline]\nendpointing = 200\n')
     assert (
         'pipeline: no kind given (kind = "..." says what this table is); '

@@ -204,10 +204,12 @@ def _no_kind(node: Any, kinds: Mapping[str, Mapping[str, Any]]) -> str:
             f"; known: {', '.join(kinds)}" if kinds else ""
         )
     given = set(node)
-    fits = [
+    fits = [  # an empty table fits every kind without required fields: no guess then (it was "empirical")
         k
         for k, definition in kinds.items()
-        if given <= set(definition.get("properties", {})) and set(definition.get("required", ())) - {"kind"} <= given
+        if given
+        and given <= set(definition.get("properties", {}))
+        and set(definition.get("required", ())) - {"kind"} <= given
     ]
     hint = " or ".join(f'kind = "{k}"' for k in fits) if 0 < len(fits) <= 3 else ""
     known = f" known: {', '.join(kinds)}" if kinds else ""
