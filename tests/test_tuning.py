@@ -107,7 +107,19 @@ def test_budget_constraint_and_cost_limit_filter_the_front(tmp_path: Path) -> No
     assert all(c.cost_per_turn <= 0.00006 for c in cheap.pareto)
     nothing = tune_council(SMALL, budget_ms=50)
     assert nothing.best is None
-    assert "no configuration is within 50 ms" in nothing.why
+    assert nothing.why.startswith("no configuration is within 50 ms at p95; the fastest reaches ")
+    # A limit no configuration within budget meets: the pick says the cost left none, not the budget (it said
+    # "no configuration is within ... ms (and the cost limit); the fastest reaches" a p95 well within it)
+    path.write_text(SMALL.read_text() + "[search.constraints]\nmax_cost_per_turn = 0.0000001\n")
+    priced_out = tune_council(path)
+    free = tune_council(SMALL)  # no cost limit: its feasible ones are those within budget; cost is exact
+    within, cheapest = free.feasible, min(c.cost_per_turn for c in free.pareto)
+    assert priced_out.best is None
+    assert priced_out.reason == "nothing within the cost limit"
+    assert priced_out.why == (
+        f"{within:,} configurations within 800 ms at p95, none within the cost limit; the cheapest of them costs "
+        f"${cheapest:.6f}/turn"
+    )
 
 
 def test_same_seed_same_front_on_processes_and_dask() -> None:

@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from voicebudget._budget import Budget
-from voicebudget._text import as_given
+from voicebudget._text import as_given, count
 from voicebudget.tuning._noise import NOISE_Z, SCREEN_Z, tie_tolerance
 from voicebudget.tuning._pareto import noisy_front, pareto_front
 from voicebudget.tuning._result import AsWritten, Candidate, TuneResult, short_config
@@ -198,13 +198,24 @@ def _pick(front: list[Candidate], valid: list[Candidate], budget: Budget) -> tup
     if not front:
         if not valid:
             return None, "no valid configuration", "no valid configuration in the space"
+        in_budget = [c for c in valid if c.within_budget]
+        if in_budget and not any(c.within_cost for c in in_budget):  # the cost limit, not the budget, left none
+            cheapest = min(in_budget, key=lambda c: c.cost_per_turn)
+            return (
+                None,
+                "nothing within the cost limit",
+                (
+                    f"{count(len(in_budget), 'configuration')} within {as_given(budget.total_ms)} ms at {label}, "
+                    f"none within the cost limit; the cheapest of them costs ${cheapest.cost_per_turn:.6f}/turn"
+                ),
+            )
         fastest = min(valid, key=lambda c: c.p95_ms)
         return (
             None,
             "nothing within budget",
             (
-                f"no configuration is within {as_given(budget.total_ms)} ms at {label} (and the cost limit); "
-                f"the fastest reaches {fastest.p95_ms:.1f} ms"
+                f"no configuration is within {as_given(budget.total_ms)} ms at {label}"
+                f"{' (and the cost limit)' if in_budget else ''}; the fastest reaches {fastest.p95_ms:.1f} ms"
             ),
         )
     tied, steps = _ties(front, label)
