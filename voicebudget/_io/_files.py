@@ -158,9 +158,30 @@ def iter_lines(
     """Stream a text file's lines as ``(line number from 1, line)``, split as :func:`split_lines` does.
 
     Memory stays at one chunk of :data:`_LINE_CHUNK` bytes (or one line, when a line is longer),
-    whatever the file's size (for JSON-lines and log readers). The file is read and decoded a chunk at a
-    time, never line by line: decoding ``\n``-ended runs of lines gives what decoding each line does
-    (``\n`` is never part of a multi-byte UTF-8 sequence), at a fraction of the cost.
+    whatever the file's size (for JSON-lines and log readers): the lines of :func:`iter_blocks`.
+
+    :raises ScenarioError: see :func:`iter_blocks`.
+    """
+    for first, text in iter_blocks(path, max_bytes=max_bytes, errors=errors):
+        lines = text.split("\n")
+        lines.pop()  # the text ends with "\n"
+        if "\r" in text:
+            lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+        yield from enumerate(lines, start=first)
+
+
+def iter_blocks(
+    path: str | Path, *, max_bytes: int = MAX_TRACE_BYTES, errors: str = "replace"
+) -> Iterator[tuple[int, str]]:
+    """Stream a text file as runs of whole lines: ``(number of the run's first line, text)``, each line of the
+    text ended by ``\n`` (one is added to a last line without it), a leading byte-order mark dropped, invalid
+    UTF-8 replaced (``errors="replace"``); lines are the file's ``\n``-split lines, ``\r`` left in them.
+
+    A reader that looks at text rather than at each line gets it here; :func:`iter_lines` splits it. Memory
+    stays at one chunk of :data:`_LINE_CHUNK` bytes (or one line, when a line is longer), whatever the file's
+    size. The file is read and decoded a chunk at a time, never line by line: decoding ``\n``-ended runs of
+    lines gives what decoding each line does (``\n`` is never part of a multi-byte UTF-8 sequence), at a
+    fraction of the cost.
 
     :raises ScenarioError: see :func:`read_bytes` (the size is checked first, and again while reading
         a pipe); invalid UTF-8 when ``errors="strict"``, naming the line.
@@ -168,7 +189,7 @@ def iter_lines(
     path = Path(path)
     origin = str(path)
     fd = _open_checked(path, max_bytes)
-    size = done = 0  # bytes read; lines yielded
+    size = done = 0  # bytes read; lines given
     # The bytes since the last "\n", in pieces: a line longer than a chunk is joined once when it ends (adding
     # each chunk to the bytes so far copied them again every chunk: a 100 MB line took 11.6 s, now 0.5 s).
     tail: list[bytes] = []
@@ -182,14 +203,14 @@ def iter_lines(
                 tail.append(chunk)
                 continue
             tail.append(chunk[: cut + 1])
-            lines = _decode_lines(_take(tail), done, origin, errors)
+            text = _decode_lines(_take(tail), done, origin, errors)
             if cut + 1 < len(chunk):
                 tail.append(chunk[cut + 1 :])
-            yield from enumerate(lines, start=done + 1)
-            done += len(lines)
+            yield done + 1, text
+            done += text.count("\n")
     if tail:
         tail.append(b"\n")
-        yield from enumerate(_decode_lines(_take(tail), done, origin, errors), start=done + 1)
+        yield done + 1, _decode_lines(_take(tail), done, origin, errors)
 
 
 def _take(pieces: list[bytes]) -> bytes:
@@ -199,8 +220,8 @@ def _take(pieces: list[bytes]) -> bytes:
     return data
 
 
-def _decode_lines(data: bytes, done: int, origin: str, errors: str) -> list[str]:
-    """The lines of ``data`` (whole lines, each ended by ``\n``), after ``done`` lines of the file."""
+def _decode_lines(data: bytes, done: int, origin: str, errors: str) -> str:
+    """The text of ``data`` (whole lines, each ended by ``\n``), after ``done`` lines of the file."""
     try:
         text = data.decode("utf-8", errors=errors)
     except UnicodeDecodeError as exc:
@@ -209,13 +230,7 @@ def _decode_lines(data: bytes, done: int, origin: str, errors: str) -> list[str]
         raise ScenarioError(
             f"not UTF-8 text (byte {exc.start - start} of the line)", origin=origin, field=f"line {lineno}"
         ) from None
-    if done == 0:
-        text = text.removeprefix(_BOM)
-    lines = text.split("\n")
-    lines.pop()  # the text ends with "\n"
-    if "\r" in text:
-        lines = [line[:-1] if line.endswith("\r") else line for line in lines]
-    return lines
+    return text.removeprefix(_BOM) if done == 0 else text
 
 
 def read_head(path: str | Path, max_chars: int, *, max_bytes: int = MAX_TRACE_BYTES) -> tuple[str, bool]:

@@ -78,6 +78,10 @@ class TraceReader:
         ``open_lines()`` gives the file's ``(line number from 1, line)`` pairs afresh on each call (a
         reader may pass over the file more than once); :func:`~voicebudget.traces.read_trace` then
         streams the file instead of reading it whole. None: the format is read as one document.
+    :ivar read_runs: for a line-based format whose reader scans text, ``read_runs(open_runs, origin,
+        options)`` where ``open_runs()`` gives the file's ``(number of the first line, text)`` runs of whole
+        lines afresh on each call (:func:`voicebudget._io.iter_blocks`); used for a file without a log
+        shipper's layer (whose lines are stripped one by one: ``read_lines`` then). None: ``read_lines``.
     """
 
     name: str
@@ -85,3 +89,4 @@ class TraceReader:
     read: Callable[[str, str, ReadOptions], TraceTable]
     description: str
     read_lines: Callable[[Callable[[], Iterable[tuple[int, str]]], str, ReadOptions], TraceTable] | None = None
+    read_runs: Callable[[Callable[[], Iterable[tuple[int, str]]], str, ReadOptions], TraceTable] | None = None

@@ -50,23 +50,23 @@ import math
 import re
 import sys
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 
 from voicebudget.traces._options import DEFAULT_STOP_SECS, ReadOptions
 from voicebudget.traces._pipecat_lines import (
-    _ANSI,
     _KEYWORDS,
     _METRIC_FUNC,
-    _PROC_REST,
     _TS_START,
     _cut_field,
+    _cut_rest,
     _Detected,
     _is_cut,
     _last_role,
     _role,
-    _split,
     _timestamp,
+    _vad_cut,
 )
+from voicebudget.traces._pipecat_pass import LogPass, Run, runs_of_blocks, runs_of_lines, runs_of_text
 from voicebudget.traces._pipecat_rules import (
     LOG_PREFIXES,
     RULE_SETS,
@@ -74,14 +74,19 @@ from voicebudget.traces._pipecat_rules import (
     LineKind,
     LineRule,
     LogPrefix,
-    classify,
-    classify_both,
     loguru_prefix,
 )
 from voicebudget.traces._pipecat_turn import OUTPUT_HOP_MS, PipecatTurn, TurnFinisher
 from voicebudget.traces._table import Anomaly, TraceTable, TurnBuilder, added
 
-__all__ = ["DEFAULT_STOP_SECS", "OUTPUT_HOP_MS", "looks_like_pipecat", "read_pipecat"]
+__all__ = [
+    "DEFAULT_STOP_SECS",
+    "OUTPUT_HOP_MS",
+    "looks_like_pipecat",
+    "read_pipecat",
+    "read_pipecat_lines",
+    "read_pipecat_runs",
+]
 
 TOTAL = (
     "the bot's first audio ('Bot started speaking', when over 20 ms after the TTS first byte), else the TTS first "
@@ -329,12 +334,11 @@ class _Reader:
         """A message no rule reads: flagged when it is a metrics or VAD line cut short."""
         if "not report" in msg:  # Pipecat itself declined to report the value (stale start, no onset)
             return
-        cut = _PROC_REST.match(msg) if "#" in msg else None  # (a processor's name has its "#")
-        rest = cut.group("rest") if cut is not None else ""
-        if len(rest) >= 4 and "User stopped speaking".startswith(rest):
+        rest = _cut_rest(msg)  # (None: no processor's name, or one not followed by a template's start)
+        if _vad_cut(rest):
             self.start(lineno, ts - self.stop_secs)
             self.flag(lineno, "User stopped speaking", msg[:120], "unparseable VAD line (cut short?)")
-        elif _METRIC_FUNC.search(raw) or (cut is not None and self.current is not None and _is_cut(rest)):
+        elif _METRIC_FUNC.search(raw) or (rest is not None and self.current is not None and _is_cut(rest)):
             self.flag(lineno, _cut_field(msg), msg[:120], "unparseable metrics line (cut short?)")
 
     def vad_params(self, lineno: int, ts: float, rule: LineRule, m: re.Match[str]) -> None:
@@ -557,7 +561,7 @@ def read_pipecat(text: str, origin: str = "<trace>", options: ReadOptions | None
         a turn release with no VAD stop before it, idle re-prompts.
     :raises ScenarioError: ``options.log_format`` has no ``{time}`` or no ``{message}`` field.
     """
-    return read_pipecat_lines(lambda: enumerate(text.split("\n"), start=1), origin, options)
+    return _read(lambda: runs_of_text(text), origin, options)
 
 
 def read_pipecat_lines(
@@ -565,18 +569,41 @@ def read_pipecat_lines(
     origin: str = "<trace>",
     options: ReadOptions | None = None,
 ) -> TraceTable:
-    """:func:`read_pipecat` on a log given as lines, keeping one line at a time in memory.
-
-    One pass: each line is split into timestamp and message once, and its message classified once
-    (:func:`~voicebudget.traces._pipecat_rules.classify`; until the log shows a VAD line,
-    :func:`~voicebudget.traces._pipecat_rules.classify_both`, for the VAD-mode and the breakdown-mode
-    rule: a second reader follows its latency-breakdown lines, in case it has no VAD line at all). A
-    turn is built into its row as soon as no later line can change it. A log that writes a TTFB without
-    its ``s`` before one with it (no Pipecat version does) is read again knowing that.
+    """:func:`read_pipecat` on a log given as lines (a log shipper's layer stripped from each), keeping a run of
+    lines at a time in memory (:func:`read_pipecat_runs`).
 
     :param open_lines: gives the log's ``(line number from 1, line)`` pairs afresh on each call.
     :raises ScenarioError: as :func:`read_pipecat`.
     """
+    return _read(lambda: runs_of_lines(open_lines()), origin, options)
+
+
+def read_pipecat_runs(
+    open_runs: Callable[[], Iterable[tuple[int, str]]],
+    origin: str = "<trace>",
+    options: ReadOptions | None = None,
+) -> TraceTable:
+    """:func:`read_pipecat` on a log given as runs of whole lines, one run at a time in memory.
+
+    One pass: until the log's first VAD line each line is split into timestamp and message and classified
+    in both modes (:func:`~voicebudget.traces._pipecat_rules.classify_both`: a second reader follows its
+    latency-breakdown lines, in case it has no VAD line at all); after it, the lines that change nothing
+    are stepped over by one compiled pattern (:mod:`._pipecat_scan`) and each other line is read once. A
+    turn is built into its row as soon as no later line can change it. A log that writes a TTFB without
+    its ``s`` before one with it (no Pipecat version does) is read again knowing that.
+
+    :param open_runs: gives the log's ``(number of the first line, text of whole lines each ended by
+        "\\n")`` afresh on each call (:func:`voicebudget._io.iter_blocks`).
+    :raises ScenarioError: as :func:`read_pipecat`.
+    """
+    return _read(lambda: runs_of_blocks(open_runs()), origin, options)
+
+
+def _read(
+    open_runs: Callable[[], Iterable[Run]], origin: str, options: ReadOptions | None, *, fast: bool = True
+) -> TraceTable:
+    """The log's table (:func:`read_pipecat_runs`); ``fast=False`` reads every line in full (the reference of
+    :class:`~voicebudget.traces._pipecat_pass.LogPass`'s shortcuts)."""
     from voicebudget._errors import ScenarioError, param
 
     options = options or ReadOptions()
@@ -586,77 +613,28 @@ def read_pipecat_lines(
             prefixes = (loguru_prefix(options.log_format),)
         except ValueError as exc:
             raise ScenarioError(f"{param('log_format')}: {exc}", origin=origin) from None
-    detected, reader = _read_once(open_lines, origin, options, prefixes, s_suffix=False)
+    detected, reader = _read_once(open_runs, origin, options, prefixes, s_suffix=False, fast=fast)
     if detected.s_suffix and reader.unsuffixed:
-        detected, reader = _read_once(open_lines, origin, options, prefixes, s_suffix=True)
+        detected, reader = _read_once(open_runs, origin, options, prefixes, s_suffix=True, fast=fast)
     return reader.table()
 
 
 def _read_once(
-    open_lines: Callable[[], Iterable[tuple[int, str]]],
+    open_runs: Callable[[], Iterable[Run]],
     origin: str,
     options: ReadOptions,
     prefixes: tuple[LogPrefix, ...],
     *,
     s_suffix: bool,
+    fast: bool,
 ) -> tuple[_Detected, _Reader]:
-    """One pass over the log: what it showed, and the reader of the mode it turned out to need. Until
-    the log's first VAD line, each line goes to both readers (:func:`_until_vad`); after it, to the reader
-    of a log with VAD lines only (:func:`_after_vad`)."""
+    """One pass over the log (:class:`~voicebudget.traces._pipecat_pass.LogPass`): what it showed, and the
+    reader of the mode it turned out to need."""
     detected = _Detected(s_suffix=s_suffix)
     reader = _Reader(origin, options, False)
     reader.s_suffix = s_suffix
     breakdown = _Reader(origin, options, True)
-    lines = iter(open_lines())
-    if _until_vad(lines, prefixes, detected, reader, breakdown):
-        _after_vad(lines, prefixes, detected, reader)
-    elif detected.breakdown:  # no VAD line: its latency-breakdown lines are read
+    vad = LogPass(prefixes, detected, reader, breakdown, fast=fast).read(open_runs())
+    if not vad and detected.breakdown:  # no VAD line: its latency-breakdown lines are read
         return detected, breakdown
     return detected, reader
-
-
-def _until_vad(
-    lines: Iterator[tuple[int, str]],
-    prefixes: tuple[LogPrefix, ...],
-    detected: _Detected,
-    reader: _Reader,
-    breakdown: _Reader,
-) -> bool:
-    """Lines until the log's first VAD line, each classified in both modes and read by both readers (in
-    case the log has no VAD line at all). True when a VAD line came (the lines after it are left)."""
-    for lineno, raw in lines:
-        line = (_ANSI.sub("", raw) if "\x1b" in raw else raw).rstrip()
-        if not line:
-            continue
-        parts = _split(line, prefixes)
-        hit, breakdown_hit = classify_both(line if parts is None else parts[1])
-        detected.see(line, hit, breakdown_hit)
-        reader.s_suffix = detected.s_suffix  # True from the log's first TTFB with an "s" on
-        reader.line(lineno, line, parts, hit)
-        if detected.vad:
-            return True  # a log with VAD lines: its breakdown lines are not read
-        breakdown.line(lineno, line, parts, breakdown_hit)
-    return False
-
-
-def _after_vad(
-    lines: Iterator[tuple[int, str]], prefixes: tuple[LogPrefix, ...], detected: _Detected, reader: _Reader
-) -> None:
-    """The lines after the first VAD line: each split, classified and read once, by the reader of a log with
-    VAD lines (most of a log's lines: the first layout is tried inline, and whether TTFBs carry an "s" is
-    asked only until a line answers it)."""
-    first, rest = prefixes[0].pattern.match, prefixes[1:]
-    for lineno, raw in lines:
-        line = (_ANSI.sub("", raw) if "\x1b" in raw else raw).rstrip()
-        if not line:
-            continue
-        m = first(line)
-        if m is not None:
-            parts: tuple[str, str] | None = m.group("ts", "msg")  # type: ignore[assignment]  # two groups: a pair
-        else:
-            parts = _split(line, rest)
-        hit = classify(line if parts is None else parts[1], breakdown=False)
-        if not reader.s_suffix:  # (only whether TTFBs carry an "s" is left to learn)
-            detected.see(line, hit, None)
-            reader.s_suffix = detected.s_suffix
-        reader.line(lineno, line, parts, hit)

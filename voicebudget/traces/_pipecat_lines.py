@@ -49,6 +49,38 @@ def _cut_field(msg: str) -> str:
     return "text aggregation time" if "text aggregation time".startswith(rest[:22]) else ""
 
 
+def _cut_rest(msg: str) -> str | None:
+    """What follows the processor's name in a message that may be a metrics or VAD line cut short
+    (``_PROC_REST``'s ``rest``), or None when it cannot be one: the name's ``#`` is the message's last,
+    followed by its number and at most 24 characters (a template's start, 21 at most, after ``]``, ``:``
+    and a blank), unless a template and its colon are in it. Most messages are ruled out without the
+    pattern."""
+    j = msg.rfind("#")
+    if j < 0:
+        return None
+    k, n = j + 1, len(msg)
+    while k < n and msg[k].isdecimal():  # (the name's number: ``\d`` reads any decimal digit)
+        k += 1
+    if n - k > 24 and "TTF" not in msg and "time:" not in msg and "speaking:" not in msg:
+        return None
+    cut = _PROC_REST.match(msg)
+    return None if cut is None else cut.group("rest")
+
+
+def _vad_cut(rest: str | None) -> bool:
+    """A ``User stopped speaking`` line cut short (4 characters of it at least)."""
+    return rest is not None and len(rest) >= 4 and "User stopped speaking".startswith(rest)
+
+
+def inert(msg: str, line: str) -> bool:
+    """A message no rule reads, on ``line``, changes nothing whatever the reader's state (the reader's
+    ``unmatched`` does nothing with it): not a VAD or metrics line cut short, no metrics function's name."""
+    if "not report" in msg:
+        return True
+    rest = _cut_rest(msg)
+    return not _vad_cut(rest) and not _METRIC_FUNC.search(line) and not (rest is not None and _is_cut(rest))
+
+
 def _is_cut(rest: str) -> bool:
     """A Pipecat metrics or VAD message that ends before its value (a line cut short), by what follows its
     processor's name (``_PROC_REST``'s ``rest``): the start of a template, or a template and its colon."""
@@ -75,18 +107,6 @@ def _minute(text: str) -> int:
     return int(datetime.fromisoformat(text[:10]).replace(tzinfo=UTC).timestamp()) + hours * 3600 + minutes * 60
 
 
-@functools.lru_cache(maxsize=1024)
-def _second(text: str) -> int:
-    """Seconds from the epoch to ``YYYY-MM-DD HH:MM:SS`` (``T`` or a blank between), read as UTC.
-
-    :raises ValueError: not a date, or not a time of day.
-    """
-    seconds = int(text[17:19])
-    if seconds > 59:
-        raise ValueError(text)
-    return _minute(text[:16]) + seconds
-
-
 def _timestamp(text: str) -> float:
     """A log timestamp (``YYYY-MM-DD HH:MM:SS[.,]fraction``, ``T`` or a blank between date and time, as
     :data:`~voicebudget.traces._pipecat_rules.LOG_PREFIXES` match it) as seconds from the epoch, read as
@@ -101,10 +121,51 @@ def _timestamp(text: str) -> float:
     return (_second(text[:19]) * 1_000_000 + _micro(text[19:])) / 1_000_000
 
 
+@functools.lru_cache(maxsize=1024)
+def _second(text: str) -> int:
+    """Seconds from the epoch to ``YYYY-MM-DD HH:MM:SS`` (``T`` or a blank between), read as UTC.
+
+    :raises ValueError: not a date, or not a time of day.
+    """
+    seconds = int(text[17:19])
+    if seconds > 59:
+        raise ValueError(text)
+    return _minute(text[:16]) + seconds
+
+
 @functools.lru_cache(maxsize=2048)
 def _micro(fraction: str) -> int:
     """Microseconds in a timestamp's fraction with its separator (``".439"``: 439000; ``""``: 0), truncated."""
     return int(fraction[1:7].ljust(6, "0")) if len(fraction) > 1 else 0
+
+
+_MINUTE_SHAPE = re.compile(r"\d\d\d\d-\d\d-\d\d[ T]\d\d:\d\d").fullmatch
+_SECONDS = frozenset(f"{n:02d}" for n in range(60))
+_MILLIS = frozenset(f"{n:03d}" for n in range(1000))
+
+
+@functools.lru_cache(maxsize=64)
+def _plain_minute(text: str) -> bool:
+    """``YYYY-MM-DD HH:MM`` in ASCII digits that :func:`_minute` reads: once per minute of log."""
+    if not text.isascii() or _MINUTE_SHAPE(text) is None:
+        return False
+    try:
+        _minute(text)
+    except ValueError:
+        return False
+    return True
+
+
+def plain_stamp(line: str) -> bool:
+    """The line starts with ``YYYY-MM-DD HH:MM:SS.mmm`` (``T`` or a blank in the middle, ``.`` or ``,`` before
+    the milliseconds) in ASCII digits, a time :func:`_timestamp` reads without an error."""
+    return (
+        _plain_minute(line[:16])
+        and line[16:17] == ":"
+        and line[17:19] in _SECONDS
+        and line[19:20] in (".", ",")
+        and line[20:23] in _MILLIS
+    )
 
 
 def _split(line: str, prefixes: tuple[LogPrefix, ...]) -> tuple[str, str] | None:

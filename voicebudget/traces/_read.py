@@ -12,14 +12,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from voicebudget._errors import ScenarioError, param
-from voicebudget._io import MAX_TRACE_BYTES, iter_lines, read_head, read_text
+from voicebudget._io import MAX_TRACE_BYTES, iter_blocks, iter_lines, read_head, read_text
 from voicebudget.traces._documents import DOCUMENTS, DocumentWrapper, detect_document, document_text
 from voicebudget.traces._formats import FORMATS
 from voicebudget.traces._livekit import looks_like_livekit, read_livekit, read_livekit_lines
 from voicebudget.traces._livekit_history import looks_like_livekit_history, read_livekit_history
 from voicebudget.traces._options import DETECT_HEAD_CHARS, ReadOptions, TraceReader
 from voicebudget.traces._otel import looks_like_otel, read_otel, read_otel_lines
-from voicebudget.traces._pipecat import looks_like_pipecat, read_pipecat, read_pipecat_lines
+from voicebudget.traces._pipecat import looks_like_pipecat, read_pipecat, read_pipecat_lines, read_pipecat_runs
 from voicebudget.traces._platforms import (
     looks_like_deepgram_agent,
     looks_like_retell,
@@ -93,6 +93,7 @@ READERS: tuple[TraceReader, ...] = (
         read_pipecat,
         "Pipecat debug log (loguru lines: VAD stop, service TTFB/TTFAT, text aggregation, TTFA)",
         read_pipecat_lines,
+        read_pipecat_runs,
     ),
 )
 """Every trace reader, in detection order (the first whose ``detect`` accepts a file's head reads it)."""
@@ -257,6 +258,9 @@ def _read(
         if reader.read_lines is not None:
             return reader.read_lines(lambda: iter(lines), origin, options)
         return reader.read("\n".join(x for _, x in lines), origin, options)
+    if reader.read_runs is not None and text is None and not wrappers:
+        # scanned as runs of lines (memory: one run plus the turns), see docs/traces.md
+        return reader.read_runs(lambda: iter_blocks(path, max_bytes=MAX_TRACE_BYTES), origin, options)
     if reader.read_lines is not None and text is None:
         # line-based: stream the file (memory: one line plus the turns), see docs/traces.md
         return reader.read_lines(
