@@ -182,6 +182,30 @@ def test_a_table_without_a_kind_in_a_council_lists_the_kinds_there(tmp_path: Pat
     assert "known: fixed, uniform, normal, lognormal" in err
 
 
+def test_a_table_without_a_kind_in_a_tuning_pool_lists_the_kinds_there(tmp_path: Path) -> None:
+    # the [search] pool's stages were not in the schema the message walked: "no kind given" and nothing else
+    path = tmp_path / "t.toml"
+    text = (ROOT / "councils" / "tune-intent.toml").read_text()
+    net = 'stages.net = { kind = "lognormal", p50_ms = 15, p95_ms = 40 }'
+    assert net in text
+    path.write_text(text.replace(net, "stages.net = { p50_ms = 15, p95_ms = 40 }"))
+    res = runner.invoke(app, ["tune", str(path)])
+    assert res.exit_code == 2, res.output
+    assert " ".join(res.stderr.split()) == (
+        f'error: {path}: search.pool.0.stage.stages.net: no kind given (kind = "..." says what this table is); '
+        'did you mean kind = "lognormal"? known: fixed, uniform, normal, lognormal, empirical, mixture, shifted, '
+        "observed, llm, tts, network, gpu, wafer, api, council, reply_cache, preemptive, tool_turn, sequence, all_of, "
+        "k_of_n, race, choice, barge_in"
+    )
+    path.write_text(text.replace(net, "stages.net = 15"))
+    res = runner.invoke(app, ["tune", str(path)])
+    assert res.exit_code == 2, res.output
+    assert (
+        'search.pool.0.stage.stages.net: 15 is not a table; expected one with a kind; a fixed time is { kind = "fixed"'
+        in (" ".join(res.stderr.split()))
+    )
+
+
 def test_a_value_where_a_table_belongs_lists_the_tables_fields(tmp_path: Path) -> None:
     # pydantic's own words named the model class: "Input should be a valid dictionary or instance of Budget"
     path = tmp_path / "s.toml"

@@ -77,7 +77,7 @@ def load_search(path: str | Path, *, allowed_roots: Roots = ()) -> tuple[dict[st
         space = _SearchDoc.model_validate({"search": raw}, context=context).search
         council = Council.model_validate(doc, context=context)
     except ValidationError as exc:
-        raise validation_error(exc, str(path), {"search": raw, **doc}, schema=Council.model_json_schema()) from None
+        raise validation_error(exc, str(path), {"search": raw, **doc}, schema=_tune_schema()) from None
     found = [*implausible_values(council), *implausible_values(space, "search")]
     warn_each(f"{path}: {field}: {message}" for field, message in found)
     if space.is_empty():
@@ -89,6 +89,15 @@ class _SearchDoc(BaseModel):
     """Wraps the space so validation errors carry the ``search.`` prefix."""
 
     search: SearchSpace
+
+
+def _tune_schema() -> dict[str, Any]:
+    """The JSON schema of a tuning file: the council's with its ``search`` table, so an error in a pool member's
+    stage lists the kinds allowed there, as one in the council's members does."""
+    council, search = Council.model_json_schema(), _SearchDoc.model_json_schema()
+    defs = {**search.get("$defs", {}), **council.get("$defs", {})}
+    root = defs[council["$ref"].rsplit("/", 1)[-1]] if "$ref" in council else council  # a council nests councils
+    return {**root, "properties": {**root["properties"], **search["properties"]}, "$defs": defs}
 
 
 def rest_of_turn(scenario: Scenario, samples: int, seed: int) -> FloatArray:
