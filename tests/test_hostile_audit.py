@@ -341,6 +341,11 @@ def test_a_stale_value_on_every_turn_is_one_row_and_the_table_is_bounded(tmp_pat
             "error: Invalid value for '--price-per-chip-hour': Input should be less than or equal to 1000000, "
             "got nan; see 'voicebudget capacity --help'",
         ),
+        (  # was "Value error, 'csv' is not one of ..., got csv": pydantic's prefix, and the value twice
+            ("run", "-f", "csv"),
+            "error: Invalid value for '--format' / '-f': 'csv' is not one of 'table', 'json', 'markdown', 'junit', "
+            "'github'; see 'voicebudget run --help'",
+        ),
         (("nope",), "error: No such command 'nope'; see 'voicebudget --help'"),
         (("baseline", "pin"), "error: Missing argument 'report'; see 'voicebudget baseline pin --help'"),
     ],

@@ -168,12 +168,14 @@ def one_line_usage_errors() -> Iterator[None]:
         ctx = getattr(exc, "ctx", None)
         hint = f"; see '{ctx.command_path} --help'" if ctx is not None else ""
         message = " ".join(exc.format_message().split()).rstrip(".")  # type: ignore[attr-defined]  # a ClickException
-        fail(f"{message}{_given(exc)}{hint}")
+        message = message.replace("Value error, ", "")  # pydantic's prefix of a validator's own words
+        fail(f"{message}{_given(exc, message)}{hint}")
 
 
-def _given(exc: BaseException) -> str:
+def _given(exc: BaseException, message: str = "") -> str:
     """``", got nan"``: the value a range or type check refused, when typer's message (pydantic's, whose error
-    it wraps) does not say it; a range message alone reads wrong for ``nan`` ("should be <= 1000000")."""
+    it wraps) does not say it (``'csv' is not one of ...`` does); a range message alone reads wrong for ``nan``
+    ("should be <= 1000000")."""
     errors = getattr(exc.__cause__, "errors", None)
     if not callable(errors):
         return ""
@@ -181,7 +183,7 @@ def _given(exc: BaseException) -> str:
         given = errors()[0].get("input")
     except (IndexError, AttributeError, TypeError):
         return ""
-    if isinstance(given, bool) or not isinstance(given, str | int | float):
+    if isinstance(given, bool) or not isinstance(given, str | int | float) or f"{given!r}" in message:
         return ""
     return f", got {' '.join(str(given).split())[:40]}"
 
