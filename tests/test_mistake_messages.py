@@ -163,6 +163,11 @@ def test_a_table_without_a_kind_says_so_and_guesses_it_from_its_fields(tmp_path:
     err = _run(path)  # an empty table fits every kind without required fields: no guess (it was "empirical")
     assert f"pipeline.stages.asr: {no_kind}; known: fixed, uniform," in err
     assert "did you mean" not in err
+    path.write_text('name = "x"\n[pipeline]\nkind = "sequence"\nstages = { asr = true }\n')
+    assert "pipeline.stages.asr: true is not a table; expected one with a kind; known:" in _run(path)  # was True
+    yaml = tmp_path / "s.yaml"
+    yaml.write_text("name: x\npipeline:\n  kind: sequence\n  stages:\n    asr:\n")
+    assert "pipeline.stages.asr: an empty value is not a table; expected one with a kind; known:" in _run(yaml)
     path.write_text('name = "x"\n[pipeline]\nendpointing = 200\n')
     assert (
         'pipeline: no kind given (kind = "..." says what this table is); '

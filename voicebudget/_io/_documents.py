@@ -176,8 +176,18 @@ def _not_a_table(node: Any, path: list[int | str], fields: list[str]) -> str:
     where = ".".join(map(str, path))
     if isinstance(node, list) and node and all(isinstance(x, dict) for x in node):
         return f"a list of tables where a table of named entries belongs: give each a name ({where}.NAME)"
-    shown = "a list" if isinstance(node, list) else repr(node)[:40]
+    shown = "a list" if isinstance(node, list) else _shown(node)
     return f"{shown} is not a table; expected one" + (f" with fields {', '.join(fields)}" if fields else "")
+
+
+def _shown(node: Any) -> str:
+    """A value as the file writes it: ``true``/``false`` (not Python's ``True``), YAML's empty value (``tts:``,
+    read as None) as such, anything else as its repr, cut at 40 characters."""
+    if isinstance(node, bool):
+        return str(node).lower()
+    if node is None:
+        return "an empty value"
+    return repr(node)[:40]
 
 
 def _table_fields(schema: Mapping[str, Any] | None, doc: Any, path: list[int | str]) -> list[str]:
@@ -200,7 +210,7 @@ def _no_kind(node: Any, kinds: Mapping[str, Mapping[str, Any]]) -> str:
             if isinstance(node, int | float) and not isinstance(node, bool) and "fixed" in kinds
             else ""
         )
-        return f"{repr(node)[:40]} is not a table; expected one with a kind{fixed}" + (
+        return f"{_shown(node)} is not a table; expected one with a kind{fixed}" + (
             f"; known: {', '.join(kinds)}" if kinds else ""
         )
     given = set(node)
