@@ -9,7 +9,15 @@ import typer
 from rich.console import Console
 
 from voicebudget.cli._options import AllowRootOpt, BudgetOpt, ForceOpt, PercentileOpt, SeedOpt, TableOrJson
-from voicebudget.cli._output import EXIT_OK, EXIT_OVER_BUDGET, check_plot_path, emit_json, fail, user_errors
+from voicebudget.cli._output import (
+    EXIT_OK,
+    EXIT_OVER_BUDGET,
+    check_plot_path,
+    emit_json,
+    fail,
+    user_errors,
+    warn_few_simulated,
+)
 from voicebudget.tuning._executor import MAX_WORKERS
 
 
@@ -59,6 +67,7 @@ def council_cmd(
         from voicebudget.councils._render import render_council
 
         Console(highlight=False, emoji=False).print(render_council(result))
+        warn_few_simulated(result.report.budget.percentile, result.report.n_turns)
     raise typer.Exit(EXIT_OK if result.passed else EXIT_OVER_BUDGET)
 
 
@@ -156,6 +165,7 @@ def tune_cmd(
         emit_json(result.to_dict())
     else:
         Console(highlight=False, emoji=False).print(render_tune(result))
+        warn_few_simulated(result.budget.percentile, result.refine_samples or result.samples)
     if plot is not None:
         try:  # optional: matplotlib is the plot extra
             from voicebudget._plot import plot_tune

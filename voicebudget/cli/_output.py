@@ -18,6 +18,7 @@ import typer
 from rich.console import Console
 
 from voicebudget._errors import BudgetExceeded, ModelError, ScenarioError, VoiceBudgetError
+from voicebudget._tail import few_turns_warning
 from voicebudget._text import literal
 
 if TYPE_CHECKING:
@@ -35,6 +36,15 @@ def fail(message: str, code: int = EXIT_INVALID) -> NoReturn:
 def warn(message: str) -> None:
     """Print a warning to stderr (the exit code is unchanged)."""
     _stderr().print(f"[yellow]warning:[/] {literal(message)}", markup=True)
+
+
+def warn_few_simulated(percentile: float, turns: int) -> None:
+    """Warn when a simulated percentile rests on a handful of turns, by the rule ``check`` applies to measured
+    ones (:func:`voicebudget._tail.few_turns_warning`): ``run -n 5`` gives a p95 that is the slowest of five
+    draws, and a tail driver that is that turn's. The table's reader gets it; JSON carries ``n_turns``."""
+    few = few_turns_warning(percentile, turns)
+    if few is not None:
+        warn(f"{few}; simulate more: --samples/-n")
 
 
 def _stderr() -> Console:

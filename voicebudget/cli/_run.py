@@ -24,7 +24,15 @@ from voicebudget.cli._options import (
     SamplesOpt,
     SeedOpt,
 )
-from voicebudget.cli._output import EXIT_OK, EXIT_OVER_BUDGET, check_plot_path, emit_json, fail, user_errors
+from voicebudget.cli._output import (
+    EXIT_OK,
+    EXIT_OVER_BUDGET,
+    check_plot_path,
+    emit_json,
+    fail,
+    user_errors,
+    warn_few_simulated,
+)
 
 if TYPE_CHECKING:
     from voicebudget._simulate import RunResult
@@ -103,6 +111,9 @@ def _render_runs(results: list[RunResult], fmt: Format, paths: list[Path]) -> No
         console = Console(highlight=False, emoji=False)
         for r in results:
             console.print(render_run(r))
+    if fmt is not Format.json:  # JUnit returned above
+        report = results[0].reports[0]
+        warn_few_simulated(report.budget.percentile, report.n_turns)
 
 
 def _plot_run(results: list[RunResult], targets: list[Path]) -> None:
