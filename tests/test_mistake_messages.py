@@ -221,3 +221,26 @@ def test_a_value_where_a_table_belongs_lists_the_tables_fields(tmp_path: Path) -
     err = _run(path)
     assert "pipeline.stages: a list of tables where a table of named entries belongs: give each a name" in err
     assert "instance of" not in err
+
+
+def test_a_yaml_file_is_answered_in_yaml_not_toml(tmp_path: Path) -> None:
+    # a YAML file was told to write `kind = "..."` and `{ kind = "fixed", value_ms = 120 }`: TOML, not its format
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "name: x\npipeline:\n  kind: sequence\n  stages:\n"
+        "    asr: {kind: shifted, shift_ms: 3, base: {p50_ms: 300, p95_ms: 450}}\n"
+        "    llm: {value_ms: 300}\n    tts: 120\n"
+    )
+    err = _run(path)
+    no_kind = "no kind given (kind: ... says what this table is)"
+    assert f"pipeline.stages.asr.base: {no_kind}; did you mean kind: lognormal? known: fixed, uniform," in err
+    assert f"pipeline.stages.llm: {no_kind}; did you mean kind: fixed? known:" in err
+    fixed = "a fixed time is {kind: fixed, value_ms: 120}"
+    assert f"pipeline.stages.tts: 120 is not a table; expected one with a kind; {fixed}; known:" in err
+    assert " = " not in err
+    council = tmp_path / "c.yml"
+    council.write_text("kind: council\ntopology: {kind: single}\nmembers: []\n")
+    assert _run(council) == (
+        f"error: {council}: a council file (kind: council, a topology and members), not a scenario: evaluate it "
+        "with `voicebudget council` (load_council), or use it as a scenario's stage: llm: {kind: council, file: c.yml}"
+    )

@@ -72,10 +72,12 @@ def refuse_other_document(doc: Mapping[str, Any], expected: Literal["scenario", 
     """
     council_keys = bool(_COUNCIL_KEYS & doc.keys())
     if expected == "scenario" and "pipeline" not in doc and (doc.get("kind") == "council" or council_keys):
+        yaml = is_yaml(origin)
+        stage = _inline_table({"kind": "council", "file": Path(origin).name}, yaml)
         raise ScenarioError(
-            'a council file (kind = "council", a topology and members), not a scenario: evaluate it with '
-            '`voicebudget council` (load_council), or use it as a scenario\'s stage: llm = { kind = "council", '
-            f'file = "{Path(origin).name}" }}',
+            f"a council file ({_pair('kind', 'council', yaml)}, a topology and members), not a scenario: evaluate "
+            f"it with `voicebudget council` (load_council), or use it as a scenario's stage: llm{':' if yaml else ' ='}"
+            f" {stage}",
             origin=origin,
         )
     if expected == "council" and "pipeline" in doc and not council_keys:
@@ -117,13 +119,14 @@ def validation_error(
     """
     errors = []
     raw = exc.errors()
+    yaml = is_yaml(origin)
     for err in raw:
         if _only_counts_failed_items(err, raw):
             continue
         path = _user_path(doc, err["loc"])
         if overrides and len(path) >= 2 and path[0] == "variants":
             path = _variant_path(path, overrides)
-        errors.append((".".join(str(p) for p in path), _message(err, path, doc, schema)))
+        errors.append((".".join(str(p) for p in path), _message(err, path, doc, schema, yaml)))
     return ScenarioError.from_errors(origin, errors)
 
 
@@ -145,9 +148,33 @@ def _variant_path(path: list[int | str], overrides: Mapping[str, Any]) -> list[i
     return ["pipeline", *rest]
 
 
-def _message(err: Any, path: list[int | str], doc: Mapping[str, Any], schema: Mapping[str, Any] | None) -> str:
+def is_yaml(origin: str) -> bool:
+    """Whether the document ``origin`` names is YAML (by its suffix): its messages then show fields as YAML
+    writes them (``kind: fixed``), not as TOML does (``kind = "fixed"``)."""
+    return origin.lower().endswith((".yaml", ".yml"))
+
+
+def _pair(key: str, value: str | float, yaml: bool) -> str:
+    """``key = "value"`` as TOML writes it, or ``key: value`` as YAML does (a number is never quoted)."""
+    if yaml:
+        return f"{key}: {value}"
+    return f"{key} = {value}" if isinstance(value, int | float) else f'{key} = "{value}"'
+
+
+def _inline_table(pairs: Mapping[str, str | float], yaml: bool) -> str:
+    """An inline table: ``{ kind = "fixed", value_ms = 120 }`` (TOML) or ``{kind: fixed, value_ms: 120}``
+    (YAML's flow mapping)."""
+    body = ", ".join(_pair(k, v, yaml) for k, v in pairs.items())
+    return f"{{{body}}}" if yaml else f"{{ {body} }}"
+
+
+def _message(
+    err: Any, path: list[int | str], doc: Mapping[str, Any], schema: Mapping[str, Any] | None, yaml: bool = False
+) -> str:
     """A pydantic error's message for users: an unknown field (with the fields its kind allows), a missing
-    one, an unknown kind (the closest known one, then all)."""
+    one, an unknown kind (the closest known one, then all).
+
+    :param yaml: the document is YAML: examples in the message are written as YAML, not TOML."""
     if err["type"] == "extra_forbidden":
         return f"unknown field {str(path[-1])[:80]!r}" + _allowed_fields(doc, path[:-1], schema)
     if err["type"] == "missing":
@@ -157,9 +184,9 @@ def _message(err: Any, path: list[int | str], doc: Mapping[str, Any], schema: Ma
         known = [t.strip().strip("'") for t in str(ctx.get("expected_tags", "")).split(",") if t.strip()]
         return unknown(str(ctx.get("discriminator", "kind")).strip("'"), ctx.get("tag", ""), known)
     if err["type"] == "union_tag_not_found":
-        return _no_kind(_node_at(doc, path), _kinds_at(schema, doc, path) if schema is not None else {})
+        return _no_kind(_node_at(doc, path), _kinds_at(schema, doc, path) if schema is not None else {}, yaml)
     if err["type"] == "model_attributes_type" and schema is not None and _kinds_at(schema, doc, path):
-        return _no_kind(_node_at(doc, path), _kinds_at(schema, doc, path))
+        return _no_kind(_node_at(doc, path), _kinds_at(schema, doc, path), yaml)
     if err["type"] in _NOT_A_TABLE:
         return _not_a_table(_node_at(doc, path), path, _table_fields(schema, doc, path))
     return str(err["msg"]).removeprefix("Value error, ")
@@ -198,15 +225,16 @@ def _table_fields(schema: Mapping[str, Any] | None, doc: Any, path: list[int | s
     return list(node.get("properties", {})) if isinstance(node, Mapping) else []
 
 
-def _no_kind(node: Any, kinds: Mapping[str, Mapping[str, Any]]) -> str:
+def _no_kind(node: Any, kinds: Mapping[str, Mapping[str, Any]], yaml: bool = False) -> str:
     """A table with no ``kind`` where one of several is expected: say so, the kinds whose fields fit the
     ones given (``did you mean kind = "lognormal"?`` for ``{p50_ms, p95_ms}``), and every kind allowed there.
 
     :param kinds: kind -> its JSON schema, in the union's order (empty when not found: no list then).
+    :param yaml: write the examples as YAML (``kind: lognormal``), not TOML.
     """
     if not isinstance(node, dict):
         fixed = (
-            f'; a fixed time is {{ kind = "fixed", value_ms = {node} }}'
+            f"; a fixed time is {_inline_table({'kind': 'fixed', 'value_ms': node}, yaml)}"
             if isinstance(node, int | float) and not isinstance(node, bool) and "fixed" in kinds
             else ""
         )
@@ -221,9 +249,9 @@ def _no_kind(node: Any, kinds: Mapping[str, Mapping[str, Any]]) -> str:
         and given <= set(definition.get("properties", {}))
         and set(definition.get("required", ())) - {"kind"} <= given
     ]
-    hint = " or ".join(f'kind = "{k}"' for k in fits) if 0 < len(fits) <= 3 else ""
+    hint = " or ".join(_pair("kind", k, yaml) for k in fits) if 0 < len(fits) <= 3 else ""
     known = f" known: {', '.join(kinds)}" if kinds else ""
-    return 'no kind given (kind = "..." says what this table is)' + (
+    return f"no kind given ({_pair('kind', '...', yaml)} says what this table is)" + (
         f"; did you mean {hint}?{known}" if hint else f";{known}" if known else ""
     )
 
