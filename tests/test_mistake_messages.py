@@ -244,3 +244,14 @@ def test_a_yaml_file_is_answered_in_yaml_not_toml(tmp_path: Path) -> None:
         f"error: {council}: a council file (kind: council, a topology and members), not a scenario: evaluate it "
         "with `voicebudget council` (load_council), or use it as a scenario's stage: llm: {kind: council, file: c.yml}"
     )
+
+
+def test_a_compressed_scenario_says_it_is_compressed(tmp_path: Path) -> None:
+    # was "line 1: not UTF-8 text (byte 1 cannot be decoded)"
+    import gzip
+
+    path = tmp_path / "s.toml"
+    path.write_bytes(gzip.compress((ROOT / "scenarios" / "barge-in.toml").read_bytes(), mtime=0))
+    assert _run(path) == (
+        f"error: {path}: is compressed (gzip): gunzip it (or zcat it into a file) first; voicebudget reads it as text"
+    )

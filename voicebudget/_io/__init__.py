@@ -35,7 +35,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from voicebudget._io._documents import DOCUMENT_SUFFIXES, read_document, refuse_other_document, validation_error
-from voicebudget._io._files import iter_blocks, iter_lines, read_bytes, read_head, read_text, split_lines
+from voicebudget._io._files import compressed, iter_blocks, iter_lines, read_bytes, read_head, read_text, split_lines
 from voicebudget._io._limits import (
     MAX_DATA_BYTES,
     MAX_DOCUMENT_BYTES,
@@ -62,6 +62,7 @@ __all__ = [
     "check_cycle",
     "check_target",
     "compose_yaml",
+    "compressed",
     "csv_rows",
     "finite_int",
     "iter_blocks",

@@ -115,10 +115,33 @@ def read_bytes(path: str | Path, *, max_bytes: int = MAX_DOCUMENT_BYTES, regular
     return b"".join(chunks)
 
 
+_COMPRESSED = (  # magic numbers as the head decodes them (an invalid UTF-8 byte reads as U+FFFD)
+    ("\x1f\ufffd", "gzip", "gunzip it (or zcat it into a file)"),
+    ("BZh", "bzip2", "bunzip2 it"),
+    ("\ufffd7zXZ\x00", "xz", "unxz it"),
+    ("(\ufffd/\ufffd", "zstd", "unzstd it"),
+    ("PK\x03\x04", "zip", "unzip it"),
+)
+"""gzip (RFC 1952), bzip2, xz, zstd (RFC 8878) and zip (PKWARE APPNOTE 4.3.7) headers: a log fetched from a log
+store often comes compressed (agent.log.gz), and so does a report kept as a build artifact."""
+
+
+def compressed(head: str) -> str | None:
+    """Why a file whose text begins with ``head`` (decoded with invalid UTF-8 replaced) cannot be read as text
+    because it is compressed (``is compressed (gzip): gunzip it (or zcat it into a file) first``), or None."""
+    for magic, kind, how in _COMPRESSED:
+        if head.startswith(magic) and (magic != "BZh" or head[3:4].isdigit()):
+            return f"is compressed ({kind}): {how} first"
+    return None
+
+
 def _decode(data: bytes, origin: str, errors: str) -> str:
     try:
         text = data.decode("utf-8", errors=errors)
     except UnicodeDecodeError as exc:
+        note = compressed(data[:8].decode("utf-8", errors="replace"))
+        if note is not None:  # "not UTF-8 text (byte 1 ...)" of a .gz: the trace commands already said this
+            raise ScenarioError(f"{note}; voicebudget reads it as text", origin=origin) from None
         line = data.count(b"\n", 0, exc.start) + 1
         raise ScenarioError(
             f"not UTF-8 text (byte {exc.start} cannot be decoded)", origin=origin, field=f"line {line}"

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from voicebudget._errors import ScenarioError, param
-from voicebudget._io import MAX_TRACE_BYTES, iter_blocks, iter_lines, read_head, read_text
+from voicebudget._io import MAX_TRACE_BYTES, compressed, iter_blocks, iter_lines, read_head, read_text
 from voicebudget.traces._documents import DOCUMENTS, DocumentWrapper, detect_document, document_text
 from voicebudget.traces._formats import FORMATS
 from voicebudget.traces._livekit import looks_like_livekit, read_livekit, read_livekit_lines
@@ -217,24 +217,13 @@ def _detected_reader(head: str, origin: str) -> TraceReader:
     return get_reader(detected)
 
 
-_COMPRESSED = (  # magic numbers as the head decodes them (an invalid UTF-8 byte reads as U+FFFD)
-    ("\x1f\ufffd", "gzip", "gunzip it (or zcat it into a file)"),
-    ("BZh", "bzip2", "bunzip2 it"),
-    ("\ufffd7zXZ\x00", "xz", "unxz it"),
-    ("(\ufffd/\ufffd", "zstd", "unzstd it"),
-    ("PK\x03\x04", "zip", "unzip it"),
-)
-"""gzip (RFC 1952), bzip2, xz, zstd (RFC 8878) and zip (PKWARE APPNOTE 4.3.7) headers: a log fetched from a log
-store often comes compressed (agent.log.gz)."""
-
-
 def _not_text(head: str) -> str | None:
     """Why a head no format detects is not a trace at all (empty, compressed, binary), or None."""
     if not head.strip() and len(head) < DETECT_HEAD_CHARS:
         return "is empty: no trace lines in it" if not head else "holds only blank lines: no trace lines in it"
-    for magic, kind, how in _COMPRESSED:
-        if head.startswith(magic) and (magic != "BZh" or head[3:4].isdigit()):
-            return f"is compressed ({kind}): {how} first; a trace is read as text"
+    note = compressed(head)
+    if note is not None:
+        return f"{note}; a trace is read as text"
     if "\x00" in head:
         return "holds binary data (a NUL byte), not a trace's text"
     return None
