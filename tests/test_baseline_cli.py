@@ -138,11 +138,11 @@ def test_bad_input_exits_2_naming_the_field(tmp_path: Path) -> None:
     bad.write_text(json.dumps(doc))
     result = runner.invoke(app, ["compare", str(base), str(bad)], env={"COLUMNS": "300"})
     assert result.exit_code == 2
-    assert "sets[0].stages: lists other stages than turns.stages_ms has (not listed: ['tts'])" in result.output
+    assert "sets[0].stages: lists other stages than turns.stages_ms has (not listed: tts)" in result.output
     doc["measured"]["sets"][0]["stages"] = "asr"
     bad.write_text(json.dumps(doc))
     result = runner.invoke(app, ["compare", str(base), str(bad)], env={"COLUMNS": "300"})
-    assert "sets[0].stages: must be a list of stage names, got 'asr'" in result.output
+    assert 'sets[0].stages: must be a list of stage names, got "asr"' in result.output
     doc["measured"]["sets"][0]["stages"] = listed
     doc["measured"]["version"] = 2
     bad.write_text(json.dumps(doc))
@@ -253,7 +253,7 @@ def test_a_turn_beyond_1000_hours_is_bad_input_in_every_format(tmp_path: Path, v
         )
 
 
-@pytest.mark.parametrize(("version", "said"), [("1", "the text '1'"), (True, "True"), (None, "None")])
+@pytest.mark.parametrize(("version", "said"), [("1", 'the text "1"'), (True, "true"), (None, "null")])
 def test_a_version_that_is_not_the_number_1_says_what_it_is(tmp_path: Path, version: object, said: str) -> None:
     base = recorder_report(tmp_path / "base.json", np.full(120, 400.0))
     doc = json.loads(base.read_text())
@@ -264,6 +264,62 @@ def test_a_version_that_is_not_the_number_1_says_what_it_is(tmp_path: Path, vers
     assert result.exit_code == 2
     said = f"schema version {said}; this voicebudget reads version 1 (a number)"
     assert result.output.strip() == f"error: {bad}: version: {said}"
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [  # Python's words were "got None", "got True", "got a NoneType", "got a int", "not listed: ['tts']"
+        (("turns", "total_ms", 3, None), "sets[0].turns.total_ms[3]: must be a finite number >= 0 ms, got null"),
+        (("turns", "total_ms", 3, True), "sets[0].turns.total_ms[3]: must be a finite number >= 0 ms, got true"),
+        (("turns", "stages_ms", "llm", 0, "9"), 'got "9"'),
+        (("name", None), "sets[0].name: must be text, got null"),
+        (("name", 7), "sets[0].name: must be text, got a number"),
+        (("budget", [800]), "sets[0].budget: must be a table, got a list"),
+        (("turns", "id", 0, False), "sets[0].turns.id[0]: must be text, got false"),
+        (("turns", "call", {"a": 1}), "sets[0].turns.call: must be a list of 120 texts (one per turn), got a table"),
+        (("turns", "id", True), "sets[0].turns.id: must be a list, got true"),
+        (("turns", "stages_ms", "llm", None), "sets[0].turns.stages_ms.llm: must be a list, got null"),
+        (("stages", ["asr", 1]), "sets[0].stages: must be a list of stage names, got a list holding a number"),
+        (("stages", ["asr", "llm"]), "sets[0].stages: lists other stages than turns.stages_ms has (not listed: tts, "),
+        (("stages", ["asr", "llm", "tts", "untracked", "nlu"]), "stages_ms has (no column for nlu)"),
+    ],
+)
+def test_a_hand_edited_report_is_answered_in_json_words(tmp_path: Path, edit: tuple[object, ...], said: str) -> None:
+    base = recorder_report(tmp_path / "base.json", np.full(120, 400.0))
+    doc = json.loads(base.read_text())
+    *keys, last, value = edit
+    node = doc["measured"]["sets"][0]
+    for key in keys:
+        node = node[key]
+    node[last] = value
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    result = runner.invoke(app, ["compare", str(base), str(bad)], env={"COLUMNS": "300"})
+    assert result.exit_code == 2, result.output
+    assert said in result.output
+    assert "None" not in result.output
+    assert "True" not in result.output
+    assert "['" not in result.output  # a Python list's repr
+
+
+@pytest.mark.parametrize(("suffix", "pack", "said"), [(".gz", "gzip", "gzip): gunzip it (or zcat it into a file)")])
+def test_a_compressed_report_says_it_is_compressed_as_check_does(
+    tmp_path: Path, suffix: str, pack: str, said: str
+) -> None:
+    # compare and baseline pin said "line 1: not UTF-8 text (byte 1 cannot be decoded)"; check said "compressed"
+    import gzip
+
+    base = recorder_report(tmp_path / "base.json", np.full(120, 400.0))
+    packed = tmp_path / f"base.json{suffix}"
+    packed.write_bytes(gzip.compress(base.read_bytes(), mtime=0))
+    message = f"error: {packed}: is compressed ({said} first; voicebudget reads it as text"
+    for args in (["compare", str(packed), str(base)], ["baseline", "pin", str(packed), "-o", str(tmp_path / "b")]):
+        result = runner.invoke(app, args, env={"COLUMNS": "300"})
+        assert result.exit_code == 2, result.output
+        assert result.output.strip() == message
+    result = runner.invoke(app, ["check", str(packed)], env={"COLUMNS": "300"})
+    assert result.exit_code == 2, result.output
+    assert f"error: {packed}: is compressed ({said} first; a trace is read as text" in result.output
 
 
 def test_sets_that_do_not_compare_still_count_their_turns(tmp_path: Path) -> None:

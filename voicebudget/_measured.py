@@ -29,6 +29,7 @@ turn. Values are ms rounded to 0.001 ms. Building a :class:`TurnSet` touches no 
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -130,7 +131,7 @@ def turn_sets_from_document(doc: Any, *, origin: str) -> list[TurnSet]:
         )
     version = doc.get("version")
     if version != SCHEMA_VERSION or isinstance(version, bool):
-        got = f"the text {version!r}" if isinstance(version, str) else f"{version!r}"
+        got = f"the text {_written(version)}" if isinstance(version, str) else _written(version)
         raise ScenarioError(
             f"schema version {got}; this voicebudget reads version {SCHEMA_VERSION} (a number)",
             origin=origin,
@@ -156,7 +157,7 @@ def _need(d: Mapping[str, Any], key: str, kind: type | tuple[type, ...], origin:
     value = d.get(key)
     if not isinstance(value, kind) or isinstance(value, bool):
         names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
-        got = "missing" if key not in d else f"a {type(value).__name__}"
+        got = "missing" if key not in d else _kind_of(value)
         raise ScenarioError(f"must be {_NAMES.get(names, names)}, got {got}", origin=origin, field=f"{where}.{key}")
     return value
 
@@ -164,9 +165,36 @@ def _need(d: Mapping[str, Any], key: str, kind: type | tuple[type, ...], origin:
 _NAMES = {"str": "text", "dict": "a table", "list": "a list", "Mapping": "a table"}
 
 
+def _kind_of(value: Any) -> str:
+    """What a JSON value is, in JSON's words: ``null``, ``true``/``false``, a number, a text, a list, a table
+    (not Python's ``NoneType``, ``int``, ``dict``)."""
+    if value is None or isinstance(value, bool):
+        return _written(value)
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a text"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return "a table" if isinstance(value, Mapping) else f"a {type(value).__name__}"
+
+
+def _written(value: Any) -> str:
+    """A JSON value as the file writes it (``null``, ``true``, ``"x"``, ``12.5``), cut at 60 characters; a list or
+    a table by its kind."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return json.dumps(value)[:60]
+    return _kind_of(value)
+
+
+def _plainly(names: Sequence[str]) -> str:
+    """Names as a plain comma-separated list (``asr, tts``), not a Python list's repr."""
+    return ", ".join(names)
+
+
 def _read_set(d: Any, origin: str, where: str) -> TurnSet:
     if not isinstance(d, Mapping):
-        raise ScenarioError(f"must be a table, got a {type(d).__name__}", origin=origin, field=where)
+        raise ScenarioError(f"must be a table, got {_kind_of(d)}", origin=origin, field=where)
     name = _need(d, "name", str, origin, where)
     source = _need(d, "source", str, origin, where)
     anchor = _need(d, "anchor", str, origin, where)
@@ -192,7 +220,7 @@ def _read_set(d: Any, origin: str, where: str) -> TurnSet:
     stages: dict[str, FloatArray] = {}
     for key, values in stages_raw.items():
         if not isinstance(values, list):
-            raise ScenarioError("must be a list", origin=origin, field=f"{tw}.stages_ms.{key}")
+            raise ScenarioError(f"must be a list, got {_written(values)}", origin=origin, field=f"{tw}.stages_ms.{key}")
         arr = _numbers(values, origin, f"{tw}.stages_ms.{key}", nullable=True)
         if arr.size != n:
             raise ScenarioError(f"has {arr.size} values for {n} turns", origin=origin, field=f"{tw}.stages_ms.{key}")
@@ -221,11 +249,21 @@ def _check_stage_list(listed: Any, columns: list[str], origin: str, where: str) 
     if listed is None:
         return
     if not isinstance(listed, list) or not all(isinstance(x, str) for x in listed):
-        raise ScenarioError(f"must be a list of stage names, got {listed!r:.60}", origin=origin, field=where)
+        got = (
+            _written(listed)
+            if not isinstance(listed, list)
+            else "a list holding " + next(_kind_of(x) for x in listed if not isinstance(x, str))
+        )
+        raise ScenarioError(f"must be a list of stage names, got {got}", origin=origin, field=where)
     if sorted(listed) != sorted(columns):
         missing, extra = sorted(set(columns) - set(listed)), sorted(set(listed) - set(columns))
         said = "; ".join(
-            p for p in (f"no column for {extra}" if extra else "", f"not listed: {missing}" if missing else "") if p
+            p
+            for p in (
+                f"no column for {_plainly(extra)}" if extra else "",
+                f"not listed: {_plainly(missing)}" if missing else "",
+            )
+            if p
         )
         raise ScenarioError(
             f"lists other stages than turns.stages_ms has ({said or 'a name twice'})", origin=origin, field=where
@@ -234,11 +272,11 @@ def _check_stage_list(listed: Any, columns: list[str], origin: str, where: str) 
 
 def _texts(values: Any, n: int, origin: str, where: str) -> tuple[str, ...]:
     if not isinstance(values, list) or len(values) != n:
-        size = len(values) if isinstance(values, list) else type(values).__name__
+        size = f"{len(values)}" if isinstance(values, list) else _written(values)
         raise ScenarioError(f"must be a list of {n} texts (one per turn), got {size}", origin=origin, field=where)
     for i, v in enumerate(values):
         if not isinstance(v, str):
-            raise ScenarioError(f"must be text, got a {type(v).__name__}", origin=origin, field=f"{where}[{i}]")
+            raise ScenarioError(f"must be text, got {_written(v)}", origin=origin, field=f"{where}[{i}]")
     return tuple(values)
 
 
@@ -253,7 +291,7 @@ def _numbers(values: list[Any], origin: str, where: str, *, nullable: bool) -> F
                 return out
             first = int(long[0])  # its square overflows: a bootstrap's spread would be inf (JSON refuses inf)
             raise ScenarioError(
-                f"must be at most {MAX_LATENCY_MS:,.0f} ms (1,000 hours), got {values[first]!r}"[:200],
+                f"must be at most {MAX_LATENCY_MS:,.0f} ms (1,000 hours), got {_written(values[first])}"[:200],
                 origin=origin,
                 field=f"{where}[{first}]",
             )
@@ -261,4 +299,6 @@ def _numbers(values: list[Any], origin: str, where: str, *, nullable: bool) -> F
     else:
         first = next(i for i, v in enumerate(values) if type(v) not in (int, float) and (v is not None or not nullable))
     allowed = "a finite number >= 0 ms" + (" or null (the stage did not run)" if nullable else "")
-    raise ScenarioError(f"must be {allowed}, got {values[first]!r}"[:200], origin=origin, field=f"{where}[{first}]")
+    raise ScenarioError(
+        f"must be {allowed}, got {_written(values[first])}"[:200], origin=origin, field=f"{where}[{first}]"
+    )
