@@ -69,6 +69,9 @@ _STAMPS = (
     "0000-01-01 00:00:00.{ms:03d}",
     "2025-11-29 12:20:00.{ms}",  # fewer or more digits
     "2025-11-29 12:20:0\u0663.{ms:03d}",  # an Arabic-Indic digit
+    "2025-11-29 12:20:00.\u0661{ms:02d}",  # ... in the milliseconds
+    "2025-11-29 12:20:00:{ms:03d}",  # another separator
+    "2025-11-29 12:20:00.{ms:03d}Z",
     "2025-11-29 12:20:00",
 )
 _MESSAGES = (
@@ -117,18 +120,22 @@ _WHERES = (
 
 @st.composite
 def _logs(draw: st.DrawFn) -> str:
-    """A log whose lines are drawn from a few layouts, times, places and messages (so lines repeat but for
-    their time), with colours, trailing blanks and lines without a layout now and then."""
-    lines = []
-    for _ in range(draw(st.integers(1, 60))):
-        ms = draw(st.integers(0, 999))
-        stamp = draw(st.sampled_from(_STAMPS)).format(ms=ms)
+    """A log whose lines are a few lines drawn from layouts, places and messages, each repeated with times
+    drawn from :data:`_STAMPS` (valid or not), with colours, trailing blanks and lines without a layout
+    now and then."""
+    pool = []
+    for _ in range(draw(st.integers(1, 8))):
         level = draw(st.sampled_from(["DEBUG   ", "INFO    ", "DEBUG", "WARNING "]))
         where = draw(st.sampled_from(_WHERES))
         msg = draw(st.sampled_from(_MESSAGES)).format(ms=draw(st.integers(0, 999)))
         layout = draw(st.sampled_from(["{t} | {l} | {w} - {m}"] * 6 + ["{t} - {l} - {m}", "{t} {l} {m}", "{m}"]))
-        line = layout.format(t=stamp, l=level, w=where, m=msg)
-        line += draw(st.sampled_from(["", "", "", " ", "\r", "\t"]))
+        end = draw(st.sampled_from(["", "", "", " ", "\r", "\t"]))
+        pool.append((layout, level, where, msg, end))
+    lines = []
+    for _ in range(draw(st.integers(1, 60))):
+        layout, level, where, msg, end = draw(st.sampled_from(pool))
+        stamp = draw(st.sampled_from(_STAMPS)).format(ms=draw(st.integers(0, 999)))
+        line = layout.format(t=stamp, l=level, w=where, m=msg) + end
         if draw(st.integers(0, 20)) == 0:
             line = "\x1b[32m" + line + "\x1b[0m"
         lines.append(line)

@@ -161,19 +161,22 @@ class _Reader:
         else:
             self.loose.append(Anomaly(lineno, fld, value, reason, self.origin))
 
-    def line(self, lineno: int, raw: str, parts: tuple[str, str] | None, hit: Hit | None) -> None:
+    def line(
+        self, lineno: int, raw: str, parts: tuple[str, str] | None, hit: Hit | None, ts: float | None = None
+    ) -> None:
         """One non-blank log line (colours and trailing blanks stripped): ``parts`` its timestamp and
         message (None: no known layout), ``hit`` the rule its message (or, without a layout, the line)
-        matches in this reader's mode."""
+        matches in this reader's mode; ``ts`` the timestamp read already (s), if it was."""
         if parts is None:
             self.line_without_layout(lineno, raw, hit)
             return
         ts_text, msg = parts
-        try:
-            ts = _timestamp(ts_text)
-        except ValueError:
-            self.flag(lineno, "timestamp", ts_text, "invalid date or time")
-            return
+        if ts is None:
+            try:
+                ts = _timestamp(ts_text)
+            except ValueError:
+                self.flag(lineno, "timestamp", ts_text, "invalid date or time")
+                return
         if self.breakdown:
             self.breakdown_message(lineno, msg, hit)
         elif hit is None:

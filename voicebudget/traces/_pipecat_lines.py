@@ -141,7 +141,6 @@ def _micro(fraction: str) -> int:
 
 _MINUTE_SHAPE = re.compile(r"\d\d\d\d-\d\d-\d\d[ T]\d\d:\d\d").fullmatch
 _SECONDS = frozenset(f"{n:02d}" for n in range(60))
-_MILLIS = frozenset(f"{n:03d}" for n in range(1000))
 
 
 @functools.lru_cache(maxsize=64)
@@ -156,16 +155,20 @@ def _plain_minute(text: str) -> bool:
     return True
 
 
+PLAIN_FRACTIONS = frozenset(f"{sep}{n:03d}" for sep in ".," for n in range(1000))
+"""A plain time's milliseconds with the separator before them (``.044``, ``,044``)."""
+
+
+def plain_second(text: str) -> bool:
+    """``YYYY-MM-DD HH:MM:SS`` (``T`` or a blank in the middle) in ASCII digits that :func:`_timestamp` reads
+    without an error."""
+    return _plain_minute(text[:16]) and text[16:17] == ":" and text[17:19] in _SECONDS
+
+
 def plain_stamp(line: str) -> bool:
     """The line starts with ``YYYY-MM-DD HH:MM:SS.mmm`` (``T`` or a blank in the middle, ``.`` or ``,`` before
     the milliseconds) in ASCII digits, a time :func:`_timestamp` reads without an error."""
-    return (
-        _plain_minute(line[:16])
-        and line[16:17] == ":"
-        and line[17:19] in _SECONDS
-        and line[19:20] in (".", ",")
-        and line[20:23] in _MILLIS
-    )
+    return plain_second(line[:19]) and line[19:23] in PLAIN_FRACTIONS
 
 
 def _split(line: str, prefixes: tuple[LogPrefix, ...]) -> tuple[str, str] | None:

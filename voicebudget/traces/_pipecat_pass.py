@@ -18,7 +18,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from voicebudget.traces._pipecat_lines import _ANSI, _Detected, _split, inert, plain_stamp
+from voicebudget.traces._pipecat_lines import (
+    _ANSI,
+    PLAIN_FRACTIONS,
+    _Detected,
+    _second,
+    _split,
+    inert,
+    plain_second,
+    plain_stamp,
+)
 from voicebudget.traces._pipecat_rules import Hit, LogPrefix, classify, classify_both
 
 if TYPE_CHECKING:
@@ -33,6 +42,7 @@ Run = tuple[int, str, bool]
 KNOWN_LINES = 2048
 """Lines remembered (the first ones met), each of at most :data:`KNOWN_CHARS` characters: ~1 MB at most."""
 KNOWN_CHARS = 320
+KNOWN_SECONDS = 4096
 
 _RUN_LINES = 2048
 """Lines given as lines (a log shipper's layer stripped from each) are joined into runs of this many."""
@@ -94,6 +104,7 @@ class LogPass:
         self.first, self.rest = prefixes[0].pattern.match, prefixes[1:]
         self.fast = fast
         self.known: dict[str, Known] = {}  # a line but its time -> what it is (see remember)
+        self.seconds: dict[str, int] = {}  # plain seconds met lately -> seconds from the epoch (see plain)
 
     def read(self, runs: Iterable[Run]) -> bool:
         """Read every line of the runs; True when the log had a VAD line."""
@@ -130,7 +141,7 @@ class LogPass:
         lines = (text[pos:] if pos else text).split("\n")
         lines.pop()  # (the text ends with "\n")
         reader, detected, first, rest = self.reader, self.detected, self.first, self.rest
-        known, fast = self.known, self.fast
+        known, fast, seconds, fractions = self.known, self.fast, self.seconds, PLAIN_FRACTIONS
         sub = _ANSI.sub
         for raw in lines:
             if "\x1b" in raw:
@@ -140,24 +151,42 @@ class LogPass:
                 lineno += 1
                 continue
             seen = known.get(line[23:]) if fast else None
-            if seen is not None and plain_stamp(line):
-                if seen[2]:  # (changes nothing)
+            second = None
+            if seen is not None and line[19:23] in fractions:
+                second = seconds.get(line[:19])
+                if second is None:
+                    second = self.plain(line[:19])
+            if seen is not None and second is not None:
+                msg, hit, quiet = seen
+                if quiet:  # (changes nothing)
                     lineno += 1
                     continue
-                msg, hit = seen[0], seen[1]
                 parts: tuple[str, str] | None = (line[:23], msg)
+                ts: float | None = (second * 1_000_000 + int(line[20:23]) * 1000) / 1_000_000  # as _timestamp
             else:
                 m = first(line)
                 parts = m.group("ts", "msg") if m is not None else _split(line, rest)  # type: ignore[assignment]
                 msg = line if parts is None else parts[1]
                 hit = classify(msg, breakdown=False)
+                ts = None
                 if m is not None and fast:
                     self.remember(line, parts[0], msg, hit)  # type: ignore[index]
             if not reader.s_suffix:  # (only whether TTFBs carry an "s" is left to learn)
                 detected.see(line, hit, None)
                 reader.s_suffix = detected.s_suffix
-            reader.line(lineno, line, parts, hit)
+            reader.line(lineno, line, parts, hit, ts)
             lineno += 1
+
+    def plain(self, second: str) -> int | None:
+        """Seconds from the epoch to a plain ``YYYY-MM-DD HH:MM:SS``
+        (:func:`~voicebudget.traces._pipecat_lines.plain_second`), None for another; kept for the lines of the
+        same second (the last :data:`KNOWN_SECONDS`)."""
+        if not plain_second(second):
+            return None
+        if len(self.seconds) >= KNOWN_SECONDS:
+            self.seconds.clear()
+        self.seconds[second] = epoch = _second(second)
+        return epoch
 
     def remember(self, line: str, ts: str, msg: str, hit: Hit | None) -> None:
         """Remember a line the first layout split into ``ts`` and ``msg``, when its time is a plain one of 23
