@@ -146,7 +146,9 @@ def tune_cmd(
 
     check_plot_path(plot, overwrite=overwrite, inputs=[file])
     columns = ("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True, emoji=False), transient=True) as bar, user_errors():
+    err = Console(stderr=True, emoji=False)
+    # user_errors outside: the bar is gone before an error prints; no bar off a terminal (it left a blank line)
+    with user_errors(), Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
         task = bar.add_task("tuning", total=None)
         result = tune_council(
             file,

@@ -59,7 +59,16 @@ def summarise(
     refine_samples: int = 0,
     own: Candidate | None = None,
     notes: tuple[str, ...] = (),
+    cost_limit: float | None = None,
+    why_empty: str = "",
 ) -> TuneResult:
+    """The :class:`TuneResult` of a search: counts, the front of the feasible ``finals`` (else of the valid
+    candidates), the pick and the council as written placed against the front.
+
+    :param cost_limit: the file's ``max_cost_per_turn`` (USD per turn), None when it sets none: messages then
+        speak of the budget alone.
+    :param why_empty: why the space has no configuration (the bound that emptied it), for the pick's sentence.
+    """
     valid = [c for c in candidates if c.skipped is None]
     reasons: dict[str, int] = {}
     for c in candidates:
@@ -67,7 +76,9 @@ def summarise(
             reasons[c.skipped] = reasons.get(c.skipped, 0) + 1
     feasible = [c for c in valid if c.feasible]
     front = _front([c for c in (valid if finals is None else finals) if c.feasible])
-    best, reason, why = _pick(front, valid, budget)
+    best, reason, why = _pick(front, valid, budget, cost_limit is not None)
+    if size == 0 and why_empty:  # was "no valid configuration in the space" of "0 configurations in the space"
+        reason, why = "empty search space", f"the search space is empty: {why_empty}"
     as_written = place(own, front, best, budget) if own is not None and own.skipped is None else None
     return TuneResult(
         name,
@@ -90,6 +101,7 @@ def summarise(
         reason,
         as_written,
         notes,
+        cost_limit,
     )
 
 
@@ -119,8 +131,17 @@ def place(own: Candidate, front: list[Candidate], best: Candidate | None, budget
         where = f"beaten beyond the noise by row{'s' if len(beaten_by) > 1 else ''} {_rows(beaten_by)}"
     elif own.feasible:
         where = "no row of the front beats it beyond the noise"
-    else:
-        where = "no row of the front beats it beyond the noise, but it is not feasible"
+    else:  # was "no row of the front beats it ..., but it is not feasible", of an empty front too
+        why = " and ".join(
+            w
+            for w, bad in (("over budget", not own.within_budget), ("over the cost limit", not own.within_cost))
+            if bad
+        )
+        where = f"not feasible, as it is {why}" + (
+            ", though no row of the front beats it beyond the noise"
+            if front
+            else "; the front is empty, so there is nothing to place it against"
+        )
     verdict = f"{verdict}; {where}"
     if best is not None and not any(front[i - 1] is best for i in ties):
         verdict += (
@@ -192,8 +213,12 @@ PICK_RULE = (
 """The recommended pick's rule (docs/tuning.md), ``{label}`` the budget's percentile."""
 
 
-def _pick(front: list[Candidate], valid: list[Candidate], budget: Budget) -> tuple[Candidate | None, str, str]:
-    """The recommended pick by :data:`PICK_RULE`: ``(pick, reason, sentence)``."""
+def _pick(
+    front: list[Candidate], valid: list[Candidate], budget: Budget, cost_limited: bool = True
+) -> tuple[Candidate | None, str, str]:
+    """The recommended pick by :data:`PICK_RULE`: ``(pick, reason, sentence)``.
+
+    :param cost_limited: the file sets a cost limit (else the sentence names the budget alone)."""
     label = budget.label
     if not front:
         if not valid:
@@ -215,7 +240,8 @@ def _pick(front: list[Candidate], valid: list[Candidate], budget: Budget) -> tup
             "nothing within budget",
             (
                 f"no configuration is within {as_given(budget.total_ms)} ms at {label}"
-                f"{' (and the cost limit)' if in_budget else ''}; the fastest reaches {fastest.p95_ms:.1f} ms"
+                f"{' (and the cost limit)' if in_budget and cost_limited else ''}; "
+                f"the fastest reaches {fastest.p95_ms:.1f} ms"
             ),
         )
     tied, steps = _ties(front, label)

@@ -32,6 +32,12 @@ def _figures(c: Candidate) -> tuple[str | Text, ...]:
     )
 
 
+def _cost_words(result: TuneResult) -> str:
+    """`` and the cost limit ($0.0005/turn)`` after the count of feasible configurations, when the file sets a
+    limit (it said "and the cost limit" of a file that set none)."""
+    return "" if result.cost_limit is None else f" and the cost limit (${result.cost_limit:g}/turn)"
+
+
 def render_tune(result: TuneResult) -> RenderableType:
     """The front (best first) with Monte Carlo standard errors, counts, the recommendation, the rule
     that chose it, and any evaluation errors."""
@@ -44,7 +50,7 @@ def render_tune(result: TuneResult) -> RenderableType:
     head = Text.from_markup(
         f"[bold]{literal(result.council)}[/]: {result.strategy}; {result.space_size:,} configurations in the space, "
         f"{result.evaluated:,} evaluated, {result.feasible:,} within {as_given(result.budget.total_ms)} ms at {label}"
-        f"{' and the cost limit' if result.feasible else ''}, {result.skipped:,} not valid councils\n"
+        f"{_cost_words(result)}, {result.skipped:,} not valid councils\n"
         f"latency judged: {result.latency_scope}; seed {result.seed}, {count(result.samples, 'turn')} per "
         f"configuration{refined}"
     )

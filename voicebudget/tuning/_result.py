@@ -175,6 +175,8 @@ class TuneResult:
         not a valid council).
     :ivar notes: what the search left out and why (e.g. a ``concurrency`` knob that changes no
         member).
+    :ivar cost_limit: ``[search.constraints] max_cost_per_turn``, USD per turn, or ``None`` when the file sets
+        none (then every configuration is within cost).
     """
 
     council: str
@@ -197,6 +199,7 @@ class TuneResult:
     reason: str = ""
     as_written: AsWritten | None = None
     notes: tuple[str, ...] = ()
+    cost_limit: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``voicebudget tune --format json``."""
@@ -209,6 +212,7 @@ class TuneResult:
             "samples": self.samples,
             "refine_samples": self.refine_samples,
             "space_size": self.space_size,
+            "max_cost_per_turn": self.cost_limit,
             "evaluated": self.evaluated,
             "feasible": self.feasible,
             "shortlisted": self.shortlisted,

@@ -168,6 +168,30 @@ class SearchSpace(_Model):
                                 config[key] = value
                         yield config
 
+    def why_empty(self, pool: list[str]) -> str:
+        """Why :meth:`configurations` yields none, naming the bound that emptied the space (a council size
+        above ``max_members``, or more members than the pool without ``repeat``; else ``k``/``m`` values above
+        every council size)."""
+        sizes = self.members.n if self.members is not None else (len(pool),)
+        repeat = self.members is not None and self.members.repeat
+        cap = self.constraints.max_members
+        over_cap = [n for n in sizes if cap is not None and n > cap]
+        over_pool = [n for n in sizes if not repeat and n > len(pool) and n not in over_cap]
+        if len(over_cap) + len(over_pool) < len(sizes):
+            return (
+                "no topology takes the k or m values given at the council sizes searched "
+                f"({_listed(sorted(set(sizes)))}): each needs k or m <= the council's size"
+            )
+        parts = []
+        if over_cap:
+            parts.append(f"{_listed(over_cap)} {_is(over_cap)} above search.constraints.max_members ({cap})")
+        if over_pool:
+            parts.append(
+                f"{_listed(over_pool)} {_is(over_pool)} more than the {len(pool)} members of the pool (the council's "
+                "and search.pool's), and repeat is false"
+            )
+        return f"every council size of search.members.n is ruled out: {'; '.join(parts)}"
+
     def _member_sets(self, pool: list[str]) -> Iterator[tuple[str, ...]]:
         if self.members is None:
             yield tuple(pool)
@@ -175,3 +199,11 @@ class SearchSpace(_Model):
         pick = itertools.combinations_with_replacement if self.members.repeat else itertools.combinations
         for n in self.members.n:
             yield from pick(pool, n)
+
+
+def _listed(values: list[int]) -> str:
+    return ", ".join(map(str, values))
+
+
+def _is(values: list[int]) -> str:
+    return "is" if len(values) == 1 else "are"

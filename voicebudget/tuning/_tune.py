@@ -238,6 +238,8 @@ def tune_council(
         max(refine, samples),
         own,
         notes,
+        space.constraints.max_cost_per_turn,
+        "" if configs else space.why_empty(list(pool)),
     )
 
 
