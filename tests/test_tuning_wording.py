@@ -48,36 +48,34 @@ def test_the_header_names_the_cost_limit_only_when_the_file_sets_one(root: Path,
     assert doc["max_cost_per_turn"] == 0.0005
 
 
-def test_an_empty_space_says_which_bound_emptied_it(root: Path, tmp_path: Path) -> None:
-    # was "0 configurations in the space ... pick: no valid configuration in the space", exit 1, and no why
-    code, out = _table(small_space(root, tmp_path, "members = { n = [9], repeat = true }"))
-    assert code == 1
-    assert "0 configurations in the space" in out
+def test_an_empty_space_is_invalid_input_naming_the_bound_that_emptied_it(root: Path, tmp_path: Path) -> None:
+    # was "0 configurations in the space ... pick: no valid configuration in the space", exit 1 ("over budget"),
+    # and no why: bounds that contradict each other are a mistake in the file, exit 2
+    path = small_space(root, tmp_path, "members = { n = [9], repeat = true }")
+    res = runner.invoke(app, ["tune", str(path), "-n", "200"])
+    assert res.exit_code == 2
     said = "every council size of search.members.n is ruled out: 9 is above search.constraints.max_members (4)"
-    assert f"pick: the search space is empty: {said} rule:" in out
-    doc = json.loads(runner.invoke(app, ["tune", str(tmp_path / "tune.toml"), "-n", "200", "-f", "json"]).stdout)
-    assert doc["why"] == f"the search space is empty: {said}"
-    assert doc["reason"] == "empty search space"
+    assert res.stderr == f"error: {path}: search: declares an empty search space: {said}\n"
     path = small_space(root, tmp_path, "members = { n = [5, 9] }")
     path.write_text(path.read_text().replace("max_members = 4", "max_members = 6"))
-    code, out = _table(path)
-    assert code == 1
+    res = runner.invoke(app, ["tune", str(path), "-n", "200", "-f", "json"], env={"COLUMNS": "400"})
+    assert res.exit_code == 2
     assert (
-        "pick: the search space is empty: every council size of search.members.n is ruled out: 9 is above "
+        "declares an empty search space: every council size of search.members.n is ruled out: 9 is above "
         "search.constraints.max_members (6); 5 is more than the 4 members of the pool (the council's and "
-        "search.pool's), and repeat is false rule:"
-    ) in out
+        "search.pool's), and repeat is false"
+    ) in " ".join(res.stderr.split())
+    assert res.stdout == ""
 
 
 def test_a_council_as_written_before_an_empty_front_is_plainly_not_feasible(root: Path, tmp_path: Path) -> None:
     # was "no row of the front beats it beyond the noise, but it is not feasible", with no row on the front
-    code, out = _table(small_space(root, tmp_path, "members = { n = [9], repeat = true }"))
-    assert code == 1
+    res = runner.invoke(app, ["tune", str(small_space(root, tmp_path)), "-n", "200", "--budget-ms", "60"])
+    assert res.exit_code == 1
+    out = " ".join(res.stdout.split())
     assert "majority: over budget (p95 " in out
-    assert (
-        "ms > 400 ms), over the cost limit; not feasible, as it is over budget and over the cost limit; the "
-        "front is empty, so there is nothing to place it against;"
-    ) in out
+    assert "not feasible, as it is over budget" in out
+    assert "the front is empty, so there is nothing to place it against;" in out
     assert "beats it" not in out
 
 

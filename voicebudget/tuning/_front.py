@@ -60,14 +60,12 @@ def summarise(
     own: Candidate | None = None,
     notes: tuple[str, ...] = (),
     cost_limit: float | None = None,
-    why_empty: str = "",
 ) -> TuneResult:
     """The :class:`TuneResult` of a search: counts, the front of the feasible ``finals`` (else of the valid
     candidates), the pick and the council as written placed against the front.
 
     :param cost_limit: the file's ``max_cost_per_turn`` (USD per turn), None when it sets none: messages then
         speak of the budget alone.
-    :param why_empty: why the space has no configuration (the bound that emptied it), for the pick's sentence.
     """
     valid = [c for c in candidates if c.skipped is None]
     reasons: dict[str, int] = {}
@@ -77,8 +75,6 @@ def summarise(
     feasible = [c for c in valid if c.feasible]
     front = _front([c for c in (valid if finals is None else finals) if c.feasible])
     best, reason, why = _pick(front, valid, budget, cost_limit is not None)
-    if size == 0 and why_empty:  # was "no valid configuration in the space" of "0 configurations in the space"
-        reason, why = "empty search space", f"the search space is empty: {why_empty}"
     as_written = place(own, front, best, budget) if own is not None and own.skipped is None else None
     return TuneResult(
         name,

@@ -169,6 +169,10 @@ def tune_council(
     members = prepared_members(pool, space.concurrency)
     sensitive = batch_sensitive(members, space.concurrency)
     configs = _bounded_space(space.configurations(list(pool), council.topology, sensitive), path)
+    if not configs:  # the file's bounds contradict each other: invalid input, not "nothing within budget" (exit 1)
+        raise ScenarioError(
+            f"declares an empty search space: {space.why_empty(list(pool))}", origin=str(path), field="search"
+        )
     notes = _batch_note(space.concurrency, sensitive, list(pool))
 
     refine = REFINE_FACTOR * samples if refine_samples is None else refine_samples
@@ -239,7 +243,6 @@ def tune_council(
         own,
         notes,
         space.constraints.max_cost_per_turn,
-        "" if configs else space.why_empty(list(pool)),
     )
 
 
