@@ -1,12 +1,12 @@
 """How ``pytest -n auto`` spreads the suite (pytest-xdist's ``pytest_xdist_auto_num_workers`` and
 ``pytest_xdist_make_scheduler`` hooks, from tests/conftest.py).
 
-About a third of the suite's time is real time: Pipecat and LiveKit conversations that wait their scripted
-delays, sleeps timed by the checker. A worker in such a test leaves its core idle. So ``-n auto`` starts two
-workers more than the machine has cores, and the first two workers are the real-time lanes: they take the
-tests of :data:`REALTIME` (at most two conversations at once, whatever the machine), the others take the rest;
-a lane with nothing of its kind left takes the other kind. Within that, tests go out one at a time, as
-``--dist load`` sends them, except that
+About half of the workers' time is real time (262 of 529 s on 2026-12-02): Pipecat and LiveKit conversations
+that wait their scripted delays, sleeps timed by the checker. A worker in such a test leaves its core idle. So
+``-n auto`` starts two workers more than the machine has cores, and the first two workers are the real-time
+lanes: they take the tests of :data:`REALTIME` (at most two conversations at once, whatever the machine), the
+others take the rest; a lane with nothing of its kind left takes the other kind. Within that, tests go out one
+at a time, as ``--dist load`` sends them, except that
 
 - the tests of a module in :data:`ONE_WORKER` go to one worker together, so its module-scoped fixtures (a
   conversation, a recorded call) run once in the suite, not once per worker;
