@@ -8,7 +8,7 @@ the sum of p95s), with numpy's default linear interpolation.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -532,12 +532,13 @@ class _Tail:
         stages that ran in all of them in one pass (a row's mean is bit for bit the mean of that row alone)."""
         if not stages_ms:
             return {}
-        rows = np.stack([np.asarray(arr, dtype=np.float64)[self.turns] for arr in stages_ms.values()])
-        means = rows.mean(axis=1).tolist()
-        for i, mean in enumerate(means):
-            if math.isnan(mean):  # the stage did not run in some tail turns: the mean of those it ran in
-                ran = rows[i][~np.isnan(rows[i])]
-                means[i] = float(np.mean(ran)) if ran.size else float("nan")
+        means: list[float] = []
+        for rows in _row_blocks([np.asarray(arr, dtype=np.float64) for arr in stages_ms.values()], self.turns):
+            for row, mean in zip(rows, rows.mean(axis=1).tolist(), strict=True):
+                if math.isnan(mean):  # the stage did not run in some tail turns: the mean of those it ran in
+                    ran = row[~np.isnan(row)]
+                    mean = float(np.mean(ran)) if ran.size else float("nan")
+                means.append(mean)
         return dict(zip(stages_ms, means, strict=True))
 
     def stages(
@@ -554,10 +555,13 @@ class _Tail:
         tail_ms: dict[str, float] = dict.fromkeys(keys, 0.0)
         tail_se: dict[str, float] = dict.fromkeys(keys, 0.0)
         if known:
-            rows = np.stack([np.asarray(self.contrib[key], dtype=np.float64) for key in known])
-            tail_ms.update(zip(known, rows.mean(axis=1).tolist(), strict=True))
-            if n > 1:
-                tail_se.update(zip(known, (rows.std(axis=1, ddof=1) / np.sqrt(n)).tolist(), strict=True))
+            means: list[float] = []
+            ses: list[float] = []
+            for rows in _row_blocks([np.asarray(self.contrib[key], dtype=np.float64) for key in known]):
+                means += rows.mean(axis=1).tolist()
+                ses += (rows.std(axis=1, ddof=1) / np.sqrt(n)).tolist() if n > 1 else [0.0] * len(rows)
+            tail_ms.update(zip(known, means, strict=True))
+            tail_se.update(zip(known, ses, strict=True))
         return tuple(
             StageReport(
                 key,
@@ -584,6 +588,24 @@ class _Tail:
             key=lambda part: -part.tail_ms,
         )
         return tuple(parts)
+
+
+_STACK_VALUES = 65_536
+"""At most this many tail values are stacked to be reduced row by row at once: the tuner's reports (~100 tail
+turns x a few stages) in one pass, a 1,000,000-turn run's (50,000 tail turns x 8 stages, plus the standard
+deviation's temporaries) in blocks, so the report holds no stage-sized array beyond the simulation's
+(benchmarks/bench_memory.py)."""
+
+
+def _row_blocks(rows: list[FloatArray], pick: NDArray[np.intp] | None = None) -> Iterator[FloatArray]:
+    """``rows`` (equal lengths; each taken at ``pick`` when given, block by block) stacked in blocks of at
+    most :data:`_STACK_VALUES` values (one row at least); a row's reduction along the block's axis 1 is bit for
+    bit its own (numpy's pairwise sum per row)."""
+    size = pick.size if pick is not None else (rows[0].size if rows else 0)
+    per = max(1, _STACK_VALUES // max(1, size))
+    for start in range(0, len(rows), per):
+        block = rows[start : start + per]
+        yield np.stack([r[pick] for r in block] if pick is not None else block)
 
 
 _NO_STATS = LatencyStats(*(float("nan"),) * 6)
