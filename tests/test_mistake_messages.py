@@ -255,3 +255,20 @@ def test_a_compressed_scenario_says_it_is_compressed(tmp_path: Path) -> None:
     assert _run(path) == (
         f"error: {path}: is compressed (gzip): gunzip it (or zcat it into a file) first; voicebudget reads it as text"
     )
+
+
+def test_a_field_under_a_near_name_is_one_line_with_the_name_meant(tmp_path: Path) -> None:
+    # p50 = 300 gave two lines: "p50_ms: required field missing" and "unknown field 'p50'"
+    path = tmp_path / "s.toml"
+    stages = (
+        'a = { kind = "lognormal", p50 = 300, p95_ms = 450 }, b = { kind = "fixed", zzz = 3 }, '
+        'c = { type = "fixed", value_ms = 3 }'
+    )
+    path.write_text(f'name = "x"\n[pipeline]\nkind = "sequence"\nstages = {{ {stages} }}\n')
+    err = _run(path)
+    assert "pipeline.stages.a.p50: unknown field 'p50'; did you mean 'p50_ms'? allowed for kind 'lognormal':" in err
+    assert "pipeline.stages.a.p50_ms" not in err  # the same mistake, said once
+    assert "pipeline.stages.b.value_ms: required field missing" in err  # nothing near: both lines stay
+    assert "pipeline.stages.b.zzz: unknown field 'zzz'; allowed for kind 'fixed': kind, value_ms" in err
+    assert "pipeline.stages.c: no kind given: 'type' is not a field; did you mean kind = \"fixed\"? known:" in err
+    assert "4 errors:" in err

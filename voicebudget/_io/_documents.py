@@ -12,7 +12,7 @@ from voicebudget._errors import ScenarioError
 from voicebudget._io._files import read_text
 from voicebudget._io._limits import MAX_DOCUMENT_BYTES
 from voicebudget._io._parse import load_toml
-from voicebudget._text import unknown
+from voicebudget._text import meant, unknown
 
 DOCUMENT_SUFFIXES = (".toml", ".yaml", ".yml")
 """File types of scenario, council and tuning files."""
@@ -120,14 +120,30 @@ def validation_error(
     errors = []
     raw = exc.errors()
     yaml = is_yaml(origin)
+    misspelt = _misspelt_fields(raw, doc, schema)
     for err in raw:
         if _only_counts_failed_items(err, raw):
             continue
         path = _user_path(doc, err["loc"])
+        if err["type"] == "missing" and tuple(path) in misspelt:
+            continue  # given under a near name: its "unknown field ... did you mean" line says it once
         if overrides and len(path) >= 2 and path[0] == "variants":
             path = _variant_path(path, overrides)
         errors.append((".".join(str(p) for p in path), _message(err, path, doc, schema, yaml)))
     return ScenarioError.from_errors(origin, errors)
+
+
+def _misspelt_fields(raw: list[Any], doc: Any, schema: Mapping[str, Any] | None) -> set[tuple[int | str, ...]]:
+    """The required fields given under a near name (``p50 = 300`` for ``p50_ms``): the paths of the fields an
+    unknown field was probably meant as (:func:`~voicebudget._text.meant`), whose "required field missing"
+    would be a second line for one mistake."""
+    out: set[tuple[int | str, ...]] = set()
+    for err in raw:
+        if err["type"] == "extra_forbidden":
+            path = _user_path(doc, err["loc"])
+            for guess in meant(str(path[-1]), _table_fields(schema, doc, path[:-1])):
+                out.add((*path[:-1], guess))
+    return out
 
 
 def _only_counts_failed_items(err: Any, errors: list[Any]) -> bool:
@@ -176,7 +192,10 @@ def _message(
 
     :param yaml: the document is YAML: examples in the message are written as YAML, not TOML."""
     if err["type"] == "extra_forbidden":
-        return f"unknown field {str(path[-1])[:80]!r}" + _allowed_fields(doc, path[:-1], schema)
+        guesses = meant(str(path[-1]), _table_fields(schema, doc, path[:-1]))
+        hint = f"; did you mean {' or '.join(repr(g) for g in guesses)}?" if guesses else ""
+        allowed = _allowed_fields(doc, path[:-1], schema)
+        return f"unknown field {str(path[-1])[:80]!r}" + (f"{hint}{allowed.removeprefix(';')}" if hint else allowed)
     if err["type"] == "missing":
         return "required field missing"
     if err["type"] == "union_tag_invalid":
@@ -221,7 +240,7 @@ def _table_fields(schema: Mapping[str, Any] | None, doc: Any, path: list[int | s
     """The fields the table at ``path`` takes, from the JSON schema (empty when unknown)."""
     if schema is None:
         return []
-    node = _resolve(schema.get("$defs", {}), _schema_at(schema, doc, path), None)
+    node = _resolve(schema.get("$defs", {}), _schema_at(schema, doc, path), _node_at(doc, path))
     return list(node.get("properties", {})) if isinstance(node, Mapping) else []
 
 
@@ -241,6 +260,11 @@ def _no_kind(node: Any, kinds: Mapping[str, Mapping[str, Any]], yaml: bool = Fal
         return f"{_shown(node)} is not a table; expected one with a kind{fixed}" + (
             f"; known: {', '.join(kinds)}" if kinds else ""
         )
+    for key, value in node.items():  # type = "lognormal", Kind = ...: the tag under another name
+        if key != "kind" and isinstance(value, str) and value in kinds and meant(str(key), ["kind", "type"]):
+            return f"no kind given: {str(key)[:40]!r} is not a field; did you mean {_pair('kind', value, yaml)}?" + (
+                f" known: {', '.join(kinds)}" if kinds else ""
+            )
     given = set(node)
     fits = [  # an empty table fits every kind without required fields: no guess then (it was "empirical")
         k
