@@ -272,3 +272,18 @@ def test_a_field_under_a_near_name_is_one_line_with_the_name_meant(tmp_path: Pat
     assert "pipeline.stages.b.zzz: unknown field 'zzz'; allowed for kind 'fixed': kind, value_ms" in err
     assert "pipeline.stages.c: no kind given: 'type' is not a field; did you mean kind = \"fixed\"? known:" in err
     assert "4 errors:" in err
+
+
+def test_a_share_typed_as_a_percent_says_what_it_is(tmp_path: Path) -> None:
+    # was pydantic's "Input should be less than or equal to 1"
+    path = tmp_path / "c.toml"
+    text = (ROOT / "councils" / "cascade-8b-70b.toml").read_text()
+    assert "\np = 0.78 " in text
+    path.write_text(text.replace("\np = 0.78 ", "\np = 78 ", 1))
+    res = runner.invoke(app, ["council", str(path), "-n", "200"])
+    assert res.exit_code == 2
+    assert f"error: {path}: members.0.p: 78 is over 1: a share is between 0 and 1 (78% is 0.78)" in " ".join(
+        res.stderr.split()
+    )
+    path.write_text(text.replace("\np = 0.78 ", "\np = 180 ", 1))  # not a percent either: pydantic's words stay
+    assert "Input should be less than or equal to 1" in runner.invoke(app, ["council", str(path), "-n", "200"]).stderr

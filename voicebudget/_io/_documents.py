@@ -206,9 +206,18 @@ def _message(
         return _no_kind(_node_at(doc, path), _kinds_at(schema, doc, path) if schema is not None else {}, yaml)
     if err["type"] == "model_attributes_type" and schema is not None and _kinds_at(schema, doc, path):
         return _no_kind(_node_at(doc, path), _kinds_at(schema, doc, path), yaml)
+    if err["type"] == "less_than_equal" and _percent_for_share(err):
+        return f"{err['input']!r} is over 1: a share is between 0 and 1 ({err['input']!r}% is {err['input'] / 100:g})"
     if err["type"] in _NOT_A_TABLE:
         return _not_a_table(_node_at(doc, path), path, _table_fields(schema, doc, path))
     return str(err["msg"]).removeprefix("Value error, ")
+
+
+def _percent_for_share(err: Any) -> bool:
+    """A share (``<= 1``) given as a percent (``p = 80``): a number in (1, 100] where 1 is the most allowed."""
+    value = err.get("input")
+    limit = err.get("ctx", {}).get("le")
+    return limit == 1 and isinstance(value, int | float) and not isinstance(value, bool) and 1 < value <= 100
 
 
 _NOT_A_TABLE = frozenset({"model_type", "model_attributes_type", "dict_type"})
