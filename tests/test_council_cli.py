@@ -52,7 +52,7 @@ def write(tmp_path: Path, text: str, name: str = "c.toml") -> Path:
                 'p = 1.3\nstage = { kind = "lognormal", p50_ms = 200, p95_ms = 350 }',
             ),
             "members.2.p",
-            "less than or equal to 1",
+            "1.3 is over 1: a share is between 0 and 1",
         ),
         (
             (

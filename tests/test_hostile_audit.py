@@ -597,5 +597,5 @@ def test_a_failed_only_member_is_one_error_not_also_an_empty_council(tmp_path: P
     assert output.strip().splitlines() == [
         f"error: {path}: 2 errors:",
         f"{path}: members.0.stage: required field missing",
-        f"{path}: members.0.p: Input should be less than or equal to 1",
+        f"{path}: members.0.p: 2 is over 1: a share is between 0 and 1",
     ]

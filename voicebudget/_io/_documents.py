@@ -207,7 +207,9 @@ def _message(
     if err["type"] == "model_attributes_type" and schema is not None and _kinds_at(schema, doc, path):
         return _no_kind(_node_at(doc, path), _kinds_at(schema, doc, path), yaml)
     if err["type"] == "less_than_equal" and _percent_for_share(err):
-        return f"{err['input']!r} is over 1: a share is between 0 and 1 ({err['input']!r}% is {err['input'] / 100:g})"
+        value = err["input"]
+        percent = f" (typed as a percent? {value!r}% is {value / 100:g})" if value >= 5 else ""
+        return f"{value!r} is over 1: a share is between 0 and 1{percent}"
     if err["type"] in _NOT_A_TABLE:
         return _not_a_table(_node_at(doc, path), path, _table_fields(schema, doc, path))
     return str(err["msg"]).removeprefix("Value error, ")
