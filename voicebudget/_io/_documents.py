@@ -204,8 +204,8 @@ def _message(
         return unknown(str(ctx.get("discriminator", "kind")).strip("'"), ctx.get("tag", ""), known)
     if err["type"] == "union_tag_not_found":
         return _no_kind(_node_at(doc, path), _kinds_at(schema, doc, path) if schema is not None else {}, yaml)
-    if err["type"] == "model_attributes_type" and schema is not None and _kinds_at(schema, doc, path):
-        return _no_kind(_node_at(doc, path), _kinds_at(schema, doc, path), yaml)
+    if err["type"] == "model_attributes_type" and schema is not None and (kinds := _kinds_at(schema, doc, path)):
+        return _no_kind(_node_at(doc, path), kinds, yaml)
     if err["type"] == "less_than_equal" and _percent_for_share(err):
         value = err["input"]
         percent = f" (typed as a percent? {value!r}% is {value / 100:g})" if value >= 5 else ""
